@@ -1,0 +1,26 @@
+//! Wire types and codec of the fugue protocol.
+//!
+//! This crate is plain data: the frames a client and `fugued` exchange, the ids and
+//! errors inside them, the codec that turns them into length-prefixed bincode, and a
+//! few pure rules both sides share (socket paths, target names, key names, signals).
+//! It owns no runtime state and spawns nothing.
+
+pub mod codec;
+pub mod error;
+pub mod ids;
+pub mod keys;
+pub mod messages;
+pub mod signals;
+pub mod socket;
+pub mod target;
+
+pub use error::{ErrorCode, ErrorReply};
+pub use ids::{PaneId, SessionId};
+pub use messages::*;
+
+/// Version of the wire protocol. Bumped on every incompatible change; the handshake
+/// refuses peers that speak another one.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Largest frame either side sends or accepts (payload bytes, without the 4-byte prefix).
+pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;

@@ -1,0 +1,351 @@
+//! Frames and the requests, replies and events inside them.
+//!
+//! Wire types stay plain (no `flatten`, `tag`, `untagged` or `skip_serializing_if`):
+//! bincode is not self-describing and those attributes lose data under it.
+
+use crate::error::ErrorReply;
+use crate::ids::{PaneId, SessionId};
+use serde::{Deserialize, Serialize};
+
+/// Everything a client sends. The first frame must be [`ClientFrame::Hello`]; keep it
+/// the first variant with these fields forever, so a daemon can always read the
+/// version of a client that speaks another one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ClientFrame {
+    Hello(Hello),
+    Request { id: u64, request: Request },
+}
+
+/// Everything the daemon sends. Replies answer one request id; events are pushed and
+/// carry no id, so they can never be taken for a reply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ServerFrame {
+    Welcome(Welcome),
+    Reply {
+        id: u64,
+        result: Result<Response, ErrorReply>,
+    },
+    Event(Event),
+    /// The connection cannot go on (version mismatch, oversize or malformed frame);
+    /// the daemon closes it after this frame.
+    Fatal(ErrorReply),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    pub protocol_version: u32,
+    pub client_name: String,
+    pub client_version: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Welcome {
+    pub protocol_version: u32,
+    pub daemon_version: String,
+    pub pid: u32,
+}
+
+/// An environment variable, in ACP's `{name, value}` shape.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvVar {
+    pub name: String,
+    pub value: String,
+}
+
+/// Terminal size in character cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneSize {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+impl Default for PaneSize {
+    fn default() -> Self {
+        Self { cols: 120, rows: 40 }
+    }
+}
+
+/// Everything needed to start one pane. The ACP `terminal/create` parameters are a subset.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpawnSpec {
+    /// Session target (name, UUID or unique prefix).
+    pub session: String,
+    /// Program to run. With `shell` it is typed into the shell; may then be empty.
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    /// Added to (and overriding) the session's environment.
+    pub env: Vec<EnvVar>,
+    /// Absolute directory; the session's cwd when `None`.
+    pub cwd: Option<String>,
+    /// `true`: start `$SHELL -i` and type the command into it, so the shell stays when
+    /// the command ends. `false`: exec the command directly.
+    pub shell: bool,
+    pub title: Option<String>,
+    pub purpose: Option<String>,
+    pub size: Option<PaneSize>,
+    /// Bytes of raw output kept; oldest dropped first. Default 1 MiB.
+    pub output_byte_limit: Option<u64>,
+}
+
+impl SpawnSpec {
+    /// A spec with the documented defaults: shell mode, session cwd, default size and limit.
+    pub fn new(session: impl Into<String>) -> Self {
+        Self {
+            session: session.into(),
+            command: None,
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: None,
+            shell: true,
+            title: None,
+            purpose: None,
+            size: None,
+            output_byte_limit: None,
+        }
+    }
+}
+
+/// How to read a pane's output.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReadMode {
+    /// The ANSI-stripped text view: the last `lines` complete or partial lines, limited
+    /// to lines that ended after byte offset `since` when given.
+    Text { lines: u32, since: Option<u64> },
+    /// The raw byte log. With `since`, bytes from that offset on (at most `max_bytes`,
+    /// page on with `next_offset`); without, the last `max_bytes`.
+    Raw {
+        since: Option<u64>,
+        max_bytes: Option<u64>,
+    },
+}
+
+/// Requests. Targets are strings the daemon resolves (see [`crate::target`]): a full
+/// UUID, a unique prefix of at least 4 hex digits, or a name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Request {
+    Ping,
+    DaemonStatus,
+    /// Graceful shutdown: every pane is terminated, then the daemon exits.
+    Shutdown,
+    CreateSession {
+        name: String,
+        /// Absolute directory; the daemon's cwd when `None`.
+        cwd: Option<String>,
+        env: Vec<EnvVar>,
+    },
+    DestroySession {
+        session: String,
+    },
+    ListSessions,
+    RenameSession {
+        session: String,
+        name: String,
+    },
+    CreatePane(SpawnSpec),
+    /// Panes of one session, or of all sessions when `None`.
+    ListPanes {
+        session: Option<String>,
+    },
+    PaneStatus {
+        pane: String,
+    },
+    WriteInput {
+        pane: String,
+        data: Vec<u8>,
+    },
+    /// Key names as in [`crate::keys`] (Enter, C-c, F5, ...).
+    SendKeys {
+        pane: String,
+        keys: Vec<String>,
+    },
+    /// SIGINT to the pane's foreground process group; the PTY and shell stay.
+    Interrupt {
+        pane: String,
+    },
+    /// Signal the pane's processes (default TERM), escalating to KILL after the grace.
+    KillPane {
+        pane: String,
+        signal: Option<String>,
+    },
+    /// Remove the pane at once, killing it first if it runs.
+    ReleasePane {
+        pane: String,
+    },
+    ResizePane {
+        pane: String,
+        size: PaneSize,
+    },
+    RenamePane {
+        pane: String,
+        title: String,
+    },
+    /// New order of a session's panes: every pane exactly once.
+    ReorderPanes {
+        session: String,
+        panes: Vec<String>,
+    },
+    ReadOutput {
+        pane: String,
+        mode: ReadMode,
+    },
+    /// Wait until the pane's process exits, or the timeout passes (no timeout: forever).
+    WaitForExit {
+        pane: String,
+        timeout_ms: Option<u64>,
+    },
+    /// Push session and pane lifecycle events on this connection from now on.
+    Subscribe,
+}
+
+/// How a pane's process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitStatus {
+    /// Exit code when it exited normally.
+    pub code: Option<i32>,
+    /// Signal number when a signal ended it.
+    pub signal: Option<i32>,
+}
+
+impl ExitStatus {
+    /// `SIGKILL`-style name of the terminating signal, if any.
+    pub fn signal_name(&self) -> Option<String> {
+        self.signal.map(crate::signals::signal_name)
+    }
+}
+
+impl std::fmt::Display for ExitStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.code, self.signal_name()) {
+            (Some(code), _) => write!(f, "exited with code {code}"),
+            (None, Some(name)) => write!(f, "killed by {name}"),
+            (None, None) => write!(f, "exited"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PaneState {
+    Running,
+    Exited,
+}
+
+impl PaneState {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PaneState::Running => "running",
+            PaneState::Exited => "exited",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    pub id: SessionId,
+    pub name: String,
+    pub cwd: String,
+    pub panes: u32,
+    pub running_panes: u32,
+    /// Unix time in milliseconds.
+    pub created_at_ms: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneInfo {
+    pub id: PaneId,
+    pub session_id: SessionId,
+    pub session_name: String,
+    /// Position in the session's order, from 0.
+    pub index: u32,
+    pub title: String,
+    pub purpose: String,
+    /// The command as started (program and args).
+    pub command: Vec<String>,
+    pub shell: bool,
+    pub cwd: String,
+    pub state: PaneState,
+    pub pid: u32,
+    pub exit: Option<ExitStatus>,
+    pub size: PaneSize,
+    pub started_at_ms: u64,
+    pub exited_at_ms: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DaemonInfo {
+    pub pid: u32,
+    pub version: String,
+    pub protocol_version: u32,
+    pub socket: String,
+    pub started_at_ms: u64,
+    pub sessions: u32,
+    pub panes: u32,
+    pub running_panes: u32,
+}
+
+/// Output read from a pane.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputChunk {
+    pub pane: PaneInfo,
+    /// Raw bytes (raw mode); empty in text mode.
+    pub data: Vec<u8>,
+    /// ANSI-stripped lines (text mode); empty in raw mode.
+    pub lines: Vec<String>,
+    /// Offset of the first byte in `data` (raw mode).
+    pub start_offset: u64,
+    /// Pass as `since` to read only what comes after this reply.
+    pub next_offset: u64,
+    /// Some of the requested output was dropped by the pane's limits.
+    pub truncated: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Response {
+    Pong,
+    Daemon(DaemonInfo),
+    ShuttingDown,
+    Session(SessionInfo),
+    SessionRenamed {
+        session: SessionInfo,
+        previous_name: String,
+    },
+    Sessions(Vec<SessionInfo>),
+    Pane(PaneInfo),
+    Panes(Vec<PaneInfo>),
+    Output(OutputChunk),
+    /// Answer to WaitForExit: `exited` false means the timeout passed first.
+    Waited {
+        pane: PaneInfo,
+        exited: bool,
+    },
+    Ok,
+}
+
+/// Pushed events (after [`Request::Subscribe`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Event {
+    SessionCreated(SessionInfo),
+    SessionDestroyed {
+        id: SessionId,
+        name: String,
+    },
+    SessionRenamed {
+        id: SessionId,
+        previous_name: String,
+        name: String,
+    },
+    PaneCreated(PaneInfo),
+    PaneExited(PaneInfo),
+    PaneRemoved {
+        id: PaneId,
+        session_id: SessionId,
+    },
+    PaneRenamed(PaneInfo),
+    PanesReordered {
+        session_id: SessionId,
+        panes: Vec<PaneId>,
+    },
+    /// Events were dropped because this client read too slowly; re-list to resync.
+    Lagged {
+        missed: u64,
+    },
+}

@@ -1,0 +1,98 @@
+//! Where the daemon's socket lives, and the rules its directory must meet.
+
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// The socket path: `explicit` (from `--socket`), else `$FUGUE_SOCKET`, else
+/// `$XDG_RUNTIME_DIR/fugue/fugue.sock`, else `/tmp/fugue-$UID/fugue.sock`.
+pub fn socket_path(explicit: Option<&Path>) -> PathBuf {
+    if let Some(path) = explicit {
+        return path.to_path_buf();
+    }
+    if let Some(path) = non_empty_env("FUGUE_SOCKET") {
+        return PathBuf::from(path);
+    }
+    if let Some(dir) = non_empty_env("XDG_RUNTIME_DIR") {
+        return Path::new(&dir).join("fugue").join("fugue.sock");
+    }
+    let uid = unsafe { libc::getuid() };
+    PathBuf::from(format!("/tmp/fugue-{uid}/fugue.sock"))
+}
+
+fn non_empty_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The lock file beside the socket that serialises daemon start-up.
+pub fn lock_path(socket: &Path) -> PathBuf {
+    let mut name = socket.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Creates the socket's directory (mode 0700) if missing, then checks that it is
+/// owned by us and closed to group and others. Returns a one-line reason otherwise.
+pub fn prepare_socket_dir(socket: &Path) -> Result<(), String> {
+    let dir = match socket.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create socket directory {}: {e}", dir.display()))?;
+    }
+    check_socket_dir(dir)
+}
+
+/// The ownership and permission rule alone.
+pub fn check_socket_dir(dir: &Path) -> Result<(), String> {
+    let meta = std::fs::metadata(dir)
+        .map_err(|e| format!("cannot inspect socket directory {}: {e}", dir.display()))?;
+    if !meta.is_dir() {
+        return Err(format!("socket directory {} is not a directory", dir.display()));
+    }
+    let uid = unsafe { libc::getuid() };
+    if meta.uid() != uid {
+        return Err(format!(
+            "socket directory {} is owned by uid {}, not by you (uid {uid}); choose another with --socket",
+            dir.display(),
+            meta.uid()
+        ));
+    }
+    let mode = meta.mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(format!(
+            "socket directory {} is open to group/others (mode {mode:o}); run `chmod 700 {}` or choose another with --socket",
+            dir.display(),
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn explicit_path_wins() {
+        assert_eq!(socket_path(Some(Path::new("/x/y.sock"))), PathBuf::from("/x/y.sock"));
+    }
+
+    #[test]
+    fn creates_private_dir_and_refuses_open_one() {
+        let base = std::env::temp_dir().join(format!("fugue-sockdir-{}", std::process::id()));
+        let socket = base.join("a/b/fugue.sock");
+        prepare_socket_dir(&socket).unwrap();
+        let mode = std::fs::metadata(socket.parent().unwrap()).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        std::fs::set_permissions(socket.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = prepare_socket_dir(&socket).unwrap_err();
+        assert!(err.contains("open to group/others (mode 755)"), "{err}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}

@@ -1,1 +1,151 @@
-fn main(){}
+//! `fugued`: the fugue daemon. It owns the terminals; clients talk to it over a Unix
+//! socket. See the README for the actor tree.
+
+mod config;
+mod connection;
+mod output;
+mod pane;
+mod pty;
+mod requests;
+mod server;
+mod session;
+mod supervisor;
+
+use clap::Parser;
+use config::DaemonConfig;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// The fugue daemon: owns terminal sessions and panes, serves them on a Unix socket.
+#[derive(Parser, Debug)]
+#[command(name = "fugued", version)]
+struct Args {
+    /// Socket path (default: $FUGUE_SOCKET, $XDG_RUNTIME_DIR/fugue/fugue.sock, or /tmp/fugue-$UID/fugue.sock).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// Stay in the foreground and log to stderr (for systemd, launchd, or debugging).
+    #[arg(long)]
+    foreground: bool,
+    /// How long exited panes stay readable before removal (e.g. 300, 90s, 5m, 500ms).
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    exited_ttl: Duration,
+    /// Running panes allowed per session.
+    #[arg(long, default_value_t = 10)]
+    max_panes: usize,
+    /// Time between a kill signal and SIGKILL.
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    kill_grace: Duration,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().map_err(|_| format!("bad duration '{text}'; use e.g. 300, 90s, 5m, 500ms"))?;
+    match unit {
+        "" | "s" => Ok(Duration::from_secs(n)),
+        "ms" => Ok(Duration::from_millis(n)),
+        "m" => Ok(Duration::from_secs(n * 60)),
+        "h" => Ok(Duration::from_secs(n * 3600)),
+        _ => Err(format!("bad duration unit in '{text}'; use ms, s, m or h")),
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let socket = fugue_protocol::socket::socket_path(args.socket.as_deref());
+    let mut claimed = match server::claim(&socket) {
+        Ok(claimed) => claimed,
+        Err(err) => {
+            eprintln!("fugued: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // Fork before any thread exists; the socket is already bound, so a client that
+    // saw `fugued` return can connect at once.
+    if !args.foreground {
+        if let Err(err) = daemonize() {
+            eprintln!("fugued: cannot detach: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
+    claimed.record_pid(std::process::id());
+    if let Err(err) = init_logging(args.foreground) {
+        eprintln!("fugued: {err}");
+        return ExitCode::FAILURE;
+    }
+    let mut config = DaemonConfig::new(socket);
+    config.exited_ttl = args.exited_ttl;
+    config.max_running_panes = args.max_panes;
+    config.kill_grace = args.kill_grace;
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(err) => {
+            tracing::error!(%err, "cannot start the runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(server::run(claimed, config)) {
+        Ok(()) => {
+            // Escalation timers and blocked PTY threads must not hold up the exit.
+            runtime.shutdown_timeout(Duration::from_millis(100));
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            tracing::error!(%err, "fugued failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Detaches from the terminal: fork (the parent exits), new session, stdio to /dev/null.
+fn daemonize() -> std::io::Result<()> {
+    match unsafe { libc::fork() } {
+        -1 => return Err(std::io::Error::last_os_error()),
+        0 => {}
+        _ => unsafe { libc::_exit(0) },
+    }
+    if unsafe { libc::setsid() } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    std::env::set_current_dir("/")?;
+    let null = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null")?;
+    use std::os::fd::AsRawFd;
+    for fd in 0..3 {
+        unsafe { libc::dup2(null.as_raw_fd(), fd) };
+    }
+    Ok(())
+}
+
+fn log_path() -> Option<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
+    Some(state.join("fugue").join("fugued.log"))
+}
+
+fn init_logging(foreground: bool) -> Result<(), String> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FUGUE_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    if foreground {
+        builder.with_writer(std::io::stderr).init();
+        return Ok(());
+    }
+    let Some(path) = log_path() else {
+        builder.with_writer(std::io::sink).init();
+        return Ok(());
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create log directory {}: {e}", dir.display()))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open log file {}: {e}", path.display()))?;
+    builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
+    Ok(())
+}

@@ -1,0 +1,39 @@
+//! Daemon settings, fixed at start-up.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct DaemonConfig {
+    pub socket: PathBuf,
+    /// Running panes allowed per session.
+    pub max_running_panes: usize,
+    /// How long an exited pane stays readable before it is removed.
+    pub exited_ttl: Duration,
+    /// Time between the kill signal and SIGKILL.
+    pub kill_grace: Duration,
+    /// Caps of each pane's text view.
+    pub text_lines: usize,
+    pub text_bytes: usize,
+}
+
+impl DaemonConfig {
+    pub fn new(socket: PathBuf) -> Self {
+        Self {
+            socket,
+            max_running_panes: 10,
+            exited_ttl: Duration::from_secs(300),
+            kill_grace: Duration::from_secs(3),
+            text_lines: crate::output::DEFAULT_TEXT_LINES,
+            text_bytes: crate::output::DEFAULT_TEXT_BYTES,
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch, the unit of every timestamp on the wire.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

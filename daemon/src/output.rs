@@ -1,0 +1,460 @@
+//! A pane's output buffers: the raw byte log and the ANSI-stripped text view.
+//!
+//! Both are fed chunk by chunk as the PTY is read, and neither cares where a chunk
+//! ends: an escape sequence, a UTF-8 character or a line cut across two reads comes
+//! out whole. Neither knows anything of sockets or actors.
+
+use std::collections::VecDeque;
+
+/// Default number of raw bytes kept per pane (`output_byte_limit`).
+pub const DEFAULT_BYTE_LIMIT: usize = 1024 * 1024;
+/// Default cap of the text view, in lines.
+pub const DEFAULT_TEXT_LINES: usize = 10_000;
+/// Default cap of the text view, in bytes.
+pub const DEFAULT_TEXT_BYTES: usize = 4 * 1024 * 1024;
+/// A line longer than this is wrapped, so one endless line cannot grow without bound.
+const MAX_LINE_CHARS: usize = 16 * 1024;
+
+/// The last `limit` bytes a pane produced, addressed by offsets that count every byte
+/// ever produced (so a reader can ask for "everything since offset N").
+#[derive(Debug)]
+pub struct OutputLog {
+    buf: VecDeque<u8>,
+    limit: usize,
+    /// Offset of `buf[0]`.
+    start: u64,
+}
+
+/// Bytes read from an [`OutputLog`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct LogRead {
+    pub data: Vec<u8>,
+    pub start_offset: u64,
+    pub next_offset: u64,
+    /// Bytes the reader asked for were already dropped.
+    pub truncated: bool,
+}
+
+impl OutputLog {
+    pub fn new(limit: usize) -> Self {
+        Self {
+            buf: VecDeque::new(),
+            limit: limit.max(1),
+            start: 0,
+        }
+    }
+
+    /// Offset one past the last byte produced.
+    pub fn end(&self) -> u64 {
+        self.start + self.buf.len() as u64
+    }
+
+    /// Whether any output has been dropped from the front.
+    pub fn truncated(&self) -> bool {
+        self.start > 0
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        if bytes.len() >= self.limit {
+            self.start += (self.buf.len() + bytes.len() - self.limit) as u64;
+            self.buf.clear();
+            self.buf.extend(&bytes[bytes.len() - self.limit..]);
+        } else {
+            let excess = (self.buf.len() + bytes.len()).saturating_sub(self.limit);
+            self.buf.drain(..excess);
+            self.start += excess as u64;
+            self.reserve(bytes.len());
+            self.buf.extend(bytes);
+        }
+        self.trim_to_char_boundary();
+    }
+
+    /// Grows by doubling but never past the limit, so a full log holds `limit` bytes
+    /// of capacity, not the next power of two above it.
+    fn reserve(&mut self, extra: usize) {
+        let needed = self.buf.len() + extra;
+        if needed <= self.buf.capacity() {
+            return;
+        }
+        let target = needed.max(self.buf.capacity() * 2).min(self.limit);
+        self.buf.reserve_exact(target - self.buf.len());
+    }
+
+    /// Truncation happens from the front; never leave half a UTF-8 character there.
+    fn trim_to_char_boundary(&mut self) {
+        if self.start == 0 {
+            return;
+        }
+        let continuation = self
+            .buf
+            .iter()
+            .take(3)
+            .take_while(|b| (**b & 0xC0) == 0x80)
+            .count();
+        self.buf.drain(..continuation);
+        self.start += continuation as u64;
+    }
+
+    /// Up to `max` bytes from `since` on (from the oldest kept byte if `since` is older).
+    pub fn read_since(&self, since: u64, max: usize) -> LogRead {
+        let truncated = since < self.start;
+        let from = since.clamp(self.start, self.end());
+        let skip = (from - self.start) as usize;
+        let take = (self.buf.len() - skip).min(max);
+        LogRead {
+            data: self.buf.range(skip..skip + take).copied().collect(),
+            start_offset: from,
+            next_offset: from + take as u64,
+            truncated,
+        }
+    }
+
+    /// The last `max` bytes, starting at a character boundary.
+    pub fn tail(&self, max: usize) -> LogRead {
+        let take = self.buf.len().min(max);
+        let mut skip = self.buf.len() - take;
+        while skip < self.buf.len() && skip > 0 && (self.buf[skip] & 0xC0) == 0x80 {
+            skip += 1;
+        }
+        let mut read = self.read_since(self.start + skip as u64, max);
+        read.truncated = self.truncated() || skip > 0;
+        read
+    }
+}
+
+/// One completed line of the text view.
+#[derive(Debug)]
+struct Line {
+    text: String,
+    /// Log offset at which the line was complete.
+    end: u64,
+}
+
+/// The text view: output with escape sequences removed, as lines.
+///
+/// Carriage return, backspace, tab and the cursor movements that stay on one line
+/// (erase-in-line, horizontal moves) are applied, so progress bars end up as their
+/// last state rather than as every frame glued together.
+pub struct TextLines {
+    parser: vte::Parser,
+    lines: LineStore,
+}
+
+struct LineStore {
+    lines: VecDeque<Line>,
+    max_lines: usize,
+    max_bytes: usize,
+    bytes: usize,
+    dropped: u64,
+    last_dropped_end: u64,
+    current: String,
+    /// Characters in `current`, and the cursor column within it.
+    current_chars: usize,
+    col: usize,
+    /// Offset at the end of the chunk being fed; lines completed in it end there.
+    chunk_end: u64,
+    current_touched: u64,
+}
+
+/// Lines read from [`TextLines`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct TextRead {
+    pub lines: Vec<String>,
+    pub truncated: bool,
+}
+
+impl TextLines {
+    pub fn new(max_lines: usize, max_bytes: usize) -> Self {
+        Self {
+            parser: vte::Parser::new(),
+            lines: LineStore {
+                lines: VecDeque::new(),
+                max_lines: max_lines.max(1),
+                max_bytes: max_bytes.max(1),
+                bytes: 0,
+                dropped: 0,
+                last_dropped_end: 0,
+                current: String::new(),
+                current_chars: 0,
+                col: 0,
+                chunk_end: 0,
+                current_touched: 0,
+            },
+        }
+    }
+
+    /// Feeds a chunk whose last byte is at log offset `chunk_end - 1`.
+    pub fn push(&mut self, bytes: &[u8], chunk_end: u64) {
+        self.lines.chunk_end = chunk_end;
+        self.parser.advance(&mut self.lines, bytes);
+    }
+
+    /// The last `count` lines (the unfinished last line included when not empty),
+    /// limited to lines that changed after offset `since` when given.
+    /// At most `max_bytes` of text are returned; older lines give way first.
+    pub fn read(&self, count: usize, since: Option<u64>, max_bytes: usize) -> TextRead {
+        let store = &self.lines;
+        let after = since.unwrap_or(0);
+        let fresh = |end: u64| since.is_none() || end > after;
+        let partial = !store.current.is_empty() && fresh(store.current_touched);
+        let wanted_complete = count.saturating_sub(partial as usize);
+        let mut budget = max_bytes.saturating_sub(if partial { store.current.len() } else { 0 });
+        let mut over_budget = false;
+        let mut lines: Vec<String> = store
+            .lines
+            .iter()
+            .rev()
+            .take_while(|l| fresh(l.end))
+            .take(wanted_complete)
+            .take_while(|l| {
+                over_budget = l.text.len() + 1 > budget;
+                budget = budget.saturating_sub(l.text.len() + 1);
+                !over_budget
+            })
+            .map(|l| l.text.clone())
+            .collect();
+        lines.reverse();
+        if partial && count > 0 {
+            lines.push(store.current.clone());
+        }
+        // The reader asked for lines that the caps already dropped.
+        let truncated = over_budget
+            || match since {
+            None => store.dropped > 0 && lines.len() < count,
+            Some(after) => store.dropped > 0 && store.last_dropped_end > after,
+        };
+        TextRead { lines, truncated }
+    }
+}
+
+impl LineStore {
+    fn finish_line(&mut self) {
+        let mut text = match self.lines.len() >= self.max_lines {
+            // Reuse the oldest line's buffer for the new one: no allocation per line
+            // once the view is full.
+            true => self.pop_oldest().map(|l| l.text).unwrap_or_default(),
+            false => String::new(),
+        };
+        text.clear();
+        std::mem::swap(&mut text, &mut self.current);
+        let trimmed = text.trim_end().len();
+        text.truncate(trimmed);
+        self.bytes += text.len();
+        self.lines.push_back(Line {
+            text,
+            end: self.chunk_end,
+        });
+        while self.bytes > self.max_bytes && self.lines.len() > 1 {
+            self.pop_oldest();
+        }
+        self.current_chars = 0;
+        self.col = 0;
+    }
+
+    fn pop_oldest(&mut self) -> Option<Line> {
+        let line = self.lines.pop_front()?;
+        self.bytes -= line.text.len();
+        self.dropped += 1;
+        self.last_dropped_end = line.end;
+        Some(line)
+    }
+
+    fn put_char(&mut self, c: char) {
+        self.current_touched = self.chunk_end;
+        if self.col >= MAX_LINE_CHARS {
+            self.finish_line();
+        }
+        if self.col == self.current_chars {
+            self.current.push(c);
+            self.current_chars += 1;
+        } else if self.col > self.current_chars {
+            let gap = self.col - self.current_chars;
+            self.current.extend(std::iter::repeat_n(' ', gap));
+            self.current.push(c);
+            self.current_chars = self.col + 1;
+        } else {
+            // Overwrite after a carriage return or a move left: rare, so rebuild.
+            let mut chars: Vec<char> = self.current.chars().collect();
+            chars[self.col] = c;
+            self.current = chars.into_iter().collect();
+        }
+        self.col += 1;
+    }
+
+    fn erase_from(&mut self, col: usize) {
+        if col < self.current_chars {
+            let cut = self.current.char_indices().nth(col).map_or(self.current.len(), |(i, _)| i);
+            self.current.truncate(cut);
+            self.current_chars = col;
+            self.current_touched = self.chunk_end;
+        }
+    }
+}
+
+impl vte::Perform for LineStore {
+    fn print(&mut self, c: char) {
+        self.put_char(c);
+    }
+
+    fn execute(&mut self, byte: u8) {
+        match byte {
+            b'\n' | 0x0b | 0x0c => self.finish_line(),
+            b'\r' => self.col = 0,
+            0x08 => self.col = self.col.saturating_sub(1),
+            b'\t' => {
+                let next = (self.col / 8 + 1) * 8;
+                while self.col < next {
+                    self.put_char(' ');
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn csi_dispatch(&mut self, params: &vte::Params, _: &[u8], _: bool, action: char) {
+        let first = params.iter().next().and_then(|p| p.first().copied()).unwrap_or(0) as usize;
+        let count = first.max(1);
+        match action {
+            'K' => match first {
+                0 => self.erase_from(self.col),
+                2 => self.erase_from(0),
+                _ => {}
+            },
+            'G' | '`' => self.col = count - 1,
+            'C' | 'a' => self.col += count,
+            'D' => self.col = self.col.saturating_sub(count),
+            _ => {}
+        }
+    }
+}
+
+/// Everything a pane keeps of its output.
+pub struct PaneOutput {
+    pub log: OutputLog,
+    pub text: TextLines,
+}
+
+impl PaneOutput {
+    pub fn new(byte_limit: usize, text_lines: usize, text_bytes: usize) -> Self {
+        Self {
+            log: OutputLog::new(byte_limit),
+            text: TextLines::new(text_lines, text_bytes),
+        }
+    }
+
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.log.push(bytes);
+        let end = self.log.end();
+        self.text.push(bytes, end);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(chunks: &[&[u8]]) -> Vec<String> {
+        let mut out = PaneOutput::new(1 << 20, 100, 1 << 20);
+        for c in chunks {
+            out.push(c);
+        }
+        out.text.read(100, None, usize::MAX).lines
+    }
+
+    #[test]
+    fn log_keeps_last_bytes_with_offsets() {
+        let mut log = OutputLog::new(8);
+        log.push(b"hello ");
+        log.push(b"world!");
+        assert_eq!(log.end(), 12);
+        let read = log.read_since(0, 100);
+        assert_eq!(read.data, b"o world!");
+        assert_eq!(read.start_offset, 4);
+        assert!(read.truncated);
+        let read = log.read_since(10, 100);
+        assert_eq!(read.data, b"d!");
+        assert!(!read.truncated);
+        assert_eq!(read.next_offset, 12);
+        let read = log.read_since(6, 2);
+        assert_eq!((read.data.as_slice(), read.next_offset), (&b"wo"[..], 8));
+    }
+
+    #[test]
+    fn log_truncates_at_char_boundary() {
+        let mut log = OutputLog::new(5);
+        log.push("ééé".as_bytes()); // 6 bytes: the first é loses its lead byte
+        let read = log.read_since(0, 100);
+        assert_eq!(std::str::from_utf8(&read.data).unwrap(), "éé");
+        assert_eq!(read.start_offset, 2);
+        let mut log = OutputLog::new(4);
+        log.push("a€".as_bytes()); // 4 bytes, fits
+        log.push(b"b"); // dropping 'a' keeps the boundary
+        assert_eq!(std::str::from_utf8(&log.read_since(0, 9).data).unwrap(), "€b");
+        log.push(b"c"); // dropping the € lead byte drops the whole €
+        assert_eq!(std::str::from_utf8(&log.read_since(0, 9).data).unwrap(), "bc");
+        let tail = log.tail(1);
+        assert_eq!(tail.data, b"c");
+        assert!(tail.truncated);
+    }
+
+    #[test]
+    fn log_capacity_stays_near_limit() {
+        let mut log = OutputLog::new(1000);
+        for _ in 0..100 {
+            log.push(&[b'x'; 97]);
+        }
+        assert_eq!(log.end(), 9700);
+        assert!(log.buf.capacity() < 2000, "{}", log.buf.capacity());
+    }
+
+    #[test]
+    fn lines_split_across_reads_stay_whole() {
+        assert_eq!(text(&[b"hel", b"lo\nwor", b"ld\n"]), vec!["hello", "world"]);
+        // An escape sequence and a UTF-8 character cut in half.
+        assert_eq!(text(&[b"\x1b[3", b"1mred\x1b[0m \xc3", b"\xa9\n"]), vec!["red é"]);
+    }
+
+    #[test]
+    fn carriage_return_and_erase() {
+        assert_eq!(text(&[b"10%\r50%\r100%\n"]), vec!["100%"]);
+        assert_eq!(text(&[b"long line\r\x1b[Kshort\n"]), vec!["short"]);
+        assert_eq!(text(&[b"crlf\r\n", b"a\tb\n"]), vec!["crlf", "a       b"]);
+        assert_eq!(text(&[b"abc\x08\x08X\n"]), vec!["aXc"]);
+        assert_eq!(text(&[b"prompt$ "]), vec!["prompt$ "]);
+    }
+
+    #[test]
+    fn text_caps_lines_and_reads_since() {
+        let mut out = PaneOutput::new(1 << 20, 3, 1 << 20);
+        for i in 0..5 {
+            out.push(format!("line {i}\n").as_bytes());
+        }
+        let read = out.text.read(10, None, usize::MAX);
+        assert_eq!(read.lines, vec!["line 2", "line 3", "line 4"]);
+        assert!(read.truncated);
+        let mark = out.log.end();
+        out.push(b"line 5\npart");
+        let read = out.text.read(10, Some(mark), usize::MAX);
+        assert_eq!(read.lines, vec!["line 5", "part"]);
+        assert!(!read.truncated);
+        assert_eq!(out.text.read(1, None, usize::MAX).lines, vec!["part"]);
+        let read = out.text.read(10, None, 16);
+        assert_eq!(read.lines, vec!["line 5", "part"]);
+        assert!(read.truncated);
+    }
+
+    #[test]
+    fn text_caps_bytes_and_long_lines() {
+        let mut out = PaneOutput::new(1 << 20, 1000, 100);
+        for _ in 0..10 {
+            out.push(&[b'y'; 40]);
+            out.push(b"\n");
+        }
+        assert_eq!(out.text.read(1000, None, usize::MAX).lines.len(), 2);
+        let mut out = PaneOutput::new(1 << 20, 1000, 1 << 20);
+        out.push(&vec![b'z'; MAX_LINE_CHARS * 2 + 5]);
+        let lines = out.text.read(1000, None, usize::MAX).lines;
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[2].len(), 5);
+    }
+}

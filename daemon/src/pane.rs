@@ -1,0 +1,278 @@
+//! `PaneActor`: one terminal. It owns the PTY master, the process guard and the
+//! output buffers; three small threads do the blocking work beside it:
+//!
+//! - the reader drains the PTY into [`PaneOutput`] under a short per-pane lock (no
+//!   message per chunk, so a fast writer cannot flood a mailbox);
+//! - the writer feeds input from a bounded channel, so a huge paste blocks only the
+//!   request that sent it;
+//! - the waiter reaps the child (`waitpid` on its pid only) and records how it ended.
+//!
+//! Exit is published once the reader has drained the PTY (or shortly after the reap
+//! if a background process keeps the PTY open), so output is complete when a waiter
+//! learns of the exit.
+
+use crate::output::PaneOutput;
+use crate::pty::{self, ProcessGuard, SpawnedPty};
+use crate::session::SessionMsg;
+use fugue_protocol::{ErrorReply, ExitStatus, PaneId, PaneSize, ReadMode};
+use portable_pty::{MasterPty, PtySize};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+
+/// Input chunks queued per pane; the sender waits when they are all in flight.
+pub const INPUT_QUEUE: usize = 64;
+/// Bytes per input chunk written to the PTY at once.
+pub const INPUT_CHUNK: usize = 4096;
+/// Longest wait for the reader to drain after the process was reaped.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
+/// Largest read reply, so a reply always fits in a frame.
+pub const MAX_READ_BYTES: usize = 8 * 1024 * 1024;
+
+pub enum PaneMsg {
+    Read {
+        mode: ReadMode,
+        reply: RpcReplyPort<ReadResult>,
+    },
+    Interrupt(RpcReplyPort<Result<(), ErrorReply>>),
+    Kill {
+        signal: i32,
+        reply: RpcReplyPort<()>,
+    },
+    Resize {
+        size: PaneSize,
+        reply: RpcReplyPort<Result<(), ErrorReply>>,
+    },
+    /// From the waiter thread.
+    ProcessExited(ExitStatus),
+    /// From the reader thread: the PTY reached EOF.
+    OutputClosed,
+    /// Timer: stop waiting for the reader and publish the exit.
+    PublishExit,
+}
+
+/// What a read returns; the connection adds the pane's info.
+pub struct ReadResult {
+    pub data: Vec<u8>,
+    pub lines: Vec<String>,
+    pub start_offset: u64,
+    pub next_offset: u64,
+    pub truncated: bool,
+}
+
+pub struct PaneArgs {
+    pub id: PaneId,
+    pub session: ActorRef<SessionMsg>,
+    pub spawned: SpawnedPty,
+    pub output: Arc<Mutex<PaneOutput>>,
+    pub input: mpsc::Receiver<Vec<u8>>,
+    pub exit: watch::Sender<Option<ExitStatus>>,
+    /// Set by the waiter thread the moment the process is reaped; outlives the actor.
+    pub reaped: watch::Sender<bool>,
+    pub shell: bool,
+    pub kill_grace: Duration,
+}
+
+pub struct PaneState {
+    id: PaneId,
+    session: ActorRef<SessionMsg>,
+    master: Box<dyn MasterPty + Send>,
+    guard: ProcessGuard,
+    output: Arc<Mutex<PaneOutput>>,
+    exit: watch::Sender<Option<ExitStatus>>,
+    shell: bool,
+    kill_grace: Duration,
+    reaped: Option<ExitStatus>,
+    drained: bool,
+}
+
+pub struct PaneActor;
+
+impl Actor for PaneActor {
+    type Msg = PaneMsg;
+    type State = PaneState;
+    type Arguments = PaneArgs;
+
+    async fn pre_start(&self, myself: ActorRef<PaneMsg>, args: PaneArgs) -> Result<PaneState, ActorProcessingErr> {
+        let SpawnedPty { master, reader, writer, pid } = args.spawned;
+        let guard = ProcessGuard::new(pid);
+        let short = &args.id.simple()[..8];
+        spawn_thread(format!("pty-read-{short}"), 256 * 1024, {
+            let output = args.output.clone();
+            let pane = myself.clone();
+            move || read_loop(reader, output, pane)
+        })?;
+        spawn_thread(format!("pty-write-{short}"), 64 * 1024, move || write_loop(writer, args.input))?;
+        spawn_thread(format!("pty-wait-{short}"), 64 * 1024, {
+            let pane = myself.clone();
+            let exited = guard.exited_flag();
+            let reaped = args.reaped;
+            move || {
+                let status = pty::wait_for_exit(pid);
+                exited.store(true, std::sync::atomic::Ordering::Release);
+                reaped.send_replace(true);
+                let _ = pane.cast(PaneMsg::ProcessExited(status));
+            }
+        })?;
+        Ok(PaneState {
+            id: args.id,
+            session: args.session,
+            master,
+            guard,
+            output: args.output,
+            exit: args.exit,
+            shell: args.shell,
+            kill_grace: args.kill_grace,
+            reaped: None,
+            drained: false,
+        })
+    }
+
+    async fn handle(&self, myself: ActorRef<PaneMsg>, msg: PaneMsg, state: &mut PaneState) -> Result<(), ActorProcessingErr> {
+        match msg {
+            PaneMsg::Read { mode, reply } => {
+                let _ = reply.send(state.read(mode));
+            }
+            PaneMsg::Interrupt(reply) => {
+                let _ = reply.send(state.interrupt());
+            }
+            PaneMsg::Kill { signal, reply } => {
+                state.kill(signal);
+                let _ = reply.send(());
+            }
+            PaneMsg::Resize { size, reply } => {
+                let _ = reply.send(state.resize(size));
+            }
+            PaneMsg::ProcessExited(status) => {
+                state.reaped = Some(status);
+                if state.drained {
+                    state.publish_exit();
+                } else {
+                    myself.send_after(DRAIN_AFTER_EXIT, || PaneMsg::PublishExit);
+                }
+            }
+            PaneMsg::OutputClosed => {
+                state.drained = true;
+                if state.reaped.is_some() {
+                    state.publish_exit();
+                }
+            }
+            PaneMsg::PublishExit => state.publish_exit(),
+        }
+        Ok(())
+    }
+}
+
+fn spawn_thread(name: String, stack: usize, f: impl FnOnce() + Send + 'static) -> Result<(), ActorProcessingErr> {
+    std::thread::Builder::new().name(name).stack_size(stack).spawn(f)?;
+    Ok(())
+}
+
+fn read_loop(mut reader: Box<dyn Read + Send>, output: Arc<Mutex<PaneOutput>>, pane: ActorRef<PaneMsg>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match reader.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                let mut out = output.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                out.push(&buf[..n]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    let _ = pane.cast(PaneMsg::OutputClosed);
+}
+
+fn write_loop(mut writer: Box<dyn Write + Send>, mut input: mpsc::Receiver<Vec<u8>>) {
+    while let Some(chunk) = input.blocking_recv() {
+        if writer.write_all(&chunk).and_then(|_| writer.flush()).is_err() {
+            // The process is gone; what is still queued has nowhere to go.
+            break;
+        }
+    }
+}
+
+impl PaneState {
+    fn read(&self, mode: ReadMode) -> ReadResult {
+        let out = self.output.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        match mode {
+            ReadMode::Raw { since, max_bytes } => {
+                let max = max_bytes.map_or(MAX_READ_BYTES, |m| (m as usize).min(MAX_READ_BYTES));
+                let read = match since {
+                    Some(since) => out.log.read_since(since, max),
+                    None => out.log.tail(max),
+                };
+                ReadResult {
+                    data: read.data,
+                    lines: Vec::new(),
+                    start_offset: read.start_offset,
+                    next_offset: read.next_offset,
+                    truncated: read.truncated,
+                }
+            }
+            ReadMode::Text { lines, since } => {
+                let read = out.text.read(lines as usize, since, MAX_READ_BYTES);
+                ReadResult {
+                    data: Vec::new(),
+                    lines: read.lines,
+                    start_offset: since.unwrap_or(0),
+                    next_offset: out.log.end(),
+                    truncated: read.truncated,
+                }
+            }
+        }
+    }
+
+    fn foreground_group(&self) -> Option<i32> {
+        self.master.process_group_leader().filter(|pgid| *pgid > 0)
+    }
+
+    fn interrupt(&self) -> Result<(), ErrorReply> {
+        if self.reaped.is_some() {
+            return Err(ErrorReply::invalid(format!("pane {} has exited; nothing to interrupt", self.id)));
+        }
+        let Some(group) = self.foreground_group() else {
+            return Err(ErrorReply::internal("the pane's terminal has no foreground process group"));
+        };
+        pty::signal_group(group, libc::SIGINT);
+        Ok(())
+    }
+
+    fn kill(&self, signal: i32) {
+        if self.reaped.is_some() {
+            return;
+        }
+        if self.shell && signal == libc::SIGTERM {
+            // Interactive shells ignore SIGTERM; a hang-up is how a closing terminal
+            // ends them (and they pass it on to their jobs).
+            pty::signal_group(self.guard.pid() as i32, libc::SIGHUP);
+        }
+        self.guard.terminate(signal, self.foreground_group(), self.kill_grace);
+    }
+
+    fn resize(&self, size: PaneSize) -> Result<(), ErrorReply> {
+        if size.cols == 0 || size.rows == 0 {
+            return Err(ErrorReply::invalid(format!("size must be at least 1x1, got {}x{}", size.cols, size.rows)));
+        }
+        self.master
+            .resize(PtySize { rows: size.rows, cols: size.cols, pixel_width: 0, pixel_height: 0 })
+            .map_err(|e| ErrorReply::internal(format!("resize failed: {e}")))
+    }
+
+    fn publish_exit(&mut self) {
+        let Some(status) = self.reaped else { return };
+        if self.exit.borrow().is_some() {
+            return;
+        }
+        // The session hears first, so a client that saw the exit also sees it in lists.
+        let _ = self.session.cast(SessionMsg::PaneExited {
+            id: self.id,
+            status,
+            at_ms: crate::config::now_ms(),
+        });
+        self.exit.send_replace(Some(status));
+    }
+}

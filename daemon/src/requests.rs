@@ -1,0 +1,216 @@
+//! One function per request: resolve the target, ask the actor that owns the answer.
+//!
+//! This runs on the connection's request tasks, never inside an actor, so a slow
+//! request (a wait, a big paste) holds up nobody but its own caller.
+
+use crate::pane::{PaneMsg, INPUT_CHUNK};
+use crate::session::{PaneHandle, PaneLookup, SessionMsg};
+use crate::supervisor::{SessionRef, SupervisorMsg};
+use fugue_protocol::keys::encode_key;
+use fugue_protocol::signals::parse_signal;
+use fugue_protocol::target::PaneTarget;
+use fugue_protocol::{ErrorCode, ErrorReply, OutputChunk, PaneInfo, ReadMode, Request, Response, SpawnSpec};
+use ractor::rpc::CallResult;
+use ractor::{ActorRef, Message, RpcReplyPort};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Longest an actor may take to answer before the request fails.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Asks `actor` and waits for the answer; `gone` names what vanished if it stopped.
+async fn ask<M: Message, T: Send + 'static>(
+    actor: &ActorRef<M>,
+    build: impl FnOnce(RpcReplyPort<T>) -> M,
+    gone: (ErrorCode, &str),
+) -> Result<T, ErrorReply> {
+    match actor.call(build, Some(CALL_TIMEOUT)).await {
+        Ok(CallResult::Success(value)) => Ok(value),
+        Ok(CallResult::Timeout) => Err(ErrorReply::internal(format!("{} did not answer within {}s", gone.1, CALL_TIMEOUT.as_secs()))),
+        Ok(CallResult::SenderError) | Err(_) => Err(ErrorReply::new(gone.0, format!("{} went away during the request", gone.1))),
+    }
+}
+
+const SUPERVISOR: (ErrorCode, &str) = (ErrorCode::ShuttingDown, "the daemon");
+const SESSION: (ErrorCode, &str) = (ErrorCode::SessionNotFound, "the session");
+const PANE: (ErrorCode, &str) = (ErrorCode::PaneNotFound, "the pane");
+
+pub struct Handler {
+    pub supervisor: ActorRef<SupervisorMsg>,
+}
+
+impl Handler {
+    pub async fn handle(&self, request: Request) -> Result<Response, ErrorReply> {
+        match request {
+            Request::Ping => Ok(Response::Pong),
+            Request::DaemonStatus => Ok(Response::Daemon(ask(&self.supervisor, SupervisorMsg::Status, SUPERVISOR).await?)),
+            // The connection starts the shutdown once this reply is written.
+            Request::Shutdown => Ok(Response::ShuttingDown),
+            Request::Subscribe => Err(ErrorReply::internal("subscribe is handled by the connection")),
+            Request::CreateSession { name, cwd, env } => self.create_session(name, cwd, env).await,
+            Request::DestroySession { session } => {
+                let info = ask(&self.supervisor, |reply| SupervisorMsg::DestroySession { target: session, reply }, SUPERVISOR).await??;
+                Ok(Response::Session(info))
+            }
+            Request::ListSessions => Ok(Response::Sessions(ask(&self.supervisor, SupervisorMsg::ListSessions, SUPERVISOR).await?)),
+            Request::RenameSession { session, name } => {
+                let (session, previous_name) =
+                    ask(&self.supervisor, |reply| SupervisorMsg::RenameSession { target: session, name, reply }, SUPERVISOR).await??;
+                Ok(Response::SessionRenamed { session, previous_name })
+            }
+            Request::CreatePane(spec) => self.create_pane(spec).await,
+            Request::ListPanes { session } => self.list_panes(session).await,
+            Request::PaneStatus { pane } => Ok(Response::Pane(self.pane(&pane).await?.current_info())),
+            Request::WriteInput { pane, data } => {
+                let pane = self.pane(&pane).await?;
+                write_input(&pane, data).await
+            }
+            Request::SendKeys { pane, keys } => {
+                let pane = self.pane(&pane).await?;
+                let mut data = Vec::new();
+                for key in &keys {
+                    data.extend(encode_key(key, false).map_err(ErrorReply::invalid)?);
+                }
+                write_input(&pane, data).await
+            }
+            Request::Interrupt { pane } => {
+                let pane = self.pane(&pane).await?;
+                ask(&pane.actor, PaneMsg::Interrupt, PANE).await??;
+                Ok(Response::Ok)
+            }
+            Request::KillPane { pane, signal } => {
+                let signal = parse_signal(signal.as_deref().unwrap_or("TERM")).map_err(ErrorReply::invalid)?;
+                let pane = self.pane(&pane).await?;
+                ask(&pane.actor, |reply| PaneMsg::Kill { signal, reply }, PANE).await?;
+                Ok(Response::Pane(pane.current_info()))
+            }
+            Request::ReleasePane { pane } => {
+                let pane = self.pane(&pane).await?;
+                let id = pane.info.id;
+                ask(&pane.session, |reply| SessionMsg::ReleasePane { id, reply }, SESSION).await??;
+                Ok(Response::Ok)
+            }
+            Request::ResizePane { pane, size } => {
+                let pane = self.pane(&pane).await?;
+                ask(&pane.actor, |reply| PaneMsg::Resize { size, reply }, PANE).await??;
+                Ok(Response::Ok)
+            }
+            Request::RenamePane { pane, title } => {
+                let pane = self.pane(&pane).await?;
+                let id = pane.info.id;
+                let info = ask(&pane.session, |reply| SessionMsg::RenamePane { id, title, reply }, SESSION).await??;
+                Ok(Response::Pane(info))
+            }
+            Request::ReorderPanes { session, panes } => {
+                let session = self.session(&session).await?;
+                let infos = ask(&session.actor, |reply| SessionMsg::Reorder { targets: panes, reply }, SESSION).await??;
+                Ok(Response::Panes(infos))
+            }
+            Request::ReadOutput { pane, mode } => self.read_output(&pane, mode).await,
+            Request::WaitForExit { pane, timeout_ms } => self.wait_for_exit(&pane, timeout_ms).await,
+        }
+    }
+
+    async fn session(&self, target: &str) -> Result<SessionRef, ErrorReply> {
+        let target = target.to_string();
+        ask(&self.supervisor, |reply| SupervisorMsg::ResolveSession { target, reply }, SUPERVISOR).await?
+    }
+
+    /// Resolves a pane target to a handle for acting on the pane directly.
+    pub async fn pane(&self, target: &str) -> Result<PaneHandle, ErrorReply> {
+        let (session, lookup) = match PaneTarget::parse(target)? {
+            PaneTarget::Id(_) => {
+                let target = target.to_string();
+                let (session, id) = ask(&self.supervisor, |reply| SupervisorMsg::ResolvePane { target, reply }, SUPERVISOR).await??;
+                (session, PaneLookup::Id(id))
+            }
+            PaneTarget::InSession { session, .. } => {
+                let pane = target[session.len() + 1..].to_string();
+                (self.session(session).await?, PaneLookup::Target(pane))
+            }
+        };
+        ask(&session.actor, |reply| SessionMsg::GetPane { lookup, reply }, SESSION).await?
+    }
+
+    async fn create_session(&self, name: String, cwd: Option<String>, env: Vec<fugue_protocol::EnvVar>) -> Result<Response, ErrorReply> {
+        let cwd = match cwd {
+            Some(cwd) => PathBuf::from(cwd),
+            None => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/")),
+        };
+        let env = env.into_iter().map(|v| (v.name, v.value)).collect();
+        let info = ask(&self.supervisor, |reply| SupervisorMsg::CreateSession { name, cwd, env, reply }, SUPERVISOR).await??;
+        Ok(Response::Session(info))
+    }
+
+    async fn create_pane(&self, spec: SpawnSpec) -> Result<Response, ErrorReply> {
+        let session = self.session(&spec.session).await?;
+        let handle = ask(&session.actor, |reply| SessionMsg::CreatePane { spec, reply }, SESSION).await??;
+        Ok(Response::Pane(handle.info))
+    }
+
+    async fn list_panes(&self, session: Option<String>) -> Result<Response, ErrorReply> {
+        let sessions = match session {
+            Some(target) => vec![self.session(&target).await?],
+            None => ask(&self.supervisor, SupervisorMsg::AllSessions, SUPERVISOR).await?,
+        };
+        let lists = futures::future::join_all(sessions.iter().map(|s| ask(&s.actor, SessionMsg::ListPanes, SESSION))).await;
+        // A session destroyed meanwhile simply has no panes to show.
+        Ok(Response::Panes(lists.into_iter().filter_map(Result::ok).flatten().collect()))
+    }
+
+    async fn read_output(&self, target: &str, mode: ReadMode) -> Result<Response, ErrorReply> {
+        let pane = self.pane(target).await?;
+        let read = ask(&pane.actor, |reply| PaneMsg::Read { mode, reply }, PANE).await?;
+        Ok(Response::Output(OutputChunk {
+            pane: pane.current_info(),
+            data: read.data,
+            lines: read.lines,
+            start_offset: read.start_offset,
+            next_offset: read.next_offset,
+            truncated: read.truncated,
+        }))
+    }
+
+    async fn wait_for_exit(&self, target: &str, timeout_ms: Option<u64>) -> Result<Response, ErrorReply> {
+        let pane = self.pane(target).await?;
+        let mut exit = pane.exit.clone();
+        let exited = exit.wait_for(|e| e.is_some());
+        let outcome = match timeout_ms {
+            Some(ms) => tokio::time::timeout(Duration::from_millis(ms), exited).await.ok(),
+            None => Some(exited.await),
+        }
+        .map(|waited| waited.map(|_| ()));
+        match outcome {
+            None => Ok(Response::Waited { pane: pane.current_info(), exited: false }),
+            Some(Err(_)) => Err(ErrorReply::new(
+                ErrorCode::PaneNotFound,
+                format!("pane {} was released before its process exited", pane.info.id),
+            )),
+            Some(Ok(_)) => Ok(Response::Waited { pane: self.fresh_info(&pane).await, exited: true }),
+        }
+    }
+
+    /// The session's view of a pane (it heard of the exit before the waiters did).
+    async fn fresh_info(&self, pane: &PaneHandle) -> PaneInfo {
+        let lookup = PaneLookup::Id(pane.info.id);
+        match ask(&pane.session, |reply| SessionMsg::GetPane { lookup, reply }, SESSION).await {
+            Ok(Ok(handle)) => handle.info,
+            _ => pane.current_info(),
+        }
+    }
+}
+
+/// Queues input for the pane's writer thread in chunks; waits (this request only)
+/// while the pane is not reading.
+async fn write_input(pane: &PaneHandle, data: Vec<u8>) -> Result<Response, ErrorReply> {
+    let exited = *pane.exit.borrow();
+    if let Some(status) = exited {
+        return Err(ErrorReply::invalid(format!("pane {} has {status}; input was not written", pane.info.id)));
+    }
+    for chunk in data.chunks(INPUT_CHUNK) {
+        if pane.input.send(chunk.to_vec()).await.is_err() {
+            return Err(ErrorReply::invalid(format!("pane {} no longer takes input", pane.info.id)));
+        }
+    }
+    Ok(Response::Ok)
+}

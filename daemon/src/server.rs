@@ -1,0 +1,160 @@
+//! The socket: claiming it (lock file, stale-socket check), accepting connections
+//! from our own uid only, and shutting down on a signal or a Shutdown request.
+
+use crate::config::DaemonConfig;
+use crate::connection;
+use crate::requests::Handler;
+use crate::supervisor::{SupervisorActor, SupervisorMsg};
+use fugue_protocol::socket::{lock_path, prepare_socket_dir};
+use futures::StreamExt;
+use ractor::Actor;
+use std::fs::File;
+use std::io::{Read, Seek, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::net::UnixListener as StdListener;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::UnixListener;
+use tokio_util::sync::CancellationToken;
+
+/// Why the daemon could not claim its socket.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimError {
+    #[error("already running (pid {0})")]
+    AlreadyRunning(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A claimed socket: bound, with the start-up lock held for the daemon's lifetime.
+pub struct ClaimedSocket {
+    pub path: PathBuf,
+    listener: StdListener,
+    lock: File,
+}
+
+/// Claims `socket`: one daemon per socket, guarded by a lock file beside it; a
+/// socket file that nothing answers on is stale and replaced.
+pub fn claim(socket: &Path) -> Result<ClaimedSocket, ClaimError> {
+    prepare_socket_dir(socket).map_err(ClaimError::Other)?;
+    let lock_file = lock_path(socket);
+    let mut lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&lock_file)
+        .map_err(|e| ClaimError::Other(format!("cannot open lock file {}: {e}", lock_file.display())))?;
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let mut pid = String::new();
+        let _ = lock.read_to_string(&mut pid);
+        let pid = pid.trim();
+        return Err(ClaimError::AlreadyRunning(if pid.is_empty() { "unknown".into() } else { pid.into() }));
+    }
+    if socket.exists() {
+        if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+            return Err(ClaimError::AlreadyRunning("unknown: a daemon without a lock file answers".into()));
+        }
+        tracing::info!(socket = %socket.display(), "replacing stale socket");
+        std::fs::remove_file(socket).map_err(|e| ClaimError::Other(format!("cannot remove stale socket {}: {e}", socket.display())))?;
+    }
+    let listener = StdListener::bind(socket).map_err(|e| ClaimError::Other(format!("cannot bind {}: {e}", socket.display())))?;
+    let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
+    Ok(ClaimedSocket { path: socket.to_path_buf(), listener, lock })
+}
+
+impl ClaimedSocket {
+    /// Records our pid in the lock file, for "already running (pid N)".
+    pub fn record_pid(&mut self, pid: u32) {
+        let _ = self.lock.set_len(0);
+        let _ = self.lock.rewind();
+        let _ = write!(self.lock, "{pid}");
+        let _ = self.lock.flush();
+    }
+}
+
+/// Runs the daemon until SIGTERM/SIGINT or a Shutdown request, then terminates every
+/// pane, removes the socket, and returns.
+pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), String> {
+    let config = Arc::new(config);
+    let shutdown = CancellationToken::new();
+    watch_signals(shutdown.clone())?;
+
+    claimed.listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let listener = UnixListener::from_std(claimed.listener).map_err(|e| e.to_string())?;
+    let (supervisor, supervisor_task) = Actor::spawn(None, SupervisorActor, config.clone())
+        .await
+        .map_err(|e| format!("cannot start supervisor: {e}"))?;
+    let handler = Arc::new(Handler { supervisor: supervisor.clone() });
+    tracing::info!(socket = %claimed.path.display(), pid = std::process::id(), "fugued ready");
+
+    let uid = unsafe { libc::getuid() };
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = shutdown.cancelled() => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(err) => {
+                // EMFILE and friends: log, back off briefly, keep serving.
+                tracing::warn!(%err, "accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        match stream.peer_cred() {
+            Ok(cred) if cred.uid() == uid => {}
+            Ok(cred) => {
+                tracing::warn!(peer_uid = cred.uid(), peer_pid = ?cred.pid(), "refused connection from another user");
+                continue;
+            }
+            Err(err) => {
+                tracing::warn!(%err, "refused connection: no peer credentials");
+                continue;
+            }
+        }
+        tokio::spawn(connection::serve(stream, handler.clone(), shutdown.clone()));
+    }
+
+    drop(listener);
+    tracing::info!("shutting down");
+    let reaped = match supervisor.call(SupervisorMsg::Shutdown, Some(Duration::from_secs(10))).await {
+        Ok(ractor::rpc::CallResult::Success(reaped)) => reaped,
+        _ => Vec::new(),
+    };
+    // Panes got SIGHUP and SIGTERM; SIGKILL follows after the grace. Wait for the reaps.
+    let deadline = config.kill_grace + Duration::from_secs(2);
+    let all_reaped = futures::future::join_all(reaped.into_iter().map(|mut r| async move {
+        let _ = r.wait_for(|done| *done).await;
+    }));
+    if tokio::time::timeout(deadline, all_reaped).await.is_err() {
+        tracing::warn!("some pane processes were not reaped before exit");
+    }
+    supervisor.stop(None);
+    let _ = supervisor_task.await;
+    let _ = std::fs::remove_file(&claimed.path);
+    // The lock file stays: removing it would let two daemons lock two different files.
+    drop(claimed.lock);
+    tracing::info!("bye");
+    Ok(())
+}
+
+fn watch_signals(shutdown: CancellationToken) -> Result<(), String> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP]).map_err(|e| format!("cannot watch signals: {e}"))?;
+    tokio::spawn(async move {
+        while let Some(signal) = signals.next().await {
+            if signal == SIGHUP {
+                tracing::info!("SIGHUP ignored");
+                continue;
+            }
+            tracing::info!(signal, "signal received");
+            shutdown.cancel();
+        }
+    });
+    Ok(())
+}

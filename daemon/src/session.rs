@@ -1,0 +1,417 @@
+//! `SessionActor`: one session. It spawns and supervises its panes, keeps their
+//! metadata (order, titles, status) so lists are answered without asking each pane,
+//! enforces the running-pane cap, and removes exited panes after their TTL.
+
+use crate::config::{now_ms, DaemonConfig};
+use crate::output::PaneOutput;
+use crate::pane::{PaneActor, PaneArgs, PaneMsg, INPUT_QUEUE};
+use crate::pty::{self, LaunchRequest};
+use crate::supervisor::SupervisorMsg;
+use fugue_protocol::target::{self, Candidate};
+use fugue_protocol::{
+    ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneState, SessionId, SpawnSpec,
+};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{broadcast, mpsc, watch};
+
+/// Everything a request needs to act on one pane without going through its session.
+#[derive(Clone)]
+pub struct PaneHandle {
+    pub info: PaneInfo,
+    pub session: ActorRef<SessionMsg>,
+    pub actor: ActorRef<PaneMsg>,
+    pub input: mpsc::Sender<Vec<u8>>,
+    pub exit: watch::Receiver<Option<ExitStatus>>,
+}
+
+impl PaneHandle {
+    /// The info with the latest exit status, which may be newer than the snapshot.
+    pub fn current_info(&self) -> PaneInfo {
+        let mut info = self.info.clone();
+        let exited = *self.exit.borrow();
+        if let Some(status) = exited {
+            if info.state == PaneState::Running {
+                info.state = PaneState::Exited;
+                info.exit = Some(status);
+                info.exited_at_ms = Some(now_ms());
+            }
+        }
+        info
+    }
+}
+
+/// How a request names a pane inside one session.
+pub enum PaneLookup {
+    Id(PaneId),
+    /// An id prefix, an index or a title, as after `SESSION:`.
+    Target(String),
+}
+
+pub enum SessionMsg {
+    CreatePane {
+        spec: SpawnSpec,
+        reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
+    },
+    GetPane {
+        lookup: PaneLookup,
+        reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
+    },
+    ListPanes(RpcReplyPort<Vec<PaneInfo>>),
+    RenamePane {
+        id: PaneId,
+        title: String,
+        reply: RpcReplyPort<Result<PaneInfo, ErrorReply>>,
+    },
+    Reorder {
+        targets: Vec<String>,
+        reply: RpcReplyPort<Result<Vec<PaneInfo>, ErrorReply>>,
+    },
+    ReleasePane {
+        id: PaneId,
+        reply: RpcReplyPort<Result<(), ErrorReply>>,
+    },
+    /// The supervisor renamed the session.
+    Renamed(String),
+    /// Kill and remove every pane, then stop. Replies with a receiver per running
+    /// process that turns `true` when it has been reaped.
+    Destroy(RpcReplyPort<Vec<watch::Receiver<bool>>>),
+    /// From a pane: its process ended and its output is drained.
+    PaneExited {
+        id: PaneId,
+        status: ExitStatus,
+        at_ms: u64,
+    },
+    /// Timer: the pane's exited TTL passed.
+    ExpirePane(PaneId),
+}
+
+pub struct SessionArgs {
+    pub id: SessionId,
+    pub name: String,
+    pub cwd: PathBuf,
+    pub env: Vec<(String, String)>,
+    pub config: Arc<DaemonConfig>,
+    pub supervisor: ActorRef<SupervisorMsg>,
+    pub events: broadcast::Sender<Event>,
+}
+
+struct PaneEntry {
+    info: PaneInfo,
+    actor: ActorRef<PaneMsg>,
+    input: mpsc::Sender<Vec<u8>>,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    reaped: watch::Receiver<bool>,
+}
+
+pub struct SessionState {
+    args: SessionArgs,
+    /// In the session's order; a pane's index is its position here.
+    panes: Vec<PaneEntry>,
+}
+
+pub struct SessionActor;
+
+impl Actor for SessionActor {
+    type Msg = SessionMsg;
+    type State = SessionState;
+    type Arguments = SessionArgs;
+
+    async fn pre_start(&self, _: ActorRef<SessionMsg>, args: SessionArgs) -> Result<SessionState, ActorProcessingErr> {
+        Ok(SessionState { args, panes: Vec::new() })
+    }
+
+    async fn handle(&self, myself: ActorRef<SessionMsg>, msg: SessionMsg, state: &mut SessionState) -> Result<(), ActorProcessingErr> {
+        match msg {
+            SessionMsg::CreatePane { spec, reply } => {
+                let result = state.create_pane(&myself, spec).await;
+                let _ = reply.send(result);
+            }
+            SessionMsg::GetPane { lookup, reply } => {
+                let result = state.find(&lookup).map(|i| state.handle(i, &myself));
+                let _ = reply.send(result);
+            }
+            SessionMsg::ListPanes(reply) => {
+                let _ = reply.send(state.panes.iter().map(|p| p.info.clone()).collect());
+            }
+            SessionMsg::RenamePane { id, title, reply } => {
+                let _ = reply.send(state.rename_pane(id, title));
+            }
+            SessionMsg::Reorder { targets, reply } => {
+                let _ = reply.send(state.reorder(&targets));
+            }
+            SessionMsg::ReleasePane { id, reply } => {
+                let result = match state.find(&PaneLookup::Id(id)) {
+                    Ok(index) => {
+                        state.remove(index);
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                };
+                let _ = reply.send(result);
+            }
+            SessionMsg::Renamed(name) => {
+                for pane in &mut state.panes {
+                    pane.info.session_name = name.clone();
+                }
+                state.args.name = name;
+            }
+            SessionMsg::Destroy(reply) => {
+                let reaped = state.panes.iter().map(|p| p.reaped.clone()).collect();
+                while !state.panes.is_empty() {
+                    state.remove(state.panes.len() - 1);
+                }
+                let _ = reply.send(reaped);
+                myself.stop(Some("destroyed".into()));
+            }
+            SessionMsg::PaneExited { id, status, at_ms } => state.pane_exited(&myself, id, status, at_ms),
+            SessionMsg::ExpirePane(id) => {
+                let expired = state.panes.iter().position(|p| p.info.id == id && p.info.state == PaneState::Exited);
+                if let Some(index) = expired {
+                    state.remove(index);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // Panes are linked to the session so they stop with it, but one pane ending must
+    // not end the session (ractor's default would).
+    async fn handle_supervisor_evt(&self, _: ActorRef<SessionMsg>, evt: SupervisionEvent, state: &mut SessionState) -> Result<(), ActorProcessingErr> {
+        if let SupervisionEvent::ActorFailed(cell, err) = evt {
+            tracing::error!(session = %state.args.name, %err, "pane actor failed");
+            if let Some(index) = state.panes.iter().position(|p| p.actor.get_id() == cell.get_id()) {
+                state.remove(index);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SessionState {
+    async fn create_pane(&mut self, myself: &ActorRef<SessionMsg>, spec: SpawnSpec) -> Result<PaneHandle, ErrorReply> {
+        let config = self.args.config.clone();
+        let running = self.running();
+        if running >= config.max_running_panes {
+            let names: Vec<String> = self
+                .panes
+                .iter()
+                .filter(|p| p.info.state == PaneState::Running)
+                .map(|p| format!("{} ({})", p.info.index, p.info.title))
+                .collect();
+            return Err(ErrorReply::new(
+                ErrorCode::LimitReached,
+                format!(
+                    "session '{}' already runs {running} panes, the limit is {}; release or kill one first. running: {}",
+                    self.args.name,
+                    config.max_running_panes,
+                    names.join(", ")
+                ),
+            ));
+        }
+        let byte_limit = match spec.output_byte_limit {
+            Some(0) => return Err(ErrorReply::invalid("output_byte_limit must be at least 1")),
+            Some(n) => usize::try_from(n).map_err(|_| ErrorReply::invalid("output_byte_limit is too large"))?,
+            None => crate::output::DEFAULT_BYTE_LIMIT,
+        };
+        let mut env = self.args.env.clone();
+        env.extend(spec.env.iter().map(|v| (v.name.clone(), v.value.clone())));
+        let cwd = spec.cwd.as_deref().map(PathBuf::from).unwrap_or_else(|| self.args.cwd.clone());
+        let launch = pty::validate(LaunchRequest {
+            command: spec.command.as_deref(),
+            args: &spec.args,
+            env,
+            cwd: &cwd,
+            shell: spec.shell,
+            size: spec.size.unwrap_or_default(),
+        })?;
+
+        let id = PaneId::new();
+        let extra_env = vec![
+            ("FUGUE_SOCKET".to_string(), config.socket.display().to_string()),
+            ("FUGUE_SESSION".to_string(), self.args.name.clone()),
+            ("FUGUE_PANE".to_string(), id.to_string()),
+        ];
+        let spawned = pty::spawn(&launch, &extra_env)?;
+        let pid = spawned.pid;
+        let (input_tx, input_rx) = mpsc::channel(INPUT_QUEUE);
+        let (exit_tx, exit_rx) = watch::channel(None);
+        let (reaped_tx, reaped) = watch::channel(false);
+        let output = Arc::new(Mutex::new(PaneOutput::new(byte_limit, config.text_lines, config.text_bytes)));
+        let title = spec
+            .title
+            .clone()
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| default_title(&launch.display_command));
+        let args = PaneArgs {
+            id,
+            session: myself.clone(),
+            spawned,
+            output,
+            input: input_rx,
+            exit: exit_tx,
+            reaped: reaped_tx,
+            shell: spec.shell,
+            kill_grace: config.kill_grace,
+        };
+        let (actor, _) = Actor::spawn_linked(None, PaneActor, args, myself.get_cell())
+            .await
+            .map_err(|e| {
+                // The pane actor owns the process guard; if it never started, make sure
+                // the process does not outlive the failed request.
+                pty::signal_group(pid as i32, libc::SIGKILL);
+                ErrorReply::internal(format!("cannot start pane actor: {e}"))
+            })?;
+        let info = PaneInfo {
+            id,
+            session_id: self.args.id,
+            session_name: self.args.name.clone(),
+            index: self.panes.len() as u32,
+            title,
+            purpose: spec.purpose.clone().unwrap_or_default(),
+            command: launch.display_command.clone(),
+            shell: spec.shell,
+            cwd: cwd.display().to_string(),
+            state: PaneState::Running,
+            pid,
+            exit: None,
+            size: launch.size,
+            started_at_ms: now_ms(),
+            exited_at_ms: None,
+        };
+        self.panes.push(PaneEntry { info: info.clone(), actor, input: input_tx, exit: exit_rx, reaped });
+        let _ = self.args.supervisor.cast(SupervisorMsg::PaneAdded { pane: id, session: self.args.id });
+        self.report_counts();
+        let _ = self.args.events.send(Event::PaneCreated(info));
+        Ok(self.handle(self.panes.len() - 1, myself))
+    }
+
+    fn running(&self) -> usize {
+        self.panes.iter().filter(|p| p.info.state == PaneState::Running).count()
+    }
+
+    fn handle(&self, index: usize, myself: &ActorRef<SessionMsg>) -> PaneHandle {
+        let entry = &self.panes[index];
+        PaneHandle {
+            info: entry.info.clone(),
+            session: myself.clone(),
+            actor: entry.actor.clone(),
+            input: entry.input.clone(),
+            exit: entry.exit.clone(),
+        }
+    }
+
+    fn find(&self, lookup: &PaneLookup) -> Result<usize, ErrorReply> {
+        match lookup {
+            PaneLookup::Id(id) => self
+                .panes
+                .iter()
+                .position(|p| p.info.id == *id)
+                .ok_or_else(|| ErrorReply::new(ErrorCode::PaneNotFound, format!("pane not found: {id}"))),
+            PaneLookup::Target(text) => self.find_target(text),
+        }
+    }
+
+    /// An index, a title, or an id prefix within this session.
+    fn find_target(&self, text: &str) -> Result<usize, ErrorReply> {
+        let name = &self.args.name;
+        if let Ok(index) = text.parse::<usize>() {
+            return match index < self.panes.len() {
+                true => Ok(index),
+                false => Err(ErrorReply::new(
+                    ErrorCode::PaneNotFound,
+                    format!("pane not found: '{name}:{index}'; session '{name}' has {} panes (0-{})", self.panes.len(), self.panes.len().saturating_sub(1)),
+                )),
+            };
+        }
+        let candidates = self.panes.iter().map(|p| Candidate { id: p.info.id.0, name: &p.info.title });
+        let id = target::resolve(text, candidates, "pane", ErrorCode::PaneNotFound)?;
+        self.find(&PaneLookup::Id(PaneId(id)))
+    }
+
+    fn rename_pane(&mut self, id: PaneId, title: String) -> Result<PaneInfo, ErrorReply> {
+        if title.chars().any(char::is_control) {
+            return Err(ErrorReply::invalid("pane title may not contain control characters"));
+        }
+        let index = self.find(&PaneLookup::Id(id))?;
+        self.panes[index].info.title = title;
+        let info = self.panes[index].info.clone();
+        let _ = self.args.events.send(Event::PaneRenamed(info.clone()));
+        Ok(info)
+    }
+
+    /// Applies a new order only if it names every pane exactly once.
+    fn reorder(&mut self, targets: &[String]) -> Result<Vec<PaneInfo>, ErrorReply> {
+        let mut order = Vec::with_capacity(targets.len());
+        for target in targets {
+            let index = self.find_target(target)?;
+            if order.contains(&index) {
+                return Err(ErrorReply::invalid(format!("pane '{target}' is named twice; name every pane exactly once")));
+            }
+            order.push(index);
+        }
+        if order.len() != self.panes.len() {
+            let missing: Vec<String> = (0..self.panes.len())
+                .filter(|i| !order.contains(i))
+                .map(|i| format!("{} ({})", self.panes[i].info.id, self.panes[i].info.title))
+                .collect();
+            return Err(ErrorReply::invalid(format!(
+                "reorder must name all {} panes of session '{}'; missing: {}",
+                self.panes.len(),
+                self.args.name,
+                missing.join(", ")
+            )));
+        }
+        let mut slots: Vec<Option<PaneEntry>> = self.panes.drain(..).map(Some).collect();
+        self.panes = order.iter().filter_map(|i| slots[*i].take()).collect();
+        self.renumber();
+        let _ = self.args.events.send(Event::PanesReordered {
+            session_id: self.args.id,
+            panes: self.panes.iter().map(|p| p.info.id).collect(),
+        });
+        Ok(self.panes.iter().map(|p| p.info.clone()).collect())
+    }
+
+    fn renumber(&mut self) {
+        for (i, pane) in self.panes.iter_mut().enumerate() {
+            pane.info.index = i as u32;
+        }
+    }
+
+    fn pane_exited(&mut self, myself: &ActorRef<SessionMsg>, id: PaneId, status: ExitStatus, at_ms: u64) {
+        let Some(pane) = self.panes.iter_mut().find(|p| p.info.id == id) else { return };
+        pane.info.state = PaneState::Exited;
+        pane.info.exit = Some(status);
+        pane.info.exited_at_ms = Some(at_ms);
+        let info = pane.info.clone();
+        myself.send_after(self.args.config.exited_ttl, move || SessionMsg::ExpirePane(id));
+        self.report_counts();
+        let _ = self.args.events.send(Event::PaneExited(info));
+    }
+
+    /// Removes a pane: its actor stops, and dropping its process guard hangs up and
+    /// (after the grace) kills anything still running.
+    fn remove(&mut self, index: usize) {
+        let entry = self.panes.remove(index);
+        entry.actor.stop(Some("removed".into()));
+        self.renumber();
+        let _ = self.args.supervisor.cast(SupervisorMsg::PaneRemoved { pane: entry.info.id });
+        self.report_counts();
+        let _ = self.args.events.send(Event::PaneRemoved { id: entry.info.id, session_id: self.args.id });
+    }
+
+    fn report_counts(&self) {
+        let _ = self.args.supervisor.cast(SupervisorMsg::Counts {
+            session: self.args.id,
+            panes: self.panes.len() as u32,
+            running: self.running() as u32,
+        });
+    }
+}
+
+fn default_title(command: &[String]) -> String {
+    let program = command.first().map(String::as_str).unwrap_or("shell");
+    let first_word = program.split_whitespace().next().unwrap_or(program);
+    first_word.rsplit('/').next().unwrap_or(first_word).to_string()
+}

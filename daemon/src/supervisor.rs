@@ -1,0 +1,295 @@
+//! `SupervisorActor`: the root. It owns the session registry (names, ids, counts),
+//! an index from pane id to session for prefix lookups, and the event channel.
+//! It never calls into a pane; sessions only cast to it, so there is no call cycle.
+
+use crate::config::{now_ms, DaemonConfig};
+use crate::session::{SessionActor, SessionArgs, SessionMsg};
+use fugue_protocol::target::{self, Candidate};
+use fugue_protocol::{DaemonInfo, ErrorCode, ErrorReply, Event, PaneId, SessionId, SessionInfo, PROTOCOL_VERSION};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{broadcast, watch};
+
+/// A resolved session.
+#[derive(Clone)]
+pub struct SessionRef {
+    pub actor: ActorRef<SessionMsg>,
+}
+
+pub enum SupervisorMsg {
+    CreateSession {
+        name: String,
+        cwd: PathBuf,
+        env: Vec<(String, String)>,
+        reply: RpcReplyPort<Result<SessionInfo, ErrorReply>>,
+    },
+    DestroySession {
+        target: String,
+        reply: RpcReplyPort<Result<SessionInfo, ErrorReply>>,
+    },
+    RenameSession {
+        target: String,
+        name: String,
+        reply: RpcReplyPort<Result<(SessionInfo, String), ErrorReply>>,
+    },
+    ListSessions(RpcReplyPort<Vec<SessionInfo>>),
+    AllSessions(RpcReplyPort<Vec<SessionRef>>),
+    ResolveSession {
+        target: String,
+        reply: RpcReplyPort<Result<SessionRef, ErrorReply>>,
+    },
+    /// A pane by full id or unique id prefix, across all sessions.
+    ResolvePane {
+        target: String,
+        reply: RpcReplyPort<Result<(SessionRef, PaneId), ErrorReply>>,
+    },
+    Status(RpcReplyPort<DaemonInfo>),
+    Subscribe(RpcReplyPort<broadcast::Receiver<Event>>),
+    /// Destroy every session; replies with receivers that turn true as each
+    /// process is reaped, so the caller can wait for them.
+    Shutdown(RpcReplyPort<Vec<watch::Receiver<bool>>>),
+    PaneAdded {
+        pane: PaneId,
+        session: SessionId,
+    },
+    PaneRemoved {
+        pane: PaneId,
+    },
+    Counts {
+        session: SessionId,
+        panes: u32,
+        running: u32,
+    },
+}
+
+struct SessionEntry {
+    info: SessionInfo,
+    actor: ActorRef<SessionMsg>,
+}
+
+pub struct SupervisorState {
+    config: Arc<DaemonConfig>,
+    started_at_ms: u64,
+    /// In creation order, which is the order `ls` shows.
+    sessions: Vec<SessionEntry>,
+    pane_sessions: HashMap<PaneId, SessionId>,
+    events: broadcast::Sender<Event>,
+    shutting_down: bool,
+}
+
+/// Events buffered per subscriber before it is told it lagged.
+const EVENT_BUFFER: usize = 1024;
+/// How long a session gets to hand back its panes when destroyed.
+const SESSION_CALL: Duration = Duration::from_secs(5);
+
+pub struct SupervisorActor;
+
+impl Actor for SupervisorActor {
+    type Msg = SupervisorMsg;
+    type State = SupervisorState;
+    type Arguments = Arc<DaemonConfig>;
+
+    async fn pre_start(&self, _: ActorRef<SupervisorMsg>, config: Arc<DaemonConfig>) -> Result<SupervisorState, ActorProcessingErr> {
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        Ok(SupervisorState {
+            config,
+            started_at_ms: now_ms(),
+            sessions: Vec::new(),
+            pane_sessions: HashMap::new(),
+            events,
+            shutting_down: false,
+        })
+    }
+
+    async fn handle(&self, myself: ActorRef<SupervisorMsg>, msg: SupervisorMsg, state: &mut SupervisorState) -> Result<(), ActorProcessingErr> {
+        match msg {
+            SupervisorMsg::CreateSession { name, cwd, env, reply } => {
+                let _ = reply.send(state.create_session(&myself, name, cwd, env).await);
+            }
+            SupervisorMsg::DestroySession { target, reply } => {
+                let result = match state.find(&target) {
+                    Ok(index) => Ok(state.destroy(index).await.0),
+                    Err(e) => Err(e),
+                };
+                let _ = reply.send(result);
+            }
+            SupervisorMsg::RenameSession { target, name, reply } => {
+                let _ = reply.send(state.rename(&target, name));
+            }
+            SupervisorMsg::ListSessions(reply) => {
+                let _ = reply.send(state.sessions.iter().map(|s| s.info.clone()).collect());
+            }
+            SupervisorMsg::AllSessions(reply) => {
+                let _ = reply.send((0..state.sessions.len()).map(|i| state.session_ref(i)).collect());
+            }
+            SupervisorMsg::ResolveSession { target, reply } => {
+                let _ = reply.send(state.find(&target).map(|i| state.session_ref(i)));
+            }
+            SupervisorMsg::ResolvePane { target, reply } => {
+                let _ = reply.send(state.resolve_pane(&target));
+            }
+            SupervisorMsg::Status(reply) => {
+                let _ = reply.send(state.status());
+            }
+            SupervisorMsg::Subscribe(reply) => {
+                let _ = reply.send(state.events.subscribe());
+            }
+            SupervisorMsg::Shutdown(reply) => {
+                state.shutting_down = true;
+                let mut reaped = Vec::new();
+                while !state.sessions.is_empty() {
+                    reaped.extend(state.destroy(state.sessions.len() - 1).await.1);
+                }
+                let _ = reply.send(reaped);
+            }
+            SupervisorMsg::PaneAdded { pane, session } => {
+                state.pane_sessions.insert(pane, session);
+            }
+            SupervisorMsg::PaneRemoved { pane } => {
+                state.pane_sessions.remove(&pane);
+            }
+            SupervisorMsg::Counts { session, panes, running } => {
+                if let Some(entry) = state.sessions.iter_mut().find(|s| s.info.id == session) {
+                    entry.info.panes = panes;
+                    entry.info.running_panes = running;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // A session that fails is dropped from the registry; the daemon keeps going.
+    async fn handle_supervisor_evt(&self, _: ActorRef<SupervisorMsg>, evt: SupervisionEvent, state: &mut SupervisorState) -> Result<(), ActorProcessingErr> {
+        if let SupervisionEvent::ActorFailed(cell, err) = &evt {
+            if let Some(index) = state.sessions.iter().position(|s| s.actor.get_id() == cell.get_id()) {
+                let entry = state.sessions.remove(index);
+                tracing::error!(session = %entry.info.name, reason = %err, "session actor failed");
+                state.pane_sessions.retain(|_, s| *s != entry.info.id);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SupervisorState {
+    async fn create_session(
+        &mut self,
+        myself: &ActorRef<SupervisorMsg>,
+        name: String,
+        cwd: PathBuf,
+        env: Vec<(String, String)>,
+    ) -> Result<SessionInfo, ErrorReply> {
+        if self.shutting_down {
+            return Err(ErrorReply::new(ErrorCode::ShuttingDown, "the daemon is shutting down"));
+        }
+        target::validate_session_name(&name)?;
+        if self.sessions.iter().any(|s| s.info.name == name) {
+            return Err(ErrorReply::new(ErrorCode::NameTaken, format!("a session named '{name}' already exists")));
+        }
+        crate::pty::validate_cwd(&cwd)?;
+        for (k, v) in &env {
+            crate::pty::validate_env(k, v)?;
+        }
+        let id = SessionId::new();
+        let args = SessionArgs {
+            id,
+            name: name.clone(),
+            cwd: cwd.clone(),
+            env,
+            config: self.config.clone(),
+            supervisor: myself.clone(),
+            events: self.events.clone(),
+        };
+        let (actor, _) = Actor::spawn_linked(None, SessionActor, args, myself.get_cell())
+            .await
+            .map_err(|e| ErrorReply::internal(format!("cannot start session actor: {e}")))?;
+        let info = SessionInfo {
+            id,
+            name,
+            cwd: cwd.display().to_string(),
+            panes: 0,
+            running_panes: 0,
+            created_at_ms: now_ms(),
+        };
+        self.sessions.push(SessionEntry { info: info.clone(), actor });
+        let _ = self.events.send(Event::SessionCreated(info.clone()));
+        Ok(info)
+    }
+
+    fn find(&self, target: &str) -> Result<usize, ErrorReply> {
+        let candidates = self.sessions.iter().map(|s| Candidate { id: s.info.id.0, name: &s.info.name });
+        let id = target::resolve(target, candidates, "session", ErrorCode::SessionNotFound)?;
+        Ok(self.sessions.iter().position(|s| s.info.id.0 == id).expect("resolved from this list"))
+    }
+
+    fn session_ref(&self, index: usize) -> SessionRef {
+        let entry = &self.sessions[index];
+        SessionRef { actor: entry.actor.clone() }
+    }
+
+    fn resolve_pane(&self, target: &str) -> Result<(SessionRef, PaneId), ErrorReply> {
+        let candidates = self.pane_sessions.keys().map(|id| Candidate { id: id.0, name: "" });
+        let id = match target::resolve(target, candidates, "pane", ErrorCode::PaneNotFound) {
+            Ok(id) => PaneId(id),
+            Err(e) if e.code == ErrorCode::PaneNotFound => {
+                return Err(ErrorReply::new(
+                    ErrorCode::PaneNotFound,
+                    format!("pane not found: '{target}'; use a pane id, a unique id prefix, or SESSION:INDEX (see `fugue panes`)"),
+                ))
+            }
+            Err(e) => return Err(e),
+        };
+        let session = self.pane_sessions[&id];
+        let index = self
+            .sessions
+            .iter()
+            .position(|s| s.info.id == session)
+            .ok_or_else(|| ErrorReply::new(ErrorCode::PaneNotFound, format!("pane not found: {id}")))?;
+        Ok((self.session_ref(index), id))
+    }
+
+    fn rename(&mut self, target: &str, name: String) -> Result<(SessionInfo, String), ErrorReply> {
+        let index = self.find(target)?;
+        target::validate_session_name(&name)?;
+        if self.sessions.iter().enumerate().any(|(i, s)| i != index && s.info.name == name) {
+            return Err(ErrorReply::new(ErrorCode::NameTaken, format!("a session named '{name}' already exists")));
+        }
+        let entry = &mut self.sessions[index];
+        let previous = std::mem::replace(&mut entry.info.name, name.clone());
+        let _ = entry.actor.cast(SessionMsg::Renamed(name.clone()));
+        let _ = self.events.send(Event::SessionRenamed { id: entry.info.id, previous_name: previous.clone(), name });
+        Ok((entry.info.clone(), previous))
+    }
+
+    /// Removes the session at `index` and has it kill its panes.
+    async fn destroy(&mut self, index: usize) -> (SessionInfo, Vec<watch::Receiver<bool>>) {
+        let entry = self.sessions.remove(index);
+        self.pane_sessions.retain(|_, s| *s != entry.info.id);
+        let reaped = match entry.actor.call(SessionMsg::Destroy, Some(SESSION_CALL)).await {
+            Ok(ractor::rpc::CallResult::Success(reaped)) => reaped,
+            _ => {
+                // Stopping the actor still drops every pane's process guard.
+                entry.actor.stop(Some("destroy timed out".into()));
+                Vec::new()
+            }
+        };
+        let _ = self.events.send(Event::SessionDestroyed { id: entry.info.id, name: entry.info.name.clone() });
+        (entry.info, reaped)
+    }
+
+    fn status(&self) -> DaemonInfo {
+        DaemonInfo {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            protocol_version: PROTOCOL_VERSION,
+            socket: self.config.socket.display().to_string(),
+            started_at_ms: self.started_at_ms,
+            sessions: self.sessions.len() as u32,
+            panes: self.sessions.iter().map(|s| s.info.panes).sum(),
+            running_panes: self.sessions.iter().map(|s| s.info.running_panes).sum(),
+        }
+    }
+}

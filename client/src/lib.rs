@@ -1,1 +1,394 @@
+//! Async client for `fugued`, used by the `fugue` CLI, the MCP bridge and the tests.
+//!
+//! A [`Client`] is one connection. It is cheap to clone and safe to use from many
+//! tasks at once: every call gets its own request id, and a background task routes
+//! each reply to its caller, so calls never wait on each other.
 
+mod autostart;
+
+pub use autostart::{daemon_binary, start_daemon};
+pub use fugue_protocol as protocol;
+
+use fugue_protocol::codec::{CodecError, FrameCodec};
+use fugue_protocol::*;
+use futures::{SinkExt, StreamExt};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::UnixStream;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::codec::{FramedRead, FramedWrite};
+
+/// Checks the reply variant; anything else is a protocol error.
+macro_rules! expect_reply {
+    ($response:expr, $pattern:pat => $value:expr) => {
+        match $response {
+            $pattern => Ok($value),
+            other => Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
+        }
+    };
+}
+
+/// Largest input sent in one request; bigger writes are split, in order.
+const WRITE_CHUNK: usize = 1024 * 1024;
+/// Events buffered for a caller that does not read them; more are dropped.
+const EVENT_BUFFER: usize = 1024;
+/// How long auto-start waits for a new daemon.
+pub const START_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What went wrong talking to the daemon. Every variant prints as one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The daemon answered with an error.
+    #[error("{0}")]
+    Daemon(#[from] ErrorReply),
+    #[error("cannot connect to fugued at {path}: {reason}")]
+    Connect { path: PathBuf, reason: String },
+    #[error("cannot start fugued: {0}")]
+    Start(String),
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    #[error("connection to fugued closed{0}")]
+    Closed(String),
+}
+
+impl ClientError {
+    /// The daemon's error code, when the daemon sent one.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            ClientError::Daemon(reply) => Some(reply.code),
+            _ => None,
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, ClientError>;
+
+/// How to reach the daemon.
+#[derive(Clone, Debug)]
+pub struct ConnectOptions {
+    /// Socket path; `None` follows the usual rules (see [`socket::socket_path`]).
+    pub socket: Option<PathBuf>,
+    /// Start `fugued` if nothing answers on the socket.
+    pub autostart: bool,
+    /// Shown in the daemon's logs.
+    pub client_name: String,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self { socket: None, autostart: true, client_name: "fugue-client".into() }
+    }
+}
+
+impl ConnectOptions {
+    pub fn socket(mut self, path: impl Into<PathBuf>) -> Self {
+        self.socket = Some(path.into());
+        self
+    }
+
+    pub fn autostart(mut self, on: bool) -> Self {
+        self.autostart = on;
+        self
+    }
+
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    pub fn socket_path(&self) -> PathBuf {
+        socket::socket_path(self.socket.as_deref())
+    }
+}
+
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Result<Response>>>>>;
+
+/// A connection to `fugued`.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    next_id: AtomicU64,
+    pending: Pending,
+    out: mpsc::Sender<ClientFrame>,
+    welcome: Welcome,
+    socket: PathBuf,
+    events: Mutex<Option<mpsc::Receiver<Event>>>,
+    closed: watch::Receiver<bool>,
+}
+
+/// Whether nothing answers at `path` (as opposed to a daemon that refused us).
+fn nobody_home(err: &std::io::Error) -> bool {
+    matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused)
+}
+
+impl Client {
+    /// Connects (starting the daemon first if allowed and needed) and handshakes.
+    pub async fn connect(options: ConnectOptions) -> Result<Client> {
+        let path = options.socket_path();
+        let stream = match UnixStream::connect(&path).await {
+            Ok(stream) => stream,
+            Err(err) if options.autostart && nobody_home(&err) => {
+                start_daemon(&path).await?;
+                UnixStream::connect(&path)
+                    .await
+                    .map_err(|e| ClientError::Connect { path: path.clone(), reason: e.to_string() })?
+            }
+            Err(err) => return Err(ClientError::Connect { path, reason: describe_connect_error(&err) }),
+        };
+        Self::handshake(stream, path, &options.client_name).await
+    }
+
+    /// Handshakes on an already connected stream.
+    pub async fn handshake(stream: UnixStream, socket: PathBuf, client_name: &str) -> Result<Client> {
+        let (read, write) = stream.into_split();
+        let mut reader = FramedRead::new(read, FrameCodec::<ClientFrame, ServerFrame>::new());
+        let mut writer = FramedWrite::new(write, FrameCodec::<ClientFrame, ServerFrame>::new());
+        let hello = Hello {
+            protocol_version: PROTOCOL_VERSION,
+            client_name: client_name.to_string(),
+            client_version: env!("CARGO_PKG_VERSION").to_string(),
+        };
+        writer.send(ClientFrame::Hello(hello)).await.map_err(codec_error)?;
+        let welcome = match reader.next().await {
+            Some(Ok(ServerFrame::Welcome(welcome))) => welcome,
+            Some(Ok(ServerFrame::Fatal(reply))) => return Err(ClientError::Daemon(reply)),
+            Some(Ok(other)) => return Err(ClientError::Protocol(format!("expected Welcome, got {other:?}"))),
+            Some(Err(err)) => return Err(codec_error(err)),
+            None => return Err(ClientError::Closed(" during the handshake".into())),
+        };
+
+        let pending: Pending = Arc::default();
+        let (out, out_rx) = mpsc::channel(256);
+        let (events_tx, events_rx) = mpsc::channel(EVENT_BUFFER);
+        let (closed_tx, closed) = watch::channel(false);
+        tokio::spawn(write_loop(writer, out_rx));
+        tokio::spawn(read_loop(reader, pending.clone(), events_tx, closed_tx));
+        Ok(Client {
+            inner: Arc::new(Inner {
+                next_id: AtomicU64::new(1),
+                pending,
+                out,
+                welcome,
+                socket,
+                events: Mutex::new(Some(events_rx)),
+                closed,
+            }),
+        })
+    }
+
+    /// What the daemon said in the handshake (its version and pid).
+    pub fn welcome(&self) -> &Welcome {
+        &self.inner.welcome
+    }
+
+    pub fn socket(&self) -> &Path {
+        &self.inner.socket
+    }
+
+    /// Resolves when the daemon has closed this connection.
+    pub async fn closed(&self) {
+        let mut closed = self.inner.closed.clone();
+        let _ = closed.wait_for(|c| *c).await;
+    }
+
+    /// Sends one request and waits for its reply.
+    pub async fn request(&self, request: Request) -> Result<Response> {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.inner.pending.lock().expect("pending map").insert(id, tx);
+        if self.inner.out.send(ClientFrame::Request { id, request }).await.is_err() {
+            self.inner.pending.lock().expect("pending map").remove(&id);
+            return Err(ClientError::Closed(String::new()));
+        }
+        match rx.await {
+            Ok(result) => result,
+            Err(_) => Err(ClientError::Closed(String::new())),
+        }
+    }
+
+    pub async fn ping(&self) -> Result<()> {
+        expect_reply!(self.request(Request::Ping).await?, Response::Pong => ())
+    }
+
+    pub async fn daemon_status(&self) -> Result<DaemonInfo> {
+        expect_reply!(self.request(Request::DaemonStatus).await?, Response::Daemon(info) => info)
+    }
+
+    /// Asks the daemon to shut down and waits until it has closed the connection.
+    pub async fn shutdown(&self, timeout: Duration) -> Result<()> {
+        expect_reply!(self.request(Request::Shutdown).await?, Response::ShuttingDown => ())?;
+        tokio::time::timeout(timeout, self.closed())
+            .await
+            .map_err(|_| ClientError::Protocol(format!("daemon still running {}s after shutdown", timeout.as_secs())))
+    }
+
+    pub async fn create_session(&self, name: &str, cwd: Option<&Path>, env: Vec<EnvVar>) -> Result<SessionInfo> {
+        let request = Request::CreateSession {
+            name: name.to_string(),
+            cwd: cwd.map(|c| c.display().to_string()),
+            env,
+        };
+        expect_reply!(self.request(request).await?, Response::Session(info) => info)
+    }
+
+    pub async fn destroy_session(&self, session: &str) -> Result<SessionInfo> {
+        expect_reply!(self.request(Request::DestroySession { session: session.into() }).await?, Response::Session(info) => info)
+    }
+
+    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>> {
+        expect_reply!(self.request(Request::ListSessions).await?, Response::Sessions(list) => list)
+    }
+
+    /// Renames a session; returns it and its previous name.
+    pub async fn rename_session(&self, session: &str, name: &str) -> Result<(SessionInfo, String)> {
+        let request = Request::RenameSession { session: session.into(), name: name.into() };
+        expect_reply!(self.request(request).await?, Response::SessionRenamed { session, previous_name } => (session, previous_name))
+    }
+
+    pub async fn create_pane(&self, spec: SpawnSpec) -> Result<PaneInfo> {
+        expect_reply!(self.request(Request::CreatePane(spec)).await?, Response::Pane(info) => info)
+    }
+
+    /// Panes of one session, or of every session.
+    pub async fn list_panes(&self, session: Option<&str>) -> Result<Vec<PaneInfo>> {
+        let request = Request::ListPanes { session: session.map(str::to_string) };
+        expect_reply!(self.request(request).await?, Response::Panes(list) => list)
+    }
+
+    pub async fn pane_status(&self, pane: &str) -> Result<PaneInfo> {
+        expect_reply!(self.request(Request::PaneStatus { pane: pane.into() }).await?, Response::Pane(info) => info)
+    }
+
+    /// Writes input to the pane; large input goes in several requests, in order.
+    pub async fn write_input(&self, pane: &str, data: &[u8]) -> Result<()> {
+        for chunk in data.chunks(WRITE_CHUNK) {
+            let request = Request::WriteInput { pane: pane.into(), data: chunk.to_vec() };
+            expect_reply!(self.request(request).await?, Response::Ok => ())?;
+        }
+        Ok(())
+    }
+
+    pub async fn send_keys(&self, pane: &str, keys: &[String]) -> Result<()> {
+        let request = Request::SendKeys { pane: pane.into(), keys: keys.to_vec() };
+        expect_reply!(self.request(request).await?, Response::Ok => ())
+    }
+
+    pub async fn interrupt(&self, pane: &str) -> Result<()> {
+        expect_reply!(self.request(Request::Interrupt { pane: pane.into() }).await?, Response::Ok => ())
+    }
+
+    /// Signals the pane (default TERM; SIGKILL follows after the daemon's grace).
+    pub async fn kill_pane(&self, pane: &str, signal: Option<&str>) -> Result<PaneInfo> {
+        let request = Request::KillPane { pane: pane.into(), signal: signal.map(str::to_string) };
+        expect_reply!(self.request(request).await?, Response::Pane(info) => info)
+    }
+
+    pub async fn release_pane(&self, pane: &str) -> Result<()> {
+        expect_reply!(self.request(Request::ReleasePane { pane: pane.into() }).await?, Response::Ok => ())
+    }
+
+    pub async fn resize_pane(&self, pane: &str, size: PaneSize) -> Result<()> {
+        expect_reply!(self.request(Request::ResizePane { pane: pane.into(), size }).await?, Response::Ok => ())
+    }
+
+    pub async fn rename_pane(&self, pane: &str, title: &str) -> Result<PaneInfo> {
+        let request = Request::RenamePane { pane: pane.into(), title: title.into() };
+        expect_reply!(self.request(request).await?, Response::Pane(info) => info)
+    }
+
+    pub async fn reorder_panes(&self, session: &str, panes: &[String]) -> Result<Vec<PaneInfo>> {
+        let request = Request::ReorderPanes { session: session.into(), panes: panes.to_vec() };
+        expect_reply!(self.request(request).await?, Response::Panes(list) => list)
+    }
+
+    pub async fn read_output(&self, pane: &str, mode: ReadMode) -> Result<OutputChunk> {
+        expect_reply!(self.request(Request::ReadOutput { pane: pane.into(), mode }).await?, Response::Output(chunk) => chunk)
+    }
+
+    /// Waits for the pane's process to exit; `Ok((info, false))` if the timeout passed first.
+    pub async fn wait_for_exit(&self, pane: &str, timeout: Option<Duration>) -> Result<(PaneInfo, bool)> {
+        let request = Request::WaitForExit { pane: pane.into(), timeout_ms: timeout.map(|t| t.as_millis() as u64) };
+        expect_reply!(self.request(request).await?, Response::Waited { pane, exited } => (pane, exited))
+    }
+
+    /// Starts the event stream; call once per connection. Events that arrive while
+    /// nobody reads are dropped after [`EVENT_BUFFER`].
+    pub async fn subscribe(&self) -> Result<mpsc::Receiver<Event>> {
+        let events = self
+            .inner
+            .events
+            .lock()
+            .expect("events")
+            .take()
+            .ok_or_else(|| ClientError::Protocol("already subscribed on this connection".into()))?;
+        expect_reply!(self.request(Request::Subscribe).await?, Response::Ok => ())?;
+        Ok(events)
+    }
+}
+
+
+fn codec_error(err: CodecError) -> ClientError {
+    match err {
+        CodecError::Io(e) => ClientError::Closed(format!(": {e}")),
+        other => ClientError::Protocol(other.to_string()),
+    }
+}
+
+fn describe_connect_error(err: &std::io::Error) -> String {
+    if nobody_home(err) {
+        "fugued is not running (start it with `fugue daemon start`)".into()
+    } else {
+        err.to_string()
+    }
+}
+
+async fn write_loop(
+    mut writer: FramedWrite<tokio::net::unix::OwnedWriteHalf, FrameCodec<ClientFrame, ServerFrame>>,
+    mut frames: mpsc::Receiver<ClientFrame>,
+) {
+    while let Some(frame) = frames.recv().await {
+        let sent = match frames.is_empty() {
+            true => writer.send(frame).await,
+            false => writer.feed(frame).await,
+        };
+        if sent.is_err() {
+            return;
+        }
+    }
+}
+
+async fn read_loop(
+    mut reader: FramedRead<tokio::net::unix::OwnedReadHalf, FrameCodec<ClientFrame, ServerFrame>>,
+    pending: Pending,
+    events: mpsc::Sender<Event>,
+    closed: watch::Sender<bool>,
+) {
+    let reason = loop {
+        match reader.next().await {
+            Some(Ok(ServerFrame::Reply { id, result })) => {
+                let waiter = pending.lock().expect("pending map").remove(&id);
+                if let Some(waiter) = waiter {
+                    let _ = waiter.send(result.map_err(ClientError::Daemon));
+                }
+            }
+            Some(Ok(ServerFrame::Event(event))) => {
+                let _ = events.try_send(event);
+            }
+            Some(Ok(ServerFrame::Fatal(reply))) => break format!(": {}", reply.message),
+            Some(Ok(ServerFrame::Welcome(_))) => break ": unexpected second Welcome".to_string(),
+            Some(Err(err)) => break format!(": {err}"),
+            None => break String::new(),
+        }
+    };
+    let waiters: Vec<_> = pending.lock().expect("pending map").drain().map(|(_, w)| w).collect();
+    for waiter in waiters {
+        let _ = waiter.send(Err(ClientError::Closed(reason.clone())));
+    }
+    closed.send_replace(true);
+}

@@ -1,1 +1,219 @@
+//! Test harness: a real `fugued` on a socket in a fresh temp directory, and helpers
+//! to drive it through the client library and the `fugue` binary.
+//!
+//! The binaries must be built first (`cargo build --workspace`); the README's test
+//! command does that.
 
+use fugue_client::{Client, ConnectOptions};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Default deadline for waiting on observable state.
+pub const DEADLINE: Duration = Duration::from_secs(15);
+
+/// Path of a workspace binary (`fugued`, `fugue`) next to the test executable.
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let path = dir.join(name);
+    assert!(path.is_file(), "{} is missing: run `cargo build --workspace` before the tests", path.display());
+    path
+}
+
+/// Polls `check` until it returns `Some`, or panics with `what` after `deadline`.
+pub fn wait_until<T>(what: &str, deadline: Duration, mut check: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(Instant::now() < end, "timed out after {deadline:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Async twin of [`wait_until`].
+pub async fn wait_for<T, F, Fut>(what: &str, deadline: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(Instant::now() < end, "timed out after {deadline:?} waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A private directory (0700) for sockets, logs and files of one test.
+pub fn private_dir() -> tempfile::TempDir {
+    let dir = tempfile::Builder::new().prefix("fugue-test-").tempdir().expect("temp dir");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    dir
+}
+
+/// A `fugued --foreground` owned by one test; killed when dropped.
+pub struct Daemon {
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+    child: Option<Child>,
+}
+
+impl Daemon {
+    pub fn start() -> Daemon {
+        Self::start_with(&[])
+    }
+
+    /// Starts with extra `fugued` flags (e.g. `--exited-ttl 300ms`).
+    pub fn start_with(args: &[&str]) -> Daemon {
+        let dir = private_dir();
+        let socket = dir.path().join("fugue.sock");
+        let child = Self::spawn(&dir, &socket, args);
+        let daemon = Daemon { dir, socket, child: Some(child) };
+        daemon.wait_ready();
+        daemon
+    }
+
+    fn spawn(dir: &tempfile::TempDir, socket: &Path, args: &[&str]) -> Child {
+        let log = std::fs::File::create(dir.path().join("fugued.stderr")).expect("log file");
+        Command::new(bin("fugued"))
+            .arg("--foreground")
+            .arg("--socket")
+            .arg(socket)
+            .args(args)
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .env("FUGUE_LOG", "debug")
+            .env("SHELL", "/bin/bash")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start fugued")
+    }
+
+    fn wait_ready(&self) {
+        wait_until("fugued to accept connections", DEADLINE, || std::os::unix::net::UnixStream::connect(&self.socket).ok());
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// The daemon's stderr log so far (for failure messages).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("fugued.stderr")).unwrap_or_default()
+    }
+
+    pub async fn client(&self) -> Client {
+        Client::connect(ConnectOptions::default().socket(&self.socket).autostart(false).client_name("fugue-tests"))
+            .await
+            .expect("connect to the test daemon")
+    }
+
+    /// Runs `fugue --socket <ours> ARGS...`.
+    pub fn cli(&self, args: &[&str]) -> CliOutput {
+        cli(&self.socket, &self.dir, args)
+    }
+
+    /// Sends `signal` and waits for the daemon to exit; returns its exit status.
+    pub fn signal_and_wait(&mut self, signal: i32) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        unsafe { libc::kill(child.id() as i32, signal) };
+        wait_until("fugued to exit", DEADLINE, || child.try_wait().expect("try_wait"))
+    }
+
+    /// Waits for the daemon to exit on its own (after a shutdown request).
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("running");
+        wait_until("fugued to exit", DEADLINE, || child.try_wait().expect("try_wait"))
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let end = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < end {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// What a `fugue` run printed.
+pub struct CliOutput {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl CliOutput {
+    /// Stdout of a run that must have succeeded, trimmed.
+    pub fn ok(&self) -> String {
+        assert!(self.status.success(), "fugue failed ({}): {}{}", self.status, self.stderr, self.stdout);
+        self.stdout.trim().to_string()
+    }
+
+    /// Stderr of a run that must have failed.
+    pub fn err(&self) -> String {
+        assert!(!self.status.success(), "fugue should have failed but printed: {}", self.stdout);
+        self.stderr.trim().to_string()
+    }
+
+    /// Stdout of a successful `--json` run, parsed.
+    pub fn json(&self) -> serde_json::Value {
+        let text = self.ok();
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    }
+}
+
+/// Runs `fugue --socket SOCKET ARGS...` with the test's state directory.
+pub fn cli(socket: &Path, dir: &tempfile::TempDir, args: &[&str]) -> CliOutput {
+    let output: Output = Command::new(bin("fugue"))
+        .arg("--socket")
+        .arg(socket)
+        .args(args)
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("SHELL", "/bin/bash")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run fugue");
+    CliOutput {
+        status: output.status,
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Whether a process is gone (no such pid, or a zombie nobody reaped yet).
+pub fn process_gone(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) == Some("Z"),
+    }
+}
+
+/// Direct children of `pid`, from /proc.
+pub fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// The command name of a process (`/proc/PID/comm`).
+pub fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
+}

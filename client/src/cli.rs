@@ -1,0 +1,588 @@
+//! Command-line parsing and output. Each command is one client call (or a few) and
+//! prints either a human table or, with `--json`, one JSON document.
+
+use clap::{Args, Parser, Subcommand};
+use fugue_client::protocol::{
+    DaemonInfo, EnvVar, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode, SessionInfo, SpawnSpec,
+};
+use fugue_client::{Client, ClientError, ConnectOptions};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Exit status of `fugue wait` when the timeout passes first (as timeout(1)).
+const EXIT_TIMEOUT: u8 = 124;
+
+/// fugue: a terminal supervisor for AI agents and the people who work beside them.
+///
+/// Targets: a session is a name, a full UUID or a unique UUID prefix (4+ hex digits);
+/// a pane is a full UUID, a unique prefix, or SESSION:INDEX / SESSION:TITLE.
+#[derive(Parser, Debug)]
+#[command(name = "fugue", version, propagate_version = true)]
+struct Cli {
+    /// Socket of the daemon (default: $FUGUE_SOCKET, $XDG_RUNTIME_DIR/fugue/fugue.sock, /tmp/fugue-$UID/fugue.sock).
+    #[arg(long, global = true)]
+    socket: Option<PathBuf>,
+    /// Print machine-readable JSON.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Start, stop or inspect the daemon.
+    #[command(subcommand)]
+    Daemon(DaemonCommand),
+    /// Create a session; prints its id.
+    NewSession {
+        name: String,
+        /// Working directory of the session's panes (default: the current directory).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// Environment for every pane of the session.
+        #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+    },
+    /// List sessions.
+    Ls,
+    /// Rename a session.
+    RenameSession { target: String, name: String },
+    /// Kill a session and all its panes.
+    KillSession { target: String },
+    /// Start a command in a new pane; prints the pane id.
+    Run(RunArgs),
+    /// List panes of one session, or of all.
+    Panes { session: Option<String> },
+    /// Print a pane's output: the ANSI-stripped text view, or the raw log.
+    Read {
+        pane: String,
+        /// Lines of the text view to print.
+        #[arg(long, default_value_t = 100)]
+        lines: u32,
+        /// The raw byte log instead of the text view.
+        #[arg(long)]
+        raw: bool,
+        /// Only output after this offset (from a previous read's next_offset).
+        #[arg(long)]
+        since: Option<u64>,
+    },
+    /// Type text into a pane.
+    Write {
+        pane: String,
+        text: String,
+        /// Press Enter after the text (sent separately, so TUIs do not drop it).
+        #[arg(long)]
+        enter: bool,
+    },
+    /// Send keys: Enter, Escape, Tab, Backspace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12, C-a..C-z, M-x, or single characters.
+    SendKeys {
+        pane: String,
+        #[arg(required = true)]
+        keys: Vec<String>,
+    },
+    /// Send SIGINT to the pane's foreground process; the shell stays.
+    Interrupt { pane: String },
+    /// Signal a pane's processes (default TERM, then KILL after the grace period).
+    Kill {
+        pane: String,
+        #[arg(long, short = 's', default_value = "TERM")]
+        signal: String,
+    },
+    /// Remove a pane at once, killing it if it still runs.
+    Release { pane: String },
+    /// Wait for a pane's process to exit and print how it ended.
+    Wait {
+        pane: String,
+        /// Give up after this many seconds (exit status 124).
+        #[arg(long)]
+        timeout: Option<f64>,
+    },
+    /// Set a pane's title.
+    RenamePane { pane: String, title: String },
+    /// Reorder a session's panes; name every pane exactly once.
+    Reorder {
+        session: String,
+        #[arg(required = true)]
+        panes: Vec<String>,
+    },
+    /// Show one pane.
+    Status { pane: String },
+    /// Resize a pane's terminal.
+    Resize {
+        pane: String,
+        /// COLSxROWS, e.g. 120x40.
+        size: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum DaemonCommand {
+    /// Start fugued (exit 0 if it already runs).
+    Start {
+        /// Run in this process, logging to stderr.
+        #[arg(long)]
+        foreground: bool,
+    },
+    /// Stop fugued: every pane is terminated.
+    Stop,
+    /// Show pid, version, uptime, socket and counts.
+    Status,
+}
+
+#[derive(Args, Debug)]
+struct RunArgs {
+    /// Session to run in.
+    #[arg(short = 's', long)]
+    session: String,
+    #[arg(long)]
+    title: Option<String>,
+    /// What the pane is for, shown in lists.
+    #[arg(long)]
+    purpose: Option<String>,
+    /// Absolute or relative directory (default: the session's).
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+    env: Vec<String>,
+    /// Exec the command directly instead of typing it into an interactive shell.
+    #[arg(long)]
+    no_shell: bool,
+    /// Raw output bytes kept (default 1 MiB).
+    #[arg(long, value_name = "BYTES")]
+    limit: Option<u64>,
+    /// Terminal size, COLSxROWS (default 120x40).
+    #[arg(long)]
+    size: Option<String>,
+    /// The command and its arguments (after --). Empty: just a shell.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+/// Parses the command line, runs it, and maps errors to `fugue: <message>`.
+pub async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli).await {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("fugue: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn connect(cli: &Cli, autostart: bool) -> Result<Client, ClientError> {
+    let mut options = ConnectOptions::default().client_name("fugue-cli").autostart(autostart);
+    options.socket = cli.socket.clone();
+    Client::connect(options).await
+}
+
+async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
+    if let Command::Daemon(command) = &cli.command {
+        return daemon(cli, command).await;
+    }
+    let client = connect(cli, true).await?;
+    let out = Output { json: cli.json };
+    match &cli.command {
+        Command::Daemon(_) => unreachable!("handled above"),
+        Command::NewSession { name, cwd, env } => {
+            let cwd = absolute(cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
+            let info = client.create_session(name, Some(&cwd), parse_env(env)?).await?;
+            out.print(session_json(&info), || info.id.to_string());
+        }
+        Command::Ls => {
+            let sessions = client.list_sessions().await?;
+            out.print(Value::Array(sessions.iter().map(session_json).collect()), || sessions_table(&sessions));
+        }
+        Command::RenameSession { target, name } => {
+            let (info, previous) = client.rename_session(target, name).await?;
+            let mut value = session_json(&info);
+            value["previous_name"] = json!(previous);
+            out.print(value, || format!("renamed '{previous}' to '{}'", info.name));
+        }
+        Command::KillSession { target } => {
+            let info = client.destroy_session(target).await?;
+            out.print(session_json(&info), || format!("killed session '{}' ({})", info.name, info.id));
+        }
+        Command::Run(args) => {
+            let info = client.create_pane(spawn_spec(args)?).await?;
+            out.print(pane_json(&info), || info.id.to_string());
+        }
+        Command::Panes { session } => {
+            let panes = client.list_panes(session.as_deref()).await?;
+            out.print(Value::Array(panes.iter().map(pane_json).collect()), || panes_table(&panes));
+        }
+        Command::Read { pane, lines, raw, since } => {
+            let mode = match raw {
+                true => ReadMode::Raw { since: *since, max_bytes: None },
+                false => ReadMode::Text { lines: *lines, since: *since },
+            };
+            let chunk = client.read_output(pane, mode).await?;
+            let text = match raw {
+                true => String::from_utf8_lossy(&chunk.data).into_owned(),
+                false => chunk.lines.join("\n"),
+            };
+            if cli.json {
+                let mut value = status_fields(&chunk.pane);
+                value["text"] = json!(text);
+                value["lines"] = json!(chunk.lines);
+                value["truncated"] = json!(chunk.truncated);
+                value["start_offset"] = json!(chunk.start_offset);
+                value["next_offset"] = json!(chunk.next_offset);
+                out.print(value, String::new);
+            } else if *raw {
+                let mut stdout = std::io::stdout().lock();
+                let _ = stdout.write_all(&chunk.data);
+                let _ = stdout.flush();
+            } else if !text.is_empty() {
+                println!("{text}");
+            }
+        }
+        Command::Write { pane, text, enter } => {
+            client.write_input(pane, text.as_bytes()).await?;
+            if *enter {
+                client.send_keys(pane, &["Enter".to_string()]).await?;
+            }
+            out.print(json!({"ok": true}), String::new);
+        }
+        Command::SendKeys { pane, keys } => {
+            client.send_keys(pane, keys).await?;
+            out.print(json!({"ok": true}), String::new);
+        }
+        Command::Interrupt { pane } => {
+            client.interrupt(pane).await?;
+            out.print(json!({"ok": true}), String::new);
+        }
+        Command::Kill { pane, signal } => {
+            let info = client.kill_pane(pane, Some(signal)).await?;
+            out.print(pane_json(&info), String::new);
+        }
+        Command::Release { pane } => {
+            client.release_pane(pane).await?;
+            out.print(json!({"ok": true}), String::new);
+        }
+        Command::Wait { pane, timeout } => {
+            let timeout = match timeout {
+                Some(secs) if !secs.is_finite() || *secs < 0.0 => {
+                    return Err(ClientError::Daemon(fugue_client::protocol::ErrorReply::invalid(format!(
+                        "--timeout must be a number of seconds >= 0, got {secs}"
+                    ))))
+                }
+                Some(secs) => Some(Duration::from_secs_f64(*secs)),
+                None => None,
+            };
+            let (info, exited) = client.wait_for_exit(pane, timeout).await?;
+            if !exited {
+                let secs = timeout.map_or(0.0, |t| t.as_secs_f64());
+                if cli.json {
+                    let mut value = pane_json(&info);
+                    value["timed_out"] = json!(true);
+                    out.print(value, String::new);
+                }
+                eprintln!("fugue: timed out after {secs}s waiting for pane {} to exit", info.id);
+                return Ok(ExitCode::from(EXIT_TIMEOUT));
+            }
+            let mut value = pane_json(&info);
+            value["timed_out"] = json!(false);
+            out.print(value, || exit_text(info.exit));
+        }
+        Command::RenamePane { pane, title } => {
+            let info = client.rename_pane(pane, title).await?;
+            out.print(pane_json(&info), String::new);
+        }
+        Command::Reorder { session, panes } => {
+            let list = client.reorder_panes(session, panes).await?;
+            out.print(Value::Array(list.iter().map(pane_json).collect()), || panes_table(&list));
+        }
+        Command::Status { pane } => {
+            let info = client.pane_status(pane).await?;
+            out.print(pane_json(&info), || panes_table(std::slice::from_ref(&info)));
+        }
+        Command::Resize { pane, size } => {
+            client.resize_pane(pane, parse_size(size)?).await?;
+            out.print(json!({"ok": true}), String::new);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn daemon(cli: &Cli, command: &DaemonCommand) -> Result<ExitCode, ClientError> {
+    let out = Output { json: cli.json };
+    let socket = fugue_client::protocol::socket::socket_path(cli.socket.as_deref());
+    match command {
+        DaemonCommand::Start { foreground } => {
+            if let Ok(client) = connect(cli, false).await {
+                let pid = client.welcome().pid;
+                out.print(json!({"running": true, "pid": pid, "started": false}), || format!("fugued already running (pid {pid})"));
+                return Ok(ExitCode::SUCCESS);
+            }
+            if *foreground {
+                use std::os::unix::process::CommandExt;
+                let err = std::process::Command::new(fugue_client::daemon_binary())
+                    .arg("--foreground")
+                    .arg("--socket")
+                    .arg(&socket)
+                    .exec();
+                return Err(ClientError::Start(err.to_string()));
+            }
+            fugue_client::start_daemon(&socket).await?;
+            let client = connect(cli, false).await?;
+            let pid = client.welcome().pid;
+            out.print(json!({"running": true, "pid": pid, "started": true}), || format!("fugued started (pid {pid})"));
+        }
+        DaemonCommand::Stop => {
+            let client = match connect(cli, false).await {
+                Ok(client) => client,
+                Err(ClientError::Connect { .. }) => {
+                    out.print(json!({"running": false, "stopped": false}), || "fugued is not running".to_string());
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Err(err) => return Err(err),
+            };
+            let pid = client.welcome().pid;
+            client.shutdown(Duration::from_secs(15)).await?;
+            out.print(json!({"running": false, "stopped": true, "pid": pid}), || format!("fugued stopped (pid {pid})"));
+        }
+        DaemonCommand::Status => {
+            let client = connect(cli, false).await?;
+            let info = client.daemon_status().await?;
+            out.print(daemon_json(&info), || daemon_text(&info));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+struct Output {
+    json: bool,
+}
+
+impl Output {
+    /// Prints `value` as JSON with `--json`, else the text (nothing if empty).
+    fn print(&self, value: Value, text: impl FnOnce() -> String) {
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+            return;
+        }
+        let text = text();
+        if !text.is_empty() {
+            println!("{text}");
+        }
+    }
+}
+
+fn invalid(message: String) -> ClientError {
+    ClientError::Daemon(fugue_client::protocol::ErrorReply::invalid(message))
+}
+
+fn absolute(path: PathBuf) -> Result<PathBuf, ClientError> {
+    let joined = match path.is_absolute() {
+        true => path,
+        false => std::env::current_dir().map_err(|e| invalid(format!("cannot read the current directory: {e}")))?.join(path),
+    };
+    // Canonical form when it exists; the daemon reports a missing directory itself.
+    Ok(joined.canonicalize().unwrap_or(joined))
+}
+
+fn parse_env(pairs: &[String]) -> Result<Vec<EnvVar>, ClientError> {
+    pairs
+        .iter()
+        .map(|pair| match pair.split_once('=') {
+            Some((name, value)) if !name.is_empty() => Ok(EnvVar { name: name.into(), value: value.into() }),
+            _ => Err(invalid(format!("bad environment variable '{pair}'; use KEY=VALUE"))),
+        })
+        .collect()
+}
+
+fn parse_size(text: &str) -> Result<PaneSize, ClientError> {
+    let parsed = text
+        .split_once(['x', 'X'])
+        .and_then(|(c, r)| Some(PaneSize { cols: c.trim().parse().ok()?, rows: r.trim().parse().ok()? }));
+    match parsed {
+        Some(size) if size.cols > 0 && size.rows > 0 => Ok(size),
+        _ => Err(invalid(format!("bad size '{text}'; use COLSxROWS, e.g. 120x40"))),
+    }
+}
+
+fn spawn_spec(args: &RunArgs) -> Result<SpawnSpec, ClientError> {
+    let mut spec = SpawnSpec::new(args.session.clone());
+    let mut command = args.command.iter();
+    spec.command = command.next().cloned();
+    spec.args = command.cloned().collect();
+    spec.env = parse_env(&args.env)?;
+    spec.cwd = args.cwd.clone().map(absolute).transpose()?.map(|p| p.display().to_string());
+    spec.shell = !args.no_shell;
+    spec.title = args.title.clone();
+    spec.purpose = args.purpose.clone();
+    spec.size = args.size.as_deref().map(parse_size).transpose()?;
+    spec.output_byte_limit = args.limit;
+    Ok(spec)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// `45s`, `12m03s`, `3h07m`, `2d04h`.
+fn human_duration(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..86400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d{:02}h", s / 86400, s % 86400 / 3600),
+    }
+}
+
+fn uptime_ms(info: &PaneInfo) -> u64 {
+    info.exited_at_ms.unwrap_or_else(now_ms).saturating_sub(info.started_at_ms)
+}
+
+fn short(id: impl ToString) -> String {
+    id.to_string()[..8].to_string()
+}
+
+fn exit_text(exit: Option<ExitStatus>) -> String {
+    exit.map_or_else(|| "running".to_string(), |e| e.to_string())
+}
+
+fn session_json(info: &SessionInfo) -> Value {
+    json!({
+        "id": info.id.to_string(),
+        "name": info.name,
+        "cwd": info.cwd,
+        "panes": info.panes,
+        "running_panes": info.running_panes,
+        "created_at_ms": info.created_at_ms,
+    })
+}
+
+fn status_fields(info: &PaneInfo) -> Value {
+    json!({
+        "status": info.state.as_str(),
+        "exit_code": info.exit.and_then(|e| e.code),
+        "signal": info.exit.and_then(|e| e.signal_name()),
+    })
+}
+
+fn pane_json(info: &PaneInfo) -> Value {
+    let mut value = json!({
+        "id": info.id.to_string(),
+        "session": info.session_name,
+        "session_id": info.session_id.to_string(),
+        "index": info.index,
+        "title": info.title,
+        "purpose": info.purpose,
+        "command": info.command,
+        "shell": info.shell,
+        "cwd": info.cwd,
+        "pid": info.pid,
+        "cols": info.size.cols,
+        "rows": info.size.rows,
+        "started_at_ms": info.started_at_ms,
+        "exited_at_ms": info.exited_at_ms,
+        "uptime_ms": uptime_ms(info),
+    });
+    if let (Value::Object(map), Value::Object(status)) = (&mut value, status_fields(info)) {
+        map.extend(status);
+    }
+    value
+}
+
+fn daemon_json(info: &DaemonInfo) -> Value {
+    json!({
+        "pid": info.pid,
+        "version": info.version,
+        "protocol_version": info.protocol_version,
+        "socket": info.socket,
+        "started_at_ms": info.started_at_ms,
+        "uptime_ms": now_ms().saturating_sub(info.started_at_ms),
+        "sessions": info.sessions,
+        "panes": info.panes,
+        "running_panes": info.running_panes,
+    })
+}
+
+fn daemon_text(info: &DaemonInfo) -> String {
+    format!(
+        "pid      {}\nversion  {} (protocol {})\nuptime   {}\nsocket   {}\nsessions {}\npanes    {} ({} running)",
+        info.pid,
+        info.version,
+        info.protocol_version,
+        human_duration(now_ms().saturating_sub(info.started_at_ms)),
+        info.socket,
+        info.sessions,
+        info.panes,
+        info.running_panes
+    )
+}
+
+/// Left-aligned columns separated by two spaces.
+fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        padded.join("  ").trim_end().to_string()
+    };
+    let mut out = vec![line(header.iter().map(|h| h.to_string()).collect())];
+    out.extend(rows.into_iter().map(line));
+    out.join("\n")
+}
+
+fn sessions_table(sessions: &[SessionInfo]) -> String {
+    if sessions.is_empty() {
+        return "no sessions".into();
+    }
+    let rows = sessions
+        .iter()
+        .map(|s| {
+            vec![
+                short(s.id),
+                s.name.clone(),
+                format!("{} ({} running)", s.panes, s.running_panes),
+                format!("{} ago", human_duration(now_ms().saturating_sub(s.created_at_ms))),
+                s.cwd.clone(),
+            ]
+        })
+        .collect();
+    table(&["ID", "NAME", "PANES", "CREATED", "CWD"], rows)
+}
+
+fn panes_table(panes: &[PaneInfo]) -> String {
+    if panes.is_empty() {
+        return "no panes".into();
+    }
+    let rows = panes
+        .iter()
+        .map(|p| {
+            let exit = p.exit.map(|e| match (e.code, e.signal_name()) {
+                (Some(code), _) => code.to_string(),
+                (None, Some(sig)) => sig,
+                _ => "?".into(),
+            });
+            vec![
+                short(p.id),
+                format!("{}:{}", p.session_name, p.index),
+                p.title.clone(),
+                match p.state {
+                    PaneState::Running => "running".into(),
+                    PaneState::Exited => format!("exited {}", exit.unwrap_or_default()),
+                },
+                p.pid.to_string(),
+                human_duration(uptime_ms(p)),
+                p.purpose.clone(),
+            ]
+        })
+        .collect();
+    table(&["ID", "PANE", "TITLE", "STATUS", "PID", "UPTIME", "PURPOSE"], rows)
+}

@@ -1,0 +1,144 @@
+//! The daemon process: socket rules, one daemon per socket, auto-start, signals.
+
+use fugue_tests::{cli, private_dir, process_gone, wait_until, Daemon, DEADLINE};
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+
+#[test]
+fn a_second_daemon_is_refused_with_the_first_ones_pid() {
+    let daemon = Daemon::start();
+    let out = Command::new(fugue_tests::bin("fugued"))
+        .args(["--foreground", "--socket"])
+        .arg(&daemon.socket)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.trim(), format!("fugued: already running (pid {})", daemon.pid()));
+    // The first one is untouched.
+    assert!(daemon.cli(&["ls"]).status.success());
+}
+
+#[test]
+fn a_stale_socket_is_replaced() {
+    let dir = private_dir();
+    let socket = dir.path().join("fugue.sock");
+    // A socket file nobody listens on, as a crashed daemon leaves behind.
+    drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
+    assert!(socket.exists());
+    let mut child = Command::new(fugue_tests::bin("fugued"))
+        .args(["--foreground", "--socket"])
+        .arg(&socket)
+        .env("XDG_STATE_HOME", dir.path())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the daemon to answer", DEADLINE, || cli(&socket, &dir, &["ls"]).status.success().then_some(()));
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = wait_until("exit", DEADLINE, || child.try_wait().unwrap());
+    assert!(status.success());
+    assert!(!socket.exists(), "the socket is removed on shutdown");
+}
+
+#[test]
+fn a_socket_directory_open_to_others_is_refused() {
+    let dir = private_dir();
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new(fugue_tests::bin("fugued")).args(["--foreground", "--socket"]).arg(open.join("s.sock")).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is open to group/others (mode 755)"), "{stderr}");
+    // A missing directory is created private.
+    let fresh = dir.path().join("new/sub/s.sock");
+    let out = cli(&fresh, &dir, &["daemon", "start"]);
+    out.ok();
+    assert_eq!(std::fs::metadata(fresh.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+    cli(&fresh, &dir, &["daemon", "stop"]).ok();
+}
+
+#[test]
+fn sigterm_leaves_no_child_process_alive() {
+    let mut daemon = Daemon::start_with(&["--kill-grace", "500ms"]);
+    daemon.cli(&["new-session", "dev"]).ok();
+    let mut pids = Vec::new();
+    let stubborn = "trap '' TERM HUP; echo armed; while :; do sleep 1; done";
+    for args in [&["--", "sleep", "300"][..], &["--no-shell", "--", "sh", "-c", stubborn], &["--no-shell", "--", "sleep", "300"]] {
+        let mut full = vec!["run", "-s", "dev"];
+        full.extend_from_slice(args);
+        let pane = daemon.cli(&full).ok();
+        pids.push(daemon.cli(&["--json", "status", &pane]).json()["pid"].as_u64().unwrap() as u32);
+        if args.len() > 3 {
+            wait_until("the trap", DEADLINE, || daemon.cli(&["read", &pane]).ok().contains("armed").then_some(()));
+        }
+    }
+    // Grandchildren too: the shell pane's sleep.
+    pids.extend(wait_until("the shell to start sleep", DEADLINE, || {
+        let kids = fugue_tests::children(pids[0]);
+        (!kids.is_empty()).then_some(kids)
+    }));
+    let socket = daemon.socket.clone();
+    let status = daemon.signal_and_wait(libc::SIGTERM);
+    assert!(status.success(), "fugued exits 0 on SIGTERM: {status:?}");
+    for pid in &pids {
+        wait_until(&format!("pid {pid} to be gone"), DEADLINE, || process_gone(*pid).then_some(()));
+    }
+    assert!(!socket.exists());
+}
+
+#[test]
+fn sighup_is_ignored_and_daemon_stop_shuts_down() {
+    let mut daemon = Daemon::start();
+    unsafe { libc::kill(daemon.pid() as i32, libc::SIGHUP) };
+    daemon.cli(&["new-session", "after-hup"]).ok();
+    let out = daemon.cli(&["daemon", "stop"]).ok();
+    assert_eq!(out, format!("fugued stopped (pid {})", daemon.pid()));
+    assert!(daemon.wait_exit().success());
+    assert!(daemon.cli(&["daemon", "stop"]).ok().contains("not running"));
+    let err = daemon.cli(&["daemon", "status"]).err();
+    assert!(err.contains("fugued is not running"), "{err}");
+}
+
+#[test]
+fn the_cli_starts_one_daemon_on_first_use_even_when_racing() {
+    let dir = private_dir();
+    let socket = dir.path().join("auto.sock");
+    let runs: Vec<_> = (0..4)
+        .map(|i| {
+            let socket = socket.clone();
+            let state = dir.path().join("state");
+            std::thread::spawn(move || {
+                Command::new(fugue_tests::bin("fugue"))
+                    .arg("--socket")
+                    .arg(&socket)
+                    .args(["new-session", &format!("race{i}")])
+                    .env("XDG_STATE_HOME", state)
+                    .output()
+                    .unwrap()
+            })
+        })
+        .collect();
+    for run in runs {
+        let out = run.join().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let status = cli(&socket, &dir, &["--json", "daemon", "status"]).json();
+    assert_eq!(status["sessions"], 4, "all four sessions live in one daemon");
+    let pid = status["pid"].as_u64().unwrap() as u32;
+    let daemons = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            cmdline.contains("fugued") && cmdline.contains(socket.to_str().unwrap())
+        })
+        .count();
+    assert_eq!(daemons, 1);
+    let started = cli(&socket, &dir, &["daemon", "start"]).ok();
+    assert_eq!(started, format!("fugued already running (pid {pid})"));
+    cli(&socket, &dir, &["daemon", "stop"]).ok();
+    wait_until("the daemon to exit", DEADLINE, || process_gone(pid).then_some(()));
+}

@@ -1,0 +1,112 @@
+//! Killing and interrupting: process groups, escalation to SIGKILL, interrupts that
+//! leave the shell alive, and destroying sessions.
+
+use fugue_client::protocol::{ReadMode, SpawnSpec};
+use fugue_client::Client;
+use fugue_tests::{children, comm, process_gone, wait_for, wait_until, Daemon, DEADLINE};
+
+async fn wait_text(client: &Client, pane: &str, needle: &str) {
+    wait_for(&format!("'{needle}' in pane output"), DEADLINE, || async {
+        let out = client.read_output(pane, ReadMode::Text { lines: 1000, since: None }).await.unwrap();
+        out.lines.join("\n").contains(needle).then_some(())
+    })
+    .await
+}
+
+#[tokio::test]
+async fn kill_escalates_to_sigkill_for_a_process_that_ignores_term() {
+    let daemon = Daemon::start_with(&["--kill-grace", "500ms"]);
+    let client = daemon.client().await;
+    client.create_session("dev", None, vec![]).await.unwrap();
+    let mut spec = SpawnSpec::new("dev");
+    spec.command = Some("sh".into());
+    spec.args = vec!["-c".into(), "trap '' TERM; echo armed; while :; do sleep 1; done".into()];
+    spec.shell = false;
+    let pane = client.create_pane(spec).await.unwrap();
+    let id = pane.id.to_string();
+    wait_text(&client, &id, "armed").await;
+    client.kill_pane(&id, None).await.unwrap();
+    let (info, exited) = client.wait_for_exit(&id, Some(DEADLINE)).await.unwrap();
+    assert!(exited);
+    assert_eq!(info.exit.unwrap().signal, Some(libc::SIGKILL), "{info:?}");
+    // Still readable after the kill.
+    let out = client.read_output(&id, ReadMode::Text { lines: 10, since: None }).await.unwrap();
+    assert!(out.lines.contains(&"armed".to_string()));
+    assert!(process_gone(pane.pid));
+}
+
+#[tokio::test]
+async fn kill_with_a_named_signal_and_bad_signal_names() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    client.create_session("dev", None, vec![]).await.unwrap();
+    let mut spec = SpawnSpec::new("dev");
+    spec.command = Some("sleep".into());
+    spec.args = vec!["60".into()];
+    spec.shell = false;
+    let id = client.create_pane(spec).await.unwrap().id.to_string();
+    let err = daemon.cli(&["kill", &id, "--signal", "BOGUS"]).err();
+    assert!(err.contains("unknown signal 'BOGUS'"), "{err}");
+    daemon.cli(&["kill", &id, "--signal", "INT"]).ok();
+    let (info, _) = client.wait_for_exit(&id, Some(DEADLINE)).await.unwrap();
+    assert_eq!(info.exit.unwrap().signal, Some(libc::SIGINT));
+}
+
+#[tokio::test]
+async fn interrupt_stops_the_foreground_job_and_the_shell_survives() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    client.create_session("dev", None, vec![]).await.unwrap();
+    let pane = client.create_pane(SpawnSpec::new("dev")).await.unwrap();
+    let id = pane.id.to_string();
+    client.write_input(&id, b"sleep 30; echo after-$?\r").await.unwrap();
+    let sleeper = wait_for("sleep to run in the shell", DEADLINE, || async {
+        children(pane.pid).into_iter().find(|pid| comm(*pid) == "sleep")
+    })
+    .await;
+    daemon.cli(&["interrupt", &id]).ok();
+    wait_text(&client, &id, "after-130").await;
+    assert!(process_gone(sleeper));
+    client.write_input(&id, b"echo shell-\"\"alive\r").await.unwrap();
+    wait_text(&client, &id, "shell-alive").await;
+    assert!(!process_gone(pane.pid));
+}
+
+#[tokio::test]
+async fn killing_a_shell_pane_ends_the_shell_and_its_job() {
+    let daemon = Daemon::start_with(&["--kill-grace", "5s"]);
+    let client = daemon.client().await;
+    client.create_session("dev", None, vec![]).await.unwrap();
+    let pane = client.create_pane(SpawnSpec::new("dev")).await.unwrap();
+    let id = pane.id.to_string();
+    client.write_input(&id, b"sleep 300\r").await.unwrap();
+    let sleeper = wait_for("sleep to run", DEADLINE, || async { children(pane.pid).into_iter().find(|p| comm(*p) == "sleep") }).await;
+    client.kill_pane(&id, None).await.unwrap();
+    let (info, exited) = client.wait_for_exit(&id, Some(DEADLINE)).await.unwrap();
+    assert!(exited);
+    // An interactive shell ignores TERM; it must end by the hang-up, not by the
+    // SIGKILL 5 s later.
+    assert_ne!(info.exit.unwrap().signal, Some(libc::SIGKILL), "{info:?}");
+    wait_until("the job to end", DEADLINE, || process_gone(sleeper).then_some(()));
+}
+
+#[test]
+fn destroying_a_session_kills_its_processes() {
+    let daemon = Daemon::start_with(&["--kill-grace", "500ms"]);
+    daemon.cli(&["new-session", "dev"]).ok();
+    let mut pids = Vec::new();
+    for args in [&["--no-shell", "--", "sleep", "300"][..], &["--no-shell", "--", "sh", "-c", "trap '' TERM HUP; echo armed; while :; do sleep 1; done"], &[]] {
+        let mut full = vec!["run", "-s", "dev"];
+        full.extend_from_slice(args);
+        let pane = daemon.cli(&full).ok();
+        pids.push(daemon.cli(&["--json", "status", &pane]).json()["pid"].as_u64().unwrap() as u32);
+        if args.len() > 3 {
+            wait_until("the trap to be set", DEADLINE, || daemon.cli(&["read", &pane]).ok().contains("armed").then_some(()));
+        }
+    }
+    daemon.cli(&["kill-session", "dev"]).ok();
+    assert_eq!(daemon.cli(&["--json", "panes"]).json(), serde_json::json!([]));
+    for pid in pids {
+        wait_until(&format!("pid {pid} to end"), DEADLINE, || process_gone(pid).then_some(()));
+    }
+}

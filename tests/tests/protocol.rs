@@ -1,0 +1,237 @@
+//! The wire: concurrency on one and many connections, hostile bytes, handshakes.
+
+use bytes::BytesMut;
+use fugue_client::protocol::codec::FrameCodec;
+use fugue_client::protocol::{ClientFrame, ErrorCode, Hello, Request, Response, ServerFrame, SpawnSpec, PROTOCOL_VERSION};
+use fugue_client::Client;
+use fugue_tests::{Daemon, DEADLINE};
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+use tokio_util::codec::{Decoder, Encoder};
+
+/// A hand-driven connection speaking raw frames.
+struct Raw {
+    stream: UnixStream,
+    codec: FrameCodec<ClientFrame, ServerFrame>,
+    buf: BytesMut,
+}
+
+impl Raw {
+    fn connect(daemon: &Daemon) -> Raw {
+        let stream = UnixStream::connect(&daemon.socket).unwrap();
+        stream.set_read_timeout(Some(DEADLINE)).unwrap();
+        Raw { stream, codec: FrameCodec::new(), buf: BytesMut::new() }
+    }
+
+    fn send(&mut self, frame: ClientFrame) {
+        let mut out = BytesMut::new();
+        self.codec.encode(frame, &mut out).unwrap();
+        self.stream.write_all(&out).unwrap();
+    }
+
+    /// The next frame, or `None` when the daemon closed the connection.
+    fn recv(&mut self) -> Option<ServerFrame> {
+        loop {
+            if let Some(frame) = self.codec.decode(&mut self.buf).unwrap() {
+                return Some(frame);
+            }
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return None,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return None,
+                Err(e) => panic!("read: {e}"),
+            }
+        }
+    }
+
+    fn hello(&mut self, version: u32) -> ServerFrame {
+        self.send(ClientFrame::Hello(Hello { protocol_version: version, client_name: "raw".into(), client_version: "0".into() }));
+        self.recv().expect("a handshake answer")
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_clients_at_once_each_get_their_own_replies() {
+    let daemon = Daemon::start();
+    let tasks = (0..20).map(|i| {
+        let socket = daemon.socket.clone();
+        tokio::spawn(async move {
+            let client = Client::connect(fugue_client::ConnectOptions::default().socket(&socket).autostart(false)).await.unwrap();
+            let name = format!("client{i}");
+            let created = client.create_session(&name, None, vec![]).await.unwrap();
+            assert_eq!(created.name, name);
+            let mut spec = SpawnSpec::new(&name);
+            spec.command = Some("echo".into());
+            spec.args = vec![format!("from-{i}")];
+            spec.shell = false;
+            let pane = client.create_pane(spec).await.unwrap();
+            assert_eq!(pane.session_name, name);
+            let (info, _) = client.wait_for_exit(&pane.id.to_string(), Some(DEADLINE)).await.unwrap();
+            assert_eq!(info.id, pane.id);
+            let out = client
+                .read_output(&pane.id.to_string(), fugue_client::protocol::ReadMode::Text { lines: 10, since: None })
+                .await
+                .unwrap();
+            assert_eq!(out.lines, vec![format!("from-{i}")]);
+        })
+    });
+    for task in futures::future::join_all(tasks).await {
+        task.unwrap();
+    }
+    let client = daemon.client().await;
+    assert_eq!(client.list_sessions().await.unwrap().len(), 20);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_requests_in_flight_on_one_connection_are_matched_by_id() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    let mut names = Vec::new();
+    for i in 0..10 {
+        names.push(client.create_session(&format!("s{i}"), None, vec![]).await.unwrap().name);
+    }
+    // A slow request first: the fast ones must not wait behind it.
+    let mut spec = SpawnSpec::new("s0");
+    spec.command = Some("cat".into());
+    spec.shell = false;
+    let cat = client.create_pane(spec).await.unwrap().id.to_string();
+    let slow = {
+        let client = client.clone();
+        let cat = cat.clone();
+        tokio::spawn(async move { client.wait_for_exit(&cat, Some(Duration::from_secs(30))).await })
+    };
+    let calls = (0..200).map(|i| {
+        let client = client.clone();
+        let name = names[i % 10].clone();
+        async move {
+            let panes = client.list_panes(Some(&name)).await.unwrap();
+            let resolved = client.rename_session(&name, &name).await.unwrap().0;
+            (name, panes, resolved)
+        }
+    });
+    for (name, panes, resolved) in futures::future::join_all(calls).await {
+        assert_eq!(resolved.name, name);
+        assert!(panes.iter().all(|p| p.session_name == name));
+    }
+    assert!(!slow.is_finished(), "the wait is still pending while 400 other requests were answered");
+    client.kill_pane(&cat, Some("KILL")).await.unwrap();
+    let (info, exited) = slow.await.unwrap().unwrap();
+    assert!(exited && info.exit.unwrap().signal == Some(libc::SIGKILL));
+}
+
+#[tokio::test]
+async fn garbage_oversize_and_half_frames_affect_only_their_connection() {
+    let daemon = Daemon::start();
+    let good = daemon.client().await;
+
+    // Garbage before any handshake: its first 4 bytes read as a huge length.
+    let mut garbage = Raw::connect(&daemon);
+    garbage.stream.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    match garbage.recv() {
+        Some(ServerFrame::Fatal(reply)) => assert_eq!(reply.code, ErrorCode::FrameTooLarge),
+        other => panic!("expected a fatal error, got {other:?}"),
+    }
+    assert!(garbage.recv().is_none(), "the daemon closes the connection");
+
+    // An oversize frame after a good handshake.
+    let mut oversize = Raw::connect(&daemon);
+    assert!(matches!(oversize.hello(PROTOCOL_VERSION), ServerFrame::Welcome(_)));
+    oversize.stream.write_all(&(64u32 << 20).to_be_bytes()).unwrap();
+    match oversize.recv() {
+        Some(ServerFrame::Fatal(reply)) => {
+            assert_eq!(reply.code, ErrorCode::FrameTooLarge);
+            assert!(reply.message.contains("16777216"), "{}", reply.message);
+        }
+        other => panic!("expected a fatal error, got {other:?}"),
+    }
+
+    // A well-framed payload that is not a message.
+    let mut malformed = Raw::connect(&daemon);
+    malformed.hello(PROTOCOL_VERSION);
+    malformed.stream.write_all(&[0, 0, 0, 3, 0xff, 0xff, 0xff]).unwrap();
+    assert!(matches!(malformed.recv(), Some(ServerFrame::Fatal(r)) if r.code == ErrorCode::MalformedFrame));
+
+    // Half a frame, then silence: held open while others work.
+    let mut half = Raw::connect(&daemon);
+    half.hello(PROTOCOL_VERSION);
+    half.stream.write_all(&[0, 0, 1, 0, 1, 2, 3]).unwrap();
+
+    // A client that vanishes mid-request.
+    let mut vanish = Raw::connect(&daemon);
+    vanish.hello(PROTOCOL_VERSION);
+    vanish.send(ClientFrame::Request { id: 1, request: Request::ListSessions });
+    drop(vanish);
+
+    good.create_session("still-fine", None, vec![]).await.unwrap();
+    assert_eq!(good.list_sessions().await.unwrap()[0].name, "still-fine");
+    let other = daemon.client().await;
+    other.ping().await.unwrap();
+    drop(half);
+    other.ping().await.unwrap();
+}
+
+#[test]
+fn a_request_before_hello_and_a_second_hello_are_refused() {
+    let daemon = Daemon::start();
+    let mut early = Raw::connect(&daemon);
+    early.send(ClientFrame::Request { id: 1, request: Request::Ping });
+    assert!(matches!(early.recv(), Some(ServerFrame::Fatal(r)) if r.message.contains("first frame must be Hello")));
+
+    let mut twice = Raw::connect(&daemon);
+    twice.hello(PROTOCOL_VERSION);
+    twice.send(ClientFrame::Request { id: 9, request: Request::Ping });
+    assert!(matches!(twice.recv(), Some(ServerFrame::Reply { id: 9, result: Ok(Response::Pong) })));
+    twice.send(ClientFrame::Hello(Hello { protocol_version: PROTOCOL_VERSION, client_name: "x".into(), client_version: "0".into() }));
+    assert!(matches!(twice.recv(), Some(ServerFrame::Fatal(r)) if r.message.contains("Hello sent twice")));
+}
+
+#[test]
+fn a_protocol_mismatch_names_both_versions() {
+    let daemon = Daemon::start();
+    let mut raw = Raw::connect(&daemon);
+    match raw.hello(PROTOCOL_VERSION + 1) {
+        ServerFrame::Fatal(reply) => {
+            assert_eq!(reply.code, ErrorCode::ProtocolMismatch);
+            let expected = format!("client raw 0 speaks protocol {}, daemon fugued", PROTOCOL_VERSION + 1);
+            assert!(reply.message.contains(&expected), "{}", reply.message);
+            assert!(reply.message.contains(&format!("speaks protocol {PROTOCOL_VERSION}")), "{}", reply.message);
+        }
+        other => panic!("expected a mismatch, got {other:?}"),
+    }
+    assert!(raw.recv().is_none());
+}
+
+/// The CLI side of a mismatch: a stand-in daemon that refuses every Hello the way
+/// fugued does; the CLI must print the message and exit non-zero.
+#[test]
+fn the_cli_prints_a_mismatch_and_fails() {
+    let dir = fugue_tests::private_dir();
+    let socket = dir.path().join("old.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut raw = Raw { stream, codec: FrameCodec::new(), buf: BytesMut::new() };
+        let mut reply_codec = FrameCodec::<ServerFrame, ClientFrame>::new();
+        let mut buf = BytesMut::new();
+        let mut chunk = [0u8; 1024];
+        let hello = loop {
+            let n = raw.stream.read(&mut chunk).unwrap();
+            buf.extend_from_slice(&chunk[..n]);
+            if let Some(ClientFrame::Hello(hello)) = reply_codec.decode(&mut buf).unwrap() {
+                break hello;
+            }
+        };
+        let message = format!("protocol mismatch: client speaks protocol {}, daemon fugued 9.9.9 speaks protocol 99", hello.protocol_version);
+        let mut out = BytesMut::new();
+        reply_codec
+            .encode(ServerFrame::Fatal(fugue_client::protocol::ErrorReply::new(ErrorCode::ProtocolMismatch, message)), &mut out)
+            .unwrap();
+        raw.stream.write_all(&out).unwrap();
+    });
+    let out = fugue_tests::cli(&socket, &dir, &["ls"]);
+    server.join().unwrap();
+    let err = out.err();
+    assert!(err.starts_with("fugue: protocol mismatch:") && err.contains("speaks protocol 99"), "{err}");
+}

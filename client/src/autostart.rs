@@ -59,7 +59,10 @@ fn start_lock(socket: &Path) -> Result<std::fs::File, ClientError> {
         .open(PathBuf::from(&name))
         .map_err(|e| ClientError::Start(format!("cannot open start lock: {e}")))?;
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(ClientError::Start(format!("cannot take start lock: {}", std::io::Error::last_os_error())));
+        return Err(ClientError::Start(format!(
+            "cannot take start lock: {}",
+            std::io::Error::last_os_error()
+        )));
     }
     Ok(file)
 }
@@ -82,12 +85,22 @@ async fn start_locked(socket: &Path, deadline: Instant) -> Result<(), ClientErro
     let remaining = deadline.saturating_duration_since(Instant::now());
     let output = tokio::time::timeout(remaining, child.wait_with_output())
         .await
-        .map_err(|_| ClientError::Start(format!("{} did not start within {}s", binary.display(), START_TIMEOUT.as_secs())))?
+        .map_err(|_| {
+            ClientError::Start(format!(
+                "{} did not start within {}s",
+                binary.display(),
+                START_TIMEOUT.as_secs()
+            ))
+        })?
         .map_err(|e| ClientError::Start(e.to_string()))?;
     let stderr = String::from_utf8_lossy(&output.stderr);
     if !output.status.success() && !stderr.contains("already running") {
         let message = stderr.trim().trim_start_matches("fugued: ");
-        return Err(ClientError::Start(if message.is_empty() { output.status.to_string() } else { message.to_string() }));
+        return Err(ClientError::Start(if message.is_empty() {
+            output.status.to_string()
+        } else {
+            message.to_string()
+        }));
     }
     // Bound before the parent exited; connecting now succeeds unless it died at once.
     while Instant::now() < deadline {
@@ -96,5 +109,9 @@ async fn start_locked(socket: &Path, deadline: Instant) -> Result<(), ClientErro
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    Err(ClientError::Start(format!("{} started but {} does not answer", binary.display(), socket.display())))
+    Err(ClientError::Start(format!(
+        "{} started but {} does not answer",
+        binary.display(),
+        socket.display()
+    )))
 }

@@ -195,7 +195,9 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         }
         Command::Ls => {
             let sessions = client.list_sessions().await?;
-            out.print(Value::Array(sessions.iter().map(session_json).collect()), || sessions_table(&sessions));
+            out.print(Value::Array(sessions.iter().map(session_json).collect()), || {
+                sessions_table(&sessions)
+            });
         }
         Command::RenameSession { target, name } => {
             let (info, previous) = client.rename_session(target, name).await?;
@@ -205,7 +207,9 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         }
         Command::KillSession { target } => {
             let info = client.destroy_session(target).await?;
-            out.print(session_json(&info), || format!("killed session '{}' ({})", info.name, info.id));
+            out.print(session_json(&info), || {
+                format!("killed session '{}' ({})", info.name, info.id)
+            });
         }
         Command::Run(args) => {
             let info = client.create_pane(spawn_spec(args)?).await?;
@@ -213,12 +217,25 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         }
         Command::Panes { session } => {
             let panes = client.list_panes(session.as_deref()).await?;
-            out.print(Value::Array(panes.iter().map(pane_json).collect()), || panes_table(&panes));
+            out.print(Value::Array(panes.iter().map(pane_json).collect()), || {
+                panes_table(&panes)
+            });
         }
-        Command::Read { pane, lines, raw, since } => {
+        Command::Read {
+            pane,
+            lines,
+            raw,
+            since,
+        } => {
             let mode = match raw {
-                true => ReadMode::Raw { since: *since, max_bytes: None },
-                false => ReadMode::Text { lines: *lines, since: *since },
+                true => ReadMode::Raw {
+                    since: *since,
+                    max_bytes: None,
+                },
+                false => ReadMode::Text {
+                    lines: *lines,
+                    since: *since,
+                },
             };
             let chunk = client.read_output(pane, mode).await?;
             let text = match raw {
@@ -267,9 +284,9 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         Command::Wait { pane, timeout } => {
             let timeout = match timeout {
                 Some(secs) if !secs.is_finite() || *secs < 0.0 => {
-                    return Err(ClientError::Daemon(fugue_client::protocol::ErrorReply::invalid(format!(
-                        "--timeout must be a number of seconds >= 0, got {secs}"
-                    ))))
+                    return Err(ClientError::Daemon(fugue_client::protocol::ErrorReply::invalid(
+                        format!("--timeout must be a number of seconds >= 0, got {secs}"),
+                    )))
                 }
                 Some(secs) => Some(Duration::from_secs_f64(*secs)),
                 None => None,
@@ -295,7 +312,9 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         }
         Command::Reorder { session, panes } => {
             let list = client.reorder_panes(session, panes).await?;
-            out.print(Value::Array(list.iter().map(pane_json).collect()), || panes_table(&list));
+            out.print(Value::Array(list.iter().map(pane_json).collect()), || {
+                panes_table(&list)
+            });
         }
         Command::Status { pane } => {
             let info = client.pane_status(pane).await?;
@@ -316,7 +335,9 @@ async fn daemon(cli: &Cli, command: &DaemonCommand) -> Result<ExitCode, ClientEr
         DaemonCommand::Start { foreground } => {
             if let Ok(client) = connect(cli, false).await {
                 let pid = client.welcome().pid;
-                out.print(json!({"running": true, "pid": pid, "started": false}), || format!("fugued already running (pid {pid})"));
+                out.print(json!({"running": true, "pid": pid, "started": false}), || {
+                    format!("fugued already running (pid {pid})")
+                });
                 return Ok(ExitCode::SUCCESS);
             }
             if *foreground {
@@ -331,20 +352,26 @@ async fn daemon(cli: &Cli, command: &DaemonCommand) -> Result<ExitCode, ClientEr
             fugue_client::start_daemon(&socket).await?;
             let client = connect(cli, false).await?;
             let pid = client.welcome().pid;
-            out.print(json!({"running": true, "pid": pid, "started": true}), || format!("fugued started (pid {pid})"));
+            out.print(json!({"running": true, "pid": pid, "started": true}), || {
+                format!("fugued started (pid {pid})")
+            });
         }
         DaemonCommand::Stop => {
             let client = match connect(cli, false).await {
                 Ok(client) => client,
                 Err(ClientError::Connect { .. }) => {
-                    out.print(json!({"running": false, "stopped": false}), || "fugued is not running".to_string());
+                    out.print(json!({"running": false, "stopped": false}), || {
+                        "fugued is not running".to_string()
+                    });
                     return Ok(ExitCode::SUCCESS);
                 }
                 Err(err) => return Err(err),
             };
             let pid = client.welcome().pid;
             client.shutdown(Duration::from_secs(15)).await?;
-            out.print(json!({"running": false, "stopped": true, "pid": pid}), || format!("fugued stopped (pid {pid})"));
+            out.print(json!({"running": false, "stopped": true, "pid": pid}), || {
+                format!("fugued stopped (pid {pid})")
+            });
         }
         DaemonCommand::Status => {
             let client = connect(cli, false).await?;
@@ -380,7 +407,9 @@ fn invalid(message: String) -> ClientError {
 fn absolute(path: PathBuf) -> Result<PathBuf, ClientError> {
     let joined = match path.is_absolute() {
         true => path,
-        false => std::env::current_dir().map_err(|e| invalid(format!("cannot read the current directory: {e}")))?.join(path),
+        false => std::env::current_dir()
+            .map_err(|e| invalid(format!("cannot read the current directory: {e}")))?
+            .join(path),
     };
     // Canonical form when it exists; the daemon reports a missing directory itself.
     Ok(joined.canonicalize().unwrap_or(joined))
@@ -390,16 +419,22 @@ fn parse_env(pairs: &[String]) -> Result<Vec<EnvVar>, ClientError> {
     pairs
         .iter()
         .map(|pair| match pair.split_once('=') {
-            Some((name, value)) if !name.is_empty() => Ok(EnvVar { name: name.into(), value: value.into() }),
+            Some((name, value)) if !name.is_empty() => Ok(EnvVar {
+                name: name.into(),
+                value: value.into(),
+            }),
             _ => Err(invalid(format!("bad environment variable '{pair}'; use KEY=VALUE"))),
         })
         .collect()
 }
 
 fn parse_size(text: &str) -> Result<PaneSize, ClientError> {
-    let parsed = text
-        .split_once(['x', 'X'])
-        .and_then(|(c, r)| Some(PaneSize { cols: c.trim().parse().ok()?, rows: r.trim().parse().ok()? }));
+    let parsed = text.split_once(['x', 'X']).and_then(|(c, r)| {
+        Some(PaneSize {
+            cols: c.trim().parse().ok()?,
+            rows: r.trim().parse().ok()?,
+        })
+    });
     match parsed {
         Some(size) if size.cols > 0 && size.rows > 0 => Ok(size),
         _ => Err(invalid(format!("bad size '{text}'; use COLSxROWS, e.g. 120x40"))),
@@ -412,7 +447,12 @@ fn spawn_spec(args: &RunArgs) -> Result<SpawnSpec, ClientError> {
     spec.command = command.next().cloned();
     spec.args = command.cloned().collect();
     spec.env = parse_env(&args.env)?;
-    spec.cwd = args.cwd.clone().map(absolute).transpose()?.map(|p| p.display().to_string());
+    spec.cwd = args
+        .cwd
+        .clone()
+        .map(absolute)
+        .transpose()?
+        .map(|p| p.display().to_string());
     spec.shell = !args.no_shell;
     spec.title = args.title.clone();
     spec.purpose = args.purpose.clone();
@@ -440,7 +480,9 @@ fn human_duration(ms: u64) -> String {
 }
 
 fn uptime_ms(info: &PaneInfo) -> u64 {
-    info.exited_at_ms.unwrap_or_else(now_ms).saturating_sub(info.started_at_ms)
+    info.exited_at_ms
+        .unwrap_or_else(now_ms)
+        .saturating_sub(info.started_at_ms)
 }
 
 fn short(id: impl ToString) -> String {

@@ -79,7 +79,11 @@ pub struct ConnectOptions {
 
 impl Default for ConnectOptions {
     fn default() -> Self {
-        Self { socket: None, autostart: true, client_name: "fugue-client".into() }
+        Self {
+            socket: None,
+            autostart: true,
+            client_name: "fugue-client".into(),
+        }
     }
 }
 
@@ -124,7 +128,10 @@ struct Inner {
 
 /// Whether nothing answers at `path` (as opposed to a daemon that refused us).
 fn nobody_home(err: &std::io::Error) -> bool {
-    matches!(err.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused)
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+    )
 }
 
 impl Client {
@@ -135,11 +142,17 @@ impl Client {
             Ok(stream) => stream,
             Err(err) if options.autostart && nobody_home(&err) => {
                 start_daemon(&path).await?;
-                UnixStream::connect(&path)
-                    .await
-                    .map_err(|e| ClientError::Connect { path: path.clone(), reason: e.to_string() })?
+                UnixStream::connect(&path).await.map_err(|e| ClientError::Connect {
+                    path: path.clone(),
+                    reason: e.to_string(),
+                })?
             }
-            Err(err) => return Err(ClientError::Connect { path, reason: describe_connect_error(&err) }),
+            Err(err) => {
+                return Err(ClientError::Connect {
+                    path,
+                    reason: describe_connect_error(&err),
+                })
+            }
         };
         Self::handshake(stream, path, &options.client_name).await
     }
@@ -247,7 +260,10 @@ impl Client {
 
     /// Renames a session; returns it and its previous name.
     pub async fn rename_session(&self, session: &str, name: &str) -> Result<(SessionInfo, String)> {
-        let request = Request::RenameSession { session: session.into(), name: name.into() };
+        let request = Request::RenameSession {
+            session: session.into(),
+            name: name.into(),
+        };
         expect_reply!(self.request(request).await?, Response::SessionRenamed { session, previous_name } => (session, previous_name))
     }
 
@@ -257,7 +273,9 @@ impl Client {
 
     /// Panes of one session, or of every session.
     pub async fn list_panes(&self, session: Option<&str>) -> Result<Vec<PaneInfo>> {
-        let request = Request::ListPanes { session: session.map(str::to_string) };
+        let request = Request::ListPanes {
+            session: session.map(str::to_string),
+        };
         expect_reply!(self.request(request).await?, Response::Panes(list) => list)
     }
 
@@ -268,14 +286,20 @@ impl Client {
     /// Writes input to the pane; large input goes in several requests, in order.
     pub async fn write_input(&self, pane: &str, data: &[u8]) -> Result<()> {
         for chunk in data.chunks(WRITE_CHUNK) {
-            let request = Request::WriteInput { pane: pane.into(), data: chunk.to_vec() };
+            let request = Request::WriteInput {
+                pane: pane.into(),
+                data: chunk.to_vec(),
+            };
             expect_reply!(self.request(request).await?, Response::Ok => ())?;
         }
         Ok(())
     }
 
     pub async fn send_keys(&self, pane: &str, keys: &[String]) -> Result<()> {
-        let request = Request::SendKeys { pane: pane.into(), keys: keys.to_vec() };
+        let request = Request::SendKeys {
+            pane: pane.into(),
+            keys: keys.to_vec(),
+        };
         expect_reply!(self.request(request).await?, Response::Ok => ())
     }
 
@@ -285,7 +309,10 @@ impl Client {
 
     /// Signals the pane (default TERM; SIGKILL follows after the daemon's grace).
     pub async fn kill_pane(&self, pane: &str, signal: Option<&str>) -> Result<PaneInfo> {
-        let request = Request::KillPane { pane: pane.into(), signal: signal.map(str::to_string) };
+        let request = Request::KillPane {
+            pane: pane.into(),
+            signal: signal.map(str::to_string),
+        };
         expect_reply!(self.request(request).await?, Response::Pane(info) => info)
     }
 
@@ -298,12 +325,18 @@ impl Client {
     }
 
     pub async fn rename_pane(&self, pane: &str, title: &str) -> Result<PaneInfo> {
-        let request = Request::RenamePane { pane: pane.into(), title: title.into() };
+        let request = Request::RenamePane {
+            pane: pane.into(),
+            title: title.into(),
+        };
         expect_reply!(self.request(request).await?, Response::Pane(info) => info)
     }
 
     pub async fn reorder_panes(&self, session: &str, panes: &[String]) -> Result<Vec<PaneInfo>> {
-        let request = Request::ReorderPanes { session: session.into(), panes: panes.to_vec() };
+        let request = Request::ReorderPanes {
+            session: session.into(),
+            panes: panes.to_vec(),
+        };
         expect_reply!(self.request(request).await?, Response::Panes(list) => list)
     }
 
@@ -313,7 +346,10 @@ impl Client {
 
     /// Waits for the pane's process to exit; `Ok((info, false))` if the timeout passed first.
     pub async fn wait_for_exit(&self, pane: &str, timeout: Option<Duration>) -> Result<(PaneInfo, bool)> {
-        let request = Request::WaitForExit { pane: pane.into(), timeout_ms: timeout.map(|t| t.as_millis() as u64) };
+        let request = Request::WaitForExit {
+            pane: pane.into(),
+            timeout_ms: timeout.map(|t| t.as_millis() as u64),
+        };
         expect_reply!(self.request(request).await?, Response::Waited { pane, exited } => (pane, exited))
     }
 
@@ -331,7 +367,6 @@ impl Client {
         Ok(events)
     }
 }
-
 
 fn codec_error(err: CodecError) -> ClientError {
     match err {

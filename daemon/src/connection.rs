@@ -9,7 +9,9 @@
 use crate::requests::Handler;
 use crate::supervisor::SupervisorMsg;
 use fugue_protocol::codec::{CodecError, FrameCodec};
-use fugue_protocol::{ClientFrame, ErrorCode, ErrorReply, Event, Request, Response, ServerFrame, Welcome, PROTOCOL_VERSION};
+use fugue_protocol::{
+    ClientFrame, ErrorCode, ErrorReply, Event, Request, Response, ServerFrame, Welcome, PROTOCOL_VERSION,
+};
 use futures::{SinkExt, StreamExt};
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,9 +35,15 @@ fn codec_error_reply(err: &CodecError) -> Option<ErrorReply> {
     match err {
         CodecError::FrameTooLarge => Some(ErrorReply::new(
             ErrorCode::FrameTooLarge,
-            format!("frame larger than {} bytes; split large writes", fugue_protocol::MAX_FRAME_BYTES),
+            format!(
+                "frame larger than {} bytes; split large writes",
+                fugue_protocol::MAX_FRAME_BYTES
+            ),
         )),
-        CodecError::Malformed(why) => Some(ErrorReply::new(ErrorCode::MalformedFrame, format!("malformed frame: {why}"))),
+        CodecError::Malformed(why) => Some(ErrorReply::new(
+            ErrorCode::MalformedFrame,
+            format!("malformed frame: {why}"),
+        )),
         CodecError::Io(_) => None,
     }
 }
@@ -103,7 +111,12 @@ pub async fn serve(stream: UnixStream, handler: Arc<Handler>, shutdown: Cancella
     let _ = write_task.await;
 }
 
-async fn read_loop(mut reader: Reader, handler: Arc<Handler>, out: mpsc::Sender<ServerFrame>, cancel: CancellationToken) {
+async fn read_loop(
+    mut reader: Reader,
+    handler: Arc<Handler>,
+    out: mpsc::Sender<ServerFrame>,
+    cancel: CancellationToken,
+) {
     let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     loop {
         let frame = match reader.next().await {
@@ -125,7 +138,9 @@ async fn read_loop(mut reader: Reader, handler: Arc<Handler>, out: mpsc::Sender<
                 return;
             }
         };
-        let Ok(permit) = permits.clone().acquire_owned().await else { return };
+        let Ok(permit) = permits.clone().acquire_owned().await else {
+            return;
+        };
         let handler = handler.clone();
         let out = out.clone();
         let cancel = cancel.clone();
@@ -140,7 +155,12 @@ async fn read_loop(mut reader: Reader, handler: Arc<Handler>, out: mpsc::Sender<
     }
 }
 
-async fn answer(handler: &Handler, request: Request, out: &mpsc::Sender<ServerFrame>, cancel: &CancellationToken) -> Result<Response, ErrorReply> {
+async fn answer(
+    handler: &Handler,
+    request: Request,
+    out: &mpsc::Sender<ServerFrame>,
+    cancel: &CancellationToken,
+) -> Result<Response, ErrorReply> {
     if !matches!(request, Request::Subscribe) {
         return handler.handle(request).await;
     }
@@ -156,7 +176,11 @@ async fn answer(handler: &Handler, request: Request, out: &mpsc::Sender<ServerFr
 }
 
 /// Pushes events to the client; a client that falls behind is told how many it missed.
-async fn forward_events(mut events: broadcast::Receiver<Event>, out: mpsc::Sender<ServerFrame>, cancel: CancellationToken) {
+async fn forward_events(
+    mut events: broadcast::Receiver<Event>,
+    out: mpsc::Sender<ServerFrame>,
+    cancel: CancellationToken,
+) {
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
@@ -175,7 +199,13 @@ async fn forward_events(mut events: broadcast::Receiver<Event>, out: mpsc::Sende
 
 async fn write_loop(mut writer: Writer, mut frames: mpsc::Receiver<ServerFrame>, shutdown: CancellationToken) {
     while let Some(frame) = frames.recv().await {
-        let starts_shutdown = matches!(frame, ServerFrame::Reply { result: Ok(Response::ShuttingDown), .. });
+        let starts_shutdown = matches!(
+            frame,
+            ServerFrame::Reply {
+                result: Ok(Response::ShuttingDown),
+                ..
+            }
+        );
         let fatal = matches!(frame, ServerFrame::Fatal(_));
         // Batch: flush only when nothing else is waiting.
         let sent = match frames.is_empty() {

@@ -42,7 +42,9 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let n: u64 = number.parse().map_err(|_| format!("bad duration '{text}'; use e.g. 300, 90s, 5m, 500ms"))?;
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("bad duration '{text}'; use e.g. 300, 90s, 5m, 500ms"))?;
     match unit {
         "" | "s" => Ok(Duration::from_secs(n)),
         "ms" => Ok(Duration::from_millis(n)),
@@ -128,7 +130,8 @@ fn log_path() -> Option<PathBuf> {
 }
 
 fn init_logging(foreground: bool) -> Result<(), String> {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("FUGUE_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FUGUE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     if foreground {
         builder.with_writer(std::io::stderr).init();

@@ -85,12 +85,7 @@ impl OutputLog {
         if self.start == 0 {
             return;
         }
-        let continuation = self
-            .buf
-            .iter()
-            .take(3)
-            .take_while(|b| (**b & 0xC0) == 0x80)
-            .count();
+        let continuation = self.buf.iter().take(3).take_while(|b| (**b & 0xC0) == 0x80).count();
         self.buf.drain(..continuation);
         self.start += continuation as u64;
     }
@@ -220,9 +215,9 @@ impl TextLines {
         // The reader asked for lines that the caps already dropped.
         let truncated = over_budget
             || match since {
-            None => store.dropped > 0 && lines.len() < count,
-            Some(after) => store.dropped > 0 && store.last_dropped_end > after,
-        };
+                None => store.dropped > 0 && lines.len() < count,
+                Some(after) => store.dropped > 0 && store.last_dropped_end > after,
+            };
         TextRead { lines, truncated }
     }
 }
@@ -283,7 +278,11 @@ impl LineStore {
 
     fn erase_from(&mut self, col: usize) {
         if col < self.current_chars {
-            let cut = self.current.char_indices().nth(col).map_or(self.current.len(), |(i, _)| i);
+            let cut = self
+                .current
+                .char_indices()
+                .nth(col)
+                .map_or(self.current.len(), |(i, _)| i);
             self.current.truncate(cut);
             self.current_chars = col;
             self.current_touched = self.chunk_end;

@@ -96,15 +96,22 @@ impl Actor for PaneActor {
     type Arguments = PaneArgs;
 
     async fn pre_start(&self, myself: ActorRef<PaneMsg>, args: PaneArgs) -> Result<PaneState, ActorProcessingErr> {
-        let SpawnedPty { master, reader, writer, pid } = args.spawned;
-        let guard = ProcessGuard::new(pid);
+        let SpawnedPty {
+            master,
+            reader,
+            writer,
+            pid,
+        } = args.spawned;
+        let guard = ProcessGuard::new(pid, args.kill_grace);
         let short = &args.id.simple()[..8];
         spawn_thread(format!("pty-read-{short}"), 256 * 1024, {
             let output = args.output.clone();
             let pane = myself.clone();
             move || read_loop(reader, output, pane)
         })?;
-        spawn_thread(format!("pty-write-{short}"), 64 * 1024, move || write_loop(writer, args.input))?;
+        spawn_thread(format!("pty-write-{short}"), 64 * 1024, move || {
+            write_loop(writer, args.input)
+        })?;
         spawn_thread(format!("pty-wait-{short}"), 64 * 1024, {
             let pane = myself.clone();
             let exited = guard.exited_flag();
@@ -130,7 +137,12 @@ impl Actor for PaneActor {
         })
     }
 
-    async fn handle(&self, myself: ActorRef<PaneMsg>, msg: PaneMsg, state: &mut PaneState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<PaneMsg>,
+        msg: PaneMsg,
+        state: &mut PaneState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             PaneMsg::Read { mode, reply } => {
                 let _ = reply.send(state.read(mode));
@@ -232,10 +244,15 @@ impl PaneState {
 
     fn interrupt(&self) -> Result<(), ErrorReply> {
         if self.reaped.is_some() {
-            return Err(ErrorReply::invalid(format!("pane {} has exited; nothing to interrupt", self.id)));
+            return Err(ErrorReply::invalid(format!(
+                "pane {} has exited; nothing to interrupt",
+                self.id
+            )));
         }
         let Some(group) = self.foreground_group() else {
-            return Err(ErrorReply::internal("the pane's terminal has no foreground process group"));
+            return Err(ErrorReply::internal(
+                "the pane's terminal has no foreground process group",
+            ));
         };
         pty::signal_group(group, libc::SIGINT);
         Ok(())
@@ -255,10 +272,18 @@ impl PaneState {
 
     fn resize(&self, size: PaneSize) -> Result<(), ErrorReply> {
         if size.cols == 0 || size.rows == 0 {
-            return Err(ErrorReply::invalid(format!("size must be at least 1x1, got {}x{}", size.cols, size.rows)));
+            return Err(ErrorReply::invalid(format!(
+                "size must be at least 1x1, got {}x{}",
+                size.cols, size.rows
+            )));
         }
         self.master
-            .resize(PtySize { rows: size.rows, cols: size.cols, pixel_width: 0, pixel_height: 0 })
+            .resize(PtySize {
+                rows: size.rows,
+                cols: size.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
             .map_err(|e| ErrorReply::internal(format!("resize failed: {e}")))
     }
 

@@ -15,7 +15,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Environment variables that describe the daemon's own terminal, not the pane's.
-const SCRUBBED_ENV: &[&str] = &["TMUX", "TMUX_PANE", "COLUMNS", "LINES", "FUGUE_LOG", "TERM_PROGRAM", "TERM_PROGRAM_VERSION"];
+const SCRUBBED_ENV: &[&str] = &[
+    "TMUX",
+    "TMUX_PANE",
+    "COLUMNS",
+    "LINES",
+    "FUGUE_LOG",
+    "TERM_PROGRAM",
+    "TERM_PROGRAM_VERSION",
+];
 
 /// A validated spawn: everything checked, nothing created yet.
 #[derive(Debug, Clone)]
@@ -59,7 +67,9 @@ pub fn validate_env(name: &str, value: &str) -> Result<(), ErrorReply> {
         )));
     }
     if value.contains('\0') {
-        return Err(ErrorReply::invalid(format!("value of environment variable {name} contains NUL")));
+        return Err(ErrorReply::invalid(format!(
+            "value of environment variable {name} contains NUL"
+        )));
     }
     Ok(())
 }
@@ -67,7 +77,10 @@ pub fn validate_env(name: &str, value: &str) -> Result<(), ErrorReply> {
 /// Checks a directory a pane or session would start in.
 pub fn validate_cwd(cwd: &Path) -> Result<(), ErrorReply> {
     if !cwd.is_absolute() {
-        return Err(ErrorReply::invalid(format!("cwd must be an absolute path, got {}", cwd.display())));
+        return Err(ErrorReply::invalid(format!(
+            "cwd must be an absolute path, got {}",
+            cwd.display()
+        )));
     }
     match std::fs::metadata(cwd) {
         Ok(meta) if meta.is_dir() => Ok(()),
@@ -89,7 +102,9 @@ pub fn validate(req: LaunchRequest<'_>) -> Result<Launch, ErrorReply> {
         )));
     }
     let env_value = |key: &str| req.env.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
-    let path_var = env_value("PATH").or_else(|| std::env::var("PATH").ok()).unwrap_or_default();
+    let path_var = env_value("PATH")
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
     let command = req.command.map(str::trim).filter(|c| !c.is_empty());
 
     let mut env = req.env.clone();
@@ -120,7 +135,9 @@ pub fn validate(req: LaunchRequest<'_>) -> Result<Launch, ErrorReply> {
     }
 
     let Some(command) = command else {
-        return Err(ErrorReply::invalid("empty command with shell=false; give a command to run"));
+        return Err(ErrorReply::invalid(
+            "empty command with shell=false; give a command to run",
+        ));
     };
     let program = resolve_program(command, &path_var)?;
     Ok(Launch {
@@ -130,7 +147,9 @@ pub fn validate(req: LaunchRequest<'_>) -> Result<Launch, ErrorReply> {
         cwd: req.cwd.to_path_buf(),
         size: req.size,
         typed_line: None,
-        display_command: std::iter::once(command.to_string()).chain(req.args.iter().cloned()).collect(),
+        display_command: std::iter::once(command.to_string())
+            .chain(req.args.iter().cloned())
+            .collect(),
     })
 }
 
@@ -152,7 +171,10 @@ fn resolve_program(command: &str, path_var: &str) -> Result<PathBuf, ErrorReply>
 fn check_executable(path: &Path) -> Result<(), ErrorReply> {
     let meta = std::fs::metadata(path).map_err(|_| spawn_failed(format!("command not found: {}", path.display())))?;
     if meta.is_dir() {
-        return Err(spawn_failed(format!("{} is a directory, not a program", path.display())));
+        return Err(spawn_failed(format!(
+            "{} is a directory, not a program",
+            path.display()
+        )));
     }
     if meta.permissions().mode() & 0o111 == 0 {
         return Err(spawn_failed(format!("{} is not executable", path.display())));
@@ -173,7 +195,9 @@ fn shell_line(command: &str, args: &[String]) -> String {
 
 fn shell_quote(arg: &str) -> String {
     let safe = !arg.is_empty()
-        && arg.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
     if safe {
         return arg.to_string();
     }
@@ -224,7 +248,7 @@ pub fn spawn(launch: &Launch, extra_env: &[(String, String)]) -> Result<SpawnedP
         .ok_or_else(|| ErrorReply::internal("spawned process has no pid"))?;
     // We reap by pid ourselves (waitpid on that pid only); the handle is not needed.
     drop(child);
-    let guard_on_error = ProcessGuard::new(pid);
+    let guard_on_error = ProcessGuard::new(pid, Duration::ZERO);
     let reader = pair
         .master
         .try_clone_reader()
@@ -271,14 +295,26 @@ pub fn wait_for_exit(pid: u32) -> ExitStatus {
             continue;
         }
         tracing::error!(pid, %err, "waitpid failed");
-        return ExitStatus { code: None, signal: None };
+        return ExitStatus {
+            code: None,
+            signal: None,
+        };
     }
     if libc::WIFEXITED(status) {
-        ExitStatus { code: Some(libc::WEXITSTATUS(status)), signal: None }
+        ExitStatus {
+            code: Some(libc::WEXITSTATUS(status)),
+            signal: None,
+        }
     } else if libc::WIFSIGNALED(status) {
-        ExitStatus { code: None, signal: Some(libc::WTERMSIG(status)) }
+        ExitStatus {
+            code: None,
+            signal: Some(libc::WTERMSIG(status)),
+        }
     } else {
-        ExitStatus { code: None, signal: None }
+        ExitStatus {
+            code: None,
+            signal: None,
+        }
     }
 }
 
@@ -289,14 +325,17 @@ pub struct ProcessGuard {
     pid: u32,
     exited: Arc<AtomicBool>,
     armed: bool,
+    /// Time between the hang-up on drop and SIGKILL.
+    grace: Duration,
 }
 
 impl ProcessGuard {
-    pub fn new(pid: u32) -> Self {
+    pub fn new(pid: u32, grace: Duration) -> Self {
         Self {
             pid,
             exited: Arc::new(AtomicBool::new(false)),
             armed: true,
+            grace,
         }
     }
 
@@ -359,14 +398,11 @@ fn groups(pid: i32, foreground: Option<i32>) -> Vec<i32> {
     groups
 }
 
-/// Grace before SIGKILL when a guard is dropped with its process still running.
-pub const DROP_GRACE: Duration = Duration::from_secs(3);
-
 impl Drop for ProcessGuard {
     fn drop(&mut self) {
         if self.armed && !self.has_exited() {
             signal_group(self.pid as i32, libc::SIGHUP);
-            self.terminate(libc::SIGTERM, None, DROP_GRACE);
+            self.terminate(libc::SIGTERM, None, self.grace);
         }
     }
 }
@@ -376,7 +412,14 @@ mod tests {
     use super::*;
 
     fn request<'a>(command: Option<&'a str>, args: &'a [String], shell: bool, cwd: &'a Path) -> LaunchRequest<'a> {
-        LaunchRequest { command, args, env: vec![], cwd, shell, size: PaneSize::default() }
+        LaunchRequest {
+            command,
+            args,
+            env: vec![],
+            cwd,
+            shell,
+            size: PaneSize::default(),
+        }
     }
 
     #[test]

@@ -26,8 +26,15 @@ async fn ask<M: Message, T: Send + 'static>(
 ) -> Result<T, ErrorReply> {
     match actor.call(build, Some(CALL_TIMEOUT)).await {
         Ok(CallResult::Success(value)) => Ok(value),
-        Ok(CallResult::Timeout) => Err(ErrorReply::internal(format!("{} did not answer within {}s", gone.1, CALL_TIMEOUT.as_secs()))),
-        Ok(CallResult::SenderError) | Err(_) => Err(ErrorReply::new(gone.0, format!("{} went away during the request", gone.1))),
+        Ok(CallResult::Timeout) => Err(ErrorReply::internal(format!(
+            "{} did not answer within {}s",
+            gone.1,
+            CALL_TIMEOUT.as_secs()
+        ))),
+        Ok(CallResult::SenderError) | Err(_) => Err(ErrorReply::new(
+            gone.0,
+            format!("{} went away during the request", gone.1),
+        )),
     }
 }
 
@@ -43,19 +50,36 @@ impl Handler {
     pub async fn handle(&self, request: Request) -> Result<Response, ErrorReply> {
         match request {
             Request::Ping => Ok(Response::Pong),
-            Request::DaemonStatus => Ok(Response::Daemon(ask(&self.supervisor, SupervisorMsg::Status, SUPERVISOR).await?)),
+            Request::DaemonStatus => Ok(Response::Daemon(
+                ask(&self.supervisor, SupervisorMsg::Status, SUPERVISOR).await?,
+            )),
             // The connection starts the shutdown once this reply is written.
             Request::Shutdown => Ok(Response::ShuttingDown),
             Request::Subscribe => Err(ErrorReply::internal("subscribe is handled by the connection")),
             Request::CreateSession { name, cwd, env } => self.create_session(name, cwd, env).await,
             Request::DestroySession { session } => {
-                let info = ask(&self.supervisor, |reply| SupervisorMsg::DestroySession { target: session, reply }, SUPERVISOR).await??;
+                let info = ask(
+                    &self.supervisor,
+                    |reply| SupervisorMsg::DestroySession { target: session, reply },
+                    SUPERVISOR,
+                )
+                .await??;
                 Ok(Response::Session(info))
             }
-            Request::ListSessions => Ok(Response::Sessions(ask(&self.supervisor, SupervisorMsg::ListSessions, SUPERVISOR).await?)),
+            Request::ListSessions => Ok(Response::Sessions(
+                ask(&self.supervisor, SupervisorMsg::ListSessions, SUPERVISOR).await?,
+            )),
             Request::RenameSession { session, name } => {
-                let (session, previous_name) =
-                    ask(&self.supervisor, |reply| SupervisorMsg::RenameSession { target: session, name, reply }, SUPERVISOR).await??;
+                let (session, previous_name) = ask(
+                    &self.supervisor,
+                    |reply| SupervisorMsg::RenameSession {
+                        target: session,
+                        name,
+                        reply,
+                    },
+                    SUPERVISOR,
+                )
+                .await??;
                 Ok(Response::SessionRenamed { session, previous_name })
             }
             Request::CreatePane(spec) => self.create_pane(spec).await,
@@ -98,12 +122,22 @@ impl Handler {
             Request::RenamePane { pane, title } => {
                 let pane = self.pane(&pane).await?;
                 let id = pane.info.id;
-                let info = ask(&pane.session, |reply| SessionMsg::RenamePane { id, title, reply }, SESSION).await??;
+                let info = ask(
+                    &pane.session,
+                    |reply| SessionMsg::RenamePane { id, title, reply },
+                    SESSION,
+                )
+                .await??;
                 Ok(Response::Pane(info))
             }
             Request::ReorderPanes { session, panes } => {
                 let session = self.session(&session).await?;
-                let infos = ask(&session.actor, |reply| SessionMsg::Reorder { targets: panes, reply }, SESSION).await??;
+                let infos = ask(
+                    &session.actor,
+                    |reply| SessionMsg::Reorder { targets: panes, reply },
+                    SESSION,
+                )
+                .await??;
                 Ok(Response::Panes(infos))
             }
             Request::ReadOutput { pane, mode } => self.read_output(&pane, mode).await,
@@ -113,7 +147,12 @@ impl Handler {
 
     async fn session(&self, target: &str) -> Result<SessionRef, ErrorReply> {
         let target = target.to_string();
-        ask(&self.supervisor, |reply| SupervisorMsg::ResolveSession { target, reply }, SUPERVISOR).await?
+        ask(
+            &self.supervisor,
+            |reply| SupervisorMsg::ResolveSession { target, reply },
+            SUPERVISOR,
+        )
+        .await?
     }
 
     /// Resolves a pane target to a handle for acting on the pane directly.
@@ -121,7 +160,12 @@ impl Handler {
         let (session, lookup) = match PaneTarget::parse(target)? {
             PaneTarget::Id(_) => {
                 let target = target.to_string();
-                let (session, id) = ask(&self.supervisor, |reply| SupervisorMsg::ResolvePane { target, reply }, SUPERVISOR).await??;
+                let (session, id) = ask(
+                    &self.supervisor,
+                    |reply| SupervisorMsg::ResolvePane { target, reply },
+                    SUPERVISOR,
+                )
+                .await??;
                 (session, PaneLookup::Id(id))
             }
             PaneTarget::InSession { session, .. } => {
@@ -132,13 +176,25 @@ impl Handler {
         ask(&session.actor, |reply| SessionMsg::GetPane { lookup, reply }, SESSION).await?
     }
 
-    async fn create_session(&self, name: String, cwd: Option<String>, env: Vec<fugue_protocol::EnvVar>) -> Result<Response, ErrorReply> {
+    async fn create_session(
+        &self,
+        name: String,
+        cwd: Option<String>,
+        env: Vec<fugue_protocol::EnvVar>,
+    ) -> Result<Response, ErrorReply> {
         let cwd = match cwd {
             Some(cwd) => PathBuf::from(cwd),
-            None => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/")),
+            None => std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/")),
         };
         let env = env.into_iter().map(|v| (v.name, v.value)).collect();
-        let info = ask(&self.supervisor, |reply| SupervisorMsg::CreateSession { name, cwd, env, reply }, SUPERVISOR).await??;
+        let info = ask(
+            &self.supervisor,
+            |reply| SupervisorMsg::CreateSession { name, cwd, env, reply },
+            SUPERVISOR,
+        )
+        .await??;
         Ok(Response::Session(info))
     }
 
@@ -153,9 +209,12 @@ impl Handler {
             Some(target) => vec![self.session(&target).await?],
             None => ask(&self.supervisor, SupervisorMsg::AllSessions, SUPERVISOR).await?,
         };
-        let lists = futures::future::join_all(sessions.iter().map(|s| ask(&s.actor, SessionMsg::ListPanes, SESSION))).await;
+        let lists =
+            futures::future::join_all(sessions.iter().map(|s| ask(&s.actor, SessionMsg::ListPanes, SESSION))).await;
         // A session destroyed meanwhile simply has no panes to show.
-        Ok(Response::Panes(lists.into_iter().filter_map(Result::ok).flatten().collect()))
+        Ok(Response::Panes(
+            lists.into_iter().filter_map(Result::ok).flatten().collect(),
+        ))
     }
 
     async fn read_output(&self, target: &str, mode: ReadMode) -> Result<Response, ErrorReply> {
@@ -181,12 +240,18 @@ impl Handler {
         }
         .map(|waited| waited.map(|_| ()));
         match outcome {
-            None => Ok(Response::Waited { pane: pane.current_info(), exited: false }),
+            None => Ok(Response::Waited {
+                pane: pane.current_info(),
+                exited: false,
+            }),
             Some(Err(_)) => Err(ErrorReply::new(
                 ErrorCode::PaneNotFound,
                 format!("pane {} was released before its process exited", pane.info.id),
             )),
-            Some(Ok(_)) => Ok(Response::Waited { pane: self.fresh_info(&pane).await, exited: true }),
+            Some(Ok(_)) => Ok(Response::Waited {
+                pane: self.fresh_info(&pane).await,
+                exited: true,
+            }),
         }
     }
 
@@ -205,11 +270,17 @@ impl Handler {
 async fn write_input(pane: &PaneHandle, data: Vec<u8>) -> Result<Response, ErrorReply> {
     let exited = *pane.exit.borrow();
     if let Some(status) = exited {
-        return Err(ErrorReply::invalid(format!("pane {} has {status}; input was not written", pane.info.id)));
+        return Err(ErrorReply::invalid(format!(
+            "pane {} has {status}; input was not written",
+            pane.info.id
+        )));
     }
     for chunk in data.chunks(INPUT_CHUNK) {
         if pane.input.send(chunk.to_vec()).await.is_err() {
-            return Err(ErrorReply::invalid(format!("pane {} no longer takes input", pane.info.id)));
+            return Err(ErrorReply::invalid(format!(
+                "pane {} no longer takes input",
+                pane.info.id
+            )));
         }
     }
     Ok(Response::Ok)

@@ -52,18 +52,30 @@ pub fn claim(socket: &Path) -> Result<ClaimedSocket, ClaimError> {
         let mut pid = String::new();
         let _ = lock.read_to_string(&mut pid);
         let pid = pid.trim();
-        return Err(ClaimError::AlreadyRunning(if pid.is_empty() { "unknown".into() } else { pid.into() }));
+        return Err(ClaimError::AlreadyRunning(if pid.is_empty() {
+            "unknown".into()
+        } else {
+            pid.into()
+        }));
     }
     if socket.exists() {
         if std::os::unix::net::UnixStream::connect(socket).is_ok() {
-            return Err(ClaimError::AlreadyRunning("unknown: a daemon without a lock file answers".into()));
+            return Err(ClaimError::AlreadyRunning(
+                "unknown: a daemon without a lock file answers".into(),
+            ));
         }
         tracing::info!(socket = %socket.display(), "replacing stale socket");
-        std::fs::remove_file(socket).map_err(|e| ClaimError::Other(format!("cannot remove stale socket {}: {e}", socket.display())))?;
+        std::fs::remove_file(socket)
+            .map_err(|e| ClaimError::Other(format!("cannot remove stale socket {}: {e}", socket.display())))?;
     }
-    let listener = StdListener::bind(socket).map_err(|e| ClaimError::Other(format!("cannot bind {}: {e}", socket.display())))?;
+    let listener =
+        StdListener::bind(socket).map_err(|e| ClaimError::Other(format!("cannot bind {}: {e}", socket.display())))?;
     let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
-    Ok(ClaimedSocket { path: socket.to_path_buf(), listener, lock })
+    Ok(ClaimedSocket {
+        path: socket.to_path_buf(),
+        listener,
+        lock,
+    })
 }
 
 impl ClaimedSocket {
@@ -88,7 +100,9 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
     let (supervisor, supervisor_task) = Actor::spawn(None, SupervisorActor, config.clone())
         .await
         .map_err(|e| format!("cannot start supervisor: {e}"))?;
-    let handler = Arc::new(Handler { supervisor: supervisor.clone() });
+    let handler = Arc::new(Handler {
+        supervisor: supervisor.clone(),
+    });
     tracing::info!(socket = %claimed.path.display(), pid = std::process::id(), "fugued ready");
 
     let uid = unsafe { libc::getuid() };
@@ -122,7 +136,10 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
 
     drop(listener);
     tracing::info!("shutting down");
-    let reaped = match supervisor.call(SupervisorMsg::Shutdown, Some(Duration::from_secs(10))).await {
+    let reaped = match supervisor
+        .call(SupervisorMsg::Shutdown, Some(Duration::from_secs(10)))
+        .await
+    {
         Ok(ractor::rpc::CallResult::Success(reaped)) => reaped,
         _ => Vec::new(),
     };
@@ -145,7 +162,8 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
 
 fn watch_signals(shutdown: CancellationToken) -> Result<(), String> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP]).map_err(|e| format!("cannot watch signals: {e}"))?;
+    let mut signals =
+        signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP]).map_err(|e| format!("cannot watch signals: {e}"))?;
     tokio::spawn(async move {
         while let Some(signal) = signals.next().await {
             if signal == SIGHUP {

@@ -8,9 +8,7 @@ use crate::pane::{PaneActor, PaneArgs, PaneMsg, INPUT_QUEUE};
 use crate::pty::{self, LaunchRequest};
 use crate::supervisor::SupervisorMsg;
 use fugue_protocol::target::{self, Candidate};
-use fugue_protocol::{
-    ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneState, SessionId, SpawnSpec,
-};
+use fugue_protocol::{ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneState, SessionId, SpawnSpec};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -119,10 +117,18 @@ impl Actor for SessionActor {
     type Arguments = SessionArgs;
 
     async fn pre_start(&self, _: ActorRef<SessionMsg>, args: SessionArgs) -> Result<SessionState, ActorProcessingErr> {
-        Ok(SessionState { args, panes: Vec::new() })
+        Ok(SessionState {
+            args,
+            panes: Vec::new(),
+        })
     }
 
-    async fn handle(&self, myself: ActorRef<SessionMsg>, msg: SessionMsg, state: &mut SessionState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<SessionMsg>,
+        msg: SessionMsg,
+        state: &mut SessionState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             SessionMsg::CreatePane { spec, reply } => {
                 let result = state.create_pane(&myself, spec).await;
@@ -167,7 +173,10 @@ impl Actor for SessionActor {
             }
             SessionMsg::PaneExited { id, status, at_ms } => state.pane_exited(&myself, id, status, at_ms),
             SessionMsg::ExpirePane(id) => {
-                let expired = state.panes.iter().position(|p| p.info.id == id && p.info.state == PaneState::Exited);
+                let expired = state
+                    .panes
+                    .iter()
+                    .position(|p| p.info.id == id && p.info.state == PaneState::Exited);
                 if let Some(index) = expired {
                     state.remove(index);
                 }
@@ -178,7 +187,12 @@ impl Actor for SessionActor {
 
     // Panes are linked to the session so they stop with it, but one pane ending must
     // not end the session (ractor's default would).
-    async fn handle_supervisor_evt(&self, _: ActorRef<SessionMsg>, evt: SupervisionEvent, state: &mut SessionState) -> Result<(), ActorProcessingErr> {
+    async fn handle_supervisor_evt(
+        &self,
+        _: ActorRef<SessionMsg>,
+        evt: SupervisionEvent,
+        state: &mut SessionState,
+    ) -> Result<(), ActorProcessingErr> {
         if let SupervisionEvent::ActorFailed(cell, err) = evt {
             tracing::error!(session = %state.args.name, %err, "pane actor failed");
             if let Some(index) = state.panes.iter().position(|p| p.actor.get_id() == cell.get_id()) {
@@ -217,7 +231,11 @@ impl SessionState {
         };
         let mut env = self.args.env.clone();
         env.extend(spec.env.iter().map(|v| (v.name.clone(), v.value.clone())));
-        let cwd = spec.cwd.as_deref().map(PathBuf::from).unwrap_or_else(|| self.args.cwd.clone());
+        let cwd = spec
+            .cwd
+            .as_deref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.args.cwd.clone());
         let launch = pty::validate(LaunchRequest {
             command: spec.command.as_deref(),
             args: &spec.args,
@@ -238,7 +256,11 @@ impl SessionState {
         let (input_tx, input_rx) = mpsc::channel(INPUT_QUEUE);
         let (exit_tx, exit_rx) = watch::channel(None);
         let (reaped_tx, reaped) = watch::channel(false);
-        let output = Arc::new(Mutex::new(PaneOutput::new(byte_limit, config.text_lines, config.text_bytes)));
+        let output = Arc::new(Mutex::new(PaneOutput::new(
+            byte_limit,
+            config.text_lines,
+            config.text_bytes,
+        )));
         let title = spec
             .title
             .clone()
@@ -280,8 +302,17 @@ impl SessionState {
             started_at_ms: now_ms(),
             exited_at_ms: None,
         };
-        self.panes.push(PaneEntry { info: info.clone(), actor, input: input_tx, exit: exit_rx, reaped });
-        let _ = self.args.supervisor.cast(SupervisorMsg::PaneAdded { pane: id, session: self.args.id });
+        self.panes.push(PaneEntry {
+            info: info.clone(),
+            actor,
+            input: input_tx,
+            exit: exit_rx,
+            reaped,
+        });
+        let _ = self.args.supervisor.cast(SupervisorMsg::PaneAdded {
+            pane: id,
+            session: self.args.id,
+        });
         self.report_counts();
         let _ = self.args.events.send(Event::PaneCreated(info));
         Ok(self.handle(self.panes.len() - 1, myself))
@@ -313,19 +344,33 @@ impl SessionState {
         }
     }
 
-    /// An index, a title, or an id prefix within this session.
+    /// An index, a title, or an id prefix within this session, optionally written
+    /// as `SESSION:PANE` with this session's name.
     fn find_target(&self, text: &str) -> Result<usize, ErrorReply> {
         let name = &self.args.name;
+        if let Some((session, pane)) = text.split_once(':') {
+            if session != name && !self.args.id.to_string().starts_with(session) {
+                return Err(ErrorReply::invalid(format!("pane '{text}' is not in session '{name}'")));
+            }
+            return self.find_target(pane);
+        }
         if let Ok(index) = text.parse::<usize>() {
             return match index < self.panes.len() {
                 true => Ok(index),
                 false => Err(ErrorReply::new(
                     ErrorCode::PaneNotFound,
-                    format!("pane not found: '{name}:{index}'; session '{name}' has {} panes (0-{})", self.panes.len(), self.panes.len().saturating_sub(1)),
+                    format!(
+                        "pane not found: '{name}:{index}'; session '{name}' has {} panes (0-{})",
+                        self.panes.len(),
+                        self.panes.len().saturating_sub(1)
+                    ),
                 )),
             };
         }
-        let candidates = self.panes.iter().map(|p| Candidate { id: p.info.id.0, name: &p.info.title });
+        let candidates = self.panes.iter().map(|p| Candidate {
+            id: p.info.id.0,
+            name: &p.info.title,
+        });
         let id = target::resolve(text, candidates, "pane", ErrorCode::PaneNotFound)?;
         self.find(&PaneLookup::Id(PaneId(id)))
     }
@@ -347,7 +392,9 @@ impl SessionState {
         for target in targets {
             let index = self.find_target(target)?;
             if order.contains(&index) {
-                return Err(ErrorReply::invalid(format!("pane '{target}' is named twice; name every pane exactly once")));
+                return Err(ErrorReply::invalid(format!(
+                    "pane '{target}' is named twice; name every pane exactly once"
+                )));
             }
             order.push(index);
         }
@@ -380,7 +427,9 @@ impl SessionState {
     }
 
     fn pane_exited(&mut self, myself: &ActorRef<SessionMsg>, id: PaneId, status: ExitStatus, at_ms: u64) {
-        let Some(pane) = self.panes.iter_mut().find(|p| p.info.id == id) else { return };
+        let Some(pane) = self.panes.iter_mut().find(|p| p.info.id == id) else {
+            return;
+        };
         pane.info.state = PaneState::Exited;
         pane.info.exit = Some(status);
         pane.info.exited_at_ms = Some(at_ms);
@@ -396,9 +445,15 @@ impl SessionState {
         let entry = self.panes.remove(index);
         entry.actor.stop(Some("removed".into()));
         self.renumber();
-        let _ = self.args.supervisor.cast(SupervisorMsg::PaneRemoved { pane: entry.info.id });
+        let _ = self
+            .args
+            .supervisor
+            .cast(SupervisorMsg::PaneRemoved { pane: entry.info.id });
         self.report_counts();
-        let _ = self.args.events.send(Event::PaneRemoved { id: entry.info.id, session_id: self.args.id });
+        let _ = self.args.events.send(Event::PaneRemoved {
+            id: entry.info.id,
+            session_id: self.args.id,
+        });
     }
 
     fn report_counts(&self) {

@@ -92,7 +92,11 @@ impl Actor for SupervisorActor {
     type State = SupervisorState;
     type Arguments = Arc<DaemonConfig>;
 
-    async fn pre_start(&self, _: ActorRef<SupervisorMsg>, config: Arc<DaemonConfig>) -> Result<SupervisorState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        _: ActorRef<SupervisorMsg>,
+        config: Arc<DaemonConfig>,
+    ) -> Result<SupervisorState, ActorProcessingErr> {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Ok(SupervisorState {
             config,
@@ -104,7 +108,12 @@ impl Actor for SupervisorActor {
         })
     }
 
-    async fn handle(&self, myself: ActorRef<SupervisorMsg>, msg: SupervisorMsg, state: &mut SupervisorState) -> Result<(), ActorProcessingErr> {
+    async fn handle(
+        &self,
+        myself: ActorRef<SupervisorMsg>,
+        msg: SupervisorMsg,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
         match msg {
             SupervisorMsg::CreateSession { name, cwd, env, reply } => {
                 let _ = reply.send(state.create_session(&myself, name, cwd, env).await);
@@ -151,7 +160,11 @@ impl Actor for SupervisorActor {
             SupervisorMsg::PaneRemoved { pane } => {
                 state.pane_sessions.remove(&pane);
             }
-            SupervisorMsg::Counts { session, panes, running } => {
+            SupervisorMsg::Counts {
+                session,
+                panes,
+                running,
+            } => {
                 if let Some(entry) = state.sessions.iter_mut().find(|s| s.info.id == session) {
                     entry.info.panes = panes;
                     entry.info.running_panes = running;
@@ -162,7 +175,12 @@ impl Actor for SupervisorActor {
     }
 
     // A session that fails is dropped from the registry; the daemon keeps going.
-    async fn handle_supervisor_evt(&self, _: ActorRef<SupervisorMsg>, evt: SupervisionEvent, state: &mut SupervisorState) -> Result<(), ActorProcessingErr> {
+    async fn handle_supervisor_evt(
+        &self,
+        _: ActorRef<SupervisorMsg>,
+        evt: SupervisionEvent,
+        state: &mut SupervisorState,
+    ) -> Result<(), ActorProcessingErr> {
         if let SupervisionEvent::ActorFailed(cell, err) = &evt {
             if let Some(index) = state.sessions.iter().position(|s| s.actor.get_id() == cell.get_id()) {
                 let entry = state.sessions.remove(index);
@@ -187,7 +205,10 @@ impl SupervisorState {
         }
         target::validate_session_name(&name)?;
         if self.sessions.iter().any(|s| s.info.name == name) {
-            return Err(ErrorReply::new(ErrorCode::NameTaken, format!("a session named '{name}' already exists")));
+            return Err(ErrorReply::new(
+                ErrorCode::NameTaken,
+                format!("a session named '{name}' already exists"),
+            ));
         }
         crate::pty::validate_cwd(&cwd)?;
         for (k, v) in &env {
@@ -214,20 +235,32 @@ impl SupervisorState {
             running_panes: 0,
             created_at_ms: now_ms(),
         };
-        self.sessions.push(SessionEntry { info: info.clone(), actor });
+        self.sessions.push(SessionEntry {
+            info: info.clone(),
+            actor,
+        });
         let _ = self.events.send(Event::SessionCreated(info.clone()));
         Ok(info)
     }
 
     fn find(&self, target: &str) -> Result<usize, ErrorReply> {
-        let candidates = self.sessions.iter().map(|s| Candidate { id: s.info.id.0, name: &s.info.name });
+        let candidates = self.sessions.iter().map(|s| Candidate {
+            id: s.info.id.0,
+            name: &s.info.name,
+        });
         let id = target::resolve(target, candidates, "session", ErrorCode::SessionNotFound)?;
-        Ok(self.sessions.iter().position(|s| s.info.id.0 == id).expect("resolved from this list"))
+        Ok(self
+            .sessions
+            .iter()
+            .position(|s| s.info.id.0 == id)
+            .expect("resolved from this list"))
     }
 
     fn session_ref(&self, index: usize) -> SessionRef {
         let entry = &self.sessions[index];
-        SessionRef { actor: entry.actor.clone() }
+        SessionRef {
+            actor: entry.actor.clone(),
+        }
     }
 
     fn resolve_pane(&self, target: &str) -> Result<(SessionRef, PaneId), ErrorReply> {
@@ -254,13 +287,25 @@ impl SupervisorState {
     fn rename(&mut self, target: &str, name: String) -> Result<(SessionInfo, String), ErrorReply> {
         let index = self.find(target)?;
         target::validate_session_name(&name)?;
-        if self.sessions.iter().enumerate().any(|(i, s)| i != index && s.info.name == name) {
-            return Err(ErrorReply::new(ErrorCode::NameTaken, format!("a session named '{name}' already exists")));
+        if self
+            .sessions
+            .iter()
+            .enumerate()
+            .any(|(i, s)| i != index && s.info.name == name)
+        {
+            return Err(ErrorReply::new(
+                ErrorCode::NameTaken,
+                format!("a session named '{name}' already exists"),
+            ));
         }
         let entry = &mut self.sessions[index];
         let previous = std::mem::replace(&mut entry.info.name, name.clone());
         let _ = entry.actor.cast(SessionMsg::Renamed(name.clone()));
-        let _ = self.events.send(Event::SessionRenamed { id: entry.info.id, previous_name: previous.clone(), name });
+        let _ = self.events.send(Event::SessionRenamed {
+            id: entry.info.id,
+            previous_name: previous.clone(),
+            name,
+        });
         Ok((entry.info.clone(), previous))
     }
 
@@ -276,7 +321,10 @@ impl SupervisorState {
                 Vec::new()
             }
         };
-        let _ = self.events.send(Event::SessionDestroyed { id: entry.info.id, name: entry.info.name.clone() });
+        let _ = self.events.send(Event::SessionDestroyed {
+            id: entry.info.id,
+            name: entry.info.name.clone(),
+        });
         (entry.info, reaped)
     }
 

@@ -27,8 +27,7 @@ pub enum CodecError {
 
 /// Encodes one value as a payload (without the length prefix).
 pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
-    let payload = bincode::serde::encode_to_vec(value, config())
-        .map_err(|e| CodecError::Malformed(e.to_string()))?;
+    let payload = bincode::serde::encode_to_vec(value, config()).map_err(|e| CodecError::Malformed(e.to_string()))?;
     if payload.len() > MAX_FRAME_BYTES {
         return Err(CodecError::FrameTooLarge);
     }
@@ -37,8 +36,8 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
 
 /// Decodes one payload; trailing bytes are an error.
 pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, CodecError> {
-    let (value, read) = bincode::serde::decode_from_slice(payload, config())
-        .map_err(|e| CodecError::Malformed(e.to_string()))?;
+    let (value, read) =
+        bincode::serde::decode_from_slice(payload, config()).map_err(|e| CodecError::Malformed(e.to_string()))?;
     if read != payload.len() {
         return Err(CodecError::Malformed(format!(
             "{} trailing bytes after the message",
@@ -109,9 +108,7 @@ impl<Out: Serialize, In> Encoder<Out> for FrameCodec<Out, In> {
 
     fn encode(&mut self, item: Out, dst: &mut BytesMut) -> Result<(), CodecError> {
         let payload = encode(&item)?;
-        self.frames
-            .encode(Bytes::from(payload), dst)
-            .map_err(classify)
+        self.frames.encode(Bytes::from(payload), dst).map_err(classify)
     }
 }
 
@@ -164,7 +161,10 @@ mod tests {
     }
 
     fn env() -> impl Strategy<Value = Vec<EnvVar>> {
-        prop::collection::vec((string(), string()).prop_map(|(name, value)| EnvVar { name, value }), 0..3)
+        prop::collection::vec(
+            (string(), string()).prop_map(|(name, value)| EnvVar { name, value }),
+            0..3,
+        )
     }
 
     fn spawn_spec() -> impl Strategy<Value = SpawnSpec> {
@@ -179,18 +179,20 @@ mod tests {
             prop::option::of((any::<u16>(), any::<u16>())),
             prop::option::of(any::<u64>()),
         )
-            .prop_map(|(session, command, args, env, cwd, shell, title, size, limit)| SpawnSpec {
-                session,
-                command,
-                args,
-                env,
-                cwd,
-                shell,
-                title: title.clone(),
-                purpose: title,
-                size: size.map(|(cols, rows)| PaneSize { cols, rows }),
-                output_byte_limit: limit,
-            })
+            .prop_map(
+                |(session, command, args, env, cwd, shell, title, size, limit)| SpawnSpec {
+                    session,
+                    command,
+                    args,
+                    env,
+                    cwd,
+                    shell,
+                    title: title.clone(),
+                    purpose: title,
+                    size: size.map(|(cols, rows)| PaneSize { cols, rows }),
+                    output_byte_limit: limit,
+                },
+            )
     }
 
     fn request() -> impl Strategy<Value = Request> {
@@ -207,17 +209,31 @@ mod tests {
             spawn_spec().prop_map(Request::CreatePane),
             prop::option::of(s()).prop_map(|session| Request::ListPanes { session }),
             s().prop_map(|pane| Request::PaneStatus { pane }),
-            (s(), prop::collection::vec(any::<u8>(), 0..64)).prop_map(|(pane, data)| Request::WriteInput { pane, data }),
+            (s(), prop::collection::vec(any::<u8>(), 0..64))
+                .prop_map(|(pane, data)| Request::WriteInput { pane, data }),
             (s(), prop::collection::vec(s(), 0..4)).prop_map(|(pane, keys)| Request::SendKeys { pane, keys }),
             s().prop_map(|pane| Request::Interrupt { pane }),
             (s(), prop::option::of(s())).prop_map(|(pane, signal)| Request::KillPane { pane, signal }),
             s().prop_map(|pane| Request::ReleasePane { pane }),
-            (s(), any::<u16>(), any::<u16>()).prop_map(|(pane, cols, rows)| Request::ResizePane { pane, size: PaneSize { cols, rows } }),
+            (s(), any::<u16>(), any::<u16>()).prop_map(|(pane, cols, rows)| Request::ResizePane {
+                pane,
+                size: PaneSize { cols, rows }
+            }),
             (s(), s()).prop_map(|(pane, title)| Request::RenamePane { pane, title }),
-            (s(), prop::collection::vec(s(), 0..4)).prop_map(|(session, panes)| Request::ReorderPanes { session, panes }),
-            (s(), any::<u32>(), prop::option::of(any::<u64>())).prop_map(|(pane, lines, since)| Request::ReadOutput { pane, mode: ReadMode::Text { lines, since } }),
-            (s(), prop::option::of(any::<u64>()), prop::option::of(any::<u64>())).prop_map(|(pane, since, max_bytes)| Request::ReadOutput { pane, mode: ReadMode::Raw { since, max_bytes } }),
-            (s(), prop::option::of(any::<u64>())).prop_map(|(pane, timeout_ms)| Request::WaitForExit { pane, timeout_ms }),
+            (s(), prop::collection::vec(s(), 0..4))
+                .prop_map(|(session, panes)| Request::ReorderPanes { session, panes }),
+            (s(), any::<u32>(), prop::option::of(any::<u64>())).prop_map(|(pane, lines, since)| Request::ReadOutput {
+                pane,
+                mode: ReadMode::Text { lines, since }
+            }),
+            (s(), prop::option::of(any::<u64>()), prop::option::of(any::<u64>())).prop_map(
+                |(pane, since, max_bytes)| Request::ReadOutput {
+                    pane,
+                    mode: ReadMode::Raw { since, max_bytes }
+                }
+            ),
+            (s(), prop::option::of(any::<u64>()))
+                .prop_map(|(pane, timeout_ms)| Request::WaitForExit { pane, timeout_ms }),
         ]
     }
 
@@ -227,17 +243,35 @@ mod tests {
             Just(Response::Ok),
             Just(Response::ShuttingDown),
             (string(), any::<u32>(), any::<u64>()).prop_map(|(socket, n, at)| Response::Daemon(DaemonInfo {
-                pid: n, version: "0.1.0".into(), protocol_version: 1, socket, started_at_ms: at,
-                sessions: n, panes: n, running_panes: n,
+                pid: n,
+                version: "0.1.0".into(),
+                protocol_version: 1,
+                socket,
+                started_at_ms: at,
+                sessions: n,
+                panes: n,
+                running_panes: n,
             })),
             session_info().prop_map(Response::Session),
-            (session_info(), string()).prop_map(|(session, previous_name)| Response::SessionRenamed { session, previous_name }),
+            (session_info(), string())
+                .prop_map(|(session, previous_name)| Response::SessionRenamed { session, previous_name }),
             prop::collection::vec(session_info(), 0..3).prop_map(Response::Sessions),
             pane_info().prop_map(Response::Pane),
             prop::collection::vec(pane_info(), 0..3).prop_map(Response::Panes),
-            (pane_info(), prop::collection::vec(any::<u8>(), 0..64), prop::collection::vec(string(), 0..3), any::<u64>(), any::<bool>())
+            (
+                pane_info(),
+                prop::collection::vec(any::<u8>(), 0..64),
+                prop::collection::vec(string(), 0..3),
+                any::<u64>(),
+                any::<bool>()
+            )
                 .prop_map(|(pane, data, lines, off, truncated)| Response::Output(OutputChunk {
-                    pane, data, lines, start_offset: off / 2, next_offset: off, truncated,
+                    pane,
+                    data,
+                    lines,
+                    start_offset: off / 2,
+                    next_offset: off,
+                    truncated,
                 })),
             (pane_info(), any::<bool>()).prop_map(|(pane, exited)| Response::Waited { pane, exited }),
         ]
@@ -246,13 +280,26 @@ mod tests {
     fn event() -> impl Strategy<Value = Event> {
         prop_oneof![
             session_info().prop_map(Event::SessionCreated),
-            string().prop_map(|name| Event::SessionDestroyed { id: SessionId::new(), name }),
-            (string(), string()).prop_map(|(previous_name, name)| Event::SessionRenamed { id: SessionId::new(), previous_name, name }),
+            string().prop_map(|name| Event::SessionDestroyed {
+                id: SessionId::new(),
+                name
+            }),
+            (string(), string()).prop_map(|(previous_name, name)| Event::SessionRenamed {
+                id: SessionId::new(),
+                previous_name,
+                name
+            }),
             pane_info().prop_map(Event::PaneCreated),
             pane_info().prop_map(Event::PaneExited),
             pane_info().prop_map(Event::PaneRenamed),
-            Just(Event::PaneRemoved { id: PaneId::new(), session_id: SessionId::new() }),
-            Just(Event::PanesReordered { session_id: SessionId::new(), panes: vec![PaneId::new(), PaneId::new()] }),
+            Just(Event::PaneRemoved {
+                id: PaneId::new(),
+                session_id: SessionId::new()
+            }),
+            Just(Event::PanesReordered {
+                session_id: SessionId::new(),
+                panes: vec![PaneId::new(), PaneId::new()]
+            }),
             any::<u64>().prop_map(|missed| Event::Lagged { missed }),
         ]
     }
@@ -310,7 +357,10 @@ mod tests {
         // A WriteInput whose byte vector claims u32::MAX entries in a 20-byte frame.
         let mut payload = encode(&ClientFrame::Request {
             id: 1,
-            request: Request::WriteInput { pane: "p".into(), data: vec![1, 2, 3] },
+            request: Request::WriteInput {
+                pane: "p".into(),
+                data: vec![1, 2, 3],
+            },
         })
         .unwrap();
         let len_at = payload.len() - 4;
@@ -321,7 +371,11 @@ mod tests {
 
     #[test]
     fn trailing_bytes_are_refused() {
-        let mut payload = encode(&ClientFrame::Request { id: 1, request: Request::Ping }).unwrap();
+        let mut payload = encode(&ClientFrame::Request {
+            id: 1,
+            request: Request::Ping,
+        })
+        .unwrap();
         payload.push(0);
         assert!(matches!(decode::<ClientFrame>(&payload), Err(CodecError::Malformed(_))));
     }

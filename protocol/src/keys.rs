@@ -29,9 +29,9 @@ pub fn encode_key(name: &str, app_cursor: bool) -> Result<Vec<u8>, String> {
             out.extend(encode_key(&format!("C-{inner}"), app_cursor)?);
             return Ok(out);
         }
-        return control(rest).map(|b| vec![b]).ok_or_else(|| {
-            format!("unknown key '{name}': C- takes a letter or one of @[\\]^_ and Space")
-        });
+        return control(rest)
+            .map(|b| vec![b])
+            .ok_or_else(|| format!("unknown key '{name}': C- takes a letter or one of @[\\]^_ and Space"));
     }
     if name.chars().count() == 1 {
         return Ok(name.as_bytes().to_vec());

@@ -113,10 +113,7 @@ pub enum ReadMode {
     Text { lines: u32, since: Option<u64> },
     /// The raw byte log. With `since`, bytes from that offset on (at most `max_bytes`,
     /// page on with `next_offset`); without, the last `max_bytes`.
-    Raw {
-        since: Option<u64>,
-        max_bytes: Option<u64>,
-    },
+    Raw { since: Option<u64>, max_bytes: Option<u64> },
 }
 
 /// Requests. Targets are strings the daemon resolves (see [`crate::target`]): a full

@@ -49,8 +49,7 @@ pub fn prepare_socket_dir(socket: &Path) -> Result<(), String> {
 
 /// The ownership and permission rule alone.
 pub fn check_socket_dir(dir: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(dir)
-        .map_err(|e| format!("cannot inspect socket directory {}: {e}", dir.display()))?;
+    let meta = std::fs::metadata(dir).map_err(|e| format!("cannot inspect socket directory {}: {e}", dir.display()))?;
     if !meta.is_dir() {
         return Err(format!("socket directory {} is not a directory", dir.display()));
     }

@@ -19,10 +19,7 @@ pub enum PaneTarget<'a> {
     /// A full UUID or a prefix of one.
     Id(&'a str),
     /// A pane inside a named (or id'd) session.
-    InSession {
-        session: &'a str,
-        pane: PaneSelector<'a>,
-    },
+    InSession { session: &'a str, pane: PaneSelector<'a> },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +32,9 @@ impl<'a> PaneTarget<'a> {
     pub fn parse(text: &'a str) -> Result<Self, ErrorReply> {
         let Some((session, pane)) = text.split_once(':') else {
             if text.is_empty() {
-                return Err(ErrorReply::invalid("empty pane target; use an id, a prefix, or SESSION:INDEX"));
+                return Err(ErrorReply::invalid(
+                    "empty pane target; use an id, a prefix, or SESSION:INDEX",
+                ));
             }
             return Ok(PaneTarget::Id(text));
         };
@@ -98,7 +97,10 @@ pub fn resolve<'a>(
         many => {
             return Err(ErrorReply::new(
                 ErrorCode::Ambiguous,
-                format!("{kind} '{query}' is ambiguous: {} {kind}s have that name; use an id", many.len()),
+                format!(
+                    "{kind} '{query}' is ambiguous: {} {kind}s have that name; use an id",
+                    many.len()
+                ),
             ))
         }
     }
@@ -106,7 +108,9 @@ pub fn resolve<'a>(
         let needle = query.to_ascii_lowercase();
         let matches: Vec<Candidate> = candidates
             .clone()
-            .filter(|c| c.id.hyphenated().to_string().starts_with(&needle) || c.id.simple().to_string().starts_with(&needle))
+            .filter(|c| {
+                c.id.hyphenated().to_string().starts_with(&needle) || c.id.simple().to_string().starts_with(&needle)
+            })
             .collect();
         match matches.as_slice() {
             [one] => return Ok(one.id),
@@ -126,7 +130,10 @@ pub fn resolve<'a>(
     } else {
         format!("{kind}s: {}", names.join(", "))
     };
-    Err(ErrorReply::new(not_found, format!("{kind} not found: '{query}'; {known}")))
+    Err(ErrorReply::new(
+        not_found,
+        format!("{kind} not found: '{query}'; {known}"),
+    ))
 }
 
 fn is_prefix(query: &str) -> bool {
@@ -147,7 +154,12 @@ mod tests {
 
     fn run(query: &str) -> Result<Uuid, ErrorReply> {
         let list = ids();
-        resolve(query, list.iter().map(|(id, name)| Candidate { id: *id, name }), "session", ErrorCode::SessionNotFound)
+        resolve(
+            query,
+            list.iter().map(|(id, name)| Candidate { id: *id, name }),
+            "session",
+            ErrorCode::SessionNotFound,
+        )
     }
 
     #[test]
@@ -163,7 +175,11 @@ mod tests {
     fn ambiguous_and_missing() {
         let err = run("aaaa").unwrap_err();
         assert_eq!(err.code, ErrorCode::Ambiguous);
-        assert!(err.message.contains("(api)") && err.message.contains("(web)"), "{}", err.message);
+        assert!(
+            err.message.contains("(api)") && err.message.contains("(web)"),
+            "{}",
+            err.message
+        );
         let err = run("dev").unwrap_err();
         assert_eq!(err.code, ErrorCode::SessionNotFound);
         assert_eq!(err.message, "session not found: 'dev'; sessions: api, web");
@@ -176,11 +192,17 @@ mod tests {
         assert_eq!(PaneTarget::parse("abcd").unwrap(), PaneTarget::Id("abcd"));
         assert_eq!(
             PaneTarget::parse("dev:2").unwrap(),
-            PaneTarget::InSession { session: "dev", pane: PaneSelector::Index(2) }
+            PaneTarget::InSession {
+                session: "dev",
+                pane: PaneSelector::Index(2)
+            }
         );
         assert_eq!(
             PaneTarget::parse("dev:server").unwrap(),
-            PaneTarget::InSession { session: "dev", pane: PaneSelector::Title("server") }
+            PaneTarget::InSession {
+                session: "dev",
+                pane: PaneSelector::Title("server")
+            }
         );
         assert!(PaneTarget::parse("dev:").is_err());
         assert!(PaneTarget::parse("").is_err());

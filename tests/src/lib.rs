@@ -17,7 +17,11 @@ pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe.parent().and_then(Path::parent).expect("target dir");
     let path = dir.join(name);
-    assert!(path.is_file(), "{} is missing: run `cargo build --workspace` before the tests", path.display());
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo build --workspace` before the tests",
+        path.display()
+    );
     path
 }
 
@@ -51,7 +55,10 @@ where
 
 /// A private directory (0700) for sockets, logs and files of one test.
 pub fn private_dir() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new().prefix("fugue-test-").tempdir().expect("temp dir");
+    let dir = tempfile::Builder::new()
+        .prefix("fugue-test-")
+        .tempdir()
+        .expect("temp dir");
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
     dir
@@ -74,7 +81,11 @@ impl Daemon {
         let dir = private_dir();
         let socket = dir.path().join("fugue.sock");
         let child = Self::spawn(&dir, &socket, args);
-        let daemon = Daemon { dir, socket, child: Some(child) };
+        let daemon = Daemon {
+            dir,
+            socket,
+            child: Some(child),
+        };
         daemon.wait_ready();
         daemon
     }
@@ -97,7 +108,9 @@ impl Daemon {
     }
 
     fn wait_ready(&self) {
-        wait_until("fugued to accept connections", DEADLINE, || std::os::unix::net::UnixStream::connect(&self.socket).ok());
+        wait_until("fugued to accept connections", DEADLINE, || {
+            std::os::unix::net::UnixStream::connect(&self.socket).ok()
+        });
     }
 
     pub fn pid(&self) -> u32 {
@@ -110,9 +123,14 @@ impl Daemon {
     }
 
     pub async fn client(&self) -> Client {
-        Client::connect(ConnectOptions::default().socket(&self.socket).autostart(false).client_name("fugue-tests"))
-            .await
-            .expect("connect to the test daemon")
+        Client::connect(
+            ConnectOptions::default()
+                .socket(&self.socket)
+                .autostart(false)
+                .client_name("fugue-tests"),
+        )
+        .await
+        .expect("connect to the test daemon")
     }
 
     /// Runs `fugue --socket <ours> ARGS...`.
@@ -161,13 +179,23 @@ pub struct CliOutput {
 impl CliOutput {
     /// Stdout of a run that must have succeeded, trimmed.
     pub fn ok(&self) -> String {
-        assert!(self.status.success(), "fugue failed ({}): {}{}", self.status, self.stderr, self.stdout);
+        assert!(
+            self.status.success(),
+            "fugue failed ({}): {}{}",
+            self.status,
+            self.stderr,
+            self.stdout
+        );
         self.stdout.trim().to_string()
     }
 
     /// Stderr of a run that must have failed.
     pub fn err(&self) -> String {
-        assert!(!self.status.success(), "fugue should have failed but printed: {}", self.stdout);
+        assert!(
+            !self.status.success(),
+            "fugue should have failed but printed: {}",
+            self.stdout
+        );
         self.stderr.trim().to_string()
     }
 
@@ -200,7 +228,11 @@ pub fn cli(socket: &Path, dir: &tempfile::TempDir, args: &[&str]) -> CliOutput {
 pub fn process_gone(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
-        Ok(stat) => stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) == Some("Z"),
+        Ok(stat) => {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                == Some("Z")
+        }
     }
 }
 
@@ -215,5 +247,8 @@ pub fn children(pid: u32) -> Vec<u32> {
 
 /// The command name of a process (`/proc/PID/comm`).
 pub fn comm(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
 }

@@ -34,7 +34,9 @@ fn a_stale_socket_is_replaced() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    wait_until("the daemon to answer", DEADLINE, || cli(&socket, &dir, &["ls"]).status.success().then_some(()));
+    wait_until("the daemon to answer", DEADLINE, || {
+        cli(&socket, &dir, &["ls"]).status.success().then_some(())
+    });
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = wait_until("exit", DEADLINE, || child.try_wait().unwrap());
     assert!(status.success());
@@ -47,7 +49,11 @@ fn a_socket_directory_open_to_others_is_refused() {
     let open = dir.path().join("open");
     std::fs::create_dir(&open).unwrap();
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = Command::new(fugue_tests::bin("fugued")).args(["--foreground", "--socket"]).arg(open.join("s.sock")).output().unwrap();
+    let out = Command::new(fugue_tests::bin("fugued"))
+        .args(["--foreground", "--socket"])
+        .arg(open.join("s.sock"))
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("is open to group/others (mode 755)"), "{stderr}");
@@ -55,7 +61,10 @@ fn a_socket_directory_open_to_others_is_refused() {
     let fresh = dir.path().join("new/sub/s.sock");
     let out = cli(&fresh, &dir, &["daemon", "start"]);
     out.ok();
-    assert_eq!(std::fs::metadata(fresh.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(
+        std::fs::metadata(fresh.parent().unwrap()).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
     cli(&fresh, &dir, &["daemon", "stop"]).ok();
 }
 
@@ -65,13 +74,19 @@ fn sigterm_leaves_no_child_process_alive() {
     daemon.cli(&["new-session", "dev"]).ok();
     let mut pids = Vec::new();
     let stubborn = "trap '' TERM HUP; echo armed; while :; do sleep 1; done";
-    for args in [&["--", "sleep", "300"][..], &["--no-shell", "--", "sh", "-c", stubborn], &["--no-shell", "--", "sleep", "300"]] {
+    for args in [
+        &["--", "sleep", "300"][..],
+        &["--no-shell", "--", "sh", "-c", stubborn],
+        &["--no-shell", "--", "sleep", "300"],
+    ] {
         let mut full = vec!["run", "-s", "dev"];
         full.extend_from_slice(args);
         let pane = daemon.cli(&full).ok();
         pids.push(daemon.cli(&["--json", "status", &pane]).json()["pid"].as_u64().unwrap() as u32);
-        if args.len() > 3 {
-            wait_until("the trap", DEADLINE, || daemon.cli(&["read", &pane]).ok().contains("armed").then_some(()));
+        if args.last().is_some_and(|a| a.contains("armed")) {
+            wait_until("the trap", DEADLINE, || {
+                daemon.cli(&["read", &pane]).ok().contains("armed").then_some(())
+            });
         }
     }
     // Grandchildren too: the shell pane's sleep.
@@ -83,7 +98,9 @@ fn sigterm_leaves_no_child_process_alive() {
     let status = daemon.signal_and_wait(libc::SIGTERM);
     assert!(status.success(), "fugued exits 0 on SIGTERM: {status:?}");
     for pid in &pids {
-        wait_until(&format!("pid {pid} to be gone"), DEADLINE, || process_gone(*pid).then_some(()));
+        wait_until(&format!("pid {pid} to be gone"), DEADLINE, || {
+            process_gone(*pid).then_some(())
+        });
     }
     assert!(!socket.exists());
 }

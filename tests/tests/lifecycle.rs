@@ -7,7 +7,16 @@ use fugue_tests::{children, comm, process_gone, wait_for, wait_until, Daemon, DE
 
 async fn wait_text(client: &Client, pane: &str, needle: &str) {
     wait_for(&format!("'{needle}' in pane output"), DEADLINE, || async {
-        let out = client.read_output(pane, ReadMode::Text { lines: 1000, since: None }).await.unwrap();
+        let out = client
+            .read_output(
+                pane,
+                ReadMode::Text {
+                    lines: 1000,
+                    since: None,
+                },
+            )
+            .await
+            .unwrap();
         out.lines.join("\n").contains(needle).then_some(())
     })
     .await
@@ -20,7 +29,10 @@ async fn kill_escalates_to_sigkill_for_a_process_that_ignores_term() {
     client.create_session("dev", None, vec![]).await.unwrap();
     let mut spec = SpawnSpec::new("dev");
     spec.command = Some("sh".into());
-    spec.args = vec!["-c".into(), "trap '' TERM; echo armed; while :; do sleep 1; done".into()];
+    spec.args = vec![
+        "-c".into(),
+        "trap '' TERM; echo armed; while :; do sleep 1; done".into(),
+    ];
     spec.shell = false;
     let pane = client.create_pane(spec).await.unwrap();
     let id = pane.id.to_string();
@@ -30,7 +42,10 @@ async fn kill_escalates_to_sigkill_for_a_process_that_ignores_term() {
     assert!(exited);
     assert_eq!(info.exit.unwrap().signal, Some(libc::SIGKILL), "{info:?}");
     // Still readable after the kill.
-    let out = client.read_output(&id, ReadMode::Text { lines: 10, since: None }).await.unwrap();
+    let out = client
+        .read_output(&id, ReadMode::Text { lines: 10, since: None })
+        .await
+        .unwrap();
     assert!(out.lines.contains(&"armed".to_string()));
     assert!(process_gone(pane.pid));
 }
@@ -59,16 +74,19 @@ async fn interrupt_stops_the_foreground_job_and_the_shell_survives() {
     client.create_session("dev", None, vec![]).await.unwrap();
     let pane = client.create_pane(SpawnSpec::new("dev")).await.unwrap();
     let id = pane.id.to_string();
-    client.write_input(&id, b"sleep 30; echo after-$?\r").await.unwrap();
+    client.write_input(&id, b"sleep 30\r").await.unwrap();
     let sleeper = wait_for("sleep to run in the shell", DEADLINE, || async {
         children(pane.pid).into_iter().find(|pid| comm(*pid) == "sleep")
     })
     .await;
     daemon.cli(&["interrupt", &id]).ok();
-    wait_text(&client, &id, "after-130").await;
-    assert!(process_gone(sleeper));
-    client.write_input(&id, b"echo shell-\"\"alive\r").await.unwrap();
-    wait_text(&client, &id, "shell-alive").await;
+    wait_until("sleep to end", DEADLINE, || process_gone(sleeper).then_some(()));
+    // bash reports how its job ended: 130 = 128 + SIGINT.
+    client
+        .write_input(&id, b"echo status-$? shell-\"\"alive\r")
+        .await
+        .unwrap();
+    wait_text(&client, &id, "status-130 shell-alive").await;
     assert!(!process_gone(pane.pid));
 }
 
@@ -80,7 +98,10 @@ async fn killing_a_shell_pane_ends_the_shell_and_its_job() {
     let pane = client.create_pane(SpawnSpec::new("dev")).await.unwrap();
     let id = pane.id.to_string();
     client.write_input(&id, b"sleep 300\r").await.unwrap();
-    let sleeper = wait_for("sleep to run", DEADLINE, || async { children(pane.pid).into_iter().find(|p| comm(*p) == "sleep") }).await;
+    let sleeper = wait_for("sleep to run", DEADLINE, || async {
+        children(pane.pid).into_iter().find(|p| comm(*p) == "sleep")
+    })
+    .await;
     client.kill_pane(&id, None).await.unwrap();
     let (info, exited) = client.wait_for_exit(&id, Some(DEADLINE)).await.unwrap();
     assert!(exited);
@@ -95,18 +116,32 @@ fn destroying_a_session_kills_its_processes() {
     let daemon = Daemon::start_with(&["--kill-grace", "500ms"]);
     daemon.cli(&["new-session", "dev"]).ok();
     let mut pids = Vec::new();
-    for args in [&["--no-shell", "--", "sleep", "300"][..], &["--no-shell", "--", "sh", "-c", "trap '' TERM HUP; echo armed; while :; do sleep 1; done"], &[]] {
+    for args in [
+        &["--no-shell", "--", "sleep", "300"][..],
+        &[
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "trap '' TERM HUP; echo armed; while :; do sleep 1; done",
+        ],
+        &[],
+    ] {
         let mut full = vec!["run", "-s", "dev"];
         full.extend_from_slice(args);
         let pane = daemon.cli(&full).ok();
         pids.push(daemon.cli(&["--json", "status", &pane]).json()["pid"].as_u64().unwrap() as u32);
-        if args.len() > 3 {
-            wait_until("the trap to be set", DEADLINE, || daemon.cli(&["read", &pane]).ok().contains("armed").then_some(()));
+        if args.last().is_some_and(|a| a.contains("armed")) {
+            wait_until("the trap to be set", DEADLINE, || {
+                daemon.cli(&["read", &pane]).ok().contains("armed").then_some(())
+            });
         }
     }
     daemon.cli(&["kill-session", "dev"]).ok();
     assert_eq!(daemon.cli(&["--json", "panes"]).json(), serde_json::json!([]));
     for pid in pids {
-        wait_until(&format!("pid {pid} to end"), DEADLINE, || process_gone(pid).then_some(()));
+        wait_until(&format!("pid {pid} to end"), DEADLINE, || {
+            process_gone(pid).then_some(())
+        });
     }
 }

@@ -7,7 +7,18 @@ use fugue_tests::{wait_for, wait_until, Daemon, DEADLINE};
 use std::time::Duration;
 
 async fn text(client: &Client, pane: &str) -> String {
-    client.read_output(pane, ReadMode::Text { lines: 1000, since: None }).await.unwrap().lines.join("\n")
+    client
+        .read_output(
+            pane,
+            ReadMode::Text {
+                lines: 1000,
+                since: None,
+            },
+        )
+        .await
+        .unwrap()
+        .lines
+        .join("\n")
 }
 
 /// Waits until the pane's text view contains `needle`.
@@ -60,7 +71,10 @@ async fn shell_mode_keeps_the_shell_after_the_command() {
     let daemon = Daemon::start();
     let client = daemon.client().await;
     client.create_session("dev", None, vec![]).await.unwrap();
-    let pane = client.create_pane(spec("dev", "echo", &["it's", "a b"], true)).await.unwrap();
+    let pane = client
+        .create_pane(spec("dev", "echo", &["it's", "a b"], true))
+        .await
+        .unwrap();
     let id = pane.id.to_string();
     wait_text(&client, &id, "it's a b").await;
     // The command ended, the shell did not: it still runs commands.
@@ -73,12 +87,21 @@ async fn shell_mode_keeps_the_shell_after_the_command() {
 fn spawn_validation_leaves_nothing_behind() {
     let daemon = Daemon::start();
     daemon.cli(&["new-session", "dev"]).ok();
+    let plain = daemon.dir.path().join("plain.txt");
+    std::fs::write(&plain, "not a program").unwrap();
+    let plain = plain.to_str().unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["--no-shell", "--", "no-such-command-xyz"], "command not found: no-such-command-xyz"),
-        (&["--no-shell", "--", "/etc/hostname"], "is not executable"),
+        (
+            &["--no-shell", "--", "no-such-command-xyz"],
+            "command not found: no-such-command-xyz",
+        ),
+        (&["--no-shell", "--", plain], "is not executable"),
         (&["--no-shell"], "empty command with shell=false"),
-        (&["--cwd", "/no/such/dir", "--", "true"], "cwd /no/such/dir does not exist"),
-        (&["--cwd", "/etc/hostname", "--", "true"], "is not a directory"),
+        (
+            &["--cwd", "/no/such/dir", "--", "true"],
+            "cwd /no/such/dir does not exist",
+        ),
+        (&["--cwd", plain, "--", "true"], "is not a directory"),
         (&["-e", "=x", "--", "true"], "bad environment variable"),
         (&["--size", "0x10", "--", "true"], "bad size"),
         (&["--limit", "0", "--", "true"], "output_byte_limit must be at least 1"),
@@ -100,12 +123,21 @@ async fn exit_code_and_signal_are_recorded() {
     let daemon = Daemon::start();
     let client = daemon.client().await;
     client.create_session("dev", None, vec![]).await.unwrap();
-    let code = client.create_pane(spec("dev", "sh", &["-c", "exit 42"], false)).await.unwrap();
-    let (info, exited) = client.wait_for_exit(&code.id.to_string(), Some(DEADLINE)).await.unwrap();
+    let code = client
+        .create_pane(spec("dev", "sh", &["-c", "exit 42"], false))
+        .await
+        .unwrap();
+    let (info, exited) = client
+        .wait_for_exit(&code.id.to_string(), Some(DEADLINE))
+        .await
+        .unwrap();
     assert!(exited);
     assert_eq!((info.exit.unwrap().code, info.exit.unwrap().signal), (Some(42), None));
 
-    let sig = client.create_pane(spec("dev", "sh", &["-c", "kill -USR1 $$"], false)).await.unwrap();
+    let sig = client
+        .create_pane(spec("dev", "sh", &["-c", "kill -USR1 $$"], false))
+        .await
+        .unwrap();
     let (info, _) = client.wait_for_exit(&sig.id.to_string(), Some(DEADLINE)).await.unwrap();
     assert_eq!(info.exit.unwrap().signal, Some(libc::SIGUSR1));
     assert_eq!(info.exit.unwrap().signal_name().as_deref(), Some("SIGUSR1"));
@@ -119,12 +151,28 @@ fn small_limit_truncates_at_a_character_boundary() {
     let daemon = Daemon::start();
     daemon.cli(&["new-session", "dev"]).ok();
     // 'é' is two bytes; 101 bytes of output into a 50-byte log.
-    let pane = daemon.cli(&["run", "-s", "dev", "--no-shell", "--limit", "51", "--", "printf", "x%s", &"é".repeat(50)]).ok();
+    let pane = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "dev",
+            "--no-shell",
+            "--limit",
+            "51",
+            "--",
+            "printf",
+            "x%s",
+            &"é".repeat(50),
+        ])
+        .ok();
     daemon.cli(&["wait", &pane, "--timeout", "10"]).ok();
     let out = daemon.cli(&["--json", "read", &pane, "--raw"]).json();
     assert_eq!(out["truncated"], true);
     let text = out["text"].as_str().unwrap();
-    assert!(!text.contains('\u{FFFD}'), "raw log must start at a character boundary: {text:?}");
+    assert!(
+        !text.contains('\u{FFFD}'),
+        "raw log must start at a character boundary: {text:?}"
+    );
     assert_eq!(text, "é".repeat(25));
     assert_eq!(out["next_offset"], 101);
     // --since pages from an offset.
@@ -141,13 +189,17 @@ fn a_line_written_in_two_pieces_reads_back_whole() {
     daemon.cli(&["new-session", "dev"]).ok();
     // The program pauses between the halves, so they arrive in separate reads.
     let script = "printf 'first-'; sleep 0.3; printf 'half\\nnext\\n'";
-    let pane = daemon.cli(&["run", "-s", "dev", "--no-shell", "--", "sh", "-c", script]).ok();
+    let pane = daemon
+        .cli(&["run", "-s", "dev", "--no-shell", "--", "sh", "-c", script])
+        .ok();
     daemon.cli(&["wait", &pane, "--timeout", "10"]).ok();
     let out = daemon.cli(&["--json", "read", &pane]).json();
     assert_eq!(out["lines"], serde_json::json!(["first-half", "next"]));
     // Text reads since an offset return only newer lines.
     let offset = out["next_offset"].as_u64().unwrap();
-    let again = daemon.cli(&["--json", "read", &pane, "--since", &offset.to_string()]).json();
+    let again = daemon
+        .cli(&["--json", "read", &pane, "--since", &offset.to_string()])
+        .json();
     assert_eq!(again["lines"], serde_json::json!([]));
 }
 
@@ -178,7 +230,12 @@ async fn write_send_keys_and_targets() {
     let err = daemon.cli(&["write", &id, "late"]).err();
     assert!(err.contains("has exited with code 0; input was not written"), "{err}");
 
-    for (target, expected) in [("dev:5", "pane not found: 'dev:5'"), ("dev:nope", "pane not found: 'nope'"), ("zzzz", "pane not found: 'zzzz'"), ("nope:0", "session not found: 'nope'")] {
+    for (target, expected) in [
+        ("dev:5", "pane not found: 'dev:5'"),
+        ("dev:nope", "pane not found: 'nope'"),
+        ("zzzz", "pane not found: 'zzzz'"),
+        ("nope:0", "session not found: 'nope'"),
+    ] {
         let err = client.pane_status(target).await.unwrap_err().to_string();
         assert!(err.contains(expected), "{target}: {err}");
     }
@@ -191,7 +248,12 @@ async fn a_large_paste_is_written_whole() {
     client.create_session("dev", None, vec![]).await.unwrap();
     let sink = daemon.dir.path().join("paste.out");
     let pane = client
-        .create_pane(spec("dev", "sh", &["-c", &format!("stty raw -echo; head -c 3000000 > '{}'", sink.display())], false))
+        .create_pane(spec(
+            "dev",
+            "sh",
+            &["-c", &format!("stty raw -echo; head -c 3000000 > '{}'", sink.display())],
+            false,
+        ))
         .await
         .unwrap();
     let id = pane.id.to_string();
@@ -215,7 +277,14 @@ async fn rename_and_reorder_panes() {
     client.create_session("dev", None, vec![]).await.unwrap();
     let mut ids = Vec::new();
     for _ in 0..3 {
-        ids.push(client.create_pane(spec("dev", "cat", &[], false)).await.unwrap().id.to_string());
+        ids.push(
+            client
+                .create_pane(spec("dev", "cat", &[], false))
+                .await
+                .unwrap()
+                .id
+                .to_string(),
+        );
     }
     daemon.cli(&["rename-pane", &ids[2], "third"]).ok();
     daemon.cli(&["reorder", "dev", &ids[2], "dev:0", &ids[1][..8]]).ok();
@@ -229,7 +298,10 @@ async fn rename_and_reorder_panes() {
     for (args, expected) in [
         (vec![ids[0].as_str(), ids[1].as_str()], "must name all 3 panes"),
         (vec![ids[0].as_str(), ids[0].as_str(), ids[1].as_str()], "named twice"),
-        (vec![ids[0].as_str(), ids[1].as_str(), ids[2].as_str(), "dev:7"], "pane not found"),
+        (
+            vec![ids[0].as_str(), ids[1].as_str(), ids[2].as_str(), "dev:7"],
+            "pane not found",
+        ),
         (vec![ids[0].as_str(), ids[1].as_str(), "ffffffff"], "pane not found"),
     ] {
         let mut full = vec!["reorder", "dev"];
@@ -237,7 +309,13 @@ async fn rename_and_reorder_panes() {
         let err = daemon.cli(&full).err();
         assert!(err.contains(expected), "{err}");
     }
-    let after: Vec<String> = client.list_panes(Some("dev")).await.unwrap().iter().map(|p| p.id.to_string()).collect();
+    let after: Vec<String> = client
+        .list_panes(Some("dev"))
+        .await
+        .unwrap()
+        .iter()
+        .map(|p| p.id.to_string())
+        .collect();
     assert_eq!(after, before, "a refused reorder changes nothing");
 }
 
@@ -247,7 +325,20 @@ fn the_running_pane_cap_counts_only_running_panes() {
     daemon.cli(&["new-session", "dev"]).ok();
     let mut panes = Vec::new();
     for i in 0..10 {
-        panes.push(daemon.cli(&["run", "-s", "dev", "--no-shell", "--title", &format!("p{i}"), "--", "cat"]).ok());
+        panes.push(
+            daemon
+                .cli(&[
+                    "run",
+                    "-s",
+                    "dev",
+                    "--no-shell",
+                    "--title",
+                    &format!("p{i}"),
+                    "--",
+                    "cat",
+                ])
+                .ok(),
+        );
     }
     let err = daemon.cli(&["run", "-s", "dev", "--no-shell", "--", "cat"]).err();
     assert!(err.contains("already runs 10 panes, the limit is 10"), "{err}");
@@ -266,19 +357,30 @@ fn the_running_pane_cap_counts_only_running_panes() {
 fn exited_panes_expire_after_the_ttl_and_release_removes_at_once() {
     let daemon = Daemon::start_with(&["--exited-ttl", "500ms"]);
     daemon.cli(&["new-session", "dev"]).ok();
-    let done = daemon.cli(&["run", "-s", "dev", "--no-shell", "--", "echo", "bye"]).ok();
+    let done = daemon
+        .cli(&["run", "-s", "dev", "--no-shell", "--", "echo", "bye"])
+        .ok();
     daemon.cli(&["wait", &done, "--timeout", "10"]).ok();
     // Readable right after exit...
     assert!(daemon.cli(&["read", &done]).ok().contains("bye"));
     // ...and gone once the TTL passed.
     wait_until("the exited pane to expire", fugue_tests::DEADLINE, || {
-        daemon.cli(&["status", &done]).status.success().then_some(()).xor(Some(()))
+        daemon
+            .cli(&["status", &done])
+            .status
+            .success()
+            .then_some(())
+            .xor(Some(()))
     });
     assert!(daemon.cli(&["status", &done]).err().contains("pane not found"));
 
     let running = daemon.cli(&["run", "-s", "dev", "--no-shell", "--", "cat"]).ok();
-    let pid = daemon.cli(&["--json", "status", &running]).json()["pid"].as_u64().unwrap() as u32;
+    let pid = daemon.cli(&["--json", "status", &running]).json()["pid"]
+        .as_u64()
+        .unwrap() as u32;
     daemon.cli(&["release", &running]).ok();
     assert!(daemon.cli(&["status", &running]).err().contains("pane not found"));
-    wait_until("the released pane's process to end", DEADLINE, || fugue_tests::process_gone(pid).then_some(()));
+    wait_until("the released pane's process to end", DEADLINE, || {
+        fugue_tests::process_gone(pid).then_some(())
+    });
 }

@@ -2,7 +2,9 @@
 
 use bytes::BytesMut;
 use fugue_client::protocol::codec::FrameCodec;
-use fugue_client::protocol::{ClientFrame, ErrorCode, Hello, Request, Response, ServerFrame, SpawnSpec, PROTOCOL_VERSION};
+use fugue_client::protocol::{
+    ClientFrame, ErrorCode, Hello, Request, Response, ServerFrame, SpawnSpec, PROTOCOL_VERSION,
+};
 use fugue_client::Client;
 use fugue_tests::{Daemon, DEADLINE};
 use std::io::{Read, Write};
@@ -21,7 +23,11 @@ impl Raw {
     fn connect(daemon: &Daemon) -> Raw {
         let stream = UnixStream::connect(&daemon.socket).unwrap();
         stream.set_read_timeout(Some(DEADLINE)).unwrap();
-        Raw { stream, codec: FrameCodec::new(), buf: BytesMut::new() }
+        Raw {
+            stream,
+            codec: FrameCodec::new(),
+            buf: BytesMut::new(),
+        }
     }
 
     fn send(&mut self, frame: ClientFrame) {
@@ -47,7 +53,11 @@ impl Raw {
     }
 
     fn hello(&mut self, version: u32) -> ServerFrame {
-        self.send(ClientFrame::Hello(Hello { protocol_version: version, client_name: "raw".into(), client_version: "0".into() }));
+        self.send(ClientFrame::Hello(Hello {
+            protocol_version: version,
+            client_name: "raw".into(),
+            client_version: "0".into(),
+        }));
         self.recv().expect("a handshake answer")
     }
 }
@@ -58,7 +68,9 @@ async fn twenty_clients_at_once_each_get_their_own_replies() {
     let tasks = (0..20).map(|i| {
         let socket = daemon.socket.clone();
         tokio::spawn(async move {
-            let client = Client::connect(fugue_client::ConnectOptions::default().socket(&socket).autostart(false)).await.unwrap();
+            let client = Client::connect(fugue_client::ConnectOptions::default().socket(&socket).autostart(false))
+                .await
+                .unwrap();
             let name = format!("client{i}");
             let created = client.create_session(&name, None, vec![]).await.unwrap();
             assert_eq!(created.name, name);
@@ -68,10 +80,16 @@ async fn twenty_clients_at_once_each_get_their_own_replies() {
             spec.shell = false;
             let pane = client.create_pane(spec).await.unwrap();
             assert_eq!(pane.session_name, name);
-            let (info, _) = client.wait_for_exit(&pane.id.to_string(), Some(DEADLINE)).await.unwrap();
+            let (info, _) = client
+                .wait_for_exit(&pane.id.to_string(), Some(DEADLINE))
+                .await
+                .unwrap();
             assert_eq!(info.id, pane.id);
             let out = client
-                .read_output(&pane.id.to_string(), fugue_client::protocol::ReadMode::Text { lines: 10, since: None })
+                .read_output(
+                    &pane.id.to_string(),
+                    fugue_client::protocol::ReadMode::Text { lines: 10, since: None },
+                )
                 .await
                 .unwrap();
             assert_eq!(out.lines, vec![format!("from-{i}")]);
@@ -90,7 +108,13 @@ async fn many_requests_in_flight_on_one_connection_are_matched_by_id() {
     let client = daemon.client().await;
     let mut names = Vec::new();
     for i in 0..10 {
-        names.push(client.create_session(&format!("s{i}"), None, vec![]).await.unwrap().name);
+        names.push(
+            client
+                .create_session(&format!("s{i}"), None, vec![])
+                .await
+                .unwrap()
+                .name,
+        );
     }
     // A slow request first: the fast ones must not wait behind it.
     let mut spec = SpawnSpec::new("s0");
@@ -115,7 +139,10 @@ async fn many_requests_in_flight_on_one_connection_are_matched_by_id() {
         assert_eq!(resolved.name, name);
         assert!(panes.iter().all(|p| p.session_name == name));
     }
-    assert!(!slow.is_finished(), "the wait is still pending while 400 other requests were answered");
+    assert!(
+        !slow.is_finished(),
+        "the wait is still pending while 400 other requests were answered"
+    );
     client.kill_pane(&cat, Some("KILL")).await.unwrap();
     let (info, exited) = slow.await.unwrap().unwrap();
     assert!(exited && info.exit.unwrap().signal == Some(libc::SIGKILL));
@@ -161,7 +188,10 @@ async fn garbage_oversize_and_half_frames_affect_only_their_connection() {
     // A client that vanishes mid-request.
     let mut vanish = Raw::connect(&daemon);
     vanish.hello(PROTOCOL_VERSION);
-    vanish.send(ClientFrame::Request { id: 1, request: Request::ListSessions });
+    vanish.send(ClientFrame::Request {
+        id: 1,
+        request: Request::ListSessions,
+    });
     drop(vanish);
 
     good.create_session("still-fine", None, vec![]).await.unwrap();
@@ -176,14 +206,30 @@ async fn garbage_oversize_and_half_frames_affect_only_their_connection() {
 fn a_request_before_hello_and_a_second_hello_are_refused() {
     let daemon = Daemon::start();
     let mut early = Raw::connect(&daemon);
-    early.send(ClientFrame::Request { id: 1, request: Request::Ping });
+    early.send(ClientFrame::Request {
+        id: 1,
+        request: Request::Ping,
+    });
     assert!(matches!(early.recv(), Some(ServerFrame::Fatal(r)) if r.message.contains("first frame must be Hello")));
 
     let mut twice = Raw::connect(&daemon);
     twice.hello(PROTOCOL_VERSION);
-    twice.send(ClientFrame::Request { id: 9, request: Request::Ping });
-    assert!(matches!(twice.recv(), Some(ServerFrame::Reply { id: 9, result: Ok(Response::Pong) })));
-    twice.send(ClientFrame::Hello(Hello { protocol_version: PROTOCOL_VERSION, client_name: "x".into(), client_version: "0".into() }));
+    twice.send(ClientFrame::Request {
+        id: 9,
+        request: Request::Ping,
+    });
+    assert!(matches!(
+        twice.recv(),
+        Some(ServerFrame::Reply {
+            id: 9,
+            result: Ok(Response::Pong)
+        })
+    ));
+    twice.send(ClientFrame::Hello(Hello {
+        protocol_version: PROTOCOL_VERSION,
+        client_name: "x".into(),
+        client_version: "0".into(),
+    }));
     assert!(matches!(twice.recv(), Some(ServerFrame::Fatal(r)) if r.message.contains("Hello sent twice")));
 }
 
@@ -196,7 +242,11 @@ fn a_protocol_mismatch_names_both_versions() {
             assert_eq!(reply.code, ErrorCode::ProtocolMismatch);
             let expected = format!("client raw 0 speaks protocol {}, daemon fugued", PROTOCOL_VERSION + 1);
             assert!(reply.message.contains(&expected), "{}", reply.message);
-            assert!(reply.message.contains(&format!("speaks protocol {PROTOCOL_VERSION}")), "{}", reply.message);
+            assert!(
+                reply.message.contains(&format!("speaks protocol {PROTOCOL_VERSION}")),
+                "{}",
+                reply.message
+            );
         }
         other => panic!("expected a mismatch, got {other:?}"),
     }
@@ -212,7 +262,11 @@ fn the_cli_prints_a_mismatch_and_fails() {
     let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     let server = std::thread::spawn(move || {
         let (stream, _) = listener.accept().unwrap();
-        let mut raw = Raw { stream, codec: FrameCodec::new(), buf: BytesMut::new() };
+        let mut raw = Raw {
+            stream,
+            codec: FrameCodec::new(),
+            buf: BytesMut::new(),
+        };
         let mut reply_codec = FrameCodec::<ServerFrame, ClientFrame>::new();
         let mut buf = BytesMut::new();
         let mut chunk = [0u8; 1024];
@@ -223,15 +277,27 @@ fn the_cli_prints_a_mismatch_and_fails() {
                 break hello;
             }
         };
-        let message = format!("protocol mismatch: client speaks protocol {}, daemon fugued 9.9.9 speaks protocol 99", hello.protocol_version);
+        let message = format!(
+            "protocol mismatch: client speaks protocol {}, daemon fugued 9.9.9 speaks protocol 99",
+            hello.protocol_version
+        );
         let mut out = BytesMut::new();
         reply_codec
-            .encode(ServerFrame::Fatal(fugue_client::protocol::ErrorReply::new(ErrorCode::ProtocolMismatch, message)), &mut out)
+            .encode(
+                ServerFrame::Fatal(fugue_client::protocol::ErrorReply::new(
+                    ErrorCode::ProtocolMismatch,
+                    message,
+                )),
+                &mut out,
+            )
             .unwrap();
         raw.stream.write_all(&out).unwrap();
     });
     let out = fugue_tests::cli(&socket, &dir, &["ls"]);
     server.join().unwrap();
     let err = out.err();
-    assert!(err.starts_with("fugue: protocol mismatch:") && err.contains("speaks protocol 99"), "{err}");
+    assert!(
+        err.starts_with("fugue: protocol mismatch:") && err.contains("speaks protocol 99"),
+        "{err}"
+    );
 }

@@ -8,15 +8,26 @@ use fugue_tests::Daemon;
 fn session_lifecycle_by_name_uuid_and_prefix() {
     let daemon = Daemon::start();
     let id = daemon.cli(&["new-session", "api"]).ok();
-    assert!(uuid::Uuid::parse_str(&id).is_ok(), "new-session prints the id, got {id:?}");
+    assert!(
+        uuid::Uuid::parse_str(&id).is_ok(),
+        "new-session prints the id, got {id:?}"
+    );
     let web = daemon.cli(&["new-session", "web", "--cwd", "/tmp", "-e", "A=1"]).ok();
 
     let list = daemon.cli(&["--json", "ls"]).json();
-    let names: Vec<&str> = list.as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["api", "web"]);
     assert_eq!(list[1]["cwd"], "/tmp");
     let table = daemon.cli(&["ls"]).ok();
-    assert!(table.starts_with("ID") && table.contains("api") && table.contains("web"), "{table}");
+    assert!(
+        table.starts_with("ID") && table.contains("api") && table.contains("web"),
+        "{table}"
+    );
 
     // Rename by full UUID, then by prefix.
     daemon.cli(&["rename-session", &id, "backend"]).ok();
@@ -60,12 +71,24 @@ async fn ambiguous_prefix_lists_candidates() {
     // Create sessions until two share a first hex digit; 17 guarantee it.
     let mut ids = Vec::new();
     for i in 0..17 {
-        ids.push(client.create_session(&format!("s{i}"), None, vec![]).await.unwrap().id.to_string());
+        ids.push(
+            client
+                .create_session(&format!("s{i}"), None, vec![])
+                .await
+                .unwrap()
+                .id
+                .to_string(),
+        );
     }
     let (a, b) = ids
         .iter()
         .enumerate()
-        .find_map(|(i, a)| ids[i + 1..].iter().find(|b| b[..1] == a[..1]).map(|b| (a.clone(), b.clone())))
+        .find_map(|(i, a)| {
+            ids[i + 1..]
+                .iter()
+                .find(|b| b[..1] == a[..1])
+                .map(|b| (a.clone(), b.clone()))
+        })
         .unwrap();
     let common = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
     if common >= 4 {
@@ -77,6 +100,9 @@ async fn ambiguous_prefix_lists_candidates() {
     let err = client.destroy_session(&a[..3]).await.unwrap_err();
     assert_eq!(err.code(), Some(ErrorCode::SessionNotFound));
     // A unique prefix works.
-    let unique = (4..36).map(|n| &a[..n]).find(|p| ids.iter().filter(|id| id.starts_with(p)).count() == 1).unwrap();
+    let unique = (4..36)
+        .map(|n| &a[..n])
+        .find(|p| ids.iter().filter(|id| id.starts_with(p)).count() == 1)
+        .unwrap();
     assert_eq!(client.destroy_session(unique).await.unwrap().id.to_string(), a);
 }

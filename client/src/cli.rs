@@ -164,7 +164,18 @@ struct RunArgs {
 
 /// Parses the command line, runs it, and maps errors to `fugue: <message>`.
 pub async fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) if !err.use_stderr() => {
+            // --help and --version.
+            let _ = err.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(err) => {
+            eprintln!("fugue: {}; see fugue --help", usage_error_line(&err));
+            return ExitCode::from(2);
+        }
+    };
     match run(&cli).await {
         Ok(code) => code,
         Err(err) => {
@@ -172,6 +183,13 @@ pub async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The first line of a clap error, without its `error: ` label.
+fn usage_error_line(err: &clap::Error) -> String {
+    let text = err.render().to_string();
+    let first = text.lines().next().unwrap_or("invalid arguments");
+    first.trim_start_matches("error: ").trim().to_string()
 }
 
 async fn connect(cli: &Cli, autostart: bool) -> Result<Client, ClientError> {

@@ -99,6 +99,8 @@ impl Daemon {
             .args(args)
             .env("XDG_STATE_HOME", dir.path().join("state"))
             .env("FUGUE_LOG", "debug")
+            // Shell panes run `bash -i`: keep the machine's ~/.bashrc out of the tests.
+            .env("HOME", dir.path())
             .env("SHELL", "/bin/bash")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -213,6 +215,7 @@ pub fn cli(socket: &Path, dir: &tempfile::TempDir, args: &[&str]) -> CliOutput {
         .arg(socket)
         .args(args)
         .env("XDG_STATE_HOME", dir.path().join("state"))
+        .env("HOME", dir.path())
         .env("SHELL", "/bin/bash")
         .stdin(Stdio::null())
         .output()

@@ -1,0 +1,70 @@
+//! Pushed events: a subscriber sees the session and pane lifecycle as it happens,
+//! and events never take the place of replies.
+
+use fugue_client::protocol::{Event, SpawnSpec};
+use fugue_tests::{Daemon, DEADLINE};
+use std::time::Duration;
+
+#[tokio::test]
+async fn a_subscriber_sees_the_lifecycle_in_order() {
+    let daemon = Daemon::start();
+    let watcher = daemon.client().await;
+    let mut events = watcher.subscribe().await.unwrap();
+    let actor = daemon.client().await;
+
+    let session = actor.create_session("ev", None, vec![]).await.unwrap();
+    let mut spec = SpawnSpec::new("ev");
+    spec.command = Some("true".into());
+    spec.shell = false;
+    let pane = actor.create_pane(spec).await.unwrap();
+    actor.wait_for_exit(&pane.id.to_string(), Some(DEADLINE)).await.unwrap();
+    actor.rename_session("ev", "ev2").await.unwrap();
+    actor.destroy_session("ev2").await.unwrap();
+    // Requests on the subscribed connection still get their replies.
+    assert!(watcher.list_sessions().await.unwrap().is_empty());
+
+    let mut seen = Vec::new();
+    while seen.len() < 6 {
+        let event = tokio::time::timeout(DEADLINE, events.recv())
+            .await
+            .expect("an event")
+            .expect("stream open");
+        seen.push(event);
+    }
+    assert!(matches!(&seen[0], Event::SessionCreated(s) if s.id == session.id));
+    assert!(matches!(&seen[1], Event::PaneCreated(p) if p.id == pane.id));
+    assert!(matches!(&seen[2], Event::PaneExited(p) if p.id == pane.id && p.exit.unwrap().code == Some(0)));
+    assert!(
+        matches!(&seen[3], Event::SessionRenamed { name, previous_name, .. } if name == "ev2" && previous_name == "ev")
+    );
+    assert!(matches!(&seen[4], Event::PaneRemoved { id, .. } if *id == pane.id));
+    assert!(matches!(&seen[5], Event::SessionDestroyed { id, .. } if *id == session.id));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), events.recv())
+            .await
+            .is_err(),
+        "no stray events"
+    );
+    assert!(watcher.subscribe().await.is_err(), "one subscription per connection");
+}
+
+#[test]
+fn wait_timeout_has_its_own_exit_status() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "dev"]).ok();
+    let pane = daemon.cli(&["run", "-s", "dev", "--no-shell", "--", "cat"]).ok();
+    let out = daemon.cli(&["wait", &pane, "--timeout", "0.2"]);
+    assert_eq!(out.status.code(), Some(124));
+    assert!(
+        out.stderr.contains("timed out after 0.2s waiting for pane"),
+        "{}",
+        out.stderr
+    );
+    let err = daemon.cli(&["wait", &pane, "--timeout=-1"]).err();
+    assert!(err.contains("--timeout must be a number of seconds"), "{err}");
+    // Usage errors are one line too.
+    let err = daemon.cli(&["wait", &pane, "--timeout", "-1"]).err();
+    assert_eq!(err, "fugue: unexpected argument '-1' found; see fugue --help");
+    let err = daemon.cli(&["frobnicate"]).err();
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

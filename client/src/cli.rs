@@ -3,7 +3,8 @@
 
 use clap::{Args, Parser, Subcommand};
 use fugue_client::protocol::{
-    DaemonInfo, EnvVar, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode, SessionInfo, SpawnSpec,
+    CaptureWhat, DaemonInfo, EnvVar, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode, SessionInfo, SizePolicy,
+    SpawnSpec,
 };
 use fugue_client::{Client, ClientError, ConnectOptions};
 use serde_json::{json, Value};
@@ -77,7 +78,51 @@ enum Command {
         /// Press Enter after the text (sent separately, so TUIs do not drop it).
         #[arg(long)]
         enter: bool,
+        /// Send the text as a paste: bracketed-paste markers if the program enabled them.
+        #[arg(long)]
+        paste: bool,
     },
+    /// Print what a pane's terminal shows (one line per row, trailing spaces trimmed).
+    ///
+    /// Line numbers as tmux's capture-pane: 0 is the top visible row, negative
+    /// numbers reach into scrollback, '-' means the very start (for -S) or end (-E).
+    Capture {
+        pane: String,
+        /// First line (default: top of the screen, or of scrollback with --scrollback).
+        #[arg(short = 'S', allow_hyphen_values = true)]
+        start: Option<String>,
+        /// Last line (default: bottom of the screen).
+        #[arg(short = 'E', allow_hyphen_values = true)]
+        end: Option<String>,
+        /// Keep colours and attributes (SGR escape sequences).
+        #[arg(long)]
+        ansi: bool,
+        /// Include the scrollback above the screen.
+        #[arg(long)]
+        scrollback: bool,
+        /// Join lines the terminal wrapped.
+        #[arg(short = 'J', long)]
+        join: bool,
+    },
+    /// Attach this terminal to a pane (or a session's first pane).
+    ///
+    /// Keys: the detach key (default C-\) detaches. The prefix key (default C-b)
+    /// followed by: d detach, n next pane, p previous pane, 0-9 pane by index, the
+    /// prefix key again to send it. The terminal is restored on detach, when the
+    /// pane exits (its exit status is printed) or when the daemon goes away.
+    Attach {
+        target: String,
+        /// Watch only: no typing, no resizing.
+        #[arg(long)]
+        read_only: bool,
+        #[arg(long, default_value = "C-\\")]
+        detach_key: String,
+        #[arg(long, default_value = "C-b")]
+        prefix_key: String,
+    },
+    /// Who decides a pane's size with several clients attached: latest (the last to
+    /// type or resize), smallest or largest.
+    SetSizePolicy { pane: String, policy: String },
     /// Send keys: Enter, Escape, Tab, Backspace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12, C-a..C-z, M-x, or single characters.
     SendKeys {
         pane: String,
@@ -276,8 +321,16 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
                 println!("{text}");
             }
         }
-        Command::Write { pane, text, enter } => {
-            client.write_input(pane, text.as_bytes()).await?;
+        Command::Write {
+            pane,
+            text,
+            enter,
+            paste,
+        } => {
+            match paste {
+                true => client.paste(pane, text.as_bytes()).await?,
+                false => client.write_input(pane, text.as_bytes()).await?,
+            }
             if *enter {
                 client.send_keys(pane, &["Enter".to_string()]).await?;
             }
@@ -337,6 +390,62 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         Command::Status { pane } => {
             let info = client.pane_status(pane).await?;
             out.print(pane_json(&info), || panes_table(std::slice::from_ref(&info)));
+        }
+        Command::Capture {
+            pane,
+            start,
+            end,
+            ansi,
+            scrollback,
+            join,
+        } => {
+            let what = if *scrollback {
+                CaptureWhat::All
+            } else {
+                CaptureWhat::Screen
+            };
+            let range = (
+                line_number(start.as_deref(), i64::MIN)?,
+                line_number(end.as_deref(), i64::MAX)?,
+            );
+            let capture = client.capture(pane, what, range, *ansi, *join).await?;
+            let value = json!({
+                "lines": capture.lines,
+                "first_line": capture.first_line,
+                "cursor": {"row": capture.cursor_row, "col": capture.cursor_col, "visible": capture.cursor_visible},
+                "cols": capture.size.cols,
+                "rows": capture.size.rows,
+                "alternate_screen": capture.alternate_screen,
+                "title": capture.title,
+                "scrollback_lines": capture.scrollback_lines,
+            });
+            out.print(value, || capture.lines.join("\n"));
+        }
+        Command::Attach {
+            target,
+            read_only,
+            detach_key,
+            prefix_key,
+        } => {
+            use fugue_client::attach::{self, AttachOptions, Ended};
+            let options = AttachOptions {
+                read_only: *read_only,
+                detach_key: attach::parse_key(detach_key).map_err(invalid)?,
+                prefix_key: attach::parse_key(prefix_key).map_err(invalid)?,
+            };
+            match attach::run(&client, target, options).await? {
+                Ended::Detached(pane) => eprintln!("[detached from pane {}]", short(pane)),
+                Ended::Exited(pane, status) => eprintln!("[pane {} {status}]", short(pane)),
+                Ended::DaemonGone => {
+                    eprintln!("fugue: lost the connection to fugued");
+                    return Ok(ExitCode::FAILURE);
+                }
+            }
+        }
+        Command::SetSizePolicy { pane, policy } => {
+            let policy = SizePolicy::parse(policy).map_err(invalid)?;
+            client.set_size_policy(pane, policy).await?;
+            out.print(json!({"ok": true, "policy": policy.as_str()}), String::new);
         }
         Command::Resize { pane, size } => {
             client.resize_pane(pane, parse_size(size)?).await?;
@@ -444,6 +553,18 @@ fn parse_env(pairs: &[String]) -> Result<Vec<EnvVar>, ClientError> {
             _ => Err(invalid(format!("bad environment variable '{pair}'; use KEY=VALUE"))),
         })
         .collect()
+}
+
+/// A capture line number; `-` is the given extreme.
+fn line_number(text: Option<&str>, dash: i64) -> Result<Option<i64>, ClientError> {
+    match text {
+        None => Ok(None),
+        Some("-") => Ok(Some(dash)),
+        Some(n) => n
+            .parse()
+            .map(Some)
+            .map_err(|_| invalid(format!("bad line number '{n}'; use an integer or -"))),
+    }
 }
 
 fn parse_size(text: &str) -> Result<PaneSize, ClientError> {

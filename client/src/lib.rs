@@ -4,6 +4,7 @@
 //! tasks at once: every call gets its own request id, and a background task routes
 //! each reply to its caller, so calls never wait on each other.
 
+pub mod attach;
 mod autostart;
 
 pub use autostart::{daemon_binary, start_daemon};
@@ -123,6 +124,8 @@ struct Inner {
     welcome: Welcome,
     socket: PathBuf,
     events: Mutex<Option<mpsc::Receiver<Event>>>,
+    /// Whether someone took the event stream; until then events are dropped.
+    events_taken: Arc<std::sync::atomic::AtomicBool>,
     closed: watch::Receiver<bool>,
 }
 
@@ -180,8 +183,14 @@ impl Client {
         let (out, out_rx) = mpsc::channel(256);
         let (events_tx, events_rx) = mpsc::channel(EVENT_BUFFER);
         let (closed_tx, closed) = watch::channel(false);
+        let events_taken = Arc::new(std::sync::atomic::AtomicBool::new(false));
         tokio::spawn(write_loop(writer, out_rx));
-        tokio::spawn(read_loop(reader, pending.clone(), events_tx, closed_tx));
+        tokio::spawn(read_loop(
+            reader,
+            pending.clone(),
+            (events_tx, events_taken.clone()),
+            closed_tx,
+        ));
         Ok(Client {
             inner: Arc::new(Inner {
                 next_id: AtomicU64::new(1),
@@ -190,6 +199,7 @@ impl Client {
                 welcome,
                 socket,
                 events: Mutex::new(Some(events_rx)),
+                events_taken,
                 closed,
             }),
         })
@@ -285,10 +295,26 @@ impl Client {
 
     /// Writes input to the pane; large input goes in several requests, in order.
     pub async fn write_input(&self, pane: &str, data: &[u8]) -> Result<()> {
+        self.write(pane, data, false).await
+    }
+
+    /// Pastes text: wrapped in bracketed-paste markers if the program asked for them.
+    pub async fn paste(&self, pane: &str, data: &[u8]) -> Result<()> {
+        self.write(pane, data, true).await
+    }
+
+    async fn write(&self, pane: &str, data: &[u8], paste: bool) -> Result<()> {
+        if paste && data.len() > WRITE_CHUNK {
+            // Markers around each request would split one paste into several.
+            return Err(ClientError::Daemon(ErrorReply::invalid(format!(
+                "a paste is limited to {WRITE_CHUNK} bytes; write larger input without paste"
+            ))));
+        }
         for chunk in data.chunks(WRITE_CHUNK) {
             let request = Request::WriteInput {
                 pane: pane.into(),
                 data: chunk.to_vec(),
+                paste,
             };
             expect_reply!(self.request(request).await?, Response::Ok => ())?;
         }
@@ -353,18 +379,68 @@ impl Client {
         expect_reply!(self.request(request).await?, Response::Waited { pane, exited } => (pane, exited))
     }
 
-    /// Starts the event stream; call once per connection. Events that arrive while
-    /// nobody reads are dropped after [`EVENT_BUFFER`].
+    /// The connection's event stream (lifecycle events after [`Client::subscribe`],
+    /// pane events after [`Client::attach`]); it can be taken once. Until it is
+    /// taken events are dropped; once taken, a reader that stops reading holds up
+    /// this connection's replies too, and the daemon resynchronises attached panes
+    /// with a redraw when it reads again.
+    pub fn events(&self) -> Result<mpsc::Receiver<Event>> {
+        let events = self.inner.events.lock().expect("events").take();
+        let events = events.ok_or_else(|| ClientError::Protocol("the event stream was already taken".into()))?;
+        self.inner.events_taken.store(true, Ordering::Release);
+        Ok(events)
+    }
+
+    /// Starts session and pane lifecycle events on this connection and returns the
+    /// event stream.
     pub async fn subscribe(&self) -> Result<mpsc::Receiver<Event>> {
-        let events = self
-            .inner
-            .events
-            .lock()
-            .expect("events")
-            .take()
-            .ok_or_else(|| ClientError::Protocol("already subscribed on this connection".into()))?;
+        let events = self.events()?;
         expect_reply!(self.request(Request::Subscribe).await?, Response::Ok => ())?;
         Ok(events)
+    }
+
+    /// The rendered screen and/or scrollback.
+    pub async fn capture(
+        &self,
+        pane: &str,
+        what: CaptureWhat,
+        range: (Option<i64>, Option<i64>),
+        ansi: bool,
+        join_wrapped: bool,
+    ) -> Result<CaptureResult> {
+        let request = Request::Capture {
+            pane: pane.into(),
+            what,
+            start: range.0,
+            end: range.1,
+            ansi,
+            join_wrapped,
+        };
+        expect_reply!(self.request(request).await?, Response::Captured(capture) => capture)
+    }
+
+    /// Follows a pane: [`Event::Redraw`], then its output, title, bell and exit
+    /// events arrive on [`Client::events`].
+    pub async fn attach(&self, pane: &str, read_only: bool, size: Option<PaneSize>) -> Result<PaneInfo> {
+        let request = Request::Attach {
+            pane: pane.into(),
+            read_only,
+            size,
+        };
+        expect_reply!(self.request(request).await?, Response::Attached(info) => info)
+    }
+
+    pub async fn detach(&self, pane: &str) -> Result<()> {
+        expect_reply!(self.request(Request::Detach { pane: pane.into() }).await?, Response::Ok => ())
+    }
+
+    /// Reports this client's terminal size for a pane it is attached to.
+    pub async fn client_resize(&self, pane: &str, size: PaneSize) -> Result<()> {
+        expect_reply!(self.request(Request::ClientResize { pane: pane.into(), size }).await?, Response::Ok => ())
+    }
+
+    pub async fn set_size_policy(&self, pane: &str, policy: SizePolicy) -> Result<()> {
+        expect_reply!(self.request(Request::SetSizePolicy { pane: pane.into(), policy }).await?, Response::Ok => ())
     }
 }
 
@@ -401,7 +477,7 @@ async fn write_loop(
 async fn read_loop(
     mut reader: FramedRead<tokio::net::unix::OwnedReadHalf, FrameCodec<ClientFrame, ServerFrame>>,
     pending: Pending,
-    events: mpsc::Sender<Event>,
+    (events, events_taken): (mpsc::Sender<Event>, Arc<std::sync::atomic::AtomicBool>),
     closed: watch::Sender<bool>,
 ) {
     let reason = loop {
@@ -413,7 +489,10 @@ async fn read_loop(
                 }
             }
             Some(Ok(ServerFrame::Event(event))) => {
-                let _ = events.try_send(event);
+                if events_taken.load(Ordering::Acquire) {
+                    // Back-pressure: the daemon notices a slow reader and resyncs it.
+                    let _ = events.send(event).await;
+                }
             }
             Some(Ok(ServerFrame::Fatal(reply))) => break format!(": {}", reply.message),
             Some(Ok(ServerFrame::Welcome(_))) => break ": unexpected second Welcome".to_string(),

@@ -15,6 +15,9 @@ pub struct DaemonConfig {
     /// Caps of each pane's text view.
     pub text_lines: usize,
     pub text_bytes: usize,
+    /// Caps of each pane's screen scrollback.
+    pub scrollback_lines: usize,
+    pub scrollback_bytes: usize,
 }
 
 impl DaemonConfig {
@@ -26,6 +29,8 @@ impl DaemonConfig {
             kill_grace: Duration::from_secs(3),
             text_lines: crate::output::DEFAULT_TEXT_LINES,
             text_bytes: crate::output::DEFAULT_TEXT_BYTES,
+            scrollback_lines: crate::screen::DEFAULT_SCROLLBACK_LINES,
+            scrollback_bytes: crate::screen::DEFAULT_SCROLLBACK_BYTES,
         }
     }
 }

@@ -6,14 +6,18 @@
 //! handshake, a vanished one has its in-flight requests cancelled. Outgoing frames
 //! go through a bounded queue, so a client that stops reading holds up only itself.
 
+use crate::pane::PaneMsg;
 use crate::requests::Handler;
-use crate::supervisor::SupervisorMsg;
+use crate::session::PaneHandle;
 use fugue_protocol::codec::{CodecError, FrameCodec};
 use fugue_protocol::{
-    ClientFrame, ErrorCode, ErrorReply, Event, Request, Response, ServerFrame, Welcome, PROTOCOL_VERSION,
+    ClientFrame, ErrorCode, ErrorReply, Event, PaneId, Response, ServerFrame, Welcome, PROTOCOL_VERSION,
 };
 use futures::{SinkExt, StreamExt};
-use std::sync::Arc;
+use ractor::ActorRef;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
@@ -27,6 +31,53 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const OUT_QUEUE: usize = 256;
 /// Requests in flight per connection before the daemon stops reading more.
 const MAX_IN_FLIGHT: usize = 1024;
+
+/// What one connection has going: its outgoing queue, the token that stops its
+/// tasks, its event subscription and the panes it is attached to.
+pub struct ConnectionState {
+    pub out: mpsc::Sender<ServerFrame>,
+    pub cancel: CancellationToken,
+    pub subscribed: AtomicBool,
+    pub attachments: Mutex<HashMap<PaneId, Attachment>>,
+}
+
+/// This connection following one pane.
+pub struct Attachment {
+    /// The pane's id for this client (its subscription).
+    pub id: u64,
+    pub actor: ActorRef<PaneMsg>,
+    pub stop: CancellationToken,
+}
+
+impl ConnectionState {
+    pub fn attachment_id(&self, pane: PaneId) -> Option<u64> {
+        self.attachments.lock().expect("attachments").get(&pane).map(|a| a.id)
+    }
+
+    /// Ends the attachment to `pane`; false if there was none.
+    pub fn detach(&self, pane: PaneId) -> bool {
+        let Some(attachment) = self.attachments.lock().expect("attachments").remove(&pane) else {
+            return false;
+        };
+        attachment.stop.cancel();
+        let _ = attachment.actor.cast(PaneMsg::Detach { id: attachment.id });
+        true
+    }
+
+    /// This client typed into `pane`: under the `latest` policy its size now wins.
+    pub fn typed(&self, pane: &PaneHandle) {
+        if let Some(id) = self.attachment_id(pane.info.id) {
+            let _ = pane.actor.cast(PaneMsg::ClientActive { id });
+        }
+    }
+
+    fn detach_all(&self) {
+        let panes: Vec<PaneId> = self.attachments.lock().expect("attachments").keys().copied().collect();
+        for pane in panes {
+            self.detach(pane);
+        }
+    }
+}
 
 type Reader = FramedRead<OwnedReadHalf, FrameCodec<ServerFrame, ClientFrame>>;
 type Writer = FramedWrite<OwnedWriteHalf, FrameCodec<ServerFrame, ClientFrame>>;
@@ -104,19 +155,23 @@ pub async fn serve(stream: UnixStream, handler: Arc<Handler>, shutdown: Cancella
 
     let (out, out_rx) = mpsc::channel(OUT_QUEUE);
     let write_task = tokio::spawn(write_loop(writer, out_rx, shutdown));
-    let cancel = CancellationToken::new();
-    read_loop(reader, handler, out, cancel.clone()).await;
-    // The client is gone or broke the protocol: stop its requests, flush what is queued.
-    cancel.cancel();
+    let conn = Arc::new(ConnectionState {
+        out,
+        cancel: CancellationToken::new(),
+        subscribed: AtomicBool::new(false),
+        attachments: Mutex::new(HashMap::new()),
+    });
+    read_loop(reader, handler, &conn).await;
+    // The client is gone or broke the protocol: stop its requests and attachments,
+    // flush what is queued.
+    conn.detach_all();
+    conn.cancel.cancel();
+    drop(conn);
     let _ = write_task.await;
 }
 
-async fn read_loop(
-    mut reader: Reader,
-    handler: Arc<Handler>,
-    out: mpsc::Sender<ServerFrame>,
-    cancel: CancellationToken,
-) {
+async fn read_loop(mut reader: Reader, handler: Arc<Handler>, conn: &Arc<ConnectionState>) {
+    let out = &conn.out;
     let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     loop {
         let frame = match reader.next().await {
@@ -142,41 +197,20 @@ async fn read_loop(
             return;
         };
         let handler = handler.clone();
-        let out = out.clone();
-        let cancel = cancel.clone();
+        let conn = conn.clone();
         tokio::spawn(async move {
             let result = tokio::select! {
-                result = answer(&handler, request, &out, &cancel) => result,
-                _ = cancel.cancelled() => return,
+                result = handler.handle(&conn, request) => result,
+                _ = conn.cancel.cancelled() => return,
             };
-            let _ = out.send(ServerFrame::Reply { id, result }).await;
+            let _ = conn.out.send(ServerFrame::Reply { id, result }).await;
             drop(permit);
         });
     }
 }
 
-async fn answer(
-    handler: &Handler,
-    request: Request,
-    out: &mpsc::Sender<ServerFrame>,
-    cancel: &CancellationToken,
-) -> Result<Response, ErrorReply> {
-    if !matches!(request, Request::Subscribe) {
-        return handler.handle(request).await;
-    }
-    let events = handler
-        .supervisor
-        .call(SupervisorMsg::Subscribe, Some(Duration::from_secs(30)))
-        .await
-        .ok()
-        .and_then(|r| r.success_or(()).ok())
-        .ok_or_else(|| ErrorReply::new(ErrorCode::ShuttingDown, "the daemon is shutting down"))?;
-    tokio::spawn(forward_events(events, out.clone(), cancel.clone()));
-    Ok(Response::Ok)
-}
-
 /// Pushes events to the client; a client that falls behind is told how many it missed.
-async fn forward_events(
+pub async fn forward_events(
     mut events: broadcast::Receiver<Event>,
     out: mpsc::Sender<ServerFrame>,
     cancel: CancellationToken,

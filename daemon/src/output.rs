@@ -327,33 +327,32 @@ impl vte::Perform for LineStore {
     }
 }
 
-/// Everything a pane keeps of its output.
-pub struct PaneOutput {
-    pub log: OutputLog,
-    pub text: TextLines,
-}
-
-impl PaneOutput {
-    pub fn new(byte_limit: usize, text_lines: usize, text_bytes: usize) -> Self {
-        Self {
-            log: OutputLog::new(byte_limit),
-            text: TextLines::new(text_lines, text_bytes),
-        }
-    }
-
-    pub fn push(&mut self, bytes: &[u8]) {
-        self.log.push(bytes);
-        let end = self.log.end();
-        self.text.push(bytes, end);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A log and a text view fed together, as a pane feeds them.
+    struct Both {
+        log: OutputLog,
+        text: TextLines,
+    }
+
+    impl Both {
+        fn new(byte_limit: usize, lines: usize, bytes: usize) -> Self {
+            Self {
+                log: OutputLog::new(byte_limit),
+                text: TextLines::new(lines, bytes),
+            }
+        }
+
+        fn push(&mut self, bytes: &[u8]) {
+            self.log.push(bytes);
+            self.text.push(bytes, self.log.end());
+        }
+    }
+
     fn text(chunks: &[&[u8]]) -> Vec<String> {
-        let mut out = PaneOutput::new(1 << 20, 100, 1 << 20);
+        let mut out = Both::new(1 << 20, 100, 1 << 20);
         for c in chunks {
             out.push(c);
         }
@@ -424,7 +423,7 @@ mod tests {
 
     #[test]
     fn text_caps_lines_and_reads_since() {
-        let mut out = PaneOutput::new(1 << 20, 3, 1 << 20);
+        let mut out = Both::new(1 << 20, 3, 1 << 20);
         for i in 0..5 {
             out.push(format!("line {i}\n").as_bytes());
         }
@@ -444,13 +443,13 @@ mod tests {
 
     #[test]
     fn text_caps_bytes_and_long_lines() {
-        let mut out = PaneOutput::new(1 << 20, 1000, 100);
+        let mut out = Both::new(1 << 20, 1000, 100);
         for _ in 0..10 {
             out.push(&[b'y'; 40]);
             out.push(b"\n");
         }
         assert_eq!(out.text.read(1000, None, usize::MAX).lines.len(), 2);
-        let mut out = PaneOutput::new(1 << 20, 1000, 1 << 20);
+        let mut out = Both::new(1 << 20, 1000, 1 << 20);
         out.push(&vec![b'z'; MAX_LINE_CHARS * 2 + 5]);
         let lines = out.text.read(1000, None, usize::MAX).lines;
         assert_eq!(lines.len(), 3);

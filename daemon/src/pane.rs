@@ -1,8 +1,10 @@
-//! `PaneActor`: one terminal. It owns the PTY master, the process guard and the
-//! output buffers; three small threads do the blocking work beside it:
+//! `PaneActor`: one terminal. It owns the PTY master, the process guard, the
+//! attached clients and the size policy; three small threads do the blocking work
+//! beside it:
 //!
 //! - the reader drains the PTY into [`PaneOutput`] under a short per-pane lock (no
-//!   message per chunk, so a fast writer cannot flood a mailbox);
+//!   message per chunk, so a fast writer cannot flood a mailbox) and sends the
+//!   emulator's answers to terminal queries back as input;
 //! - the writer feeds input from a bounded channel, so a huge paste blocks only the
 //!   request that sent it;
 //! - the waiter reaps the child (`waitpid` on its pid only) and records how it ended.
@@ -11,10 +13,10 @@
 //! if a background process keeps the PTY open), so output is complete when a waiter
 //! learns of the exit.
 
-use crate::output::PaneOutput;
+use crate::pane_output::{PaneOutput, Subscription};
 use crate::pty::{self, ProcessGuard, SpawnedPty};
 use crate::session::SessionMsg;
-use fugue_protocol::{ErrorReply, ExitStatus, PaneId, PaneSize, ReadMode};
+use fugue_protocol::{ErrorReply, ExitStatus, PaneId, PaneSize, SizePolicy};
 use portable_pty::{MasterPty, PtySize};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use std::io::{Read, Write};
@@ -28,22 +30,43 @@ pub const INPUT_QUEUE: usize = 64;
 pub const INPUT_CHUNK: usize = 4096;
 /// Longest wait for the reader to drain after the process was reaped.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
-/// Largest read reply, so a reply always fits in a frame.
-pub const MAX_READ_BYTES: usize = 8 * 1024 * 1024;
+
+/// Locks a pane's output; a panic elsewhere never makes the output unreadable.
+pub fn lock(output: &Mutex<PaneOutput>) -> std::sync::MutexGuard<'_, PaneOutput> {
+    output.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 pub enum PaneMsg {
-    Read {
-        mode: ReadMode,
-        reply: RpcReplyPort<ReadResult>,
-    },
     Interrupt(RpcReplyPort<Result<(), ErrorReply>>),
     Kill {
         signal: i32,
         reply: RpcReplyPort<()>,
     },
+    /// An explicit resize (`fugue resize`).
     Resize {
         size: PaneSize,
         reply: RpcReplyPort<Result<(), ErrorReply>>,
+    },
+    /// A client follows the pane; replies with its subscription and first redraw.
+    Attach {
+        read_only: bool,
+        size: Option<PaneSize>,
+        reply: RpcReplyPort<(Subscription, Vec<u8>)>,
+    },
+    Detach {
+        id: u64,
+    },
+    ClientResize {
+        id: u64,
+        size: PaneSize,
+    },
+    /// An attached client typed: under `latest` its size wins.
+    ClientActive {
+        id: u64,
+    },
+    SetSizePolicy {
+        policy: SizePolicy,
+        reply: RpcReplyPort<()>,
     },
     /// From the waiter thread.
     ProcessExited(ExitStatus),
@@ -53,26 +76,28 @@ pub enum PaneMsg {
     PublishExit,
 }
 
-/// What a read returns; the connection adds the pane's info.
-pub struct ReadResult {
-    pub data: Vec<u8>,
-    pub lines: Vec<String>,
-    pub start_offset: u64,
-    pub next_offset: u64,
-    pub truncated: bool,
-}
-
 pub struct PaneArgs {
     pub id: PaneId,
     pub session: ActorRef<SessionMsg>,
     pub spawned: SpawnedPty,
     pub output: Arc<Mutex<PaneOutput>>,
     pub input: mpsc::Receiver<Vec<u8>>,
+    /// For the reader thread's answers to terminal queries.
+    pub replies: mpsc::Sender<Vec<u8>>,
     pub exit: watch::Sender<Option<ExitStatus>>,
     /// Set by the waiter thread the moment the process is reaped; outlives the actor.
     pub reaped: watch::Sender<bool>,
     pub shell: bool,
     pub kill_grace: Duration,
+}
+
+/// An attached client, as the size policy sees it.
+struct Client {
+    id: u64,
+    read_only: bool,
+    size: Option<PaneSize>,
+    /// Order of its last typing or resize; higher is more recent.
+    last_active: u64,
 }
 
 pub struct PaneState {
@@ -86,6 +111,9 @@ pub struct PaneState {
     kill_grace: Duration,
     reaped: Option<ExitStatus>,
     drained: bool,
+    clients: Vec<Client>,
+    policy: SizePolicy,
+    activity: u64,
 }
 
 pub struct PaneActor;
@@ -107,7 +135,8 @@ impl Actor for PaneActor {
         spawn_thread(format!("pty-read-{short}"), 256 * 1024, {
             let output = args.output.clone();
             let pane = myself.clone();
-            move || read_loop(reader, output, pane)
+            let replies = args.replies;
+            move || read_loop(reader, output, replies, pane)
         })?;
         spawn_thread(format!("pty-write-{short}"), 64 * 1024, move || {
             write_loop(writer, args.input)
@@ -134,6 +163,9 @@ impl Actor for PaneActor {
             kill_grace: args.kill_grace,
             reaped: None,
             drained: false,
+            clients: Vec::new(),
+            policy: SizePolicy::Latest,
+            activity: 0,
         })
     }
 
@@ -144,9 +176,6 @@ impl Actor for PaneActor {
         state: &mut PaneState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            PaneMsg::Read { mode, reply } => {
-                let _ = reply.send(state.read(mode));
-            }
             PaneMsg::Interrupt(reply) => {
                 let _ = reply.send(state.interrupt());
             }
@@ -156,6 +185,51 @@ impl Actor for PaneActor {
             }
             PaneMsg::Resize { size, reply } => {
                 let _ = reply.send(state.resize(size));
+            }
+            PaneMsg::Attach { read_only, size, reply } => {
+                state.activity += 1;
+                // Size first, so the first redraw is drawn at the size the client gets.
+                let client_size = size.filter(|s| s.cols > 0 && s.rows > 0 && !read_only);
+                let pending = Client {
+                    id: 0,
+                    read_only,
+                    size: client_size,
+                    last_active: state.activity,
+                };
+                state.clients.push(pending);
+                state.apply_policy();
+                let (subscription, redraw) = lock(&state.output).subscribe();
+                if let Some(client) = state.clients.iter_mut().find(|c| c.id == 0) {
+                    client.id = subscription.id;
+                }
+                let _ = reply.send((subscription, redraw));
+            }
+            PaneMsg::Detach { id } => {
+                lock(&state.output).unsubscribe(id);
+                state.clients.retain(|c| c.id != id);
+                state.apply_policy();
+            }
+            PaneMsg::ClientResize { id, size } => {
+                state.activity += 1;
+                if let Some(client) = state.clients.iter_mut().find(|c| c.id == id && !c.read_only) {
+                    client.size = Some(size).filter(|s| s.cols > 0 && s.rows > 0);
+                    client.last_active = state.activity;
+                }
+                state.apply_policy();
+            }
+            PaneMsg::ClientActive { id } => {
+                state.activity += 1;
+                if let Some(client) = state.clients.iter_mut().find(|c| c.id == id) {
+                    client.last_active = state.activity;
+                }
+                if state.policy == SizePolicy::Latest {
+                    state.apply_policy();
+                }
+            }
+            PaneMsg::SetSizePolicy { policy, reply } => {
+                state.policy = policy;
+                state.apply_policy();
+                let _ = reply.send(());
             }
             PaneMsg::ProcessExited(status) => {
                 state.reaped = Some(status);
@@ -182,14 +256,23 @@ fn spawn_thread(name: String, stack: usize, f: impl FnOnce() + Send + 'static) -
     Ok(())
 }
 
-fn read_loop(mut reader: Box<dyn Read + Send>, output: Arc<Mutex<PaneOutput>>, pane: ActorRef<PaneMsg>) {
+fn read_loop(
+    mut reader: Box<dyn Read + Send>,
+    output: Arc<Mutex<PaneOutput>>,
+    replies: mpsc::Sender<Vec<u8>>,
+    pane: ActorRef<PaneMsg>,
+) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         match reader.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
-                let mut out = output.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                out.push(&buf[..n]);
+                let answer = lock(&output).push(&buf[..n]);
+                // A program that asked the terminal something waits for the answer.
+                // Never block the drain for it: a full input queue drops the reply.
+                if !answer.is_empty() && replies.try_send(answer).is_err() {
+                    tracing::debug!("input queue full; terminal query reply dropped");
+                }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(_) => break,
@@ -208,36 +291,6 @@ fn write_loop(mut writer: Box<dyn Write + Send>, mut input: mpsc::Receiver<Vec<u
 }
 
 impl PaneState {
-    fn read(&self, mode: ReadMode) -> ReadResult {
-        let out = self.output.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match mode {
-            ReadMode::Raw { since, max_bytes } => {
-                let max = max_bytes.map_or(MAX_READ_BYTES, |m| (m as usize).min(MAX_READ_BYTES));
-                let read = match since {
-                    Some(since) => out.log.read_since(since, max),
-                    None => out.log.tail(max),
-                };
-                ReadResult {
-                    data: read.data,
-                    lines: Vec::new(),
-                    start_offset: read.start_offset,
-                    next_offset: read.next_offset,
-                    truncated: read.truncated,
-                }
-            }
-            ReadMode::Text { lines, since } => {
-                let read = out.text.read(lines as usize, since, MAX_READ_BYTES);
-                ReadResult {
-                    data: Vec::new(),
-                    lines: read.lines,
-                    start_offset: since.unwrap_or(0),
-                    next_offset: out.log.end(),
-                    truncated: read.truncated,
-                }
-            }
-        }
-    }
-
     fn foreground_group(&self) -> Option<i32> {
         self.master.process_group_leader().filter(|pgid| *pgid > 0)
     }
@@ -277,6 +330,9 @@ impl PaneState {
                 size.cols, size.rows
             )));
         }
+        if lock(&self.output).size() == size {
+            return Ok(());
+        }
         self.master
             .resize(PtySize {
                 rows: size.rows,
@@ -284,7 +340,38 @@ impl PaneState {
                 pixel_width: 0,
                 pixel_height: 0,
             })
-            .map_err(|e| ErrorReply::internal(format!("resize failed: {e}")))
+            .map_err(|e| ErrorReply::internal(format!("resize failed: {e}")))?;
+        lock(&self.output).resize(size);
+        let _ = self.session.cast(SessionMsg::PaneResized { id: self.id, size });
+        Ok(())
+    }
+
+    /// The size the attached clients call for under the policy, if any has a size.
+    fn wanted_size(&self) -> Option<PaneSize> {
+        let sized = self
+            .clients
+            .iter()
+            .filter(|c| !c.read_only)
+            .filter_map(|c| c.size.map(|s| (c, s)));
+        match self.policy {
+            SizePolicy::Latest => sized.max_by_key(|(c, _)| c.last_active).map(|(_, s)| s),
+            SizePolicy::Smallest => sized.map(|(_, s)| s).reduce(|a, b| PaneSize {
+                cols: a.cols.min(b.cols),
+                rows: a.rows.min(b.rows),
+            }),
+            SizePolicy::Largest => sized.map(|(_, s)| s).reduce(|a, b| PaneSize {
+                cols: a.cols.max(b.cols),
+                rows: a.rows.max(b.rows),
+            }),
+        }
+    }
+
+    fn apply_policy(&self) {
+        if let Some(size) = self.wanted_size() {
+            if let Err(err) = self.resize(size) {
+                tracing::warn!(pane = %self.id, %err, "resize by size policy failed");
+            }
+        }
     }
 
     fn publish_exit(&mut self) {

@@ -3,17 +3,26 @@
 //! This runs on the connection's request tasks, never inside an actor, so a slow
 //! request (a wait, a big paste) holds up nobody but its own caller.
 
-use crate::pane::{PaneMsg, INPUT_CHUNK};
+use crate::connection::{Attachment, ConnectionState};
+use crate::pane::{lock, PaneMsg, INPUT_CHUNK};
+use crate::pane_output::Subscription;
 use crate::session::{PaneHandle, PaneLookup, SessionMsg};
 use crate::supervisor::{SessionRef, SupervisorMsg};
 use fugue_protocol::keys::encode_key;
 use fugue_protocol::signals::parse_signal;
 use fugue_protocol::target::PaneTarget;
-use fugue_protocol::{ErrorCode, ErrorReply, OutputChunk, PaneInfo, ReadMode, Request, Response, SpawnSpec};
+use fugue_protocol::{
+    CaptureResult, CaptureWhat, ErrorCode, ErrorReply, Event, OutputChunk, PaneId, PaneInfo, PaneSize, ReadMode,
+    Request, Response, ServerFrame, SpawnSpec,
+};
 use ractor::rpc::CallResult;
 use ractor::{ActorRef, Message, RpcReplyPort};
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 /// Longest an actor may take to answer before the request fails.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -47,7 +56,8 @@ pub struct Handler {
 }
 
 impl Handler {
-    pub async fn handle(&self, request: Request) -> Result<Response, ErrorReply> {
+    /// Answers one request from the connection `conn`.
+    pub async fn handle(&self, conn: &Arc<ConnectionState>, request: Request) -> Result<Response, ErrorReply> {
         match request {
             Request::Ping => Ok(Response::Pong),
             Request::DaemonStatus => Ok(Response::Daemon(
@@ -55,7 +65,7 @@ impl Handler {
             )),
             // The connection starts the shutdown once this reply is written.
             Request::Shutdown => Ok(Response::ShuttingDown),
-            Request::Subscribe => Err(ErrorReply::internal("subscribe is handled by the connection")),
+            Request::Subscribe => self.subscribe(conn).await,
             Request::CreateSession { name, cwd, env } => self.create_session(name, cwd, env).await,
             Request::DestroySession { session } => {
                 let info = ask(
@@ -85,17 +95,68 @@ impl Handler {
             Request::CreatePane(spec) => self.create_pane(spec).await,
             Request::ListPanes { session } => self.list_panes(session).await,
             Request::PaneStatus { pane } => Ok(Response::Pane(self.pane(&pane).await?.current_info())),
-            Request::WriteInput { pane, data } => {
+            Request::WriteInput { pane, data, paste } => {
                 let pane = self.pane(&pane).await?;
+                let data = match paste && lock(&pane.output).bracketed_paste() {
+                    true => [&b"\x1b[200~"[..], &data, b"\x1b[201~"].concat(),
+                    false => data,
+                };
+                conn.typed(&pane);
                 write_input(&pane, data).await
             }
             Request::SendKeys { pane, keys } => {
                 let pane = self.pane(&pane).await?;
+                let app_cursor = lock(&pane.output).application_cursor();
                 let mut data = Vec::new();
                 for key in &keys {
-                    data.extend(encode_key(key, false).map_err(ErrorReply::invalid)?);
+                    data.extend(encode_key(key, app_cursor).map_err(ErrorReply::invalid)?);
                 }
+                conn.typed(&pane);
                 write_input(&pane, data).await
+            }
+            Request::Capture {
+                pane,
+                what,
+                start,
+                end,
+                ansi,
+                join_wrapped,
+            } => {
+                let pane = self.pane(&pane).await?;
+                Ok(Response::Captured(capture(&pane, what, start, end, ansi, join_wrapped)))
+            }
+            Request::Attach { pane, read_only, size } => self.attach(conn, &pane, read_only, size).await,
+            Request::Detach { pane } => {
+                let pane = self.pane(&pane).await?;
+                match conn.detach(pane.info.id) {
+                    true => Ok(Response::Ok),
+                    false => Err(ErrorReply::invalid(format!(
+                        "this client is not attached to pane {}",
+                        pane.info.id
+                    ))),
+                }
+            }
+            Request::ClientResize { pane, size } => {
+                if size.cols == 0 || size.rows == 0 {
+                    return Err(ErrorReply::invalid(format!(
+                        "size must be at least 1x1, got {}x{}",
+                        size.cols, size.rows
+                    )));
+                }
+                let pane = self.pane(&pane).await?;
+                let Some(id) = conn.attachment_id(pane.info.id) else {
+                    return Err(ErrorReply::invalid(format!(
+                        "this client is not attached to pane {}",
+                        pane.info.id
+                    )));
+                };
+                let _ = pane.actor.cast(PaneMsg::ClientResize { id, size });
+                Ok(Response::Ok)
+            }
+            Request::SetSizePolicy { pane, policy } => {
+                let pane = self.pane(&pane).await?;
+                ask(&pane.actor, |reply| PaneMsg::SetSizePolicy { policy, reply }, PANE).await?;
+                Ok(Response::Ok)
             }
             Request::Interrupt { pane } => {
                 let pane = self.pane(&pane).await?;
@@ -219,7 +280,7 @@ impl Handler {
 
     async fn read_output(&self, target: &str, mode: ReadMode) -> Result<Response, ErrorReply> {
         let pane = self.pane(target).await?;
-        let read = ask(&pane.actor, |reply| PaneMsg::Read { mode, reply }, PANE).await?;
+        let read = lock(&pane.output).read(mode);
         Ok(Response::Output(OutputChunk {
             pane: pane.current_info(),
             data: read.data,
@@ -255,6 +316,62 @@ impl Handler {
         }
     }
 
+    async fn subscribe(&self, conn: &Arc<ConnectionState>) -> Result<Response, ErrorReply> {
+        if conn.subscribed.swap(true, Ordering::AcqRel) {
+            return Err(ErrorReply::invalid("this connection is already subscribed"));
+        }
+        let events = ask(&self.supervisor, SupervisorMsg::Subscribe, SUPERVISOR).await?;
+        tokio::spawn(crate::connection::forward_events(
+            events,
+            conn.out.clone(),
+            conn.cancel.clone(),
+        ));
+        Ok(Response::Ok)
+    }
+
+    async fn attach(
+        &self,
+        conn: &Arc<ConnectionState>,
+        target: &str,
+        read_only: bool,
+        size: Option<PaneSize>,
+    ) -> Result<Response, ErrorReply> {
+        let pane = self.pane(target).await?;
+        let info = pane.current_info();
+        if let Some(status) = info.exit {
+            return Err(ErrorReply::invalid(format!(
+                "pane {} has {status}; nothing to attach to",
+                info.id
+            )));
+        }
+        if conn.attachment_id(info.id).is_some() {
+            return Err(ErrorReply::invalid(format!(
+                "this client is already attached to pane {}",
+                info.id
+            )));
+        }
+        let (subscription, redraw) = ask(&pane.actor, |reply| PaneMsg::Attach { read_only, size, reply }, PANE).await?;
+        let stop = conn.cancel.child_token();
+        conn.attachments.lock().expect("attachments").insert(
+            info.id,
+            Attachment {
+                id: subscription.id,
+                actor: pane.actor.clone(),
+                stop: stop.clone(),
+            },
+        );
+        let follow = Follow {
+            conn: conn.clone(),
+            pane: info.id,
+            subscription,
+            output: pane.output.clone(),
+            exit: pane.exit.clone(),
+            stop,
+        };
+        tokio::spawn(follow.run(redraw));
+        Ok(Response::Attached(info))
+    }
+
     /// The session's view of a pane (it heard of the exit before the waiters did).
     async fn fresh_info(&self, pane: &PaneHandle) -> PaneInfo {
         let lookup = PaneLookup::Id(pane.info.id);
@@ -262,6 +379,104 @@ impl Handler {
             Ok(Ok(handle)) => handle.info,
             _ => pane.current_info(),
         }
+    }
+}
+
+fn capture(
+    pane: &PaneHandle,
+    what: CaptureWhat,
+    start: Option<i64>,
+    end: Option<i64>,
+    ansi: bool,
+    join: bool,
+) -> CaptureResult {
+    let output = lock(&pane.output);
+    let captured = output.capture(what, start, end, ansi, join);
+    let screen = output.screen();
+    let (cursor_row, cursor_col, cursor_visible) = screen.cursor();
+    CaptureResult {
+        lines: captured.lines,
+        first_line: captured.first_line,
+        cursor_row,
+        cursor_col,
+        cursor_visible,
+        size: screen.size(),
+        alternate_screen: screen.alternate_screen(),
+        title: screen.title().to_string(),
+        scrollback_lines: screen.scrollback_len() as u32,
+    }
+}
+
+/// Streams one attached pane to its client: a redraw, then output, title and bell
+/// events, then its exit. A client that lagged gets a fresh redraw instead of the
+/// output it missed.
+struct Follow {
+    conn: Arc<ConnectionState>,
+    pane: PaneId,
+    subscription: Subscription,
+    output: Arc<Mutex<crate::pane_output::PaneOutput>>,
+    exit: watch::Receiver<Option<fugue_protocol::ExitStatus>>,
+    stop: CancellationToken,
+}
+
+impl Follow {
+    async fn run(mut self, redraw: Vec<u8>) {
+        let pane = self.pane;
+        if self.send(Event::Redraw { pane, data: redraw }).await {
+            self.follow().await;
+        }
+        self.conn.detach(pane);
+    }
+
+    async fn follow(&mut self) {
+        loop {
+            let mut exit = self.exit.clone();
+            // None when the pane was released: nothing more will come.
+            let exited = async move { exit.wait_for(|e| e.is_some()).await.ok().and_then(|status| *status) };
+            tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => return,
+                event = self.subscription.events.recv() => {
+                    let Some(event) = event else { return };
+                    if !self.deliver(event).await {
+                        return;
+                    }
+                }
+                status = exited => {
+                    let Some(status) = status else { return };
+                    // Everything the pane printed was queued before its exit was published.
+                    while let Ok(event) = self.subscription.events.try_recv() {
+                        if !self.deliver(event).await {
+                            return;
+                        }
+                    }
+                    self.send(Event::Exited { pane: self.pane, status }).await;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Sends one event, or a redraw if the subscriber lagged. False when the
+    /// client is gone.
+    async fn deliver(&mut self, event: crate::pane_output::PaneEvent) -> bool {
+        use crate::pane_output::PaneEvent;
+        let pane = self.pane;
+        if self.subscription.lagged.load(Ordering::Acquire) {
+            while self.subscription.events.try_recv().is_ok() {}
+            let data = lock(&self.output).resync(&self.subscription.lagged);
+            return self.send(Event::Redraw { pane, data }).await;
+        }
+        let event = match event {
+            PaneEvent::Output(data) => Event::Output { pane, data },
+            PaneEvent::Title(title) => Event::Title { pane, title },
+            PaneEvent::Bell => Event::Bell { pane },
+        };
+        self.send(event).await
+    }
+
+    async fn send(&self, event: Event) -> bool {
+        self.conn.out.send(ServerFrame::Event(event)).await.is_ok()
     }
 }
 

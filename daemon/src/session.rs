@@ -3,12 +3,14 @@
 //! enforces the running-pane cap, and removes exited panes after their TTL.
 
 use crate::config::{now_ms, DaemonConfig};
-use crate::output::PaneOutput;
 use crate::pane::{PaneActor, PaneArgs, PaneMsg, INPUT_QUEUE};
+use crate::pane_output::{OutputLimits, PaneOutput};
 use crate::pty::{self, LaunchRequest};
 use crate::supervisor::SupervisorMsg;
 use fugue_protocol::target::{self, Candidate};
-use fugue_protocol::{ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneState, SessionId, SpawnSpec};
+use fugue_protocol::{
+    ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneSize, PaneState, SessionId, SpawnSpec,
+};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -22,6 +24,7 @@ pub struct PaneHandle {
     pub actor: ActorRef<PaneMsg>,
     pub input: mpsc::Sender<Vec<u8>>,
     pub exit: watch::Receiver<Option<ExitStatus>>,
+    pub output: Arc<Mutex<PaneOutput>>,
 }
 
 impl PaneHandle {
@@ -83,6 +86,11 @@ pub enum SessionMsg {
     },
     /// Timer: the pane's exited TTL passed.
     ExpirePane(PaneId),
+    /// From a pane: its terminal size changed.
+    PaneResized {
+        id: PaneId,
+        size: PaneSize,
+    },
 }
 
 pub struct SessionArgs {
@@ -101,6 +109,7 @@ struct PaneEntry {
     input: mpsc::Sender<Vec<u8>>,
     exit: watch::Receiver<Option<ExitStatus>>,
     reaped: watch::Receiver<bool>,
+    output: Arc<Mutex<PaneOutput>>,
 }
 
 pub struct SessionState {
@@ -172,6 +181,11 @@ impl Actor for SessionActor {
                 myself.stop(Some("destroyed".into()));
             }
             SessionMsg::PaneExited { id, status, at_ms } => state.pane_exited(&myself, id, status, at_ms),
+            SessionMsg::PaneResized { id, size } => {
+                if let Some(pane) = state.panes.iter_mut().find(|p| p.info.id == id) {
+                    pane.info.size = size;
+                }
+            }
             SessionMsg::ExpirePane(id) => {
                 let expired = state
                     .panes
@@ -256,11 +270,14 @@ impl SessionState {
         let (input_tx, input_rx) = mpsc::channel(INPUT_QUEUE);
         let (exit_tx, exit_rx) = watch::channel(None);
         let (reaped_tx, reaped) = watch::channel(false);
-        let output = Arc::new(Mutex::new(PaneOutput::new(
-            byte_limit,
-            config.text_lines,
-            config.text_bytes,
-        )));
+        let limits = OutputLimits {
+            log_bytes: byte_limit,
+            text_lines: config.text_lines,
+            text_bytes: config.text_bytes,
+            scrollback_lines: config.scrollback_lines,
+            scrollback_bytes: config.scrollback_bytes,
+        };
+        let output = Arc::new(Mutex::new(PaneOutput::new(limits, launch.size)));
         let title = spec
             .title
             .clone()
@@ -270,8 +287,9 @@ impl SessionState {
             id,
             session: myself.clone(),
             spawned,
-            output,
+            output: output.clone(),
             input: input_rx,
+            replies: input_tx.clone(),
             exit: exit_tx,
             reaped: reaped_tx,
             shell: spec.shell,
@@ -308,6 +326,7 @@ impl SessionState {
             input: input_tx,
             exit: exit_rx,
             reaped,
+            output,
         });
         let _ = self.args.supervisor.cast(SupervisorMsg::PaneAdded {
             pane: id,
@@ -330,6 +349,7 @@ impl SessionState {
             actor: entry.actor.clone(),
             input: entry.input.clone(),
             exit: entry.exit.clone(),
+            output: entry.output.clone(),
         }
     }
 

@@ -209,8 +209,40 @@ mod tests {
             spawn_spec().prop_map(Request::CreatePane),
             prop::option::of(s()).prop_map(|session| Request::ListPanes { session }),
             s().prop_map(|pane| Request::PaneStatus { pane }),
-            (s(), prop::collection::vec(any::<u8>(), 0..64))
-                .prop_map(|(pane, data)| Request::WriteInput { pane, data }),
+            (s(), prop::collection::vec(any::<u8>(), 0..64), any::<bool>())
+                .prop_map(|(pane, data, paste)| Request::WriteInput { pane, data, paste }),
+            (
+                s(),
+                prop::option::of(any::<i64>()),
+                prop::option::of(any::<i64>()),
+                any::<bool>(),
+                any::<bool>(),
+                0..3u8
+            )
+                .prop_map(|(pane, start, end, ansi, join_wrapped, w)| Request::Capture {
+                    pane,
+                    start,
+                    end,
+                    ansi,
+                    join_wrapped,
+                    what: [CaptureWhat::Screen, CaptureWhat::Scrollback, CaptureWhat::All][w as usize],
+                }),
+            (s(), any::<bool>(), prop::option::of((any::<u16>(), any::<u16>()))).prop_map(|(pane, read_only, size)| {
+                Request::Attach {
+                    pane,
+                    read_only,
+                    size: size.map(|(cols, rows)| PaneSize { cols, rows }),
+                }
+            }),
+            s().prop_map(|pane| Request::Detach { pane }),
+            (s(), any::<u16>(), any::<u16>()).prop_map(|(pane, cols, rows)| Request::ClientResize {
+                pane,
+                size: PaneSize { cols, rows }
+            }),
+            (s(), 0..3u8).prop_map(|(pane, p)| Request::SetSizePolicy {
+                pane,
+                policy: [SizePolicy::Latest, SizePolicy::Smallest, SizePolicy::Largest][p as usize],
+            }),
             (s(), prop::collection::vec(s(), 0..4)).prop_map(|(pane, keys)| Request::SendKeys { pane, keys }),
             s().prop_map(|pane| Request::Interrupt { pane }),
             (s(), prop::option::of(s())).prop_map(|(pane, signal)| Request::KillPane { pane, signal }),
@@ -274,6 +306,29 @@ mod tests {
                     truncated,
                 })),
             (pane_info(), any::<bool>()).prop_map(|(pane, exited)| Response::Waited { pane, exited }),
+            pane_info().prop_map(Response::Attached),
+            (
+                prop::collection::vec(string(), 0..4),
+                any::<i64>(),
+                any::<u16>(),
+                any::<u16>(),
+                any::<bool>(),
+                string(),
+                any::<u32>()
+            )
+                .prop_map(|(lines, first_line, row, col, alt, title, sb)| Response::Captured(
+                    CaptureResult {
+                        lines,
+                        first_line,
+                        cursor_row: row,
+                        cursor_col: col,
+                        cursor_visible: !alt,
+                        size: PaneSize { cols: col, rows: row },
+                        alternate_screen: alt,
+                        title,
+                        scrollback_lines: sb,
+                    }
+                )),
         ]
     }
 
@@ -301,6 +356,23 @@ mod tests {
                 panes: vec![PaneId::new(), PaneId::new()]
             }),
             any::<u64>().prop_map(|missed| Event::Lagged { missed }),
+            prop::collection::vec(any::<u8>(), 0..64).prop_map(|data| Event::Redraw {
+                pane: PaneId::new(),
+                data
+            }),
+            prop::collection::vec(any::<u8>(), 0..64).prop_map(|data| Event::Output {
+                pane: PaneId::new(),
+                data
+            }),
+            string().prop_map(|title| Event::Title {
+                pane: PaneId::new(),
+                title
+            }),
+            Just(Event::Bell { pane: PaneId::new() }),
+            (prop::option::of(any::<i32>()), prop::option::of(any::<i32>())).prop_map(|(code, signal)| Event::Exited {
+                pane: PaneId::new(),
+                status: ExitStatus { code, signal }
+            }),
         ]
     }
 
@@ -354,17 +426,18 @@ mod tests {
 
     #[test]
     fn huge_vec_length_inside_payload_does_not_allocate() {
-        // A WriteInput whose byte vector claims u32::MAX entries in a 20-byte frame.
+        // A WriteInput whose byte vector claims u32::MAX entries in a tiny frame.
         let mut payload = encode(&ClientFrame::Request {
             id: 1,
             request: Request::WriteInput {
                 pane: "p".into(),
-                data: vec![1, 2, 3],
+                data: vec![],
+                paste: false,
             },
         })
         .unwrap();
-        let len_at = payload.len() - 4;
-        payload.truncate(len_at);
+        // Drop the empty length and the paste flag, claim a huge length instead.
+        payload.truncate(payload.len() - 2);
         payload.extend_from_slice(&[0xFC, 0xFF, 0xFF, 0xFF, 0xFF]);
         assert!(decode::<ClientFrame>(&payload).is_err());
     }

@@ -149,6 +149,8 @@ pub enum Request {
     WriteInput {
         pane: String,
         data: Vec<u8>,
+        /// A paste: wrapped in bracketed-paste markers when the program enabled them.
+        paste: bool,
     },
     /// Key names as in [`crate::keys`] (Enter, C-c, F5, ...).
     SendKeys {
@@ -192,6 +194,93 @@ pub enum Request {
     },
     /// Push session and pane lifecycle events on this connection from now on.
     Subscribe,
+    /// The rendered screen and/or scrollback of a pane.
+    Capture {
+        pane: String,
+        what: CaptureWhat,
+        /// First line, as tmux's `capture-pane -S`: 0 is the top visible row,
+        /// negative numbers reach into scrollback. Default: the start of `what`.
+        start: Option<i64>,
+        /// Last line (inclusive), as `-E`. Default: the end of `what`.
+        end: Option<i64>,
+        /// Include colours and attributes as SGR sequences (screen rows).
+        ansi: bool,
+        /// Join soft-wrapped rows into one line.
+        join_wrapped: bool,
+    },
+    /// Follow a pane on this connection: a [`Event::Redraw`] first, then its output,
+    /// title, bell and exit events. With a size (and not read-only) the client takes
+    /// part in the pane's size policy; read-only clients never resize or type.
+    Attach {
+        pane: String,
+        read_only: bool,
+        size: Option<PaneSize>,
+    },
+    Detach {
+        pane: String,
+    },
+    /// The size of this connection's terminal attached to the pane changed.
+    ClientResize {
+        pane: String,
+        size: PaneSize,
+    },
+    SetSizePolicy {
+        pane: String,
+        policy: SizePolicy,
+    },
+}
+
+/// Which part of a pane's history a capture covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CaptureWhat {
+    Screen,
+    Scrollback,
+    All,
+}
+
+/// Who decides a pane's size when several clients are attached (tmux's `window-size`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SizePolicy {
+    /// The client that last typed or resized.
+    Latest,
+    Smallest,
+    Largest,
+}
+
+impl SizePolicy {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.to_ascii_lowercase().as_str() {
+            "latest" => Ok(SizePolicy::Latest),
+            "smallest" => Ok(SizePolicy::Smallest),
+            "largest" => Ok(SizePolicy::Largest),
+            _ => Err(format!("unknown size policy '{text}'; use latest, smallest or largest")),
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SizePolicy::Latest => "latest",
+            SizePolicy::Smallest => "smallest",
+            SizePolicy::Largest => "largest",
+        }
+    }
+}
+
+/// A captured screen.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaptureResult {
+    pub lines: Vec<String>,
+    /// Line number (as in `start`) of the first line returned.
+    pub first_line: i64,
+    /// Cursor row and column, 0-based, on the visible screen.
+    pub cursor_row: u16,
+    pub cursor_col: u16,
+    pub cursor_visible: bool,
+    pub size: PaneSize,
+    pub alternate_screen: bool,
+    pub title: String,
+    /// Lines currently kept in scrollback.
+    pub scrollback_lines: u32,
 }
 
 /// How a pane's process ended.
@@ -309,6 +398,8 @@ pub enum Response {
     Pane(PaneInfo),
     Panes(Vec<PaneInfo>),
     Output(OutputChunk),
+    Captured(CaptureResult),
+    Attached(PaneInfo),
     /// Answer to WaitForExit: `exited` false means the timeout passed first.
     Waited {
         pane: PaneInfo,
@@ -344,5 +435,28 @@ pub enum Event {
     /// Events were dropped because this client read too slowly; re-list to resync.
     Lagged {
         missed: u64,
+    },
+    /// Bytes that draw an attached pane's whole current screen: sent first on
+    /// attach, and again instead of output a slow client could not keep up with.
+    Redraw {
+        pane: PaneId,
+        data: Vec<u8>,
+    },
+    /// Output of an attached pane, exactly as the program wrote it.
+    Output {
+        pane: PaneId,
+        data: Vec<u8>,
+    },
+    Title {
+        pane: PaneId,
+        title: String,
+    },
+    Bell {
+        pane: PaneId,
+    },
+    /// An attached pane's process ended; the attachment ends with it.
+    Exited {
+        pane: PaneId,
+        status: ExitStatus,
     },
 }

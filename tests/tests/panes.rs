@@ -384,3 +384,41 @@ fn exited_panes_expire_after_the_ttl_and_release_removes_at_once() {
         fugue_tests::process_gone(pid).then_some(())
     });
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ten_megabyte_paste_into_a_busy_pane_blocks_nothing_else() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    client.create_session("dev", None, vec![]).await.unwrap();
+    // This pane never reads its input: the paste can only wait.
+    let stuck = client
+        .create_pane(spec("dev", "sleep", &["300"], false))
+        .await
+        .unwrap()
+        .id
+        .to_string();
+    let echo = client
+        .create_pane(spec("dev", "cat", &[], false))
+        .await
+        .unwrap()
+        .id
+        .to_string();
+    let paste = {
+        let client = client.clone();
+        let stuck = stuck.clone();
+        tokio::spawn(async move { client.write_input(&stuck, &vec![b'x'; 10 << 20]).await })
+    };
+    // Other panes and requests go on meanwhile.
+    client.write_input(&echo, b"still-working\r").await.unwrap();
+    wait_text(&client, &echo, "still-working").await;
+    assert_eq!(client.list_panes(Some("dev")).await.unwrap().len(), 2);
+    assert!(!paste.is_finished());
+    // Releasing the pane ends the paste with an error, not a hang or a crash.
+    client.release_pane(&stuck).await.unwrap();
+    let result = tokio::time::timeout(DEADLINE, paste)
+        .await
+        .expect("the paste returns")
+        .unwrap();
+    assert!(result.is_err());
+    client.ping().await.unwrap();
+}

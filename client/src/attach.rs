@@ -1,0 +1,317 @@
+//! `fugue attach`: a terminal on a pane. The local terminal goes to raw mode, the
+//! pane's screen is drawn, then output streams in and keystrokes go out. Detach
+//! with the detach key (default `Ctrl-\`) or the prefix key (default `Ctrl-b`)
+//! then `d`; prefix then `n`, `p` or a digit switches panes of the session. The
+//! terminal is restored however the attachment ends.
+
+use crate::{Client, ClientError};
+use fugue_protocol::{CaptureWhat, ErrorCode, Event, PaneId, PaneInfo, PaneSize};
+use std::io::{Read, Write};
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::mpsc;
+
+/// What to do with a stretch of keyboard input.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Action {
+    Send(Vec<u8>),
+    Detach,
+    Next,
+    Previous,
+    Select(u32),
+}
+
+/// Splits keyboard input into bytes for the pane and attach commands.
+#[derive(Debug)]
+pub struct Keys {
+    detach: u8,
+    prefix: u8,
+    after_prefix: bool,
+}
+
+impl Keys {
+    pub fn new(detach: u8, prefix: u8) -> Self {
+        Self {
+            detach,
+            prefix,
+            after_prefix: false,
+        }
+    }
+
+    pub fn feed(&mut self, input: &[u8]) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let mut pending = Vec::new();
+        for &byte in input {
+            if self.after_prefix {
+                self.after_prefix = false;
+                let command = match byte {
+                    b'd' => Some(Action::Detach),
+                    b'n' => Some(Action::Next),
+                    b'p' => Some(Action::Previous),
+                    b'0'..=b'9' => Some(Action::Select((byte - b'0') as u32)),
+                    // Prefix twice sends the prefix key itself.
+                    b if b == self.prefix => {
+                        pending.push(byte);
+                        None
+                    }
+                    other => {
+                        pending.extend([self.prefix, other]);
+                        None
+                    }
+                };
+                if let Some(command) = command {
+                    flush(&mut pending, &mut actions);
+                    actions.push(command);
+                }
+            } else if byte == self.detach {
+                flush(&mut pending, &mut actions);
+                actions.push(Action::Detach);
+            } else if byte == self.prefix {
+                self.after_prefix = true;
+            } else {
+                pending.push(byte);
+            }
+        }
+        flush(&mut pending, &mut actions);
+        actions
+    }
+}
+
+fn flush(pending: &mut Vec<u8>, actions: &mut Vec<Action>) {
+    if !pending.is_empty() {
+        actions.push(Action::Send(std::mem::take(pending)));
+    }
+}
+
+/// A key name (`C-\`, `C-a`, ...) that must be one byte.
+pub fn parse_key(name: &str) -> Result<u8, String> {
+    match fugue_protocol::keys::encode_key(name, false)?.as_slice() {
+        [byte] => Ok(*byte),
+        _ => Err(format!("'{name}' is not a single-byte key; use e.g. C-\\\\ or C-a")),
+    }
+}
+
+pub struct AttachOptions {
+    pub read_only: bool,
+    pub detach_key: u8,
+    pub prefix_key: u8,
+}
+
+/// How the attachment ended.
+pub enum Ended {
+    Detached(PaneId),
+    Exited(PaneId, fugue_protocol::ExitStatus),
+    DaemonGone,
+}
+
+/// Raw mode for as long as it lives; the terminal comes back however we leave.
+struct RawMode;
+
+impl RawMode {
+    fn enter() -> Result<Self, ClientError> {
+        crossterm::terminal::enable_raw_mode()
+            .map_err(|e| ClientError::Protocol(format!("cannot set raw mode: {e}")))?;
+        Ok(RawMode)
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let _ = crossterm::terminal::disable_raw_mode();
+    }
+}
+
+fn terminal_size() -> Option<PaneSize> {
+    crossterm::terminal::size()
+        .ok()
+        .map(|(cols, rows)| PaneSize { cols, rows })
+        .filter(|s| s.cols > 0 && s.rows > 0)
+}
+
+/// Finds the pane for TARGET: a session's first pane, or a pane.
+async fn resolve(client: &Client, target: &str) -> Result<PaneInfo, ClientError> {
+    if !target.contains(':') {
+        match client.list_panes(Some(target)).await {
+            Ok(panes) => {
+                return panes.into_iter().next().ok_or_else(|| {
+                    ClientError::Daemon(fugue_protocol::ErrorReply::new(
+                        ErrorCode::PaneNotFound,
+                        format!("session '{target}' has no panes; start one with fugue run -s {target}"),
+                    ))
+                })
+            }
+            Err(err) if err.code() == Some(ErrorCode::SessionNotFound) => {}
+            Err(err) => return Err(err),
+        }
+    }
+    client.pane_status(target).await
+}
+
+pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Result<Ended, ClientError> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(ClientError::Protocol(
+            "fugue attach needs a terminal on stdin and stdout".into(),
+        ));
+    }
+    let mut events = client.events()?;
+    let mut pane = resolve(client, target).await?;
+    let size = |read_only: bool| if read_only { None } else { terminal_size() };
+    client
+        .attach(&pane.id.to_string(), options.read_only, size(options.read_only))
+        .await?;
+
+    let raw = RawMode::enter()?;
+    let mut stdout = std::io::stdout();
+    let mut stdin = keyboard();
+    let mut keys = Keys::new(options.detach_key, options.prefix_key);
+    let mut winch = signal(SignalKind::window_change()).map_err(|e| ClientError::Protocol(e.to_string()))?;
+
+    let ended = loop {
+        let id = pane.id.to_string();
+        tokio::select! {
+            read = stdin.recv() => {
+                let Some(input) = read else { break Ended::Detached(pane.id) };
+                let mut switch_to = None;
+                let mut detach = false;
+                for action in keys.feed(&input) {
+                    match action {
+                        Action::Send(bytes) if !options.read_only => client.write_input(&id, &bytes).await?,
+                        Action::Send(_) => {}
+                        Action::Detach => detach = true,
+                        Action::Next => switch_to = Some(Step::Next),
+                        Action::Previous => switch_to = Some(Step::Previous),
+                        Action::Select(index) => switch_to = Some(Step::Index(index)),
+                    }
+                }
+                if detach {
+                    break Ended::Detached(pane.id);
+                }
+                if let Some(step) = switch_to {
+                    if let Some(next) = neighbour(client, &pane, step).await? {
+                        client.detach(&id).await?;
+                        client.attach(&next.id.to_string(), options.read_only, size(options.read_only)).await?;
+                        pane = next;
+                    }
+                }
+            }
+            event = events.recv() => {
+                let Some(event) = event else { break Ended::DaemonGone };
+                match event {
+                    Event::Redraw { pane: p, data } | Event::Output { pane: p, data } if p == pane.id => {
+                        let _ = stdout.write_all(&data);
+                        let _ = stdout.flush();
+                    }
+                    Event::Exited { pane: p, status } if p == pane.id => break Ended::Exited(p, status),
+                    _ => {}
+                }
+            }
+            _ = winch.recv() => {
+                if let (false, Some(size)) = (options.read_only, terminal_size()) {
+                    client.client_resize(&id, size).await?;
+                }
+            }
+            _ = client.closed() => break Ended::DaemonGone,
+        }
+    };
+
+    // Put the terminal back: attributes, modes the program set, its alternate screen.
+    let alternate = match ended {
+        Ended::Detached(id) => client
+            .capture(&id.to_string(), CaptureWhat::Screen, (Some(0), Some(0)), false, false)
+            .await
+            .map(|c| c.alternate_screen)
+            .unwrap_or(false),
+        _ => true,
+    };
+    let mut reset =
+        String::from("\x1b[0m\x1b[?25h\x1b[?1l\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b>");
+    if alternate {
+        reset.push_str("\x1b[?1049l");
+    }
+    let _ = stdout.write_all(reset.as_bytes());
+    let _ = stdout.flush();
+    drop(raw);
+    Ok(ended)
+}
+
+/// Keyboard input, read on a thread of its own: a blocking read of a terminal
+/// cannot be cancelled, so the caller exits the process when it is done.
+fn keyboard() -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel(16);
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = vec![0u8; 16 * 1024];
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    if tx.blocking_send(buf[..n].to_vec()).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+enum Step {
+    Next,
+    Previous,
+    Index(u32),
+}
+
+/// The pane a switch goes to, in the current pane's session.
+async fn neighbour(client: &Client, pane: &PaneInfo, step: Step) -> Result<Option<PaneInfo>, ClientError> {
+    let panes = client.list_panes(Some(&pane.session_id.to_string())).await?;
+    let running: Vec<PaneInfo> = panes.into_iter().filter(|p| p.exit.is_none()).collect();
+    let here = running.iter().position(|p| p.id == pane.id).unwrap_or(0);
+    let count = running.len();
+    if count == 0 {
+        return Ok(None);
+    }
+    let target = match step {
+        Step::Next => running.get((here + 1) % count),
+        Step::Previous => running.get((here + count - 1) % count),
+        Step::Index(index) => running.iter().find(|p| p.index == index),
+    };
+    Ok(target.filter(|p| p.id != pane.id).cloned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_split_into_input_and_commands() {
+        let mut keys = Keys::new(0x1c, 0x02);
+        assert_eq!(keys.feed(b"ls\r"), vec![Action::Send(b"ls\r".to_vec())]);
+        assert_eq!(
+            keys.feed(b"ab\x1ccd"),
+            vec![
+                Action::Send(b"ab".to_vec()),
+                Action::Detach,
+                Action::Send(b"cd".to_vec())
+            ]
+        );
+        assert_eq!(keys.feed(b"x\x02n"), vec![Action::Send(b"x".to_vec()), Action::Next]);
+        assert_eq!(
+            keys.feed(b"\x02p\x023\x02d"),
+            vec![Action::Previous, Action::Select(3), Action::Detach]
+        );
+        // Prefix twice is the prefix key; prefix then anything else passes both.
+        assert_eq!(keys.feed(b"\x02\x02"), vec![Action::Send(vec![0x02])]);
+        assert_eq!(keys.feed(b"\x02z"), vec![Action::Send(vec![0x02, b'z'])]);
+        // A prefix at the end of one read applies to the next.
+        assert_eq!(keys.feed(b"\x02"), vec![]);
+        assert_eq!(keys.feed(b"d"), vec![Action::Detach]);
+    }
+
+    #[test]
+    fn key_names() {
+        assert_eq!(parse_key("C-\\\\").unwrap_or(0), 0);
+        assert_eq!(parse_key("C-\\"), Ok(0x1c));
+        assert_eq!(parse_key("C-a"), Ok(1));
+        assert!(parse_key("F5").is_err());
+    }
+}

@@ -1,0 +1,682 @@
+//! The screen model: what a pane's terminal shows, and what scrolled off it.
+//!
+//! A terminal emulator (alacritty_terminal, chosen by measurement: ~90-100 MB/s on
+//! this machine against vt100's ~40 MB/s) renders the output. Lines that scroll off
+//! the top are taken out of the emulator after every slice of input and kept as
+//! plain text in a compact ring ([`Scrollback`]), not as emulator cells: a 200-column
+//! row is ~4.8 KB as cells and its length in bytes as text.
+//!
+//! The emulator also answers terminal queries (cursor position, device attributes,
+//! colours); [`Screen::feed`] hands those replies back for the caller to write to
+//! the PTY. This module knows nothing of PTYs or sockets.
+
+use alacritty_terminal::event::{Event, EventListener, WindowSize};
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::Line;
+use alacritty_terminal::term::cell::{Cell, Flags};
+use alacritty_terminal::term::{Config, Term, TermMode};
+use alacritty_terminal::vte::ansi::{Color, NamedColor, Processor, Rgb};
+use fugue_protocol::PaneSize;
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Lines of emulator history between harvests; each input slice scrolls fewer.
+const HISTORY: usize = 512;
+/// Input is fed in slices of at most this many bytes and line feeds, so one slice
+/// cannot scroll more than [`HISTORY`] lines at widths of 10 columns and more.
+const SLICE_BYTES: usize = 4096;
+const SLICE_LINE_FEEDS: usize = 128;
+/// Default scrollback caps.
+pub const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
+pub const DEFAULT_SCROLLBACK_BYTES: usize = 8 * 1024 * 1024;
+
+/// Colours reported to programs that ask (OSC 10/11): light grey on black.
+const DEFAULT_FG: Rgb = Rgb {
+    r: 0xe5,
+    g: 0xe5,
+    b: 0xe5,
+};
+const DEFAULT_BG: Rgb = Rgb { r: 0, g: 0, b: 0 };
+
+struct Dims {
+    cols: usize,
+    lines: usize,
+}
+
+impl Dimensions for Dims {
+    fn total_lines(&self) -> usize {
+        self.lines
+    }
+    fn screen_lines(&self) -> usize {
+        self.lines
+    }
+    fn columns(&self) -> usize {
+        self.cols
+    }
+}
+
+/// Collects what the emulator reports while it parses. The term owns one handle,
+/// the [`Screen`] the other (the term offers no way back to its listener).
+#[derive(Default, Clone)]
+struct Listener {
+    state: Arc<Mutex<Reports>>,
+}
+
+#[derive(Default)]
+struct Reports {
+    replies: Vec<u8>,
+    title: Option<Option<String>>,
+    bells: u32,
+    size: (u16, u16),
+}
+
+impl EventListener for Listener {
+    fn send_event(&self, event: Event) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match event {
+            Event::PtyWrite(text) => state.replies.extend_from_slice(text.as_bytes()),
+            Event::Title(title) => state.title = Some(Some(title)),
+            Event::ResetTitle => state.title = Some(None),
+            Event::Bell => state.bells += 1,
+            Event::ColorRequest(index, format) => {
+                let rgb = if index == NamedColor::Background as usize {
+                    DEFAULT_BG
+                } else {
+                    DEFAULT_FG
+                };
+                state.replies.extend_from_slice(format(rgb).as_bytes());
+            }
+            Event::TextAreaSizeRequest(format) => {
+                let (cols, rows) = state.size;
+                let size = WindowSize {
+                    num_lines: rows,
+                    num_cols: cols,
+                    cell_width: 0,
+                    cell_height: 0,
+                };
+                state.replies.extend_from_slice(format(size).as_bytes());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// What one [`Screen::feed`] produced besides the new screen.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct FeedReport {
+    /// Answers to terminal queries, to be written to the PTY.
+    pub replies: Vec<u8>,
+    /// The window title changed (to this).
+    pub title: Option<String>,
+    pub bells: u32,
+}
+
+/// Scrolled-off lines as text: one byte ring and a ring of line lengths, so
+/// nothing is allocated per line once the caps are reached.
+pub struct Scrollback {
+    text: VecDeque<u8>,
+    lines: VecDeque<ScrollLine>,
+    max_lines: usize,
+    max_bytes: usize,
+    /// Lines dropped by the caps, or lost to a burst that outran the emulator history.
+    pub dropped: u64,
+}
+
+#[derive(Clone, Copy)]
+struct ScrollLine {
+    len: u32,
+    /// Continues on the next line (soft wrap).
+    wrapped: bool,
+}
+
+impl Scrollback {
+    fn new(max_lines: usize, max_bytes: usize) -> Self {
+        Self {
+            text: VecDeque::new(),
+            lines: VecDeque::new(),
+            max_lines,
+            max_bytes,
+            dropped: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    fn push(&mut self, line: &str, wrapped: bool) {
+        if self.max_lines == 0 {
+            self.dropped += 1;
+            return;
+        }
+        let bytes = &line.as_bytes()[..line.len().min(self.max_bytes)];
+        while self.lines.len() >= self.max_lines || self.text.len() + bytes.len() > self.max_bytes {
+            let Some(oldest) = self.lines.pop_front() else { break };
+            self.text.drain(..oldest.len as usize);
+            self.dropped += 1;
+        }
+        self.text.extend(bytes);
+        self.lines.push_back(ScrollLine {
+            len: bytes.len() as u32,
+            wrapped,
+        });
+    }
+
+    /// Lines `from..to` (0 = oldest), each with its wrapped flag.
+    fn lines(&self, from: usize, to: usize) -> Vec<(String, bool)> {
+        let mut start: usize = self.lines.iter().take(from).map(|l| l.len as usize).sum();
+        let mut out = Vec::with_capacity(to.saturating_sub(from));
+        for line in self.lines.range(from..to) {
+            let end = start + line.len as usize;
+            let bytes: Vec<u8> = self.text.range(start..end).copied().collect();
+            out.push((String::from_utf8_lossy(&bytes).into_owned(), line.wrapped));
+            start = end;
+        }
+        out
+    }
+}
+
+/// Which lines a capture covers, numbered as tmux does: 0 is the top visible row,
+/// negative numbers reach into scrollback (-1 is the newest scrolled-off line).
+#[derive(Clone, Copy, Debug)]
+pub struct LineRange {
+    pub start: i64,
+    pub end: i64,
+}
+
+/// A rendered capture.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Captured {
+    pub lines: Vec<String>,
+    /// Number (as in [`LineRange`]) of the first line returned.
+    pub first_line: i64,
+}
+
+/// One pane's terminal.
+pub struct Screen {
+    term: Term<Listener>,
+    reports: Listener,
+    parser: Processor,
+    scrollback: Scrollback,
+    title: String,
+}
+
+impl Screen {
+    pub fn new(size: PaneSize, scrollback_lines: usize, scrollback_bytes: usize) -> Self {
+        let config = Config {
+            scrolling_history: HISTORY,
+            ..Config::default()
+        };
+        let dims = Dims {
+            cols: size.cols.max(1) as usize,
+            lines: size.rows.max(1) as usize,
+        };
+        let listener = Listener::default();
+        listener.state.lock().unwrap_or_else(|p| p.into_inner()).size = (size.cols, size.rows);
+        Self {
+            term: Term::new(config, &dims, listener.clone()),
+            reports: listener,
+            parser: Processor::new(),
+            scrollback: Scrollback::new(scrollback_lines, scrollback_bytes),
+            title: String::new(),
+        }
+    }
+
+    /// Feeds output to the emulator, harvesting scrolled-off lines as it goes.
+    pub fn feed(&mut self, mut bytes: &[u8]) -> FeedReport {
+        while !bytes.is_empty() {
+            let cut = slice_end(bytes);
+            self.parser.advance(&mut self.term, &bytes[..cut]);
+            self.harvest_history();
+            bytes = &bytes[cut..];
+        }
+        let (replies, title, bells) = {
+            let mut reports = self.term_reports();
+            let title = reports.title.take().map(|t| t.unwrap_or_default());
+            (
+                std::mem::take(&mut reports.replies),
+                title,
+                std::mem::take(&mut reports.bells),
+            )
+        };
+        if let Some(title) = &title {
+            self.title.clone_from(title);
+        }
+        FeedReport { replies, title, bells }
+    }
+
+    fn term_reports(&self) -> MutexGuard<'_, Reports> {
+        self.reports.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Moves lines from the emulator's history into the text scrollback.
+    fn harvest_history(&mut self) {
+        let grid = self.term.grid();
+        let count = grid.history_size();
+        if count == 0 {
+            return;
+        }
+        if count >= HISTORY {
+            // The slice scrolled more lines than the emulator kept: some are gone.
+            self.scrollback.dropped += 1;
+        }
+        let mut text = String::new();
+        for i in (1..=count).rev() {
+            let row = &grid[Line(-(i as i32))];
+            text.clear();
+            let wrapped = row_text(row.into_iter(), &mut text);
+            self.scrollback.push(&text, wrapped);
+        }
+        self.term.grid_mut().clear_history();
+    }
+
+    pub fn resize(&mut self, size: PaneSize) {
+        let dims = Dims {
+            cols: size.cols.max(1) as usize,
+            lines: size.rows.max(1) as usize,
+        };
+        self.term.resize(dims);
+        self.term_reports().size = (size.cols, size.rows);
+        // Shrinking pushes rows into history.
+        self.harvest_history();
+    }
+
+    pub fn size(&self) -> PaneSize {
+        PaneSize {
+            cols: self.term.columns() as u16,
+            rows: self.term.screen_lines() as u16,
+        }
+    }
+
+    /// Cursor (row, col), 0-based, and whether it is shown.
+    pub fn cursor(&self) -> (u16, u16, bool) {
+        let point = self.term.grid().cursor.point;
+        let visible = self.term.mode().contains(TermMode::SHOW_CURSOR);
+        (point.line.0.max(0) as u16, point.column.0 as u16, visible)
+    }
+
+    pub fn alternate_screen(&self) -> bool {
+        self.term.mode().contains(TermMode::ALT_SCREEN)
+    }
+
+    pub fn application_cursor(&self) -> bool {
+        self.term.mode().contains(TermMode::APP_CURSOR)
+    }
+
+    pub fn bracketed_paste(&self) -> bool {
+        self.term.mode().contains(TermMode::BRACKETED_PASTE)
+    }
+
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    pub fn scrollback_len(&self) -> usize {
+        self.scrollback.len()
+    }
+
+    /// The visible rows as plain text, trailing spaces trimmed.
+    #[cfg(test)]
+    pub fn visible_text(&self) -> Vec<String> {
+        self.capture(
+            LineRange {
+                start: 0,
+                end: self.term.screen_lines() as i64 - 1,
+            },
+            false,
+            false,
+        )
+        .lines
+    }
+
+    /// Lines `range.start..=range.end`, clamped to what exists; `ansi` adds SGR
+    /// attributes to screen rows (scrollback is text only); `join_wrapped` joins
+    /// soft-wrapped rows into one line, as `tmux capture-pane -J`.
+    pub fn capture(&self, range: LineRange, ansi: bool, join_wrapped: bool) -> Captured {
+        let history = self.scrollback.len() as i64;
+        let rows = self.term.screen_lines() as i64;
+        let start = range.start.clamp(-history, rows - 1);
+        let end = range.end.clamp(-history, rows - 1);
+        let mut lines: Vec<(String, bool)> = Vec::new();
+        if start <= end {
+            if start < 0 {
+                let from = (history + start) as usize;
+                let to = (history + end.min(-1) + 1) as usize;
+                lines.extend(self.scrollback.lines(from, to));
+            }
+            for row in start.max(0)..=end {
+                if row < 0 {
+                    continue;
+                }
+                let cells = &self.term.grid()[Line(row as i32)];
+                let mut text = String::new();
+                let wrapped = match ansi {
+                    true => row_ansi(cells.into_iter(), &mut text),
+                    false => row_text(cells.into_iter(), &mut text),
+                };
+                lines.push((text, wrapped));
+            }
+        }
+        let lines = match join_wrapped {
+            true => join(lines),
+            false => lines.into_iter().map(|(l, _)| l).collect(),
+        };
+        Captured {
+            lines,
+            first_line: start,
+        }
+    }
+
+    /// Bytes that make a terminal of the same size show this screen: contents with
+    /// attributes, cursor, and the input modes the program set. What a newly
+    /// attached client (or one that fell behind) is sent first.
+    pub fn redraw(&self) -> Vec<u8> {
+        let mut out = String::from("\x1b[0m");
+        out.push_str(if self.alternate_screen() {
+            "\x1b[?1049h"
+        } else {
+            "\x1b[?1049l"
+        });
+        out.push_str("\x1b[H\x1b[2J");
+        let rows = self.term.screen_lines();
+        for row in 0..rows {
+            let _ = write!(out, "\x1b[{};1H", row + 1);
+            row_ansi(self.term.grid()[Line(row as i32)].into_iter(), &mut out);
+        }
+        let mode = *self.term.mode();
+        let flag = |on: bool, code: &str, out: &mut String| {
+            let _ = write!(out, "\x1b[?{code}{}", if on { 'h' } else { 'l' });
+        };
+        flag(mode.contains(TermMode::APP_CURSOR), "1", &mut out);
+        flag(mode.contains(TermMode::BRACKETED_PASTE), "2004", &mut out);
+        flag(mode.contains(TermMode::MOUSE_REPORT_CLICK), "1000", &mut out);
+        flag(mode.contains(TermMode::MOUSE_DRAG), "1002", &mut out);
+        flag(mode.contains(TermMode::MOUSE_MOTION), "1003", &mut out);
+        flag(mode.contains(TermMode::SGR_MOUSE), "1006", &mut out);
+        flag(mode.contains(TermMode::FOCUS_IN_OUT), "1004", &mut out);
+        out.push_str(if mode.contains(TermMode::APP_KEYPAD) {
+            "\x1b="
+        } else {
+            "\x1b>"
+        });
+        let (row, col, visible) = self.cursor();
+        let _ = write!(out, "\x1b[{};{}H", row + 1, col + 1);
+        flag(visible, "25", &mut out);
+        out.into_bytes()
+    }
+}
+
+/// Where the next slice ends: at most [`SLICE_BYTES`] and [`SLICE_LINE_FEEDS`].
+fn slice_end(bytes: &[u8]) -> usize {
+    let window = &bytes[..bytes.len().min(SLICE_BYTES)];
+    match memchr::memchr_iter(b'\n', window).nth(SLICE_LINE_FEEDS - 1) {
+        Some(i) => i + 1,
+        None => window.len(),
+    }
+}
+
+/// Appends a row's text, trailing blanks trimmed; returns whether it soft-wraps.
+fn row_text<'a>(cells: impl Iterator<Item = &'a Cell>, out: &mut String) -> bool {
+    let start = out.len();
+    let mut wrapped = false;
+    for cell in cells {
+        wrapped = cell.flags.contains(Flags::WRAPLINE);
+        if cell
+            .flags
+            .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
+        {
+            continue;
+        }
+        out.push(cell.c);
+        if let Some(extra) = cell.zerowidth() {
+            out.extend(extra);
+        }
+    }
+    let trimmed = out[start..].trim_end_matches(' ').len();
+    out.truncate(start + trimmed);
+    wrapped
+}
+
+/// Like [`row_text`], with SGR sequences for colours and attributes.
+fn row_ansi<'a>(cells: impl Iterator<Item = &'a Cell>, out: &mut String) -> bool {
+    let cells: Vec<&Cell> = cells.collect();
+    let wrapped = cells.last().is_some_and(|c| c.flags.contains(Flags::WRAPLINE));
+    // Trailing default blanks are dropped, as in plain captures.
+    let used = cells.iter().rposition(|c| !is_blank(c)).map_or(0, |i| i + 1);
+    let mut current = String::from("0");
+    for cell in &cells[..used] {
+        if cell
+            .flags
+            .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
+        {
+            continue;
+        }
+        let sgr = sgr(cell);
+        if sgr != current {
+            let _ = write!(out, "\x1b[{sgr}m");
+            current = sgr;
+        }
+        out.push(cell.c);
+        if let Some(extra) = cell.zerowidth() {
+            out.extend(extra);
+        }
+    }
+    if current != "0" {
+        out.push_str("\x1b[0m");
+    }
+    wrapped
+}
+
+fn is_blank(cell: &Cell) -> bool {
+    cell.c == ' '
+        && cell.bg == Color::Named(NamedColor::Background)
+        && !cell
+            .flags
+            .intersects(Flags::INVERSE | Flags::ALL_UNDERLINES | Flags::STRIKEOUT)
+}
+
+/// The SGR parameters (after a reset) that give `cell` its look.
+fn sgr(cell: &Cell) -> String {
+    let mut codes = String::from("0");
+    let flags = [
+        (Flags::BOLD, ";1"),
+        (Flags::DIM, ";2"),
+        (Flags::ITALIC, ";3"),
+        (Flags::ALL_UNDERLINES, ";4"),
+        (Flags::INVERSE, ";7"),
+        (Flags::HIDDEN, ";8"),
+        (Flags::STRIKEOUT, ";9"),
+    ];
+    for (flag, code) in flags {
+        if cell.flags.intersects(flag) {
+            codes.push_str(code);
+        }
+    }
+    color(cell.fg, 30, &mut codes);
+    color(cell.bg, 40, &mut codes);
+    codes
+}
+
+fn color(color: Color, base: u8, out: &mut String) {
+    match color {
+        Color::Named(named) => {
+            let n = named as usize;
+            match n {
+                0..=7 => {
+                    let _ = write!(out, ";{}", base as usize + n);
+                }
+                8..=15 => {
+                    let _ = write!(out, ";{}", base as usize + 60 + n - 8);
+                }
+                // Foreground/background defaults and the dim variants.
+                _ => match named.to_dim_or_normal() {
+                    Some(index) if (index as usize) < 8 => {
+                        let _ = write!(out, ";{}", base as usize + index as usize);
+                    }
+                    _ => {}
+                },
+            }
+        }
+        Color::Indexed(i) => {
+            let _ = write!(out, ";{};5;{i}", base + 8);
+        }
+        Color::Spec(rgb) => {
+            let _ = write!(out, ";{};2;{};{};{}", base + 8, rgb.r, rgb.g, rgb.b);
+        }
+    }
+}
+
+trait DimOrNormal {
+    fn to_dim_or_normal(self) -> Option<u8>;
+}
+
+impl DimOrNormal for NamedColor {
+    /// The plain colour index of a dim named colour, if it is one.
+    fn to_dim_or_normal(self) -> Option<u8> {
+        let n = self as usize;
+        let dim_black = NamedColor::DimBlack as usize;
+        (dim_black..dim_black + 8).contains(&n).then(|| (n - dim_black) as u8)
+    }
+}
+
+/// Joins soft-wrapped lines with the lines they continue on.
+fn join(lines: Vec<(String, bool)>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut continues = false;
+    for (line, wrapped) in lines {
+        match (continues, out.last_mut()) {
+            (true, Some(last)) => last.push_str(&line),
+            _ => out.push(line),
+        }
+        continues = wrapped;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn screen(cols: u16, rows: u16) -> Screen {
+        Screen::new(PaneSize { cols, rows }, 100, 1 << 20)
+    }
+
+    #[test]
+    fn cursor_addressing_renders_exactly() {
+        let mut s = screen(20, 5);
+        s.feed(b"\x1b[2J\x1b[3;5Hhello\x1b[1;1Htop");
+        assert_eq!(s.visible_text(), vec!["top", "", "    hello", "", ""]);
+        assert_eq!(s.cursor(), (0, 3, true));
+    }
+
+    #[test]
+    fn scrolled_lines_go_to_text_scrollback() {
+        let mut s = screen(10, 3);
+        for i in 1..=10 {
+            s.feed(format!("line {i}\r\n").as_bytes());
+        }
+        assert_eq!(s.scrollback_len(), 8);
+        assert_eq!(s.visible_text(), vec!["line 9", "line 10", ""]);
+        let c = s.capture(LineRange { start: -3, end: 0 }, false, false);
+        assert_eq!(c.lines, vec!["line 6", "line 7", "line 8", "line 9"]);
+        assert_eq!(c.first_line, -3);
+        let all = s.capture(
+            LineRange {
+                start: i64::MIN,
+                end: i64::MAX,
+            },
+            false,
+            false,
+        );
+        assert_eq!(all.lines.len(), 11);
+        assert_eq!(all.lines[0], "line 1");
+    }
+
+    #[test]
+    fn a_burst_of_lines_in_one_feed_keeps_them_all() {
+        let mut s = Screen::new(PaneSize { cols: 20, rows: 5 }, 100_000, 1 << 24);
+        let mut big = Vec::new();
+        for i in 0..5000 {
+            big.extend_from_slice(format!("{i}\r\n").as_bytes());
+        }
+        s.feed(&big);
+        assert_eq!(s.scrollback_len(), 4996);
+        assert_eq!(s.scrollback.dropped, 0);
+        let c = s.capture(
+            LineRange {
+                start: -4996,
+                end: -4995,
+            },
+            false,
+            false,
+        );
+        assert_eq!(c.lines, vec!["0", "1"]);
+    }
+
+    #[test]
+    fn scrollback_caps_lines_and_bytes() {
+        let mut s = Screen::new(PaneSize { cols: 10, rows: 2 }, 5, 1 << 20);
+        for i in 0..20 {
+            s.feed(format!("{i}\r\n").as_bytes());
+        }
+        assert_eq!(s.scrollback_len(), 5);
+        let mut s = Screen::new(PaneSize { cols: 10, rows: 2 }, 100, 12);
+        for _ in 0..10 {
+            s.feed(b"abcde\r\n");
+        }
+        assert_eq!(s.scrollback_len(), 2);
+    }
+
+    #[test]
+    fn wrapped_lines_join() {
+        let mut s = screen(5, 3);
+        s.feed(b"abcdefgh");
+        assert_eq!(s.visible_text(), vec!["abcde", "fgh", ""]);
+        let joined = s.capture(LineRange { start: 0, end: 2 }, false, true);
+        assert_eq!(joined.lines, vec!["abcdefgh", ""]);
+    }
+
+    #[test]
+    fn alternate_screen_and_title() {
+        let mut s = screen(10, 3);
+        s.feed(b"main\x1b]0;my title\x07");
+        assert_eq!(s.title(), "my title");
+        s.feed(b"\x1b[?1049h\x1b[Halt");
+        assert!(s.alternate_screen());
+        assert_eq!(s.visible_text()[0], "alt");
+        s.feed(b"\x1b[?1049l");
+        assert!(!s.alternate_screen());
+        assert_eq!(s.visible_text()[0], "main");
+    }
+
+    #[test]
+    fn queries_are_answered() {
+        let mut s = screen(10, 3);
+        let report = s.feed(b"ab\x1b[6n\x1b[c\x1b[>c");
+        let replies = String::from_utf8(report.replies).unwrap();
+        assert!(replies.starts_with("\x1b[1;3R\x1b[?6c\x1b[>0;"), "{replies:?}");
+    }
+
+    #[test]
+    fn ansi_capture_and_redraw_carry_attributes() {
+        let mut s = screen(20, 2);
+        s.feed(b"\x1b[1;31mred\x1b[0m plain \x1b[38;5;200mx\x1b[48;2;1;2;3my");
+        let c = s.capture(LineRange { start: 0, end: 0 }, true, false);
+        assert_eq!(
+            c.lines[0],
+            "\x1b[0;1;31mred\x1b[0m plain \x1b[0;38;5;200mx\x1b[0;38;5;200;48;2;1;2;3my\x1b[0m"
+        );
+        // Replaying a redraw into a fresh screen reproduces the screen and cursor.
+        s.feed(b"\x1b[2;4H\x1b[?1h");
+        let mut copy = screen(20, 2);
+        copy.feed(&s.redraw());
+        assert_eq!(copy.visible_text(), s.visible_text());
+        assert_eq!(copy.cursor(), s.cursor());
+        assert!(copy.application_cursor());
+        assert_eq!(
+            copy.capture(LineRange { start: 0, end: 0 }, true, false),
+            s.capture(LineRange { start: 0, end: 0 }, true, false)
+        );
+    }
+}

@@ -1,0 +1,123 @@
+//! `fugue attach` driven as a person would: inside tmux, typing with send-keys and
+//! reading the screen with capture-pane.
+
+use fugue_tests::{bin, wait_until, Daemon, Tmux, DEADLINE};
+
+fn attach_command(daemon: &Daemon, target: &str, extra: &str) -> String {
+    format!(
+        "{} --socket {} attach {target} {extra}",
+        bin("fugue").display(),
+        daemon.socket.display()
+    )
+}
+
+#[test]
+fn attach_redraws_types_and_detaches_cleanly() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "dev"]).ok();
+    let pane = daemon.cli(&["run", "-s", "dev", "--title", "sh"]).ok();
+    daemon.cli(&["write", &pane, "echo before-$((20+1))", "--enter"]).ok();
+    wait_until("output before attaching", DEADLINE, || {
+        daemon.cli(&["read", &pane]).ok().contains("before-21").then_some(())
+    });
+
+    let tmux = Tmux::start(daemon.dir.path(), 100, 30);
+    tmux.type_line("main", &attach_command(&daemon, "dev", ""));
+    // The first redraw shows what the pane showed before we came.
+    tmux.wait_for("main", "before-21");
+    // The pane took the terminal's size.
+    wait_until("the pane to take the client's size", DEADLINE, || {
+        let status = daemon.cli(&["--json", "status", &pane]).json();
+        (status["cols"] == 100 && status["rows"] == 30).then_some(())
+    });
+    // Typing reaches the pane.
+    tmux.type_line("main", "echo typed-$((6*7))");
+    tmux.wait_for("main", "typed-42");
+    assert!(daemon.cli(&["read", &pane]).ok().contains("typed-42"));
+
+    // Detach: the local terminal is back in cooked mode, the pane runs on.
+    tmux.send_keys("main", &["C-\\"]);
+    tmux.wait_for("main", "[detached from pane");
+    // (The quotes keep the typed command itself from matching.)
+    tmux.type_line(
+        "main",
+        "stty -a | tr ' ;' '\\n\\n' | grep -x -- '-\\?icanon' | sed 's/^/mo''de:/'",
+    );
+    let screen = tmux.wait_for("main", "mode:");
+    assert!(screen.contains("mode:icanon"), "terminal not restored:\n{screen}");
+    assert_eq!(daemon.cli(&["--json", "status", &pane]).json()["status"], "running");
+}
+
+#[test]
+fn two_clients_see_the_same_output_and_prefix_keys_switch_panes() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "dev"]).ok();
+    let first = daemon.cli(&["run", "-s", "dev"]).ok();
+    let second = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "dev",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "echo second-pane-here; exec sleep 60",
+        ])
+        .ok();
+
+    daemon.cli(&["write", &first, "echo ready-$((1+2))", "--enter"]).ok();
+    wait_until("the marker", DEADLINE, || {
+        daemon.cli(&["read", &first]).ok().contains("ready-3").then_some(())
+    });
+
+    let tmux = Tmux::start(daemon.dir.path(), 90, 25);
+    let other = tmux.new_window();
+    tmux.type_line("main:0", &attach_command(&daemon, &first, ""));
+    tmux.type_line(&other, &attach_command(&daemon, &first, "--read-only"));
+    // Both are attached once both show the pane's screen.
+    tmux.wait_for("main:0", "ready-3");
+    tmux.wait_for(&other, "ready-3");
+    daemon.cli(&["write", &first, "echo both-$((2+3))", "--enter"]).ok();
+    tmux.wait_for("main:0", "both-5");
+    tmux.wait_for(&other, "both-5");
+    // A read-only client does not type.
+    tmux.type_line(&other, "echo from-readonly");
+    tmux.type_line("main:0", "echo from-main-$((1+1))");
+    tmux.wait_for(&other, "from-main-2");
+    assert!(!daemon.cli(&["read", &first]).ok().contains("from-readonly"));
+
+    // Prefix then 1 switches to pane 1 of the session; prefix then d detaches.
+    tmux.send_keys("main:0", &["C-b", "1"]);
+    tmux.wait_for("main:0", "second-pane-here");
+    tmux.send_keys("main:0", &["C-b", "d"]);
+    let screen = tmux.wait_for("main:0", "[detached from pane");
+    assert!(screen.contains(&second[..8]), "{screen}");
+}
+
+#[test]
+fn the_client_reports_the_exit_and_survives_a_daemon_going_away() {
+    let mut daemon = Daemon::start();
+    daemon.cli(&["new-session", "dev"]).ok();
+    let pane = daemon
+        .cli(&["run", "-s", "dev", "--no-shell", "--", "sh", "-c", "read x; exit 3"])
+        .ok();
+    let other = daemon
+        .cli(&["run", "-s", "dev", "--no-shell", "--", "sleep", "60"])
+        .ok();
+    let tmux = Tmux::start(daemon.dir.path(), 80, 20);
+    let second = tmux.new_window();
+    tmux.type_line("main:0", &attach_command(&daemon, &pane, ""));
+    tmux.type_line(&second, &attach_command(&daemon, &other, ""));
+    wait_until("both attached", DEADLINE, || {
+        let s = daemon.cli(&["--json", "status", &pane]).json();
+        (s["cols"] == 80).then_some(())
+    });
+    tmux.type_line("main:0", "bye");
+    tmux.wait_for("main:0", "exited with code 3]");
+    // The daemon goes away under an attached client: it says so, the terminal is back.
+    daemon.signal_and_wait(libc::SIGTERM);
+    tmux.wait_for(&second, "lost the connection to fugued");
+    tmux.type_line(&second, "echo still-$((3*3))");
+    tmux.wait_for(&second, "still-9");
+}

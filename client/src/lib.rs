@@ -220,7 +220,8 @@ impl Client {
         let _ = closed.wait_for(|c| *c).await;
     }
 
-    /// Sends one request and waits for its reply.
+    /// Sends one request and waits for its reply. Dropping the future before the
+    /// reply came cancels the request in the daemon.
     pub async fn request(&self, request: Request) -> Result<Response> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
@@ -229,10 +230,37 @@ impl Client {
             self.inner.pending.lock().expect("pending map").remove(&id);
             return Err(ClientError::Closed(String::new()));
         }
-        match rx.await {
+        let mut guard = CancelOnDrop {
+            inner: &self.inner,
+            id,
+            armed: true,
+        };
+        let reply = rx.await;
+        guard.armed = false;
+        match reply {
             Ok(result) => result,
             Err(_) => Err(ClientError::Closed(String::new())),
         }
+    }
+
+    /// Whether the daemon has closed this connection.
+    pub fn is_closed(&self) -> bool {
+        *self.inner.closed.borrow()
+    }
+
+    /// Waits (in the daemon, on events) for the first condition of `until`.
+    pub async fn wait_for(&self, pane: &str, until: WaitUntil, timeout: Duration) -> Result<WaitOutcome> {
+        let request = Request::WaitFor {
+            pane: pane.into(),
+            until,
+            timeout_ms: timeout.as_millis() as u64,
+        };
+        expect_reply!(self.request(request).await?, Response::WaitDone(outcome) => outcome)
+    }
+
+    /// The agent CLI in a pane and what it is doing.
+    pub async fn agent_status(&self, pane: &str) -> Result<AgentInfo> {
+        expect_reply!(self.request(Request::AgentStatus { pane: pane.into() }).await?, Response::Agent(info) => info)
     }
 
     pub async fn ping(&self) -> Result<()> {
@@ -441,6 +469,30 @@ impl Client {
 
     pub async fn set_size_policy(&self, pane: &str, policy: SizePolicy) -> Result<()> {
         expect_reply!(self.request(Request::SetSizePolicy { pane: pane.into(), policy }).await?, Response::Ok => ())
+    }
+}
+
+/// Tells the daemon to drop a request whose caller stopped waiting.
+struct CancelOnDrop<'a> {
+    inner: &'a Inner,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        self.inner.pending.lock().expect("pending map").remove(&self.id);
+        let cancel_id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let frame = ClientFrame::Request {
+            id: cancel_id,
+            request: Request::Cancel { id: self.id },
+        };
+        // Best effort: if the queue is full the daemon finishes the request and
+        // its reply is dropped here.
+        let _ = self.inner.out.try_send(frame);
     }
 }
 

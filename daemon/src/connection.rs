@@ -11,7 +11,7 @@ use crate::requests::Handler;
 use crate::session::PaneHandle;
 use fugue_protocol::codec::{CodecError, FrameCodec};
 use fugue_protocol::{
-    ClientFrame, ErrorCode, ErrorReply, Event, PaneId, Response, ServerFrame, Welcome, PROTOCOL_VERSION,
+    ClientFrame, ErrorCode, ErrorReply, Event, PaneId, Request, Response, ServerFrame, Welcome, PROTOCOL_VERSION,
 };
 use futures::{SinkExt, StreamExt};
 use ractor::ActorRef;
@@ -39,6 +39,8 @@ pub struct ConnectionState {
     pub cancel: CancellationToken,
     pub subscribed: AtomicBool,
     pub attachments: Mutex<HashMap<PaneId, Attachment>>,
+    /// Requests still running, by id, so the client can cancel them.
+    pub in_flight: Mutex<HashMap<u64, CancellationToken>>,
 }
 
 /// This connection following one pane.
@@ -160,6 +162,7 @@ pub async fn serve(stream: UnixStream, handler: Arc<Handler>, shutdown: Cancella
         cancel: CancellationToken::new(),
         subscribed: AtomicBool::new(false),
         attachments: Mutex::new(HashMap::new()),
+        in_flight: Mutex::new(HashMap::new()),
     });
     read_loop(reader, handler, &conn).await;
     // The client is gone or broke the protocol: stop its requests and attachments,
@@ -193,17 +196,35 @@ async fn read_loop(mut reader: Reader, handler: Arc<Handler>, conn: &Arc<Connect
                 return;
             }
         };
+        if let Request::Cancel { id: target } = request {
+            let token = conn.in_flight.lock().expect("in flight").remove(&target);
+            if let Some(token) = token {
+                token.cancel();
+            }
+            let _ = out
+                .send(ServerFrame::Reply {
+                    id,
+                    result: Ok(Response::Ok),
+                })
+                .await;
+            continue;
+        }
         let Ok(permit) = permits.clone().acquire_owned().await else {
             return;
         };
         let handler = handler.clone();
         let conn = conn.clone();
+        let token = conn.cancel.child_token();
+        conn.in_flight.lock().expect("in flight").insert(id, token.clone());
         tokio::spawn(async move {
             let result = tokio::select! {
                 result = handler.handle(&conn, request) => result,
-                _ = conn.cancel.cancelled() => return,
+                _ = token.cancelled() => Err(ErrorReply::new(ErrorCode::Cancelled, "the request was cancelled")),
             };
-            let _ = conn.out.send(ServerFrame::Reply { id, result }).await;
+            conn.in_flight.lock().expect("in flight").remove(&id);
+            if !conn.cancel.is_cancelled() {
+                let _ = conn.out.send(ServerFrame::Reply { id, result }).await;
+            }
             drop(permit);
         });
     }

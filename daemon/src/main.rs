@@ -1,6 +1,7 @@
 //! `fugued`: the fugue daemon. It owns the terminals; clients talk to it over a Unix
 //! socket. See the README for the actor tree.
 
+mod agent;
 mod config;
 mod connection;
 mod output;

@@ -222,6 +222,25 @@ impl TextLines {
     }
 }
 
+impl TextLines {
+    /// Searches lines that ended after `since` (and the unfinished last line) for
+    /// `pattern`, one line at a time. Returns the first match and the offset up to
+    /// which complete lines were searched, so a caller can resume from there.
+    pub fn find(&self, pattern: &regex::Regex, since: u64) -> (Option<String>, u64) {
+        let store = &self.lines;
+        let mut searched = since;
+        let fresh = store.lines.iter().skip_while(|l| l.end <= since);
+        for line in fresh {
+            if let Some(m) = pattern.find(&line.text) {
+                return (Some(m.as_str().to_string()), searched);
+            }
+            searched = line.end;
+        }
+        let partial = pattern.find(&store.current).map(|m| m.as_str().to_string());
+        (partial, searched)
+    }
+}
+
 impl LineStore {
     fn finish_line(&mut self) {
         let mut text = match self.lines.len() >= self.max_lines {
@@ -439,6 +458,23 @@ mod tests {
         let read = out.text.read(10, None, 16);
         assert_eq!(read.lines, vec!["line 5", "part"]);
         assert!(read.truncated);
+    }
+
+    #[test]
+    fn find_resumes_after_searched_lines() {
+        let mut out = Both::new(1 << 20, 100, 1 << 20);
+        out.push(b"alpha\nbeta\ngam");
+        let re = regex::Regex::new("g.m+a").unwrap();
+        let (found, searched) = out.text.find(&re, 0);
+        assert_eq!(found, None);
+        assert_eq!(searched, out.log.end());
+        out.push(b"ma ray\n");
+        assert_eq!(out.text.find(&re, searched).0.as_deref(), Some("gamma"));
+        assert_eq!(
+            out.text.find(&regex::Regex::new("^b").unwrap(), 0).0.as_deref(),
+            Some("b")
+        );
+        assert_eq!(out.text.find(&regex::Regex::new("^b").unwrap(), searched).0, None);
     }
 
     #[test]

@@ -7,12 +7,15 @@
 //! resynchronised with a redraw of the screen (what tmux does), so a stalled client
 //! costs a fixed amount of memory and never slows the pane.
 
+use crate::agent;
 use crate::output::{OutputLog, TextLines};
 use crate::screen::{Captured, FeedReport, LineRange, Screen};
+use fugue_protocol::{AgentInfo, AgentState};
 use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use tokio::sync::mpsc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch};
 
 /// Largest read reply, so a reply always fits in a frame.
 pub const MAX_READ_BYTES: usize = 8 * 1024 * 1024;
@@ -66,6 +69,12 @@ pub struct PaneOutput {
     screen: Screen,
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
+    /// When output last arrived (or the pane started).
+    last_output: Instant,
+    /// Bumped with the log's end offset on every chunk, for waiters.
+    changes: watch::Sender<u64>,
+    /// The last agent state seen, and since when (Unix ms).
+    agent_seen: Option<(AgentState, u64)>,
 }
 
 impl PaneOutput {
@@ -76,6 +85,9 @@ impl PaneOutput {
             screen: Screen::new(size, limits.scrollback_lines, limits.scrollback_bytes),
             subscribers: Vec::new(),
             next_subscriber: 1,
+            last_output: Instant::now(),
+            changes: watch::channel(0).0,
+            agent_seen: None,
         }
     }
 
@@ -85,6 +97,8 @@ impl PaneOutput {
         self.log.push(bytes);
         self.text.push(bytes, self.log.end());
         let FeedReport { replies, title, bells } = self.screen.feed(bytes);
+        self.last_output = Instant::now();
+        self.changes.send_replace(self.log.end());
         if !self.subscribers.is_empty() {
             self.broadcast(PaneEvent::Output(bytes.to_vec()));
             if let Some(title) = title {
@@ -207,5 +221,67 @@ impl PaneOutput {
 
     pub fn screen(&self) -> &Screen {
         &self.screen
+    }
+
+    /// Notified with the log's end offset whenever output arrives.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    pub fn end_offset(&self) -> u64 {
+        self.log.end()
+    }
+
+    /// How long no output has arrived.
+    pub fn quiet_for(&self) -> Duration {
+        self.last_output.elapsed()
+    }
+
+    pub fn find_in_output(&self, pattern: &regex::Regex, since: u64) -> (Option<String>, u64) {
+        self.text.find(pattern, since)
+    }
+
+    pub fn find_on_screen(&self, pattern: &regex::Regex) -> Option<String> {
+        let lines = self.capture(CaptureWhat::Screen, None, None, false, false).lines;
+        lines
+            .iter()
+            .find_map(|line| pattern.find(line).map(|m| m.as_str().to_string()))
+    }
+
+    /// What the agent CLI in the pane (if any) is doing.
+    pub fn agent_status(&mut self, command: &[String], exited: bool) -> AgentInfo {
+        let screen = self.capture(CaptureWhat::Screen, None, None, false, false).lines;
+        let Some(kind) = agent::detect_kind(command, &screen) else {
+            // No agent recognised (yet): busy while output flows, idle once quiet.
+            let state = match (exited, self.quiet_for() >= agent::IDLE_SETTLE) {
+                (true, _) => AgentState::Exited,
+                (false, true) => AgentState::Idle,
+                (false, false) => AgentState::Busy,
+            };
+            return AgentInfo {
+                agent: None,
+                state,
+                since_ms: self.seen(state),
+                evidence: Vec::new(),
+            };
+        };
+        let (state, evidence) = agent::detect_state(kind, &screen, self.quiet_for(), exited);
+        AgentInfo {
+            agent: Some(kind),
+            state,
+            since_ms: self.seen(state),
+            evidence,
+        }
+    }
+
+    fn seen(&mut self, state: AgentState) -> u64 {
+        match self.agent_seen {
+            Some((seen, since)) if seen == state => since,
+            _ => {
+                let now = crate::config::now_ms();
+                self.agent_seen = Some((state, now));
+                now
+            }
+        }
     }
 }

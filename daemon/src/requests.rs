@@ -12,15 +12,15 @@ use fugue_protocol::keys::encode_key;
 use fugue_protocol::signals::parse_signal;
 use fugue_protocol::target::PaneTarget;
 use fugue_protocol::{
-    CaptureResult, CaptureWhat, ErrorCode, ErrorReply, Event, OutputChunk, PaneId, PaneInfo, PaneSize, ReadMode,
-    Request, Response, ServerFrame, SpawnSpec,
+    CaptureResult, CaptureWhat, ErrorCode, ErrorReply, Event, MatchOn, OutputChunk, PaneId, PaneInfo, PaneSize,
+    ReadMode, Request, Response, ServerFrame, SpawnSpec, WaitCondition, WaitOutcome, WaitUntil,
 };
 use ractor::rpc::CallResult;
 use ractor::{ActorRef, Message, RpcReplyPort};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
@@ -153,6 +153,19 @@ impl Handler {
                 let _ = pane.actor.cast(PaneMsg::ClientResize { id, size });
                 Ok(Response::Ok)
             }
+            Request::WaitFor {
+                pane,
+                until,
+                timeout_ms,
+            } => self.wait_until(&pane, until, timeout_ms).await,
+            Request::AgentStatus { pane } => {
+                let pane = self.pane(&pane).await?;
+                let info = pane.current_info();
+                let status = lock(&pane.output).agent_status(&info.command, info.exit.is_some());
+                Ok(Response::Agent(status))
+            }
+            // Answered by the connection itself, which knows its requests.
+            Request::Cancel { .. } => Err(ErrorReply::internal("cancel is handled by the connection")),
             Request::SetSizePolicy { pane, policy } => {
                 let pane = self.pane(&pane).await?;
                 ask(&pane.actor, |reply| PaneMsg::SetSizePolicy { policy, reply }, PANE).await?;
@@ -372,6 +385,77 @@ impl Handler {
         Ok(Response::Attached(info))
     }
 
+    /// Waits for the first condition of `until` to hold. Every check runs under the
+    /// pane's output lock; between checks the task sleeps until output arrives, the
+    /// process exits, or a quiet-time threshold or the deadline comes due.
+    async fn wait_until(&self, target: &str, until: WaitUntil, timeout_ms: u64) -> Result<Response, ErrorReply> {
+        let pattern = match &until.pattern {
+            Some(p) => Some(regex::Regex::new(p).map_err(|e| ErrorReply::invalid(format!("bad pattern: {e}")))?),
+            None => None,
+        };
+        let pane = self.pane(target).await?;
+        let started = Instant::now();
+        let deadline = started + Duration::from_millis(timeout_ms);
+        let mut changes = lock(&pane.output).changes();
+        let mut exit = pane.exit.clone();
+        let mut searched = until.since.unwrap_or(0);
+        let finish = |condition, matched, output: &crate::pane_output::PaneOutput| WaitOutcome {
+            condition,
+            matched,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            pane: pane.current_info(),
+            next_offset: output.end_offset(),
+        };
+        loop {
+            changes.borrow_and_update();
+            let exited = exit.borrow_and_update().is_some();
+            let mut recheck_in = None;
+            {
+                let mut output = lock(&pane.output);
+                if let Some(pattern) = &pattern {
+                    let found = match until.on {
+                        MatchOn::Output => {
+                            let (found, upto) = output.find_in_output(pattern, searched);
+                            searched = upto;
+                            found
+                        }
+                        MatchOn::Screen => output.find_on_screen(pattern),
+                    };
+                    if found.is_some() {
+                        return Ok(Response::WaitDone(finish(WaitCondition::Pattern, found, &output)));
+                    }
+                }
+                if let Some(want) = until.agent_state {
+                    let status = output.agent_status(&pane.info.command, exited);
+                    if status.state == want {
+                        return Ok(Response::WaitDone(finish(WaitCondition::AgentState, None, &output)));
+                    }
+                    // Detection depends on how long the screen has been quiet.
+                    recheck_in = settle_due(output.quiet_for());
+                }
+                if exited {
+                    return Ok(Response::WaitDone(finish(WaitCondition::Exit, None, &output)));
+                }
+                if let Some(idle) = until.idle_ms.map(Duration::from_millis) {
+                    let quiet = output.quiet_for();
+                    if quiet >= idle {
+                        return Ok(Response::WaitDone(finish(WaitCondition::Idle, None, &output)));
+                    }
+                    recheck_in = Some(recheck_in.map_or(idle - quiet, |r: Duration| r.min(idle - quiet)));
+                }
+                if Instant::now() >= deadline {
+                    return Ok(Response::WaitDone(finish(WaitCondition::Timeout, None, &output)));
+                }
+            }
+            let wake = recheck_in.map_or(deadline, |r| (Instant::now() + r).min(deadline));
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return Err(released(&pane)) },
+                changed = exit.changed() => if changed.is_err() { return Err(released(&pane)) },
+                _ = tokio::time::sleep_until(wake.into()) => {}
+            }
+        }
+    }
+
     /// The session's view of a pane (it heard of the exit before the waiters did).
     async fn fresh_info(&self, pane: &PaneHandle) -> PaneInfo {
         let lookup = PaneLookup::Id(pane.info.id);
@@ -380,6 +464,22 @@ impl Handler {
             _ => pane.current_info(),
         }
     }
+}
+
+/// When an agent detection that depends on quiet time could next change.
+fn settle_due(quiet: Duration) -> Option<Duration> {
+    [crate::agent::WAITING_SETTLE, crate::agent::IDLE_SETTLE]
+        .into_iter()
+        .filter(|t| *t > quiet)
+        .map(|t| t - quiet)
+        .min()
+}
+
+fn released(pane: &PaneHandle) -> ErrorReply {
+    ErrorReply::new(
+        ErrorCode::PaneNotFound,
+        format!("pane {} was released while waiting", pane.info.id),
+    )
 }
 
 fn capture(

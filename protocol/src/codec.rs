@@ -235,6 +235,38 @@ mod tests {
                 }
             }),
             s().prop_map(|pane| Request::Detach { pane }),
+            (
+                s(),
+                any::<bool>(),
+                prop::option::of(s()),
+                any::<bool>(),
+                prop::option::of(any::<u64>()),
+                prop::option::of(any::<u64>()),
+                0..5u8,
+                any::<u64>()
+            )
+                .prop_map(|(pane, exit, pattern, screen, since, idle_ms, state, timeout_ms)| {
+                    Request::WaitFor {
+                        pane,
+                        until: WaitUntil {
+                            exit,
+                            pattern,
+                            on: if screen { MatchOn::Screen } else { MatchOn::Output },
+                            since,
+                            idle_ms,
+                            agent_state: [
+                                None,
+                                Some(AgentState::Busy),
+                                Some(AgentState::Idle),
+                                Some(AgentState::WaitingForPermission),
+                                Some(AgentState::Exited),
+                            ][state as usize],
+                        },
+                        timeout_ms,
+                    }
+                }),
+            s().prop_map(|pane| Request::AgentStatus { pane }),
+            any::<u64>().prop_map(|id| Request::Cancel { id }),
             (s(), any::<u16>(), any::<u16>()).prop_map(|(pane, cols, rows)| Request::ClientResize {
                 pane,
                 size: PaneSize { cols, rows }
@@ -307,6 +339,34 @@ mod tests {
                 })),
             (pane_info(), any::<bool>()).prop_map(|(pane, exited)| Response::Waited { pane, exited }),
             pane_info().prop_map(Response::Attached),
+            (pane_info(), 0..5u8, prop::option::of(string()), any::<u64>()).prop_map(|(pane, c, matched, n)| {
+                Response::WaitDone(WaitOutcome {
+                    condition: [
+                        WaitCondition::Exit,
+                        WaitCondition::Pattern,
+                        WaitCondition::Idle,
+                        WaitCondition::AgentState,
+                        WaitCondition::Timeout,
+                    ][c as usize],
+                    matched,
+                    elapsed_ms: n,
+                    pane,
+                    next_offset: n,
+                })
+            }),
+            (0..4u8, prop::collection::vec(string(), 0..3), any::<u64>()).prop_map(|(k, evidence, since_ms)| {
+                Response::Agent(AgentInfo {
+                    agent: [
+                        None,
+                        Some(AgentKind::Claude),
+                        Some(AgentKind::Codex),
+                        Some(AgentKind::Gemini),
+                    ][k as usize],
+                    state: AgentState::Idle,
+                    since_ms,
+                    evidence,
+                })
+            }),
             (
                 prop::collection::vec(string(), 0..4),
                 any::<i64>(),

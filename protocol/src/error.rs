@@ -24,6 +24,8 @@ pub enum ErrorCode {
     PermissionDenied,
     /// The daemon is shutting down and takes no new work.
     ShuttingDown,
+    /// The client cancelled the request.
+    Cancelled,
     Internal,
 }
 
@@ -43,6 +45,7 @@ impl ErrorCode {
             ErrorCode::MalformedFrame => "malformed_frame",
             ErrorCode::PermissionDenied => "permission_denied",
             ErrorCode::ShuttingDown => "shutting_down",
+            ErrorCode::Cancelled => "cancelled",
             ErrorCode::Internal => "internal",
         }
     }

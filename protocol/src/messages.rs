@@ -228,6 +228,139 @@ pub enum Request {
         pane: String,
         policy: SizePolicy,
     },
+    /// Wait until the first of several conditions holds (or the timeout passes).
+    /// The daemon waits on the pane's events; nothing polls.
+    WaitFor {
+        pane: String,
+        until: WaitUntil,
+        timeout_ms: u64,
+    },
+    /// Which agent CLI runs in the pane, and whether it is busy, idle or waiting
+    /// for permission, read from the rendered screen.
+    AgentStatus {
+        pane: String,
+    },
+    /// Abandon request `id` of this connection (its reply is a `cancelled` error).
+    Cancel {
+        id: u64,
+    },
+}
+
+/// Conditions of a [`Request::WaitFor`]; any that holds ends the wait.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct WaitUntil {
+    /// The process exited. (A wait also ends when the process exits while waiting
+    /// for something else: nothing more can happen.)
+    pub exit: bool,
+    /// A regular expression, matched within single lines of the ANSI-stripped
+    /// output (from `since` on) or against the visible screen.
+    pub pattern: Option<String>,
+    pub on: MatchOn,
+    /// Output offset to search from (default: all kept output).
+    pub since: Option<u64>,
+    /// No output for this long.
+    pub idle_ms: Option<u64>,
+    pub agent_state: Option<AgentState>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum MatchOn {
+    #[default]
+    Output,
+    Screen,
+}
+
+/// Which condition ended a wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WaitCondition {
+    Exit,
+    Pattern,
+    Idle,
+    AgentState,
+    Timeout,
+}
+
+impl WaitCondition {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            WaitCondition::Exit => "exit",
+            WaitCondition::Pattern => "pattern",
+            WaitCondition::Idle => "idle",
+            WaitCondition::AgentState => "agent_state",
+            WaitCondition::Timeout => "timeout",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitOutcome {
+    pub condition: WaitCondition,
+    /// The text the pattern matched.
+    pub matched: Option<String>,
+    pub elapsed_ms: u64,
+    pub pane: PaneInfo,
+    /// Output offset at the end of the wait (pass as `since` to continue).
+    pub next_offset: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AgentKind {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl AgentKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AgentKind::Claude => "claude",
+            AgentKind::Codex => "codex",
+            AgentKind::Gemini => "gemini",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AgentState {
+    WaitingForPermission,
+    Busy,
+    Idle,
+    Exited,
+}
+
+impl AgentState {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AgentState::WaitingForPermission => "waiting_for_permission",
+            AgentState::Busy => "busy",
+            AgentState::Idle => "idle",
+            AgentState::Exited => "exited",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "waiting_for_permission" => Ok(AgentState::WaitingForPermission),
+            "busy" => Ok(AgentState::Busy),
+            "idle" => Ok(AgentState::Idle),
+            "exited" => Ok(AgentState::Exited),
+            _ => Err(format!(
+                "unknown agent state '{text}'; use waiting_for_permission, busy, idle or exited"
+            )),
+        }
+    }
+}
+
+/// What an agent CLI in a pane is doing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    /// `None` when no known agent CLI was recognised.
+    pub agent: Option<AgentKind>,
+    pub state: AgentState,
+    /// Unix ms since the state was first seen.
+    pub since_ms: u64,
+    /// The screen lines that decided.
+    pub evidence: Vec<String>,
 }
 
 /// Which part of a pane's history a capture covers.
@@ -400,6 +533,8 @@ pub enum Response {
     Output(OutputChunk),
     Captured(CaptureResult),
     Attached(PaneInfo),
+    WaitDone(WaitOutcome),
+    Agent(AgentInfo),
     /// Answer to WaitForExit: `exited` false means the timeout passed first.
     Waited {
         pane: PaneInfo,

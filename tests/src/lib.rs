@@ -140,6 +140,13 @@ impl Daemon {
         cli(&self.socket, &self.dir, args)
     }
 
+    /// Starts a fresh daemon on the same socket (after the previous one exited).
+    pub fn restart(&mut self, args: &[&str]) {
+        assert!(self.child.is_none(), "stop the daemon first");
+        self.child = Some(Self::spawn(&self.dir, &self.socket, args));
+        self.wait_ready();
+    }
+
     /// Sends `signal` and waits for the daemon to exit; returns its exit status.
     pub fn signal_and_wait(&mut self, signal: i32) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("running");

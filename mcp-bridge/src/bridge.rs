@@ -1,0 +1,120 @@
+//! The bridge's side of fugued: one shared connection (reconnected when the daemon
+//! restarts), the default session, and turning daemon answers into tool messages.
+
+use fugue_client::{Client, ClientError, ConnectOptions};
+use fugue_protocol::{ErrorCode, PaneInfo};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use tokio::sync::Mutex;
+
+#[derive(Clone, Debug)]
+pub struct BridgeConfig {
+    pub socket: Option<PathBuf>,
+    pub default_session: String,
+    /// The bridge's working directory: the default session's cwd, and what
+    /// relative paths are relative to when no session says otherwise.
+    pub cwd: PathBuf,
+    pub allow_spawn: bool,
+    /// Agent kind -> command line.
+    pub agent_commands: BTreeMap<String, String>,
+}
+
+/// Shared by every tool call. Calls run concurrently: the connection is cloned
+/// out of a lock held only for that, never across a call.
+#[derive(Clone)]
+pub struct Bridge {
+    pub config: Arc<BridgeConfig>,
+    client: Arc<RwLock<Option<Client>>>,
+    /// Serialises reconnects only.
+    reconnect: Arc<Mutex<()>>,
+}
+
+/// A tool failure: the message the agent reads.
+pub type ToolError = String;
+
+impl Bridge {
+    pub fn new(config: BridgeConfig) -> Self {
+        Self {
+            config: Arc::new(config),
+            client: Arc::default(),
+            reconnect: Arc::default(),
+        }
+    }
+
+    /// A live connection, (re)connecting and starting the daemon if needed.
+    pub async fn client(&self) -> Result<Client, ToolError> {
+        if let Some(client) = self.current() {
+            return Ok(client);
+        }
+        let _one_at_a_time = self.reconnect.lock().await;
+        if let Some(client) = self.current() {
+            return Ok(client);
+        }
+        let mut options = ConnectOptions::default().client_name("fugue-mcp");
+        options.socket = self.config.socket.clone();
+        let client = Client::connect(options)
+            .await
+            .map_err(|e| format!("cannot reach fugued: {e}"))?;
+        *self.client.write().expect("client lock") = Some(client.clone());
+        Ok(client)
+    }
+
+    fn current(&self) -> Option<Client> {
+        self.client
+            .read()
+            .expect("client lock")
+            .clone()
+            .filter(|c| !c.is_closed())
+    }
+
+    /// The session a call works in: the given one, or the default (created on
+    /// first use in the bridge's working directory).
+    pub async fn session(&self, client: &Client, session: Option<&str>) -> Result<String, ToolError> {
+        if let Some(name) = session.filter(|s| !s.is_empty()) {
+            return Ok(name.to_string());
+        }
+        let name = &self.config.default_session;
+        match client.create_session(name, Some(&self.config.cwd), vec![]).await {
+            Ok(_) => Ok(name.clone()),
+            Err(err) if err.code() == Some(ErrorCode::NameTaken) => Ok(name.clone()),
+            Err(err) => Err(describe(err)),
+        }
+    }
+
+    /// Resolves `path` against `base` (absolute paths stay), and checks it exists.
+    pub fn directory(base: &str, path: Option<&str>) -> Result<Option<String>, ToolError> {
+        let Some(path) = path.filter(|p| !p.is_empty()) else {
+            return Ok(None);
+        };
+        let joined = PathBuf::from(base).join(path);
+        if !joined.is_dir() {
+            return Err(format!(
+                "directory does not exist: {} (resolved to {})",
+                path,
+                joined.display()
+            ));
+        }
+        Ok(Some(joined.canonicalize().unwrap_or(joined).display().to_string()))
+    }
+}
+
+/// A client error as the agent should read it.
+pub fn describe(err: ClientError) -> ToolError {
+    match err {
+        ClientError::Daemon(reply) => reply.message,
+        ClientError::Closed(why) => format!(
+            "lost the connection to fugued{why}; the daemon may have restarted. The next call reconnects; retry this one if it should run again"
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// `running`, `exited`, with code and signal, for tool results.
+pub fn status_of(info: &PaneInfo) -> (&'static str, Option<i32>, Option<String>) {
+    (
+        info.state.as_str(),
+        info.exit.and_then(|e| e.code),
+        info.exit.and_then(|e| e.signal_name()),
+    )
+}

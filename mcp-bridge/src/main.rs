@@ -1,0 +1,88 @@
+//! `fugue-mcp`: an MCP server on stdio that lets agents run, watch and steer
+//! terminals through `fugued`. Only protocol messages go to stdout; logs go to
+//! stderr (filter with `FUGUE_LOG`). It exits when stdin closes.
+
+use clap::Parser;
+use fugue_mcp::{bridge, tools};
+use rmcp::ServiceExt;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// MCP bridge to fugued: terminals for agents.
+#[derive(Parser, Debug)]
+#[command(name = "fugue-mcp", version)]
+struct Args {
+    /// Socket of the daemon (default as for `fugue`).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// Default session for tools called without one (created on first use).
+    #[arg(long, env = "FUGUE_SESSION", default_value = "mcp")]
+    session: String,
+    /// Let fugue_spawn_agent start agents without asking a human, for clients
+    /// that cannot ask (no MCP elicitation).
+    #[arg(long)]
+    allow_spawn: bool,
+    /// Command that starts an agent kind, e.g. `claude=/usr/local/bin/claude`.
+    #[arg(long = "agent-command", value_name = "NAME=CMD")]
+    agent_commands: Vec<String>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_env("FUGUE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+
+    let mut agents: BTreeMap<String, String> = [("claude", "claude"), ("codex", "codex"), ("gemini", "gemini")]
+        .map(|(k, v)| (k.into(), v.into()))
+        .into();
+    for entry in &args.agent_commands {
+        let Some((name, command)) = entry
+            .split_once('=')
+            .filter(|(n, c)| !n.is_empty() && !c.trim().is_empty())
+        else {
+            eprintln!("fugue-mcp: bad --agent-command '{entry}'; use NAME=CMD");
+            return ExitCode::FAILURE;
+        };
+        agents.insert(name.to_string(), command.to_string());
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let config = bridge::BridgeConfig {
+        socket: args.socket,
+        default_session: args.session,
+        cwd,
+        allow_spawn: args.allow_spawn,
+        agent_commands: agents,
+    };
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("fugue-mcp: cannot start: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let server = tools::FugueTools::new(bridge::Bridge::new(config));
+        let service = match server.serve(rmcp::transport::stdio()).await {
+            Ok(service) => service,
+            Err(err) => {
+                tracing::error!(%err, "MCP session failed to start");
+                return ExitCode::FAILURE;
+            }
+        };
+        // Ends when the client closes stdin.
+        match service.waiting().await {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(err) => {
+                tracing::error!(%err, "MCP session ended with an error");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}

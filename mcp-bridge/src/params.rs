@@ -1,0 +1,402 @@
+//! Tool inputs and results. Doc comments become the JSON schema descriptions the
+//! agent reads, so they say what each field means and what its default is.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Environment as ACP's `[{name, value}]` or a plain object `{"NAME": "value"}`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum EnvInput {
+    List(Vec<EnvEntry>),
+    Map(BTreeMap<String, String>),
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+pub struct EnvEntry {
+    pub name: String,
+    pub value: String,
+}
+
+impl EnvInput {
+    pub fn into_vars(self) -> Vec<fugue_protocol::EnvVar> {
+        match self {
+            EnvInput::List(list) => list
+                .into_iter()
+                .map(|e| fugue_protocol::EnvVar {
+                    name: e.name,
+                    value: e.value,
+                })
+                .collect(),
+            EnvInput::Map(map) => map
+                .into_iter()
+                .map(|(name, value)| fugue_protocol::EnvVar { name, value })
+                .collect(),
+        }
+    }
+}
+
+// ---- sessions ----
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CreateSessionParams {
+    /// Session name: 1-64 characters, no '.', ':', '/', whitespace or control characters.
+    pub name: String,
+    /// Working directory for the session's terminals (absolute, or relative to the bridge's). Default: the bridge's.
+    pub cwd: Option<String>,
+    /// Environment for every terminal of the session.
+    pub env: Option<EnvInput>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SessionParams {
+    /// Session name, UUID, or unique UUID prefix (4+ hex digits).
+    pub session: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RenameSessionParams {
+    /// Session name, UUID, or unique UUID prefix.
+    pub session: String,
+    /// The new name.
+    pub name: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionView {
+    pub id: String,
+    pub name: String,
+    pub cwd: String,
+    /// Terminals in the session (running and recently exited).
+    pub pane_count: u32,
+    pub running: u32,
+    /// Unix time in milliseconds.
+    pub created_at: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SessionList {
+    pub sessions: Vec<SessionView>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct KillSessionResult {
+    pub success: bool,
+    pub message: String,
+    pub session_id: String,
+    pub session_name: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RenameSessionResult {
+    pub success: bool,
+    pub session_id: String,
+    pub previous_name: String,
+    pub new_name: String,
+}
+
+// ---- terminals ----
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct StartParams {
+    /// What this terminal is for, shown in lists so people and agents recognise it (e.g. "web dev server port 9100").
+    pub purpose: String,
+    /// Command to run. With shell=true it is typed into an interactive shell (so shell syntax works and the shell stays after it ends); optional then.
+    pub command: Option<String>,
+    /// Arguments, each passed as one word.
+    pub args: Option<Vec<String>>,
+    /// true (default): start the user's $SHELL and type the command into it. false: run the command directly.
+    pub shell: Option<bool>,
+    /// Short label shown beside the terminal. Default: the command's name.
+    pub title: Option<String>,
+    /// Working directory: absolute, or relative to the session's. Must exist.
+    pub cwd: Option<String>,
+    /// Extra environment: [{"name","value"}] or {"NAME":"value"}.
+    pub env: Option<EnvInput>,
+    /// Bytes of raw output kept; older output is dropped from the start at a character boundary. Default 1 MiB.
+    pub output_byte_limit: Option<u64>,
+    /// Terminal width. Default 120.
+    pub cols: Option<u16>,
+    /// Terminal height. Default 40.
+    pub rows: Option<u16>,
+    /// Session to start in. Default: the bridge's session.
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StartResult {
+    pub terminal_id: String,
+    pub session: String,
+    pub pid: u32,
+    pub title: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListParams {
+    /// Session to list. Default: the bridge's session.
+    pub session: Option<String>,
+    /// List terminals of every session.
+    pub all_sessions: Option<bool>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TerminalView {
+    pub terminal_id: String,
+    pub session: String,
+    pub index: u32,
+    pub title: String,
+    pub purpose: String,
+    pub command: Vec<String>,
+    /// running or exited.
+    pub status: String,
+    pub pid: u32,
+    pub uptime_ms: u64,
+    pub exit_code: Option<i32>,
+    /// Name of the signal that ended it (e.g. SIGKILL).
+    pub signal: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TerminalList {
+    pub terminals: Vec<TerminalView>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadParams {
+    /// Terminal id (or unique prefix, or SESSION:INDEX).
+    pub terminal_id: String,
+    /// How many of the last lines to return. Default 100.
+    pub lines: Option<u32>,
+    /// Return raw output with ANSI escape sequences instead of stripped text.
+    pub raw: Option<bool>,
+    /// Only output after this offset: pass the next_offset of your previous read to get just what is new.
+    pub since_offset: Option<u64>,
+    /// Return at most this many bytes (the newest).
+    pub max_bytes: Option<u64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReadResult {
+    pub text: String,
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    /// Some requested output was dropped by the output limits.
+    pub truncated: bool,
+    /// Pass as since_offset to read only newer output next time.
+    pub next_offset: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WriteParams {
+    /// Terminal id.
+    pub terminal_id: String,
+    /// Text to type.
+    pub input: String,
+    /// Press Enter after the input, sent separately (and the input as a bracketed paste when the program enabled it), so TUIs do not drop it.
+    pub submit: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct KeysParams {
+    /// Terminal id.
+    pub terminal_id: String,
+    /// Keys in order: Enter, Escape, Tab, Backspace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12, C-a..C-z, M-x, or single characters.
+    pub keys: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TerminalParams {
+    /// Terminal id (or unique prefix, or SESSION:INDEX).
+    pub terminal_id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct KillParams {
+    /// Terminal id.
+    pub terminal_id: String,
+    /// Signal name or number. Default TERM; KILL follows after a grace period if the process does not end.
+    pub signal: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Done {
+    pub success: bool,
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TerminalStatus {
+    pub terminal_id: String,
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CaptureParams {
+    /// Terminal id.
+    pub terminal_id: String,
+    /// Include the scrollback above the visible screen.
+    pub scrollback: Option<bool>,
+    /// Keep colours and attributes as ANSI escape sequences.
+    pub ansi: Option<bool>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CaptureView {
+    /// One string per row, trailing spaces trimmed.
+    pub lines: Vec<String>,
+    /// Cursor row and column, 0-based, on the visible screen.
+    pub cursor: Cursor,
+    pub cols: u16,
+    pub rows: u16,
+    pub alternate_screen: bool,
+    pub title: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Cursor {
+    pub row: u16,
+    pub col: u16,
+    pub visible: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WaitParams {
+    /// Terminal id.
+    pub terminal_id: String,
+    /// Return when the process exits. (A wait always ends when the process exits.)
+    pub exit: Option<bool>,
+    /// Regular expression to wait for, matched within single lines.
+    pub pattern: Option<String>,
+    /// Where the pattern is looked for: "output" (default; text output since since_offset, ANSI stripped) or "screen" (what the terminal shows now).
+    pub on: Option<String>,
+    /// Output offset to search from (from a previous read or wait). Default: all kept output.
+    pub since_offset: Option<u64>,
+    /// Return once the terminal printed nothing for this many milliseconds.
+    pub idle_ms: Option<u64>,
+    /// Return when the agent CLI in the terminal reaches this state: waiting_for_permission, busy, idle or exited.
+    pub agent_state: Option<String>,
+    /// Give up after this many milliseconds. Default 30000.
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WaitResult {
+    /// Which condition ended the wait: exit, pattern, idle, agent_state or timeout.
+    pub condition: String,
+    /// The text the pattern matched.
+    pub matched: Option<String>,
+    pub elapsed_ms: u64,
+    pub status: String,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    /// Output offset at the end of the wait; pass as since_offset to continue.
+    pub next_offset: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ExecParams {
+    /// Program to run (or a shell command line when args is empty and it contains spaces).
+    pub command: String,
+    /// Arguments, each one word.
+    pub args: Option<Vec<String>>,
+    /// Working directory: absolute, or relative to the session's.
+    pub cwd: Option<String>,
+    /// Extra environment: [{"name","value"}] or {"NAME":"value"}.
+    pub env: Option<EnvInput>,
+    /// How long to wait for it to finish. Default 10000.
+    pub timeout_ms: Option<u64>,
+    /// Session to run in. Default: the bridge's session.
+    pub session: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ExecResult {
+    pub terminal_id: String,
+    /// False when it still runs after timeout_ms: follow it with fugue_read / fugue_wait.
+    pub finished: bool,
+    pub exit_code: Option<i32>,
+    pub signal: Option<String>,
+    /// Text output (last 1000 lines).
+    pub output: String,
+    pub truncated: bool,
+}
+
+// ---- agents ----
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AgentView {
+    pub terminal_id: String,
+    pub session: String,
+    pub cwd: String,
+    /// claude, codex or gemini.
+    pub agent: String,
+    /// waiting_for_permission, busy, idle or exited.
+    pub state: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AgentList {
+    pub agents: Vec<AgentView>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AgentStatusView {
+    pub terminal_id: String,
+    /// claude, codex or gemini; null when no agent CLI was recognised.
+    pub agent: Option<String>,
+    pub state: String,
+    /// Unix ms since the state was first seen.
+    pub since: u64,
+    /// The screen lines that decided the state.
+    pub evidence: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PromptParams {
+    /// Terminal id of the agent.
+    pub terminal_id: String,
+    /// The prompt. It is pasted, then Enter is sent separately.
+    pub text: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct PromptResult {
+    pub terminal_id: String,
+    /// Whether the agent started working within 5 seconds.
+    pub went_busy: bool,
+    pub state: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SpawnAgentParams {
+    /// The first prompt for the agent.
+    pub prompt: String,
+    /// Name of the new session the agent runs in. Default: agent-<random>.
+    pub name: Option<String>,
+    /// Directory to work in (absolute, or relative to the bridge's). Default: the bridge's.
+    pub working_dir: Option<String>,
+    /// Which agent: claude (default), codex, gemini, or one configured with --agent-command.
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SpawnAgentResult {
+    pub terminal_id: String,
+    pub session: String,
+    pub pid: u32,
+    pub agent: String,
+}
+
+/// What a person is asked before an agent starts.
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
+pub struct SpawnConfirmation {
+    /// Start the agent?
+    pub confirm: bool,
+}
+
+rmcp::elicit_safe!(SpawnConfirmation);

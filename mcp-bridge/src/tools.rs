@@ -1,0 +1,750 @@
+//! The MCP tools. Each call is its own request on the shared connection, so calls
+//! run concurrently. Failures are tool results with `isError` and a message that
+//! says what was wrong and what would work; rmcp reports arguments that do not
+//! fit a tool's schema the same way.
+
+use crate::bridge::{describe, status_of, Bridge, ToolError};
+use crate::params::*;
+use fugue_client::Client;
+use fugue_protocol::{
+    AgentState, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, ReadMode, SpawnSpec, WaitCondition,
+    WaitUntil,
+};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{ProgressNotificationParam, RequestMetaObject};
+use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+
+/// The MCP server: every fugue tool.
+#[derive(Clone)]
+pub struct FugueTools {
+    bridge: Bridge,
+    tool_router: ToolRouter<Self>,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn terminal_view(info: &PaneInfo) -> TerminalView {
+    let (status, exit_code, signal) = status_of(info);
+    TerminalView {
+        terminal_id: info.id.to_string(),
+        session: info.session_name.clone(),
+        index: info.index,
+        title: info.title.clone(),
+        purpose: info.purpose.clone(),
+        command: info.command.clone(),
+        status: status.into(),
+        pid: info.pid,
+        uptime_ms: info
+            .exited_at_ms
+            .unwrap_or_else(now_ms)
+            .saturating_sub(info.started_at_ms),
+        exit_code,
+        signal,
+    }
+}
+
+fn terminal_status(info: &PaneInfo, message: String) -> TerminalStatus {
+    let (status, exit_code, signal) = status_of(info);
+    TerminalStatus {
+        terminal_id: info.id.to_string(),
+        status: status.into(),
+        exit_code,
+        signal,
+        message,
+    }
+}
+
+#[tool_router]
+impl FugueTools {
+    pub fn new(bridge: Bridge) -> Self {
+        Self {
+            bridge,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    async fn client(&self) -> Result<Client, ToolError> {
+        self.bridge.client().await
+    }
+
+    // ---- sessions ----
+
+    #[tool(
+        description = "List fugue sessions: id, name, cwd, number of terminals, creation time.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_list_sessions(&self) -> Result<Json<SessionList>, String> {
+        let client = self.client().await?;
+        let sessions = client.list_sessions().await.map_err(describe)?;
+        Ok(Json(SessionList {
+            sessions: sessions
+                .into_iter()
+                .map(|s| SessionView {
+                    id: s.id.to_string(),
+                    name: s.name,
+                    cwd: s.cwd,
+                    pane_count: s.panes,
+                    running: s.running_panes,
+                    created_at: s.created_at_ms,
+                })
+                .collect(),
+        }))
+    }
+
+    #[tool(
+        description = "Create a session: a named group of terminals with its own working directory and environment."
+    )]
+    async fn fugue_create_session(
+        &self,
+        Parameters(p): Parameters<CreateSessionParams>,
+    ) -> Result<Json<SessionView>, String> {
+        let client = self.client().await?;
+        let base = self.bridge.config.cwd.display().to_string();
+        let cwd = Bridge::directory(&base, p.cwd.as_deref())?.unwrap_or(base);
+        let env = p.env.map(EnvInput::into_vars).unwrap_or_default();
+        let s = client
+            .create_session(&p.name, Some(std::path::Path::new(&cwd)), env)
+            .await
+            .map_err(describe)?;
+        Ok(Json(SessionView {
+            id: s.id.to_string(),
+            name: s.name,
+            cwd: s.cwd,
+            pane_count: s.panes,
+            running: s.running_panes,
+            created_at: s.created_at_ms,
+        }))
+    }
+
+    #[tool(
+        description = "Kill a session by name or UUID: every terminal in it is terminated and it is removed.",
+        annotations(destructive_hint = true)
+    )]
+    async fn fugue_kill_session(
+        &self,
+        Parameters(p): Parameters<SessionParams>,
+    ) -> Result<Json<KillSessionResult>, String> {
+        let client = self.client().await?;
+        let s = client.destroy_session(&p.session).await.map_err(describe)?;
+        Ok(Json(KillSessionResult {
+            success: true,
+            message: "Session killed".into(),
+            session_id: s.id.to_string(),
+            session_name: s.name,
+        }))
+    }
+
+    #[tool(description = "Rename a session.")]
+    async fn fugue_rename_session(
+        &self,
+        Parameters(p): Parameters<RenameSessionParams>,
+    ) -> Result<Json<RenameSessionResult>, String> {
+        let client = self.client().await?;
+        let (s, previous) = client.rename_session(&p.session, &p.name).await.map_err(describe)?;
+        Ok(Json(RenameSessionResult {
+            success: true,
+            session_id: s.id.to_string(),
+            previous_name: previous,
+            new_name: s.name,
+        }))
+    }
+
+    // ---- terminals ----
+
+    #[tool(
+        description = "Start a persistent terminal (for dev servers, watchers, builds, log tails). Call fugue_list first: \
+reuse a terminal that already runs the same thing instead of starting a duplicate. By default the command is typed into \
+an interactive shell, which stays when the command ends. At most 10 running terminals per session."
+    )]
+    async fn fugue_start(&self, Parameters(p): Parameters<StartParams>) -> Result<Json<StartResult>, String> {
+        let client = self.client().await?;
+        let session = self.bridge.session(&client, p.session.as_deref()).await?;
+        let mut spec = SpawnSpec::new(&session);
+        spec.command = p.command;
+        spec.args = p.args.unwrap_or_default();
+        spec.shell = p.shell.unwrap_or(true);
+        spec.title = p.title;
+        spec.purpose = Some(p.purpose);
+        spec.cwd = self.cwd_in_session(&client, &session, p.cwd.as_deref()).await?;
+        spec.env = p.env.map(EnvInput::into_vars).unwrap_or_default();
+        spec.output_byte_limit = p.output_byte_limit;
+        if p.cols.is_some() || p.rows.is_some() {
+            spec.size = Some(PaneSize {
+                cols: p.cols.unwrap_or(120),
+                rows: p.rows.unwrap_or(40),
+            });
+        }
+        let info = match client.create_pane(spec).await {
+            Ok(info) => info,
+            Err(err) if err.code() == Some(ErrorCode::LimitReached) => {
+                return Err(self.limit_message(&client, &session, err).await)
+            }
+            Err(err) => return Err(describe(err)),
+        };
+        Ok(Json(StartResult {
+            terminal_id: info.id.to_string(),
+            session: info.session_name,
+            pid: info.pid,
+            title: info.title,
+        }))
+    }
+
+    /// The cap's error, with the running terminals so the agent can pick one to release.
+    async fn limit_message(&self, client: &Client, session: &str, err: fugue_client::ClientError) -> String {
+        let running = client.list_panes(Some(session)).await.unwrap_or_default();
+        let list: Vec<String> = running
+            .iter()
+            .filter(|p| p.state == PaneState::Running)
+            .map(|p| {
+                format!(
+                    "{} ({}{})",
+                    p.id,
+                    p.title,
+                    if p.purpose.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", p.purpose)
+                    }
+                )
+            })
+            .collect();
+        format!(
+            "{}. Release one with fugue_release. Running terminals: {}",
+            describe(err),
+            list.join("; ")
+        )
+    }
+
+    /// A cwd relative to the session's, checked to exist.
+    async fn cwd_in_session(
+        &self,
+        client: &Client,
+        session: &str,
+        cwd: Option<&str>,
+    ) -> Result<Option<String>, ToolError> {
+        let Some(cwd) = cwd.filter(|c| !c.is_empty()) else {
+            return Ok(None);
+        };
+        let base = match cwd.starts_with('/') {
+            true => String::from("/"),
+            false => {
+                let sessions = client.list_sessions().await.map_err(describe)?;
+                sessions
+                    .into_iter()
+                    .find(|s| s.name == session || s.id.to_string() == session)
+                    .map(|s| s.cwd)
+                    .unwrap_or_else(|| self.bridge.config.cwd.display().to_string())
+            }
+        };
+        Bridge::directory(&base, Some(cwd))
+    }
+
+    #[tool(
+        description = "List terminals (also ones people started from the CLI): id, session, title, purpose, status, pid, uptime, exit code, signal.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_list(&self, Parameters(p): Parameters<ListParams>) -> Result<Json<TerminalList>, String> {
+        let client = self.client().await?;
+        let panes = match p.all_sessions.unwrap_or(false) {
+            true => client.list_panes(None).await.map_err(describe)?,
+            false => {
+                let session = self.bridge.session(&client, p.session.as_deref()).await?;
+                client.list_panes(Some(&session)).await.map_err(describe)?
+            }
+        };
+        Ok(Json(TerminalList {
+            terminals: panes.iter().map(terminal_view).collect(),
+        }))
+    }
+
+    #[tool(
+        description = "Read a terminal's output: the last lines as text (ANSI stripped unless raw). Pass since_offset (the \
+next_offset of your previous read) to get only what is new; readers never disturb each other.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_read(&self, Parameters(p): Parameters<ReadParams>) -> Result<Json<ReadResult>, String> {
+        let client = self.client().await?;
+        let mode = match p.raw.unwrap_or(false) {
+            true => ReadMode::Raw {
+                since: p.since_offset,
+                max_bytes: p.max_bytes,
+            },
+            false => ReadMode::Text {
+                lines: p.lines.unwrap_or(100),
+                since: p.since_offset,
+            },
+        };
+        let raw = matches!(mode, ReadMode::Raw { .. });
+        let chunk = client.read_output(&p.terminal_id, mode).await.map_err(describe)?;
+        let mut text = match raw {
+            true => String::from_utf8_lossy(&chunk.data).into_owned(),
+            false => chunk.lines.join("\n"),
+        };
+        let mut truncated = chunk.truncated;
+        if let Some(max) = p.max_bytes.map(|m| m as usize).filter(|m| text.len() > *m) {
+            // Keep the newest bytes, cut at a character boundary.
+            let mut start = text.len() - max;
+            while !text.is_char_boundary(start) {
+                start += 1;
+            }
+            text.drain(..start);
+            truncated = true;
+        }
+        let (status, exit_code, signal) = status_of(&chunk.pane);
+        Ok(Json(ReadResult {
+            text,
+            status: status.into(),
+            exit_code,
+            signal,
+            truncated,
+            next_offset: chunk.next_offset,
+        }))
+    }
+
+    #[tool(
+        description = "Type text into a terminal. With submit, Enter is sent separately after the text (the text as a \
+bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop it."
+    )]
+    async fn fugue_write(&self, Parameters(p): Parameters<WriteParams>) -> Result<Json<Done>, String> {
+        let client = self.client().await?;
+        let submit = p.submit.unwrap_or(false);
+        match submit {
+            true => client
+                .paste(&p.terminal_id, p.input.as_bytes())
+                .await
+                .map_err(describe)?,
+            false => client
+                .write_input(&p.terminal_id, p.input.as_bytes())
+                .await
+                .map_err(describe)?,
+        }
+        if submit {
+            client
+                .send_keys(&p.terminal_id, &["Enter".into()])
+                .await
+                .map_err(describe)?;
+        }
+        Ok(Json(Done {
+            success: true,
+            message: format!(
+                "wrote {} bytes{}",
+                p.input.len(),
+                if submit { " and Enter" } else { "" }
+            ),
+        }))
+    }
+
+    #[tool(
+        description = "Send keys to a terminal: Enter, Escape, Tab, Backspace, arrows, Home, End, PageUp, PageDown, F1-F12, C-a..C-z (Ctrl), M-x (Alt)."
+    )]
+    async fn fugue_send_keys(&self, Parameters(p): Parameters<KeysParams>) -> Result<Json<Done>, String> {
+        let client = self.client().await?;
+        client.send_keys(&p.terminal_id, &p.keys).await.map_err(describe)?;
+        Ok(Json(Done {
+            success: true,
+            message: format!("sent {}", p.keys.join(" ")),
+        }))
+    }
+
+    #[tool(description = "Interrupt (Ctrl-C, SIGINT) the terminal's running program; the terminal and its shell stay.")]
+    async fn fugue_interrupt(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<Done>, String> {
+        let client = self.client().await?;
+        client.interrupt(&p.terminal_id).await.map_err(describe)?;
+        Ok(Json(Done {
+            success: true,
+            message: "SIGINT sent to the foreground process".into(),
+        }))
+    }
+
+    #[tool(
+        description = "Kill a terminal's processes (default SIGTERM, SIGKILL after a grace period). The terminal stays readable with its exit status; use fugue_release to remove it.",
+        annotations(destructive_hint = true)
+    )]
+    async fn fugue_kill(&self, Parameters(p): Parameters<KillParams>) -> Result<Json<TerminalStatus>, String> {
+        let client = self.client().await?;
+        let signal = p.signal.unwrap_or_else(|| "TERM".into());
+        client
+            .kill_pane(&p.terminal_id, Some(&signal))
+            .await
+            .map_err(describe)?;
+        let (info, _) = client
+            .wait_for_exit(&p.terminal_id, Some(Duration::from_secs(5)))
+            .await
+            .map_err(describe)?;
+        let message = match info.exit {
+            Some(status) => format!("the process {status}"),
+            None => format!(
+                "SIG{} sent; the process still runs (SIGKILL follows after the grace period)",
+                signal.trim_start_matches("SIG")
+            ),
+        };
+        Ok(Json(terminal_status(&info, message)))
+    }
+
+    #[tool(
+        description = "Release a terminal: kill it if it still runs and free it. Its id is unknown afterwards.",
+        annotations(destructive_hint = true)
+    )]
+    async fn fugue_release(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<Done>, String> {
+        let client = self.client().await?;
+        client.release_pane(&p.terminal_id).await.map_err(describe)?;
+        Ok(Json(Done {
+            success: true,
+            message: "terminal released".into(),
+        }))
+    }
+
+    #[tool(
+        description = "Capture what the terminal shows (the rendered screen, as a person sees it; right for TUIs): lines, cursor, size, alternate screen, title.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_capture(&self, Parameters(p): Parameters<CaptureParams>) -> Result<Json<CaptureView>, String> {
+        let client = self.client().await?;
+        let what = if p.scrollback.unwrap_or(false) {
+            CaptureWhat::All
+        } else {
+            CaptureWhat::Screen
+        };
+        let c = client
+            .capture(&p.terminal_id, what, (None, None), p.ansi.unwrap_or(false), false)
+            .await
+            .map_err(describe)?;
+        Ok(Json(CaptureView {
+            lines: c.lines,
+            cursor: Cursor {
+                row: c.cursor_row,
+                col: c.cursor_col,
+                visible: c.cursor_visible,
+            },
+            cols: c.size.cols,
+            rows: c.size.rows,
+            alternate_screen: c.alternate_screen,
+            title: c.title,
+        }))
+    }
+
+    #[tool(
+        description = "Wait until the first of: the process exits, a regex matches the output (or the screen), the \
+terminal is idle for idle_ms, or its agent CLI reaches agent_state. Says which one, with elapsed time. The daemon does the \
+waiting: no need to poll or sleep. Sends progress notifications while waiting; stops when the call is cancelled.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_wait(
+        &self,
+        Parameters(p): Parameters<WaitParams>,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+        cancel: CancellationToken,
+    ) -> Result<Json<WaitResult>, String> {
+        let on = match p.on.as_deref() {
+            None | Some("output") => MatchOn::Output,
+            Some("screen") => MatchOn::Screen,
+            Some(other) => return Err(format!("on must be \"output\" or \"screen\", got \"{other}\"")),
+        };
+        let agent_state = p.agent_state.as_deref().map(AgentState::parse).transpose()?;
+        let until = WaitUntil {
+            exit: p.exit.unwrap_or(false),
+            pattern: p.pattern,
+            on,
+            since: p.since_offset,
+            idle_ms: p.idle_ms,
+            agent_state,
+        };
+        let timeout = Duration::from_millis(p.timeout_ms.unwrap_or(30_000));
+        let client = self.client().await?;
+        let progress = meta.get_progress_token().map(|token| {
+            let started = Instant::now();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(1));
+                tick.tick().await;
+                loop {
+                    tick.tick().await;
+                    let waited = started.elapsed();
+                    let param = ProgressNotificationParam::new(token.clone(), waited.as_secs_f64())
+                        .with_total(timeout.as_secs_f64())
+                        .with_message(format!("waiting, {}s", waited.as_secs()));
+                    if peer.notify_progress(param).await.is_err() {
+                        return;
+                    }
+                }
+            })
+        });
+        let outcome = tokio::select! {
+            outcome = client.wait_for(&p.terminal_id, until, timeout) => outcome.map_err(describe),
+            // Dropping the request future cancels it in the daemon too.
+            _ = cancel.cancelled() => Err("the wait was cancelled".to_string()),
+        };
+        if let Some(progress) = progress {
+            progress.abort();
+        }
+        let outcome = outcome?;
+        let (status, exit_code, signal) = status_of(&outcome.pane);
+        Ok(Json(WaitResult {
+            condition: outcome.condition.as_str().into(),
+            matched: outcome.matched,
+            elapsed_ms: outcome.elapsed_ms,
+            status: status.into(),
+            exit_code,
+            signal,
+            next_offset: outcome.next_offset,
+        }))
+    }
+
+    #[tool(
+        description = "Run a command in a new terminal and return its output and exit status if it finishes within \
+timeout_ms; otherwise return its terminal_id to keep following it with fugue_read / fugue_wait."
+    )]
+    async fn fugue_exec(&self, Parameters(p): Parameters<ExecParams>) -> Result<Json<ExecResult>, String> {
+        let client = self.client().await?;
+        let session = self.bridge.session(&client, p.session.as_deref()).await?;
+        let mut spec = SpawnSpec::new(&session);
+        let args = p.args.unwrap_or_default();
+        if args.is_empty() && p.command.trim().contains(char::is_whitespace) {
+            spec.command = Some("sh".into());
+            spec.args = vec!["-c".into(), p.command.clone()];
+        } else {
+            spec.command = Some(p.command.clone());
+            spec.args = args;
+        }
+        spec.shell = false;
+        spec.purpose = Some(format!("exec: {}", p.command));
+        spec.cwd = self.cwd_in_session(&client, &session, p.cwd.as_deref()).await?;
+        spec.env = p.env.map(EnvInput::into_vars).unwrap_or_default();
+        let info = client.create_pane(spec).await.map_err(describe)?;
+        let id = info.id.to_string();
+        let timeout = Duration::from_millis(p.timeout_ms.unwrap_or(10_000));
+        let (info, finished) = client.wait_for_exit(&id, Some(timeout)).await.map_err(describe)?;
+        let chunk = client
+            .read_output(
+                &id,
+                ReadMode::Text {
+                    lines: 1000,
+                    since: None,
+                },
+            )
+            .await
+            .map_err(describe)?;
+        let (_, exit_code, signal) = status_of(&info);
+        Ok(Json(ExecResult {
+            terminal_id: id,
+            finished,
+            exit_code,
+            signal,
+            output: chunk.lines.join("\n"),
+            truncated: chunk.truncated,
+        }))
+    }
+
+    // ---- agents ----
+
+    #[tool(
+        description = "List agent CLIs (Claude Code, Codex, Gemini) running in terminals of every session, with what they are doing.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_list_agents(&self) -> Result<Json<AgentList>, String> {
+        let client = self.client().await?;
+        let panes = client.list_panes(None).await.map_err(describe)?;
+        let statuses = futures::future::join_all(panes.iter().map(|p| {
+            let client = client.clone();
+            let id = p.id.to_string();
+            async move { client.agent_status(&id).await }
+        }))
+        .await;
+        let agents = panes
+            .iter()
+            .zip(statuses)
+            .filter_map(|(pane, status)| {
+                let status = status.ok()?;
+                Some(AgentView {
+                    terminal_id: pane.id.to_string(),
+                    session: pane.session_name.clone(),
+                    cwd: pane.cwd.clone(),
+                    agent: status.agent?.as_str().into(),
+                    state: status.state.as_str().into(),
+                })
+            })
+            .collect();
+        Ok(Json(AgentList { agents }))
+    }
+
+    #[tool(
+        description = "What the agent CLI in a terminal is doing: waiting_for_permission, busy, idle or exited, since when, and the screen lines that decided.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_agent_status(
+        &self,
+        Parameters(p): Parameters<TerminalParams>,
+    ) -> Result<Json<AgentStatusView>, String> {
+        let client = self.client().await?;
+        let status = client.agent_status(&p.terminal_id).await.map_err(describe)?;
+        Ok(Json(AgentStatusView {
+            terminal_id: p.terminal_id,
+            agent: status.agent.map(|a| a.as_str().into()),
+            state: status.state.as_str().into(),
+            since: status.since_ms,
+            evidence: status.evidence,
+        }))
+    }
+
+    #[tool(
+        description = "Approve the permission request an agent CLI is waiting on (presses Enter). Only while it waits for permission; returns its state after."
+    )]
+    async fn fugue_approve(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<AgentStatusView>, String> {
+        self.answer_permission(&p.terminal_id, "Enter").await
+    }
+
+    #[tool(
+        description = "Deny the permission request an agent CLI is waiting on (presses Escape). Only while it waits for permission; returns its state after."
+    )]
+    async fn fugue_deny(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<AgentStatusView>, String> {
+        self.answer_permission(&p.terminal_id, "Escape").await
+    }
+
+    async fn answer_permission(&self, terminal: &str, key: &str) -> Result<Json<AgentStatusView>, String> {
+        let client = self.client().await?;
+        let before = client.agent_status(terminal).await.map_err(describe)?;
+        if before.state != AgentState::WaitingForPermission {
+            return Err(format!(
+                "the agent in {terminal} is not waiting for permission (it is {}); nothing to answer",
+                before.state.as_str()
+            ));
+        }
+        client.send_keys(terminal, &[key.to_string()]).await.map_err(describe)?;
+        // Let the agent react: until its state changes, or its screen settles.
+        let until = WaitUntil {
+            idle_ms: Some(500),
+            ..WaitUntil::default()
+        };
+        client
+            .wait_for(terminal, until, Duration::from_secs(5))
+            .await
+            .map_err(describe)?;
+        let after = client.agent_status(terminal).await.map_err(describe)?;
+        Ok(Json(AgentStatusView {
+            terminal_id: terminal.to_string(),
+            agent: after.agent.map(|a| a.as_str().into()),
+            state: after.state.as_str().into(),
+            since: after.since_ms,
+            evidence: after.evidence,
+        }))
+    }
+
+    #[tool(
+        description = "Give an agent CLI a prompt: the text is pasted, then Enter is sent separately. Reports whether the agent went busy."
+    )]
+    async fn fugue_send_prompt(&self, Parameters(p): Parameters<PromptParams>) -> Result<Json<PromptResult>, String> {
+        let client = self.client().await?;
+        client
+            .paste(&p.terminal_id, p.text.as_bytes())
+            .await
+            .map_err(describe)?;
+        client
+            .send_keys(&p.terminal_id, &["Enter".into()])
+            .await
+            .map_err(describe)?;
+        let until = WaitUntil {
+            agent_state: Some(AgentState::Busy),
+            ..WaitUntil::default()
+        };
+        let outcome = client
+            .wait_for(&p.terminal_id, until, Duration::from_secs(5))
+            .await
+            .map_err(describe)?;
+        let state = client.agent_status(&p.terminal_id).await.map_err(describe)?.state;
+        Ok(Json(PromptResult {
+            terminal_id: p.terminal_id,
+            went_busy: outcome.condition == WaitCondition::AgentState,
+            state: state.as_str().into(),
+        }))
+    }
+
+    #[tool(
+        description = "Start a new agent CLI (claude by default) in a new session with a first prompt. A person is asked \
+to confirm first (MCP elicitation); nothing starts unless they accept."
+    )]
+    async fn fugue_spawn_agent(
+        &self,
+        Parameters(p): Parameters<SpawnAgentParams>,
+        peer: Peer<RoleServer>,
+    ) -> Result<Json<SpawnAgentResult>, String> {
+        let agent = p.agent.unwrap_or_else(|| "claude".into());
+        let Some(command) = self.bridge.config.agent_commands.get(&agent).cloned() else {
+            let known: Vec<&str> = self.bridge.config.agent_commands.keys().map(String::as_str).collect();
+            return Err(format!("unknown agent '{agent}'; agents: {}", known.join(", ")));
+        };
+        let client = self.client().await?;
+        let name = p.name.unwrap_or_else(|| format!("agent-{}", &uuid_suffix()));
+        fugue_protocol::target::validate_session_name(&name).map_err(|e| e.message)?;
+        if client
+            .list_sessions()
+            .await
+            .map_err(describe)?
+            .iter()
+            .any(|s| s.name == name)
+        {
+            return Err(format!("a session named '{name}' already exists; choose another name"));
+        }
+        let base = self.bridge.config.cwd.display().to_string();
+        let dir = Bridge::directory(&base, p.working_dir.as_deref())?.unwrap_or(base);
+
+        let question = format!("Start {agent} in {dir} with prompt {:?}?", p.prompt);
+        match peer.elicit::<SpawnConfirmation>(question).await {
+            Ok(Some(SpawnConfirmation { confirm: true })) | Err(rmcp::service::ElicitationError::NoContent) => {}
+            Ok(_) | Err(rmcp::service::ElicitationError::UserDeclined) | Err(rmcp::service::ElicitationError::UserCancelled) => {
+                return Err(format!("the person declined: {agent} was not started"));
+            }
+            Err(err) if self.bridge.config.allow_spawn => tracing::info!(%err, "no elicitation; --allow-spawn lets the spawn go ahead"),
+            Err(err) => {
+                return Err(format!(
+                    "cannot ask a person to confirm ({err}); this client does not support MCP elicitation. Start fugue-mcp with --allow-spawn to allow spawning without confirmation"
+                ))
+            }
+        }
+
+        client
+            .create_session(&name, Some(std::path::Path::new(&dir)), vec![])
+            .await
+            .map_err(describe)?;
+        let mut words = command.split_whitespace().map(String::from);
+        let mut spec = SpawnSpec::new(&name);
+        spec.command = words.next();
+        spec.args = words.chain(std::iter::once(p.prompt)).collect();
+        spec.shell = false;
+        spec.title = Some(agent.clone());
+        spec.purpose = Some(format!("{agent} agent"));
+        let info = match client.create_pane(spec).await {
+            Ok(info) => info,
+            Err(err) => {
+                let _ = client.destroy_session(&name).await;
+                return Err(describe(err));
+            }
+        };
+        Ok(Json(SpawnAgentResult {
+            terminal_id: info.id.to_string(),
+            session: name,
+            pid: info.pid,
+            agent,
+        }))
+    }
+}
+
+fn uuid_suffix() -> String {
+    fugue_protocol::SessionId::new().simple()[..8].to_string()
+}
+
+#[tool_handler(
+    router = self.tool_router,
+    name = "fugue-mcp",
+    instructions = "Terminals for agents, run by fugued. Start long-running processes with fugue_start (check fugue_list \
+first to reuse one), follow them with fugue_read (since_offset) and fugue_wait (no polling needed), steer them with \
+fugue_write / fugue_send_keys / fugue_interrupt, and clean up with fugue_kill / fugue_release."
+)]
+impl ServerHandler for FugueTools {}

@@ -1,0 +1,92 @@
+//! A stand-in for an agent CLI, drawn like Claude Code's screens, for the MCP
+//! bridge's tests: idle at a `>` prompt; given a prompt it works for a moment
+//! ("esc to interrupt"), then asks "Do you want to proceed?" and reacts to Enter
+//! (approve) or Escape (deny). An argument is taken as the first prompt.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+fn raw_mode() {
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        if libc::tcgetattr(0, &mut t) == 0 {
+            t.c_lflag &= !(libc::ICANON | libc::ECHO);
+            t.c_cc[libc::VMIN] = 1;
+            t.c_cc[libc::VTIME] = 0;
+            libc::tcsetattr(0, libc::TCSANOW, &t);
+        }
+    }
+}
+
+fn draw(body: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = write!(
+        out,
+        "\x1b[2J\x1b[H╭─ Claude Code (fake) ─╮\r\n{}",
+        body.replace('\n', "\r\n")
+    );
+    let _ = out.flush();
+}
+
+fn idle(last: &str) {
+    draw(&format!("│ {last}\n\n> "));
+}
+
+/// Works on `prompt`, then asks for permission and waits for the answer.
+fn work(prompt: &str, input: &mut impl Read) -> String {
+    draw(&format!("✻ Working on: {prompt} (esc to interrupt)\n"));
+    std::thread::sleep(Duration::from_millis(800));
+    draw(&format!(
+        "Bash(echo {prompt})\n\nDo you want to proceed?\n❯ 1. Yes\n  2. No\n\nEsc to cancel"
+    ));
+    let mut byte = [0u8; 16];
+    loop {
+        let n = match input.read(&mut byte) {
+            Ok(0) | Err(_) => std::process::exit(0),
+            Ok(n) => n,
+        };
+        match &byte[..n] {
+            [b'\r', ..] | [b'\n', ..] => return format!("approved: {prompt}"),
+            [0x1b] => return format!("denied: {prompt}"),
+            _ => {}
+        }
+    }
+}
+
+fn main() {
+    raw_mode();
+    let mut input = std::io::stdin().lock();
+    let mut last = String::from("ready");
+    if let Some(first) = std::env::args().nth(1) {
+        last = work(&first, &mut input);
+    }
+    idle(&last);
+    let mut line = String::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = match input.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let text = String::from_utf8_lossy(&buf[..n])
+            .replace("\x1b[200~", "")
+            .replace("\x1b[201~", "");
+        for c in text.chars() {
+            match c {
+                '\r' | '\n' if !line.trim().is_empty() => {
+                    let prompt = std::mem::take(&mut line);
+                    last = work(prompt.trim(), &mut input);
+                    idle(&last);
+                }
+                '\r' | '\n' => {}
+                '\u{3}' => return,
+                c if !c.is_control() => {
+                    line.push(c);
+                    print!("{c}");
+                    let _ = std::io::stdout().flush();
+                }
+                _ => {}
+            }
+        }
+    }
+}

@@ -1,0 +1,592 @@
+//! The MCP bridge, in-process over a duplex pipe against a real daemon: every tool,
+//! the error paths, and agents (a fake Claude-like CLI) steered through it.
+
+use fugue_mcp::bridge::{Bridge, BridgeConfig};
+use fugue_mcp::tools::FugueTools;
+use fugue_tests::{bin, wait_until, Daemon, DEADLINE};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, Implementation,
+};
+use rmcp::service::{RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// A test MCP client; `elicitation` None means it cannot ask a person.
+#[derive(Clone, Default)]
+struct TestClient {
+    elicitation: Option<bool>,
+}
+
+impl ClientHandler for TestClient {
+    fn get_info(&self) -> ClientConfig {
+        let caps = match self.elicitation {
+            Some(_) => ClientCapabilities::builder().enable_elicitation().build(),
+            None => ClientCapabilities::default(),
+        };
+        ClientConfig::new(caps, Implementation::new("fugue-tests", "0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        assert!(message.starts_with("Start claude in "), "{message}");
+        Ok(match self.elicitation {
+            Some(true) => ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true})),
+            _ => ElicitResult::new(ElicitationAction::Decline),
+        })
+    }
+}
+
+type Mcp = RunningService<RoleClient, TestClient>;
+
+async fn connect(daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp {
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    let mut agents = BTreeMap::new();
+    agents.insert("claude".to_string(), bin("fake-agent").display().to_string());
+    let config = BridgeConfig {
+        socket: Some(daemon.socket.clone()),
+        default_session: "mcp".into(),
+        cwd: daemon.dir.path().to_path_buf(),
+        allow_spawn,
+        agent_commands: agents,
+    };
+    tokio::spawn(async move {
+        let server = FugueTools::new(Bridge::new(config))
+            .serve(server_io)
+            .await
+            .expect("serve");
+        let _ = server.waiting().await;
+    });
+    client.serve(client_io).await.expect("MCP handshake")
+}
+
+async fn call(mcp: &Mcp, tool: &str, args: Value) -> CallToolResult {
+    let args = args.as_object().cloned().unwrap_or_default();
+    mcp.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
+        .await
+        .expect("a tool result, not a JSON-RPC error")
+}
+
+/// The structured result of a successful call (also checks the text twin).
+async fn ok(mcp: &Mcp, tool: &str, args: Value) -> Value {
+    let result = call(mcp, tool, args).await;
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default();
+    assert_ne!(result.is_error, Some(true), "{tool} failed: {text}");
+    let structured = result.structured_content.expect("structuredContent");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).expect("text is the same JSON"),
+        structured
+    );
+    structured
+}
+
+/// The message of a failed call.
+async fn fails(mcp: &Mcp, tool: &str, args: Value) -> String {
+    let result = call(mcp, tool, args).await;
+    assert_eq!(result.is_error, Some(true), "{tool} should fail: {result:?}");
+    result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn tools_are_listed_with_described_parameters_and_annotations() {
+    let daemon = Daemon::start();
+    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let tools = mcp.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for expected in [
+        "fugue_list_sessions",
+        "fugue_create_session",
+        "fugue_kill_session",
+        "fugue_rename_session",
+        "fugue_start",
+        "fugue_list",
+        "fugue_read",
+        "fugue_write",
+        "fugue_send_keys",
+        "fugue_interrupt",
+        "fugue_kill",
+        "fugue_release",
+        "fugue_capture",
+        "fugue_wait",
+        "fugue_exec",
+        "fugue_list_agents",
+        "fugue_agent_status",
+        "fugue_approve",
+        "fugue_deny",
+        "fugue_send_prompt",
+        "fugue_spawn_agent",
+    ] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    for tool in &tools {
+        let annotations = tool.annotations.clone().unwrap_or_default();
+        let read_only = [
+            "fugue_list_sessions",
+            "fugue_list",
+            "fugue_read",
+            "fugue_capture",
+            "fugue_agent_status",
+            "fugue_wait",
+            "fugue_list_agents",
+        ];
+        if read_only.contains(&tool.name.as_ref()) {
+            assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
+        }
+        if ["fugue_kill", "fugue_release", "fugue_kill_session"].contains(&tool.name.as_ref()) {
+            assert_eq!(annotations.destructive_hint, Some(true), "{}", tool.name);
+        }
+        assert!(tool.output_schema.is_some(), "{} has an output schema", tool.name);
+        let schema = serde_json::to_value(&tool.input_schema).unwrap();
+        for (param, spec) in schema["properties"].as_object().cloned().unwrap_or_default() {
+            assert!(
+                spec.get("description").is_some(),
+                "{}.{param} has no description",
+                tool.name
+            );
+        }
+    }
+    let start = tools.iter().find(|t| t.name == "fugue_start").unwrap();
+    assert!(start.description.as_deref().unwrap().contains("Call fugue_list first"));
+}
+
+#[tokio::test]
+async fn sessions_by_name_and_uuid() {
+    let daemon = Daemon::start();
+    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let api = ok(&mcp, "fugue_create_session", json!({"name": "api", "env": {"A": "1"}})).await;
+    ok(
+        &mcp,
+        "fugue_create_session",
+        json!({"name": "web", "cwd": "/tmp", "env": [{"name": "B", "value": "2"}]}),
+    )
+    .await;
+    let list = ok(&mcp, "fugue_list_sessions", json!({})).await;
+    assert_eq!(list["sessions"].as_array().unwrap().len(), 2);
+    assert_eq!(list["sessions"][1]["cwd"], "/tmp");
+    let renamed = ok(&mcp, "fugue_rename_session", json!({"session": "web", "name": "www"})).await;
+    assert_eq!(
+        renamed,
+        json!({"success": true, "session_id": renamed["session_id"], "previous_name": "web", "new_name": "www"})
+    );
+    let killed = ok(&mcp, "fugue_kill_session", json!({"session": api["id"]})).await;
+    assert_eq!(
+        killed,
+        json!({"success": true, "message": "Session killed", "session_id": api["id"], "session_name": "api"})
+    );
+    let killed = ok(&mcp, "fugue_kill_session", json!({"session": "www"})).await;
+    assert_eq!(killed["session_name"], "www");
+    ok(&mcp, "fugue_create_session", json!({"name": "left"})).await;
+    let err = fails(&mcp, "fugue_kill_session", json!({"session": "dev"})).await;
+    assert_eq!(err, "session not found: 'dev'; sessions: left");
+    let err = fails(&mcp, "fugue_create_session", json!({"name": "bad name"})).await;
+    assert!(err.contains("may not contain"), "{err}");
+    let err = fails(&mcp, "fugue_create_session", json!({"name": "x", "cwd": "no/such"})).await;
+    assert!(err.contains("directory does not exist"), "{err}");
+}
+
+#[tokio::test]
+async fn terminal_lifecycle_through_the_tools() {
+    let daemon = Daemon::start();
+    let mcp = connect(&daemon, TestClient::default(), false).await;
+    // Default session "mcp" is created on first use; a CLI-started pane shows up too.
+    let started = ok(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "echo server", "command": "cat", "shell": false, "title": "echo"}),
+    )
+    .await;
+    assert_eq!(started["session"], "mcp");
+    let id = started["terminal_id"].as_str().unwrap().to_string();
+    daemon.cli(&["run", "-s", "mcp", "--title", "human", "--", "true"]).ok();
+    let list = ok(&mcp, "fugue_list", json!({})).await;
+    let titles: Vec<&str> = list["terminals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["echo", "human"]);
+    assert_eq!(list["terminals"][0]["purpose"], "echo server");
+
+    ok(
+        &mcp,
+        "fugue_write",
+        json!({"terminal_id": id, "input": "first line", "submit": true}),
+    )
+    .await;
+    let waited = ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": id, "pattern": "first l\\w+e", "timeout_ms": 10000}),
+    )
+    .await;
+    assert_eq!(waited["condition"], "pattern");
+    assert_eq!(waited["matched"], "first line");
+    let read = ok(&mcp, "fugue_read", json!({"terminal_id": id})).await;
+    assert!(read["text"].as_str().unwrap().contains("first line"));
+    assert_eq!(read["status"], "running");
+    // Only what is new since the last read; a second reader is not disturbed.
+    let offset = read["next_offset"].clone();
+    ok(
+        &mcp,
+        "fugue_send_keys",
+        json!({"terminal_id": id, "keys": ["s", "e", "c", "o", "n", "d", "Enter"]}),
+    )
+    .await;
+    ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": id, "pattern": "second", "since_offset": offset, "timeout_ms": 10000}),
+    )
+    .await;
+    let newer = ok(&mcp, "fugue_read", json!({"terminal_id": id, "since_offset": offset})).await;
+    assert!(!newer["text"].as_str().unwrap().contains("first line"), "{newer}");
+    assert!(newer["text"].as_str().unwrap().contains("second"));
+    let again = ok(&mcp, "fugue_read", json!({"terminal_id": id, "lines": 2})).await;
+    assert!(again["text"].as_str().unwrap().contains("second"));
+    let raw = ok(
+        &mcp,
+        "fugue_read",
+        json!({"terminal_id": id, "raw": true, "max_bytes": 4}),
+    )
+    .await;
+    assert_eq!(raw["text"].as_str().unwrap().len(), 4);
+    assert_eq!(raw["truncated"], true);
+
+    let screen = ok(&mcp, "fugue_capture", json!({"terminal_id": id})).await;
+    assert_eq!(screen["lines"][0], "first line");
+    assert_eq!(
+        (screen["cols"].as_u64(), screen["rows"].as_u64()),
+        (Some(120), Some(40))
+    );
+    assert_eq!(screen["cursor"]["row"], 4);
+
+    let idle = ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": id, "idle_ms": 200, "timeout_ms": 10000}),
+    )
+    .await;
+    assert_eq!(idle["condition"], "idle");
+    let timeout = ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": id, "pattern": "never", "timeout_ms": 200}),
+    )
+    .await;
+    assert_eq!(timeout["condition"], "timeout");
+
+    let killed = ok(&mcp, "fugue_kill", json!({"terminal_id": id, "signal": "KILL"})).await;
+    assert_eq!(
+        (killed["status"].as_str(), killed["signal"].as_str()),
+        (Some("exited"), Some("SIGKILL"))
+    );
+    // Still readable after the kill, then released and gone.
+    ok(&mcp, "fugue_read", json!({"terminal_id": id})).await;
+    ok(&mcp, "fugue_release", json!({"terminal_id": id})).await;
+    let err = fails(&mcp, "fugue_read", json!({"terminal_id": id})).await;
+    assert!(err.contains("pane not found"), "{err}");
+}
+
+#[tokio::test]
+async fn interrupt_exec_and_waiting_for_exit() {
+    let daemon = Daemon::start();
+    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let shell = ok(&mcp, "fugue_start", json!({"purpose": "shell"})).await;
+    let id = shell["terminal_id"].as_str().unwrap();
+    ok(
+        &mcp,
+        "fugue_write",
+        json!({"terminal_id": id, "input": "sleep 30; echo after-$?", "submit": true}),
+    )
+    .await;
+    wait_until("sleep to start", DEADLINE, || {
+        let pid = daemon.cli(&["--json", "status", id]).json()["pid"].as_u64().unwrap() as u32;
+        fugue_tests::children(pid)
+            .into_iter()
+            .find(|p| fugue_tests::comm(*p) == "sleep")
+    });
+    ok(&mcp, "fugue_interrupt", json!({"terminal_id": id})).await;
+    ok(
+        &mcp,
+        "fugue_write",
+        json!({"terminal_id": id, "input": "echo alive-$((1+1))", "submit": true}),
+    )
+    .await;
+    ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": id, "pattern": "^alive-2", "timeout_ms": 10000}),
+    )
+    .await;
+
+    let done = ok(
+        &mcp,
+        "fugue_exec",
+        json!({"command": "sh", "args": ["-c", "echo out; exit 4"]}),
+    )
+    .await;
+    assert_eq!(
+        (done["finished"].as_bool(), done["exit_code"].as_i64()),
+        (Some(true), Some(4))
+    );
+    assert_eq!(done["output"], "out");
+    let line = ok(&mcp, "fugue_exec", json!({"command": "echo a b | tr a-z A-Z"})).await;
+    assert_eq!(line["output"], "A B");
+    let slow = ok(
+        &mcp,
+        "fugue_exec",
+        json!({"command": "sleep", "args": ["30"], "timeout_ms": 200}),
+    )
+    .await;
+    assert_eq!(slow["finished"], false);
+    let slow_id = slow["terminal_id"].as_str().unwrap();
+    ok(&mcp, "fugue_kill", json!({"terminal_id": slow_id})).await;
+    let exited = ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": slow_id, "exit": true, "timeout_ms": 10000}),
+    )
+    .await;
+    assert_eq!(
+        (exited["condition"].as_str(), exited["signal"].as_str()),
+        (Some("exit"), Some("SIGTERM"))
+    );
+}
+
+#[tokio::test]
+async fn error_paths_are_tool_errors_that_say_what_would_work() {
+    let daemon = Daemon::start_with(&["--max-panes", "2"]);
+    let mcp = connect(&daemon, TestClient::default(), false).await;
+    // A missing required argument is a tool error, not a JSON-RPC error.
+    let err = fails(&mcp, "fugue_start", json!({"command": "true"})).await;
+    assert!(err.contains("missing field `purpose`"), "{err}");
+    let err = fails(&mcp, "fugue_start", json!({"purpose": "x", "cwd": "does/not/exist"})).await;
+    assert!(err.contains("directory does not exist: does/not/exist"), "{err}");
+    let err = fails(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "x", "command": "no-such-program", "shell": false}),
+    )
+    .await;
+    assert!(err.contains("command not found: no-such-program"), "{err}");
+    let err = fails(&mcp, "fugue_start", json!({"purpose": "x", "session": "nope"})).await;
+    assert!(err.contains("session not found: 'nope'"), "{err}");
+    for n in 0..2 {
+        ok(
+            &mcp,
+            "fugue_start",
+            json!({"purpose": format!("server {n}"), "command": "cat", "shell": false}),
+        )
+        .await;
+    }
+    let err = fails(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "third", "command": "cat", "shell": false}),
+    )
+    .await;
+    assert!(
+        err.contains("the limit is 2")
+            && err.contains("server 0")
+            && err.contains("server 1")
+            && err.contains("fugue_release"),
+        "{err}"
+    );
+    let err = fails(&mcp, "fugue_read", json!({"terminal_id": "ffffffff"})).await;
+    assert!(err.contains("pane not found"), "{err}");
+    let err = fails(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": "mcp:0", "pattern": "(unclosed"}),
+    )
+    .await;
+    assert!(err.contains("bad pattern"), "{err}");
+    let err = fails(&mcp, "fugue_wait", json!({"terminal_id": "mcp:0", "on": "sky"})).await;
+    assert!(err.contains("on must be"), "{err}");
+    let err = fails(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": "mcp:0", "agent_state": "asleep"}),
+    )
+    .await;
+    assert!(err.contains("unknown agent state"), "{err}");
+    let err = fails(
+        &mcp,
+        "fugue_send_keys",
+        json!({"terminal_id": "mcp:0", "keys": ["Hyper-X"]}),
+    )
+    .await;
+    assert!(err.contains("unknown key"), "{err}");
+    let err = fails(&mcp, "fugue_approve", json!({"terminal_id": "mcp:0"})).await;
+    assert!(err.contains("not waiting for permission (it is"), "{err}");
+    let err = fails(&mcp, "fugue_spawn_agent", json!({"prompt": "hi", "agent": "hal"})).await;
+    assert!(err.contains("unknown agent 'hal'; agents: claude"), "{err}");
+}
+
+async fn wait_state(mcp: &Mcp, id: &str, state: &str) {
+    let waited = ok(
+        mcp,
+        "fugue_wait",
+        json!({"terminal_id": id, "agent_state": state, "timeout_ms": 15000}),
+    )
+    .await;
+    assert_eq!(waited["condition"], "agent_state", "waiting for {state}: {waited}");
+}
+
+#[tokio::test]
+async fn agents_are_detected_prompted_approved_and_denied() {
+    let daemon = Daemon::start();
+    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let agent = ok(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "agent", "command": bin("fake-agent"), "shell": false}),
+    )
+    .await;
+    let id = agent["terminal_id"].as_str().unwrap().to_string();
+    wait_state(&mcp, &id, "idle").await;
+    let status = ok(&mcp, "fugue_agent_status", json!({"terminal_id": id})).await;
+    assert_eq!(
+        (status["agent"].as_str(), status["state"].as_str()),
+        (Some("claude"), Some("idle"))
+    );
+    let agents = ok(&mcp, "fugue_list_agents", json!({})).await;
+    assert_eq!(agents["agents"][0]["terminal_id"], id.as_str());
+    assert_eq!(agents["agents"][0]["state"], "idle");
+
+    let prompted = ok(
+        &mcp,
+        "fugue_send_prompt",
+        json!({"terminal_id": id, "text": "build it"}),
+    )
+    .await;
+    assert_eq!(prompted["went_busy"], true);
+    wait_state(&mcp, &id, "waiting_for_permission").await;
+    let status = ok(&mcp, "fugue_agent_status", json!({"terminal_id": id})).await;
+    assert!(
+        status["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l == "Do you want to proceed?"),
+        "{status}"
+    );
+    let after = ok(&mcp, "fugue_approve", json!({"terminal_id": id})).await;
+    assert_ne!(after["state"], "waiting_for_permission");
+    wait_state(&mcp, &id, "idle").await;
+    let screen = ok(&mcp, "fugue_capture", json!({"terminal_id": id})).await;
+    assert!(
+        screen["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("approved: build it")),
+        "{screen}"
+    );
+
+    ok(
+        &mcp,
+        "fugue_send_prompt",
+        json!({"terminal_id": id, "text": "delete it"}),
+    )
+    .await;
+    wait_state(&mcp, &id, "waiting_for_permission").await;
+    ok(&mcp, "fugue_deny", json!({"terminal_id": id})).await;
+    wait_state(&mcp, &id, "idle").await;
+    let screen = ok(&mcp, "fugue_capture", json!({"terminal_id": id})).await;
+    assert!(
+        screen["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("denied: delete it")),
+        "{screen}"
+    );
+    let err = fails(&mcp, "fugue_deny", json!({"terminal_id": id})).await;
+    assert!(err.contains("it is idle"), "{err}");
+}
+
+#[tokio::test]
+async fn spawning_an_agent_needs_a_person_or_allow_spawn() {
+    let daemon = Daemon::start();
+    let workdir = daemon.dir.path().join("project");
+    std::fs::create_dir(&workdir).unwrap();
+    let args = json!({"prompt": "fix the tests", "name": "fixer", "working_dir": "project"});
+
+    let declining = connect(
+        &daemon,
+        TestClient {
+            elicitation: Some(false),
+        },
+        false,
+    )
+    .await;
+    let err = fails(&declining, "fugue_spawn_agent", args.clone()).await;
+    assert!(err.contains("declined"), "{err}");
+    let no_ui = connect(&daemon, TestClient { elicitation: None }, false).await;
+    let err = fails(&no_ui, "fugue_spawn_agent", args.clone()).await;
+    assert!(
+        err.contains("does not support MCP elicitation") && err.contains("--allow-spawn"),
+        "{err}"
+    );
+    assert!(
+        ok(&no_ui, "fugue_list_sessions", json!({})).await["sessions"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "nothing started"
+    );
+
+    let accepting = connect(
+        &daemon,
+        TestClient {
+            elicitation: Some(true),
+        },
+        false,
+    )
+    .await;
+    let spawned = ok(&accepting, "fugue_spawn_agent", args.clone()).await;
+    assert_eq!(
+        (spawned["session"].as_str(), spawned["agent"].as_str()),
+        (Some("fixer"), Some("claude"))
+    );
+    let id = spawned["terminal_id"].as_str().unwrap();
+    // The prompt went to the agent, which now asks for permission.
+    wait_state(&accepting, id, "waiting_for_permission").await;
+    let sessions = ok(&accepting, "fugue_list_sessions", json!({})).await;
+    assert_eq!(
+        sessions["sessions"][0]["cwd"],
+        workdir.canonicalize().unwrap().display().to_string()
+    );
+    let err = fails(&accepting, "fugue_spawn_agent", args.clone()).await;
+    assert!(err.contains("already exists"), "{err}");
+    let err = fails(
+        &accepting,
+        "fugue_spawn_agent",
+        json!({"prompt": "x", "working_dir": "nowhere"}),
+    )
+    .await;
+    assert!(err.contains("directory does not exist"), "{err}");
+
+    let allowed = connect(&daemon, TestClient { elicitation: None }, true).await;
+    let spawned = ok(&allowed, "fugue_spawn_agent", json!({"prompt": "go", "name": "auto"})).await;
+    assert_eq!(spawned["session"], "auto");
+}

@@ -196,9 +196,11 @@ async fn read_loop(mut reader: Reader, handler: Arc<Handler>, conn: &Arc<Connect
                 return;
             }
         };
+        tracing::debug!(id, request = request.name(), "request");
         if let Request::Cancel { id: target } = request {
             let token = conn.in_flight.lock().expect("in flight").remove(&target);
             if let Some(token) = token {
+                tracing::debug!(request = target, "request cancelled by the client");
                 token.cancel();
             }
             let _ = out

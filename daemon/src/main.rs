@@ -137,7 +137,11 @@ fn init_logging(foreground: bool) -> Result<(), String> {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter);
     if foreground {
-        builder.with_writer(std::io::stderr).init();
+        use std::io::IsTerminal;
+        builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_writer(std::io::stderr)
+            .init();
         return Ok(());
     }
     let Some(path) = log_path() else {

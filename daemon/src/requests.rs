@@ -53,6 +53,8 @@ const PANE: (ErrorCode, &str) = (ErrorCode::PaneNotFound, "the pane");
 
 pub struct Handler {
     pub supervisor: ActorRef<SupervisorMsg>,
+    /// Cancelled when the daemon begins to shut down.
+    pub shutdown: CancellationToken,
 }
 
 impl Handler {
@@ -318,10 +320,7 @@ impl Handler {
                 pane: pane.current_info(),
                 exited: false,
             }),
-            Some(Err(_)) => Err(ErrorReply::new(
-                ErrorCode::PaneNotFound,
-                format!("pane {} was released before its process exited", pane.info.id),
-            )),
+            Some(Err(_)) => Err(self.released(&pane)),
             Some(Ok(_)) => Ok(Response::Waited {
                 pane: self.fresh_info(&pane).await,
                 exited: true,
@@ -449,10 +448,21 @@ impl Handler {
             }
             let wake = recheck_in.map_or(deadline, |r| (Instant::now() + r).min(deadline));
             tokio::select! {
-                changed = changes.changed() => if changed.is_err() { return Err(released(&pane)) },
-                changed = exit.changed() => if changed.is_err() { return Err(released(&pane)) },
+                changed = changes.changed() => if changed.is_err() { return Err(self.released(&pane)) },
+                changed = exit.changed() => if changed.is_err() { return Err(self.released(&pane)) },
                 _ = tokio::time::sleep_until(wake.into()) => {}
             }
+        }
+    }
+
+    /// Why a pane vanished under a waiting request.
+    fn released(&self, pane: &PaneHandle) -> ErrorReply {
+        match self.shutdown.is_cancelled() {
+            true => ErrorReply::new(ErrorCode::ShuttingDown, "the daemon is shutting down"),
+            false => ErrorReply::new(
+                ErrorCode::PaneNotFound,
+                format!("pane {} was released while waiting", pane.info.id),
+            ),
         }
     }
 
@@ -473,13 +483,6 @@ fn settle_due(quiet: Duration) -> Option<Duration> {
         .filter(|t| *t > quiet)
         .map(|t| t - quiet)
         .min()
-}
-
-fn released(pane: &PaneHandle) -> ErrorReply {
-    ErrorReply::new(
-        ErrorCode::PaneNotFound,
-        format!("pane {} was released while waiting", pane.info.id),
-    )
 }
 
 fn capture(

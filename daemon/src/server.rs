@@ -102,6 +102,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
         .map_err(|e| format!("cannot start supervisor: {e}"))?;
     let handler = Arc::new(Handler {
         supervisor: supervisor.clone(),
+        shutdown: shutdown.clone(),
     });
     tracing::info!(socket = %claimed.path.display(), pid = std::process::id(), "fugued ready");
 

@@ -135,10 +135,14 @@ impl Actor for SupervisorActor {
                 let _ = reply.send((0..state.sessions.len()).map(|i| state.session_ref(i)).collect());
             }
             SupervisorMsg::ResolveSession { target, reply } => {
-                let _ = reply.send(state.find(&target).map(|i| state.session_ref(i)));
+                let result = state
+                    .serving()
+                    .and_then(|_| state.find(&target))
+                    .map(|i| state.session_ref(i));
+                let _ = reply.send(result);
             }
             SupervisorMsg::ResolvePane { target, reply } => {
-                let _ = reply.send(state.resolve_pane(&target));
+                let _ = reply.send(state.serving().and_then(|_| state.resolve_pane(&target)));
             }
             SupervisorMsg::Status(reply) => {
                 let _ = reply.send(state.status());
@@ -193,6 +197,15 @@ impl Actor for SupervisorActor {
 }
 
 impl SupervisorState {
+    /// Refuses new work once shutdown began (sessions are being torn down, so
+    /// "not found" would mislead).
+    fn serving(&self) -> Result<(), ErrorReply> {
+        match self.shutting_down {
+            true => Err(ErrorReply::new(ErrorCode::ShuttingDown, "the daemon is shutting down")),
+            false => Ok(()),
+        }
+    }
+
     async fn create_session(
         &mut self,
         myself: &ActorRef<SupervisorMsg>,
@@ -200,9 +213,7 @@ impl SupervisorState {
         cwd: PathBuf,
         env: Vec<(String, String)>,
     ) -> Result<SessionInfo, ErrorReply> {
-        if self.shutting_down {
-            return Err(ErrorReply::new(ErrorCode::ShuttingDown, "the daemon is shutting down"));
-        }
+        self.serving()?;
         target::validate_session_name(&name)?;
         if self.sessions.iter().any(|s| s.info.name == name) {
             return Err(ErrorReply::new(

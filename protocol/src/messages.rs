@@ -246,6 +246,43 @@ pub enum Request {
     },
 }
 
+impl Request {
+    /// The request's name, for logs.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Request::Ping => "Ping",
+            Request::DaemonStatus => "DaemonStatus",
+            Request::Shutdown => "Shutdown",
+            Request::CreateSession { .. } => "CreateSession",
+            Request::DestroySession { .. } => "DestroySession",
+            Request::ListSessions => "ListSessions",
+            Request::RenameSession { .. } => "RenameSession",
+            Request::CreatePane(_) => "CreatePane",
+            Request::ListPanes { .. } => "ListPanes",
+            Request::PaneStatus { .. } => "PaneStatus",
+            Request::WriteInput { .. } => "WriteInput",
+            Request::SendKeys { .. } => "SendKeys",
+            Request::Interrupt { .. } => "Interrupt",
+            Request::KillPane { .. } => "KillPane",
+            Request::ReleasePane { .. } => "ReleasePane",
+            Request::ResizePane { .. } => "ResizePane",
+            Request::RenamePane { .. } => "RenamePane",
+            Request::ReorderPanes { .. } => "ReorderPanes",
+            Request::ReadOutput { .. } => "ReadOutput",
+            Request::WaitForExit { .. } => "WaitForExit",
+            Request::Subscribe => "Subscribe",
+            Request::Capture { .. } => "Capture",
+            Request::Attach { .. } => "Attach",
+            Request::Detach { .. } => "Detach",
+            Request::ClientResize { .. } => "ClientResize",
+            Request::SetSizePolicy { .. } => "SetSizePolicy",
+            Request::WaitFor { .. } => "WaitFor",
+            Request::AgentStatus { .. } => "AgentStatus",
+            Request::Cancel { .. } => "Cancel",
+        }
+    }
+}
+
 /// Conditions of a [`Request::WaitFor`]; any that holds ends the wait.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct WaitUntil {

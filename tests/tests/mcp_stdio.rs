@@ -1,0 +1,235 @@
+//! The real `fugue-mcp` binary as a child process over stdio, driven by an MCP
+//! client against a real daemon: both protocol eras, concurrency, cancellation,
+//! a daemon restart, and exiting when stdin closes.
+
+use fugue_tests::{bin, process_gone, wait_until, Daemon, DEADLINE};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, ProtocolVersion};
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::RoleClient;
+use serde_json::{json, Value};
+use std::process::Stdio;
+use std::time::Duration;
+
+type Mcp = RunningService<RoleClient, ()>;
+
+async fn bridge(daemon: &Daemon, mode: ClientLifecycleMode) -> (Mcp, u32) {
+    let mut cmd = tokio::process::Command::new(bin("fugue-mcp"));
+    cmd.arg("--socket")
+        .arg(&daemon.socket)
+        .arg("--agent-command")
+        .arg(format!("claude={}", bin("fake-agent").display()))
+        .env("FUGUE_LOG", "info")
+        .env("HOME", daemon.dir.path())
+        .env_remove("FUGUE_SESSION")
+        .current_dir(daemon.dir.path());
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn fugue-mcp");
+    let pid = transport.id().expect("pid");
+    let mcp = ().serve_with_lifecycle(transport, mode).await.expect("MCP startup");
+    (mcp, pid)
+}
+
+fn args(value: Value) -> serde_json::Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+async fn call(mcp: &Mcp, tool: &str, arguments: Value) -> CallToolResult {
+    mcp.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args(arguments)))
+        .await
+        .expect("tool result")
+}
+
+async fn ok(mcp: &Mcp, tool: &str, arguments: Value) -> Value {
+    let result = call(mcp, tool, arguments).await;
+    assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
+    result.structured_content.expect("structuredContent")
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn both_protocol_eras_run_the_terminal_tools() {
+    let daemon = Daemon::start();
+    let modes = [
+        ClientLifecycleMode::Initialize,
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    ];
+    for (n, mode) in modes.into_iter().enumerate() {
+        let (mcp, pid) = bridge(&daemon, mode).await;
+        let version = mcp.peer_info().expect("server info").protocol_version.clone();
+        match n {
+            0 => assert!(version <= ProtocolVersion::V_2025_11_25, "{version:?}"),
+            _ => assert_eq!(version, ProtocolVersion::V_2026_07_28),
+        }
+        let tools = mcp.list_all_tools().await.unwrap();
+        assert!(tools.len() >= 21, "{} tools", tools.len());
+
+        let session = format!("era{n}");
+        ok(&mcp, "fugue_create_session", json!({"name": session})).await;
+        let started = ok(
+            &mcp,
+            "fugue_start",
+            json!({"purpose": "echo", "command": "cat", "shell": false, "session": session}),
+        )
+        .await;
+        let id = started["terminal_id"].as_str().unwrap().to_string();
+        ok(
+            &mcp,
+            "fugue_write",
+            json!({"terminal_id": id, "input": format!("hello era {n}"), "submit": true}),
+        )
+        .await;
+        let waited = ok(
+            &mcp,
+            "fugue_wait",
+            json!({"terminal_id": id, "pattern": format!("hello era {n}"), "timeout_ms": 10000}),
+        )
+        .await;
+        assert_eq!(waited["condition"], "pattern");
+        let read = ok(&mcp, "fugue_read", json!({"terminal_id": id})).await;
+        assert!(read["text"].as_str().unwrap().contains(&format!("hello era {n}")));
+        let killed = ok(&mcp, "fugue_kill", json!({"terminal_id": id})).await;
+        assert_eq!(killed["status"], "exited");
+        ok(&mcp, "fugue_release", json!({"terminal_id": id})).await;
+        // kill_session by name and by UUID.
+        let by_name = ok(&mcp, "fugue_kill_session", json!({"session": session})).await;
+        assert_eq!(by_name["message"], "Session killed");
+        let other = ok(&mcp, "fugue_create_session", json!({"name": format!("uuid{n}")})).await;
+        let by_id = ok(&mcp, "fugue_kill_session", json!({"session": other["id"]})).await;
+        assert_eq!(by_id["session_name"], format!("uuid{n}"));
+        let missing = call(&mcp, "fugue_kill_session", json!({"session": other["id"]})).await;
+        assert_eq!(missing.is_error, Some(true));
+        assert!(text(&missing).contains("session not found"), "{}", text(&missing));
+
+        // Closing stdin ends the bridge.
+        mcp.cancel().await.unwrap();
+        wait_until("fugue-mcp to exit", DEADLINE, || process_gone(pid).then_some(()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_concurrent_calls_each_get_their_own_result() {
+    let daemon = Daemon::start();
+    let (mcp, _) = bridge(&daemon, ClientLifecycleMode::Initialize).await;
+    let calls = (0..10).map(|i| {
+        let mcp = &mcp;
+        async move {
+            let out = ok(
+                mcp,
+                "fugue_exec",
+                json!({"command": "sh", "args": ["-c", format!("sleep 0.{i}; echo marker-{i}")]}),
+            )
+            .await;
+            (i, out)
+        }
+    });
+    for (i, out) in futures::future::join_all(calls).await {
+        assert_eq!(
+            out["output"],
+            format!("marker-{i}"),
+            "call {i} got someone else's result"
+        );
+        assert_eq!(out["exit_code"], 0);
+    }
+    mcp.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_cancelled_wait_stops_in_the_daemon() {
+    let daemon = Daemon::start();
+    let (mcp, _) = bridge(&daemon, ClientLifecycleMode::Initialize).await;
+    let started = ok(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "idle", "command": "cat", "shell": false}),
+    )
+    .await;
+    let id = started["terminal_id"].as_str().unwrap();
+    let request = ClientRequest::CallToolRequest(rmcp::model::Request::new(
+        CallToolRequestParams::new("fugue_wait").with_arguments(args(
+            json!({"terminal_id": id, "pattern": "never", "timeout_ms": 60000}),
+        )),
+    ));
+    // The client gives up after 300 ms and sends notifications/cancelled.
+    let handle = mcp
+        .send_cancellable_request(request, PeerRequestOptions::with_timeout(Duration::from_millis(300)))
+        .await
+        .unwrap();
+    match handle.await_response().await {
+        Err(ServiceError::Timeout { .. }) => {}
+        other => panic!("expected the client-side timeout, got {other:?}"),
+    }
+    // The cancellation travels bridge -> daemon.
+    wait_until("the daemon to drop the wait", DEADLINE, || {
+        daemon.log().contains("request cancelled by the client").then_some(())
+    });
+    let still = ok(&mcp, "fugue_list", json!({})).await;
+    assert_eq!(still["terminals"][0]["status"], "running");
+    mcp.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_bridge_survives_a_daemon_restart() {
+    let mut daemon = Daemon::start();
+    let (mcp, _) = bridge(&daemon, ClientLifecycleMode::Initialize).await;
+    let started = ok(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "before", "command": "cat", "shell": false}),
+    )
+    .await;
+    let id = started["terminal_id"].as_str().unwrap().to_string();
+    // A call in flight when the daemon goes away says so.
+    let waiting = {
+        let peer = mcp.peer().clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            peer.call_tool(CallToolRequestParams::new("fugue_wait").with_arguments(args(
+                json!({"terminal_id": id, "pattern": "never", "timeout_ms": 60000}),
+            )))
+            .await
+        })
+    };
+    fugue_tests::wait_for("the wait to reach the daemon", DEADLINE, || async {
+        daemon.log().contains("request=\"WaitFor\"").then_some(())
+    })
+    .await;
+    let status = daemon.signal_and_wait(libc::SIGTERM);
+    assert!(status.success());
+    let failed = tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .expect("the wait ends")
+        .unwrap()
+        .unwrap();
+    assert_eq!(failed.is_error, Some(true));
+    let message = text(&failed);
+    assert!(
+        message.contains("the daemon is shutting down") || message.contains("lost the connection to fugued"),
+        "{message}"
+    );
+
+    daemon.restart(&[]);
+    // The next call reconnects; the new daemon starts empty.
+    let list = ok(&mcp, "fugue_list_sessions", json!({})).await;
+    assert!(list["sessions"].as_array().unwrap().is_empty(), "{list}");
+    let again = ok(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "after", "command": "cat", "shell": false}),
+    )
+    .await;
+    assert_eq!(again["session"], "mcp");
+    mcp.cancel().await.unwrap();
+}

@@ -1,21 +1,9 @@
 //! `fugued`: the fugue daemon. It owns the terminals; clients talk to it over a Unix
-//! socket. See the README for the actor tree.
-
-mod agent;
-mod config;
-mod connection;
-mod output;
-mod pane;
-mod pane_output;
-mod pty;
-mod requests;
-mod screen;
-mod server;
-mod session;
-mod supervisor;
+//! socket. See the README for the actor tree; the code is in the library.
 
 use clap::Parser;
-use config::DaemonConfig;
+use fugue_daemon::config::DaemonConfig;
+use fugue_daemon::server;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;

@@ -1,0 +1,50 @@
+//! `fugue-bench`: fugue against tmux and a raw PTY on the same machine, in one run.
+//!
+//! Every comparison interleaves its contenders (A B C A B C ...) and reports
+//! medians, because the machine is shared and noisy. Prints a markdown table.
+//! `--quick` runs small sizes (CI uses it to keep the benchmark working).
+
+mod env;
+mod scenarios;
+
+use std::process::ExitCode;
+
+/// One row of the result table.
+pub struct Row {
+    pub scenario: String,
+    pub measure: String,
+    pub fugue: String,
+    pub other: String,
+    pub goal: String,
+    pub met: Option<bool>,
+}
+
+fn main() -> ExitCode {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let rows = match runtime.block_on(scenarios::run_all(quick)) {
+        Ok(rows) => rows,
+        Err(err) => {
+            eprintln!("fugue-bench: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("| scenario | measure | fugue | compared with | goal | met |");
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for row in &rows {
+        let met = match row.met {
+            Some(true) => "yes",
+            Some(false) => "**no**",
+            None => "-",
+        };
+        println!(
+            "| {} | {} | {} | {} | {} | {} |",
+            row.scenario, row.measure, row.fugue, row.other, row.goal, met
+        );
+    }
+    ExitCode::SUCCESS
+}

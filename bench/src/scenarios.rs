@@ -1,0 +1,660 @@
+//! The seven scenarios of the benchmark issue, each returning table rows.
+
+use crate::env::{self, bin, median, percentile, poll, Daemon, Error, PeakRss, Tmux};
+use crate::Row;
+use bytes::BytesMut;
+use fugue_client::Client;
+use fugue_protocol::codec::FrameCodec;
+use fugue_protocol::{
+    CaptureWhat, ClientFrame, Event, Hello, MatchOn, PaneSize, ReadMode, Request, ServerFrame, SpawnSpec, WaitUntil,
+    PROTOCOL_VERSION,
+};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tokio_util::codec::Encoder;
+
+struct Sizes {
+    file_mb: usize,
+    rounds: usize,
+    latency_calls: usize,
+    cli_runs: usize,
+    memory_panes: usize,
+    memory_lines: usize,
+    reactions: usize,
+    idle_panes: usize,
+    idle_secs: u64,
+    scale_sessions: usize,
+}
+
+const FULL: Sizes = Sizes {
+    file_mb: 100,
+    rounds: 5,
+    latency_calls: 10_000,
+    cli_runs: 20,
+    memory_panes: 100,
+    memory_lines: 10_000,
+    reactions: 200,
+    idle_panes: 100,
+    idle_secs: 10,
+    scale_sessions: 100,
+};
+
+const QUICK: Sizes = Sizes {
+    file_mb: 8,
+    rounds: 1,
+    latency_calls: 500,
+    cli_runs: 3,
+    memory_panes: 10,
+    memory_lines: 1_000,
+    reactions: 20,
+    idle_panes: 20,
+    idle_secs: 2,
+    scale_sessions: 10,
+};
+
+const COLS: u16 = 200;
+const ROWS: u16 = 50;
+
+pub async fn run_all(quick: bool) -> Result<Vec<Row>, Error> {
+    let sizes = if quick { QUICK } else { FULL };
+    let dir = tempfile::Builder::new()
+        .prefix("fugue-bench-")
+        .tempdir()
+        .map_err(|e| e.to_string())?;
+    // fugued refuses a socket directory others can enter.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).map_err(|e| e.to_string())?;
+    let mut rows = Vec::new();
+    eprintln!("[1/7] throughput");
+    let file = base64_file(dir.path(), sizes.file_mb)?;
+    rows.extend(throughput(dir.path(), &file, &sizes).await?);
+    eprintln!("[3/7] request latency");
+    rows.extend(latency(dir.path(), &sizes).await?);
+    eprintln!("[4/7] memory");
+    rows.extend(memory(dir.path(), &sizes).await?);
+    eprintln!("[5/7] reaction");
+    rows.extend(reaction(dir.path(), &sizes).await?);
+    eprintln!("[6/7] idle");
+    rows.extend(idle(dir.path(), &sizes).await?);
+    eprintln!("[7/7] scale");
+    rows.extend(scale(dir.path(), &sizes).await?);
+    Ok(rows)
+}
+
+fn row(scenario: &str, measure: &str, fugue: String, other: String, goal: &str, met: Option<bool>) -> Row {
+    Row {
+        scenario: scenario.into(),
+        measure: measure.into(),
+        fugue,
+        other,
+        goal: goal.into(),
+        met,
+    }
+}
+
+/// A file of base64 lines, as `base64` prints them, and its last line.
+fn base64_file(dir: &Path, megabytes: usize) -> Result<(PathBuf, String), Error> {
+    let path = dir.join("payload.b64");
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(|e| e.to_string())?);
+    let mut x: u64 = 0x9e3779b97f4a7c15;
+    let mut line = [0u8; 77];
+    let mut last = String::new();
+    for n in 0..(megabytes << 20) / 77 {
+        for byte in line.iter_mut().take(76) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *byte = alphabet[(x % 64) as usize];
+        }
+        line[76] = b'\n';
+        out.write_all(&line).map_err(|e| e.to_string())?;
+        if n == (megabytes << 20) / 77 - 1 {
+            last = String::from_utf8_lossy(&line[..76]).into_owned();
+        }
+    }
+    out.flush().map_err(|e| e.to_string())?;
+    Ok((path, last))
+}
+
+fn cat_spec(session: &str, file: &Path) -> SpawnSpec {
+    let mut spec = SpawnSpec::new(session);
+    spec.command = Some("cat".into());
+    spec.args = vec![file.display().to_string()];
+    spec.shell = false;
+    spec.size = Some(PaneSize { cols: COLS, rows: ROWS });
+    spec
+}
+
+/// Spawn to the client seeing the exit; checks the final screen's last line.
+async fn fugue_cat(client: &Client, file: &Path, last: &str) -> Result<f64, Error> {
+    let started = Instant::now();
+    let pane = client
+        .create_pane(cat_spec("tp", file))
+        .await
+        .map_err(|e| e.to_string())?;
+    let id = pane.id.to_string();
+    client.wait_for_exit(&id, None).await.map_err(|e| e.to_string())?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let screen = client
+        .capture(&id, CaptureWhat::Screen, (None, None), false, false)
+        .await
+        .map_err(|e| e.to_string())?;
+    let shown = screen
+        .lines
+        .iter()
+        .rev()
+        .find(|l| !l.is_empty())
+        .cloned()
+        .unwrap_or_default();
+    if shown != last {
+        return Err(format!(
+            "fugue's final screen is wrong: last line {shown:?}, expected {last:?}"
+        ));
+    }
+    client.release_pane(&id).await.map_err(|e| e.to_string())?;
+    Ok(elapsed)
+}
+
+fn tmux_cat(tmux: &Tmux, file: &Path, last: &str, n: usize) -> Result<f64, Error> {
+    let channel = format!("done-{n}");
+    let started = Instant::now();
+    let command = format!("cat {}; tmux wait-for -S {channel}; exec sleep 3600", file.display());
+    let window = tmux.run(&["new-window", "-d", "-P", "-F", "#{window_id}", "-t", "b:", &command])?;
+    tmux.run(&["wait-for", &channel])?;
+    let elapsed = started.elapsed().as_secs_f64();
+    let screen = tmux.run(&["capture-pane", "-p", "-t", window.trim()])?;
+    let shown = screen
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim_end();
+    if shown != last {
+        return Err(format!("tmux's final screen differs: last line {shown:?}"));
+    }
+    tmux.run(&["kill-window", "-t", window.trim()])?;
+    Ok(elapsed)
+}
+
+fn raw_cat(file: &Path) -> Result<f64, Error> {
+    let started = Instant::now();
+    env::raw_pty("cat", &[&file.display().to_string()], COLS, ROWS)?;
+    Ok(started.elapsed().as_secs_f64())
+}
+
+/// A client that attaches over a raw socket and then never reads.
+fn stalled_attach(socket: &Path, pane: &str) -> Result<std::os::unix::net::UnixStream, Error> {
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).map_err(|e| e.to_string())?;
+    let mut codec = FrameCodec::<ClientFrame, ServerFrame>::new();
+    let mut buf = BytesMut::new();
+    let hello = Hello {
+        protocol_version: PROTOCOL_VERSION,
+        client_name: "stalled".into(),
+        client_version: "0".into(),
+    };
+    codec
+        .encode(ClientFrame::Hello(hello), &mut buf)
+        .map_err(|e| e.to_string())?;
+    let attach = Request::Attach {
+        pane: pane.into(),
+        read_only: true,
+        size: None,
+    };
+    codec
+        .encode(ClientFrame::Request { id: 1, request: attach }, &mut buf)
+        .map_err(|e| e.to_string())?;
+    stream.write_all(&buf).map_err(|e| e.to_string())?;
+    Ok(stream)
+}
+
+/// Scenarios 1 and 2: `cat` of a large file, alone and with attached clients.
+async fn throughput(dir: &Path, (file, last): &(PathBuf, String), sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let daemon = Daemon::start(dir, "tp").await?;
+    let client = daemon.client().await?;
+    client
+        .create_session("tp", Some(dir), vec![])
+        .await
+        .map_err(|e| e.to_string())?;
+    let tmux = Tmux::start(dir, COLS, ROWS, 2000)?;
+    let (mut fugue, mut tmux_t, mut raw) = (Vec::new(), Vec::new(), Vec::new());
+    for n in 0..sizes.rounds {
+        fugue.push(fugue_cat(&client, file, last).await?);
+        tmux_t.push(tmux_cat(&tmux, file, last, n)?);
+        raw.push(raw_cat(file)?);
+    }
+    let (f, t, r) = (median(&mut fugue), median(&mut tmux_t), median(&mut raw));
+    let mb = (sizes.file_mb << 20) as f64 / 1e6;
+    let mut rows = vec![
+        row(
+            "1 throughput",
+            &format!("cat {} MB at {COLS}x{ROWS}, s (MB/s)", sizes.file_mb),
+            format!("{f:.2} ({:.0})", mb / f),
+            format!("tmux {t:.2} ({:.0}); raw PTY {r:.2} ({:.0})", mb / t, mb / r),
+            "<= 0.7x tmux",
+            Some(f <= 0.7 * t),
+        ),
+        row(
+            "1 throughput",
+            "fugue / raw PTY",
+            format!("{:.2}x", f / r),
+            String::new(),
+            "<= 1.3x",
+            Some(f / r <= 1.3),
+        ),
+    ];
+
+    eprintln!("[2/7] throughput with clients");
+    let (mut alone, mut reading, mut stalled) = (Vec::new(), Vec::new(), Vec::new());
+    let idle_rss = env::rss_kib(daemon.pid());
+    let mut stalled_peak = 0;
+    for _ in 0..sizes.rounds {
+        alone.push(fugue_cat(&client, file, last).await?);
+        // A client attached to the pane, reading everything.
+        reading.push({
+            let started = Instant::now();
+            let pane = client
+                .create_pane(cat_spec("tp", file))
+                .await
+                .map_err(|e| e.to_string())?;
+            let id = pane.id.to_string();
+            let watcher = daemon.client().await?;
+            let mut events = watcher.events().map_err(|e| e.to_string())?;
+            watcher.attach(&id, true, None).await.map_err(|e| e.to_string())?;
+            let mut bytes = 0usize;
+            while let Some(event) = events.recv().await {
+                match event {
+                    Event::Output { data, .. } | Event::Redraw { data, .. } => bytes += data.len(),
+                    Event::Exited { .. } => break,
+                    _ => {}
+                }
+            }
+            let elapsed = started.elapsed().as_secs_f64();
+            client.release_pane(&id).await.map_err(|e| e.to_string())?;
+            if bytes == 0 {
+                return Err("the reading client got no output".into());
+            }
+            elapsed
+        });
+        // A client attached to the pane that never reads.
+        stalled.push({
+            let mut spec = cat_spec("tp", file);
+            spec.command = Some("sh".into());
+            spec.args = vec!["-c".into(), format!("read go; cat {}", file.display())];
+            let pane = client.create_pane(spec).await.map_err(|e| e.to_string())?;
+            let id = pane.id.to_string();
+            let _stalled = stalled_attach(&daemon.socket, &id)?;
+            // Let the stalled client's attach land before the output starts.
+            client
+                .wait_for(
+                    &id,
+                    WaitUntil {
+                        idle_ms: Some(100),
+                        ..Default::default()
+                    },
+                    Duration::from_secs(5),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            let peak = PeakRss::start(daemon.pid());
+            let started = Instant::now();
+            client.write_input(&id, b"\r").await.map_err(|e| e.to_string())?;
+            client.wait_for_exit(&id, None).await.map_err(|e| e.to_string())?;
+            let elapsed = started.elapsed().as_secs_f64();
+            stalled_peak = stalled_peak.max(peak.finish());
+            client.release_pane(&id).await.map_err(|e| e.to_string())?;
+            elapsed
+        });
+    }
+    let (a, rd, st) = (median(&mut alone), median(&mut reading), median(&mut stalled));
+    let growth = stalled_peak.saturating_sub(idle_rss) as f64 / 1024.0;
+    rows.push(row(
+        "2 with clients",
+        "one client reading, vs none",
+        format!("{rd:.2} s ({:.2}x)", rd / a),
+        format!("none {a:.2} s"),
+        "<= 1.15x",
+        Some(rd / a <= 1.15),
+    ));
+    rows.push(row(
+        "2 with clients",
+        "one client never reading, vs none",
+        format!("{st:.2} s ({:.2}x)", st / a),
+        format!("none {a:.2} s"),
+        "<= 1.15x",
+        Some(st / a <= 1.15),
+    ));
+    rows.push(row(
+        "2 with clients",
+        "daemon RSS growth with the stalled client",
+        format!("+{growth:.1} MB"),
+        format!("idle {:.1} MB", idle_rss as f64 / 1024.0),
+        "< +32 MB",
+        Some(growth < 32.0),
+    ));
+    Ok(rows)
+}
+
+/// Scenario 3: ListPanes latency on one connection; one-shot `fugue ls` vs `tmux ls`.
+async fn latency(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let daemon = Daemon::start(dir, "lat").await?;
+    let client = daemon.client().await?;
+    client
+        .create_session("lat", Some(dir), vec![])
+        .await
+        .map_err(|e| e.to_string())?;
+    for _ in 0..10 {
+        let mut spec = SpawnSpec::new("lat");
+        spec.command = Some("sleep".into());
+        spec.args = vec!["3600".into()];
+        spec.shell = false;
+        client.create_pane(spec).await.map_err(|e| e.to_string())?;
+    }
+    let mut micros = Vec::with_capacity(sizes.latency_calls);
+    for _ in 0..sizes.latency_calls {
+        let started = Instant::now();
+        let panes = client.list_panes(Some("lat")).await.map_err(|e| e.to_string())?;
+        micros.push(started.elapsed().as_secs_f64() * 1e6);
+        if panes.len() != 10 {
+            return Err(format!("ListPanes returned {} panes", panes.len()));
+        }
+    }
+    let (p50, p99) = (percentile(&mut micros, 50.0), percentile(&mut micros, 99.0));
+
+    let tmux = Tmux::start(dir, 80, 24, 2000)?;
+    let fugue_bin = bin("fugue")?;
+    let (mut fugue_ls, mut tmux_ls) = (Vec::new(), Vec::new());
+    for _ in 0..sizes.cli_runs {
+        let started = Instant::now();
+        let out = std::process::Command::new(&fugue_bin)
+            .arg("--socket")
+            .arg(&daemon.socket)
+            .arg("ls")
+            .output()
+            .map_err(|e| e.to_string())?;
+        fugue_ls.push(started.elapsed().as_secs_f64() * 1e3);
+        if !out.status.success() {
+            return Err(format!("fugue ls failed: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        let started = Instant::now();
+        tmux.run(&["ls"])?;
+        tmux_ls.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    let (f, t) = (median(&mut fugue_ls), median(&mut tmux_ls));
+    Ok(vec![
+        row(
+            "3 latency",
+            &format!("ListPanes (10 panes) x{} on one connection, p50", sizes.latency_calls),
+            format!("{p50:.0} us"),
+            String::new(),
+            "< 100 us",
+            Some(p50 < 100.0),
+        ),
+        row(
+            "3 latency",
+            "ListPanes p99",
+            format!("{p99:.0} us"),
+            String::new(),
+            "< 1 ms",
+            Some(p99 < 1000.0),
+        ),
+        row(
+            "3 latency",
+            "one-shot `fugue ls` wall time, median",
+            format!("{f:.1} ms"),
+            format!("`tmux ls` {t:.1} ms"),
+            "<= 0.5x tmux",
+            Some(f <= 0.5 * t),
+        ),
+    ])
+}
+
+/// Scenario 4: idle RSS, then many panes full of scrollback, against tmux.
+async fn memory(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let daemon = Daemon::start(dir, "mem").await?;
+    let client = daemon.client().await?;
+    client.ping().await.map_err(|e| e.to_string())?;
+    let idle = env::rss_kib(daemon.pid()) as f64 / 1024.0;
+    let line = "x".repeat(100);
+    let script = format!(
+        "yes {line} | head -n {}; echo DONE-MARK; exec sleep 3600",
+        sizes.memory_lines
+    );
+    let mut ids = Vec::new();
+    for n in 0..sizes.memory_panes {
+        let session = format!("mem{}", n / 10);
+        if n % 10 == 0 {
+            client
+                .create_session(&session, Some(dir), vec![])
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        let mut spec = SpawnSpec::new(&session);
+        spec.command = Some("sh".into());
+        spec.args = vec!["-c".into(), script.clone()];
+        spec.shell = false;
+        ids.push(
+            client
+                .create_pane(spec)
+                .await
+                .map_err(|e| e.to_string())?
+                .id
+                .to_string(),
+        );
+    }
+    for id in &ids {
+        let until = WaitUntil {
+            pattern: Some("DONE-MARK".into()),
+            on: MatchOn::Output,
+            ..Default::default()
+        };
+        client
+            .wait_for(id, until, Duration::from_secs(120))
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let scrollback = client
+        .capture(&ids[0], CaptureWhat::Scrollback, (None, None), false, false)
+        .await
+        .map_err(|e| e.to_string())?;
+    let fugue = env::rss_kib(daemon.pid()) as f64 / 1024.0;
+
+    let tmux = Tmux::start(dir, 120, 40, sizes.memory_lines as u32)?;
+    for n in 0..sizes.memory_panes {
+        let command = format!(
+            "yes {line} | head -n {}; tmux wait-for -S mem-{n}; exec sleep 3600",
+            sizes.memory_lines
+        );
+        tmux.run(&["new-window", "-d", "-t", "b:", &command])?;
+    }
+    for n in 0..sizes.memory_panes {
+        tmux.run(&["wait-for", &format!("mem-{n}")])?;
+    }
+    let tmux_rss = env::rss_kib(tmux.server_pid()?) as f64 / 1024.0;
+    Ok(vec![
+        row(
+            "4 memory",
+            "idle daemon RSS",
+            format!("{idle:.1} MB"),
+            String::new(),
+            "< 10 MB",
+            Some(idle < 10.0),
+        ),
+        row(
+            "4 memory",
+            &format!(
+                "{} panes x {} lines of 100 chars in scrollback, server RSS",
+                sizes.memory_panes, sizes.memory_lines
+            ),
+            format!("{fugue:.1} MB ({} lines kept per pane)", scrollback.scrollback_lines),
+            format!("tmux (history-limit {}) {tmux_rss:.1} MB", sizes.memory_lines),
+            "<= tmux",
+            Some(fugue <= tmux_rss),
+        ),
+    ])
+}
+
+/// Scenario 5: from writing a line into a pane to a pattern wait returning.
+async fn reaction(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let daemon = Daemon::start(dir, "react").await?;
+    let waiter = daemon.client().await?;
+    let writer = daemon.client().await?;
+    waiter
+        .create_session("react", Some(dir), vec![])
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut spec = SpawnSpec::new("react");
+    spec.command = Some("cat".into());
+    spec.shell = false;
+    let id = waiter
+        .create_pane(spec)
+        .await
+        .map_err(|e| e.to_string())?
+        .id
+        .to_string();
+    let mut millis = Vec::new();
+    for n in 0..sizes.reactions {
+        let marker = format!("mark{n}x");
+        let since = waiter
+            .read_output(
+                &id,
+                ReadMode::Raw {
+                    since: None,
+                    max_bytes: Some(0),
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())?
+            .next_offset;
+        let until = WaitUntil {
+            pattern: Some(marker.clone()),
+            since: Some(since),
+            ..Default::default()
+        };
+        let wait = {
+            let waiter = waiter.clone();
+            let id = id.clone();
+            tokio::spawn(async move { waiter.wait_for(&id, until, Duration::from_secs(10)).await })
+        };
+        tokio::task::yield_now().await;
+        let started = Instant::now();
+        writer
+            .write_input(&id, format!("{marker}\r").as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+        let outcome = wait.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        millis.push(started.elapsed().as_secs_f64() * 1e3);
+        if outcome.matched.as_deref() != Some(marker.as_str()) {
+            return Err(format!("reaction wait ended with {:?}", outcome.condition));
+        }
+    }
+    let (p50, p99) = (percentile(&mut millis, 50.0), percentile(&mut millis, 99.0));
+    Ok(vec![row(
+        "5 reaction",
+        "write -> pattern wait returns, p50 (p99)",
+        format!("{p50:.2} ms ({p99:.2} ms)"),
+        String::new(),
+        "p50 < 5 ms",
+        Some(p50 < 5.0),
+    )])
+}
+
+/// Scenario 6: CPU the daemon burns with idle panes.
+async fn idle(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let daemon = Daemon::start(dir, "idle").await?;
+    let client = daemon.client().await?;
+    for n in 0..sizes.idle_panes {
+        let session = format!("idle{}", n / 10);
+        if n % 10 == 0 {
+            client
+                .create_session(&session, Some(dir), vec![])
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        let mut spec = SpawnSpec::new(&session);
+        spec.command = Some("sleep".into());
+        spec.args = vec!["3600".into()];
+        spec.shell = false;
+        client.create_pane(spec).await.map_err(|e| e.to_string())?;
+    }
+    drop(client);
+    // Let start-up settle, then measure a quiet stretch.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = env::cpu_ms(daemon.pid());
+    tokio::time::sleep(Duration::from_secs(sizes.idle_secs)).await;
+    let used = env::cpu_ms(daemon.pid()) - before;
+    let goal = 20 * sizes.idle_secs / 10;
+    Ok(vec![row(
+        "6 idle",
+        &format!("{} idle panes for {} s, daemon CPU", sizes.idle_panes, sizes.idle_secs),
+        format!("{used} ms"),
+        String::new(),
+        &format!("< {goal} ms"),
+        Some(used < goal),
+    )])
+}
+
+/// Scenario 7: many panes across many sessions: create, list, destroy.
+async fn scale(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let daemon = Daemon::start(dir, "scale").await?;
+    let client = daemon.client().await?;
+    let peak = PeakRss::start(daemon.pid());
+    let started = Instant::now();
+    let creations = (0..sizes.scale_sessions).map(|s| {
+        let client = client.clone();
+        let dir = dir.to_path_buf();
+        async move {
+            let name = format!("s{s}");
+            client
+                .create_session(&name, Some(&dir), vec![])
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut pids = Vec::new();
+            for _ in 0..10 {
+                let mut spec = SpawnSpec::new(&name);
+                spec.command = Some("sleep".into());
+                spec.args = vec!["30".into()];
+                spec.shell = false;
+                pids.push(client.create_pane(spec).await.map_err(|e| e.to_string())?.pid);
+            }
+            Ok::<_, Error>(pids)
+        }
+    });
+    let mut pids = Vec::new();
+    for result in futures::future::join_all(creations).await {
+        pids.extend(result?);
+    }
+    let created = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let listed = client.list_panes(None).await.map_err(|e| e.to_string())?.len();
+    let list_ms = started.elapsed().as_secs_f64() * 1e3;
+    let started = Instant::now();
+    for s in 0..sizes.scale_sessions {
+        client
+            .destroy_session(&format!("s{s}"))
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let destroyed = started.elapsed().as_secs_f64();
+    let peak_mb = peak.finish() as f64 / 1024.0;
+    let total = sizes.scale_sessions * 10;
+    let leftovers = poll("pane processes to end", Duration::from_secs(15), || {
+        let alive = pids.iter().filter(|p| !env::process_gone(**p)).count();
+        async move { (alive == 0).then_some(0) }
+    })
+    .await
+    .unwrap_or_else(|_| pids.iter().filter(|p| !env::process_gone(**p)).count());
+    let ok = listed == total && leftovers == 0;
+    Ok(vec![row(
+        "7 scale",
+        &format!(
+            "{total} panes / {} sessions: create, list, destroy",
+            sizes.scale_sessions
+        ),
+        format!("{created:.2} s, {list_ms:.1} ms, {destroyed:.2} s; peak RSS {peak_mb:.1} MB"),
+        format!("listed {listed}, leftover processes {leftovers}"),
+        "no failures, no leftovers",
+        Some(ok),
+    )])
+}

@@ -1,0 +1,82 @@
+//! The PTY output path: what every byte a program prints costs before it can be
+//! read, captured or streamed (emulator feed, text view, raw log).
+
+use fugue_daemon::pane_output::{OutputLimits, PaneOutput};
+use fugue_daemon::screen::Screen;
+use fugue_protocol::PaneSize;
+
+fn main() {
+    divan::main();
+}
+
+const SIZE: PaneSize = PaneSize { cols: 200, rows: 50 };
+const TOTAL: usize = 4 << 20;
+
+/// base64-like 76-column lines, as `base64` prints them.
+fn lines() -> Vec<u8> {
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::with_capacity(TOTAL);
+    let mut x: u32 = 1;
+    while out.len() < TOTAL {
+        for _ in 0..76 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            out.push(alphabet[(x >> 16) as usize % 64]);
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// A full-screen program's redraws: colours and cursor addressing.
+fn tui() -> Vec<u8> {
+    let mut out = Vec::with_capacity(TOTAL);
+    let mut frame = 0u32;
+    while out.len() < TOTAL {
+        out.extend_from_slice(b"\x1b[H");
+        for row in 1..=50 {
+            out.extend_from_slice(
+                format!(
+                    "\x1b[{row};1H\x1b[3{}m{:>6} cpu {:>3}% \x1b[0m{}",
+                    row % 8,
+                    frame,
+                    row * 2 % 100,
+                    "|".repeat(row as usize)
+                )
+                .as_bytes(),
+            );
+        }
+        frame += 1;
+    }
+    out
+}
+
+#[divan::bench(args = ["lines", "tui"])]
+fn screen_feed(bencher: divan::Bencher, kind: &str) {
+    let data = if kind == "lines" { lines() } else { tui() };
+    bencher.counter(divan::counter::BytesCount::new(data.len())).bench(|| {
+        let mut screen = Screen::new(SIZE, 10_000, 8 << 20);
+        for chunk in data.chunks(4096) {
+            screen.feed(chunk);
+        }
+        screen.scrollback_len()
+    });
+}
+
+#[divan::bench(args = ["lines", "tui"])]
+fn pane_output_push(bencher: divan::Bencher, kind: &str) {
+    let data = if kind == "lines" { lines() } else { tui() };
+    let limits = OutputLimits {
+        log_bytes: 1 << 20,
+        text_lines: 10_000,
+        text_bytes: 4 << 20,
+        scrollback_lines: 10_000,
+        scrollback_bytes: 8 << 20,
+    };
+    bencher.counter(divan::counter::BytesCount::new(data.len())).bench(|| {
+        let mut output = PaneOutput::new(limits, SIZE);
+        for chunk in data.chunks(4096) {
+            output.push(chunk);
+        }
+        output.end_offset()
+    });
+}

@@ -73,7 +73,7 @@ fn pane_output_push(bencher: divan::Bencher, kind: &str) {
         scrollback_bytes: 8 << 20,
     };
     bencher.counter(divan::counter::BytesCount::new(data.len())).bench(|| {
-        let mut output = PaneOutput::new(limits, SIZE);
+        let output = PaneOutput::new(limits, SIZE);
         for chunk in data.chunks(4096) {
             output.push(chunk);
         }

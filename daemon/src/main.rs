@@ -46,6 +46,9 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 fn main() -> ExitCode {
+    // The socket accepts connections before the signal handlers run; a hang-up in
+    // that window must not kill us (children get default dispositions back).
+    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
     let args = Args::parse();
     let socket = fugue_protocol::socket::socket_path(args.socket.as_deref());
     let mut claimed = match server::claim(&socket) {

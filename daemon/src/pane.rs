@@ -2,9 +2,12 @@
 //! attached clients and the size policy; three small threads do the blocking work
 //! beside it:
 //!
-//! - the reader drains the PTY into [`PaneOutput`] under a short per-pane lock (no
-//!   message per chunk, so a fast writer cannot flood a mailbox) and sends the
-//!   emulator's answers to terminal queries back as input;
+//! - the reader drains the PTY into the raw log and text view of [`PaneOutput`]
+//!   under a short per-pane lock (no message per chunk, so a fast writer cannot
+//!   flood a mailbox), and hands each chunk to
+//! - the screen thread, through a bounded queue, which feeds the emulator and the
+//!   attached clients and sends the emulator's answers to terminal queries back as
+//!   input, so draining the PTY never waits on emulation;
 //! - the writer feeds input from a bounded channel, so a huge paste blocks only the
 //!   request that sent it;
 //! - the waiter reaps the child (`waitpid` on its pid only) and records how it ended.
@@ -16,11 +19,12 @@
 use crate::pane_output::{PaneOutput, Subscription};
 use crate::pty::{self, ProcessGuard, SpawnedPty};
 use crate::session::SessionMsg;
+use bytes::{Bytes, BytesMut};
 use fugue_protocol::{ErrorReply, ExitStatus, PaneId, PaneSize, SizePolicy};
 use portable_pty::{MasterPty, PtySize};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use std::io::{Read, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
@@ -31,10 +35,12 @@ pub const INPUT_CHUNK: usize = 4096;
 /// Longest wait for the reader to drain after the process was reaped.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
 
-/// Locks a pane's output; a panic elsewhere never makes the output unreadable.
-pub fn lock(output: &Mutex<PaneOutput>) -> std::sync::MutexGuard<'_, PaneOutput> {
-    output.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+/// Chunks queued between the reader and the screen thread; the reader waits when
+/// the emulator is this far behind.
+const SCREEN_QUEUE: usize = 64;
+/// Bytes read from the PTY at once, and the block they are cut from.
+const READ_CHUNK: usize = 64 * 1024;
+const READ_BLOCK: usize = 256 * 1024;
 
 pub enum PaneMsg {
     Interrupt(RpcReplyPort<Result<(), ErrorReply>>),
@@ -70,7 +76,7 @@ pub enum PaneMsg {
     },
     /// From the waiter thread.
     ProcessExited(ExitStatus),
-    /// From the reader thread: the PTY reached EOF.
+    /// From the screen thread: the PTY reached EOF and everything read is rendered.
     OutputClosed,
     /// Timer: stop waiting for the reader and publish the exit.
     PublishExit,
@@ -80,7 +86,7 @@ pub struct PaneArgs {
     pub id: PaneId,
     pub session: ActorRef<SessionMsg>,
     pub spawned: SpawnedPty,
-    pub output: Arc<Mutex<PaneOutput>>,
+    pub output: Arc<PaneOutput>,
     pub input: mpsc::Receiver<Vec<u8>>,
     /// For the reader thread's answers to terminal queries.
     pub replies: mpsc::Sender<Vec<u8>>,
@@ -105,7 +111,7 @@ pub struct PaneState {
     session: ActorRef<SessionMsg>,
     master: Box<dyn MasterPty + Send>,
     guard: ProcessGuard,
-    output: Arc<Mutex<PaneOutput>>,
+    output: Arc<PaneOutput>,
     exit: watch::Sender<Option<ExitStatus>>,
     shell: bool,
     kill_grace: Duration,
@@ -132,11 +138,16 @@ impl Actor for PaneActor {
         } = args.spawned;
         let guard = ProcessGuard::new(pid, args.kill_grace);
         let short = &args.id.simple()[..8];
-        spawn_thread(format!("pty-read-{short}"), 256 * 1024, {
+        let (chunks, chunks_rx) = std::sync::mpsc::sync_channel(SCREEN_QUEUE);
+        spawn_thread(format!("pty-read-{short}"), 128 * 1024, {
+            let output = args.output.clone();
+            move || read_loop(reader, output, chunks)
+        })?;
+        spawn_thread(format!("pty-screen-{short}"), 256 * 1024, {
             let output = args.output.clone();
             let pane = myself.clone();
             let replies = args.replies;
-            move || read_loop(reader, output, replies, pane)
+            move || screen_loop(chunks_rx, output, replies, pane)
         })?;
         spawn_thread(format!("pty-write-{short}"), 64 * 1024, move || {
             write_loop(writer, args.input)
@@ -198,14 +209,14 @@ impl Actor for PaneActor {
                 };
                 state.clients.push(pending);
                 state.apply_policy();
-                let (subscription, redraw) = lock(&state.output).subscribe();
+                let (subscription, redraw) = state.output.subscribe();
                 if let Some(client) = state.clients.iter_mut().find(|c| c.id == 0) {
                     client.id = subscription.id;
                 }
                 let _ = reply.send((subscription, redraw));
             }
             PaneMsg::Detach { id } => {
-                lock(&state.output).unsubscribe(id);
+                state.output.unsubscribe(id);
                 state.clients.retain(|c| c.id != id);
                 state.apply_policy();
             }
@@ -256,26 +267,42 @@ fn spawn_thread(name: String, stack: usize, f: impl FnOnce() + Send + 'static) -
     Ok(())
 }
 
-fn read_loop(
-    mut reader: Box<dyn Read + Send>,
-    output: Arc<Mutex<PaneOutput>>,
+fn read_loop(mut reader: Box<dyn Read + Send>, output: Arc<PaneOutput>, chunks: std::sync::mpsc::SyncSender<Bytes>) {
+    // Chunks are cut from one block, so passing them on allocates once per block
+    // (and not at all once their readers are done with the previous one).
+    let mut block = BytesMut::new();
+    loop {
+        if block.len() < READ_CHUNK {
+            block.clear();
+            block.resize(READ_BLOCK, 0);
+        }
+        let n = match reader.read(&mut block[..READ_CHUNK]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let chunk = block.split_to(n).freeze();
+        output.push_log(&chunk);
+        if chunks.send(chunk).is_err() {
+            break;
+        }
+    }
+    // Dropping `chunks` lets the screen thread finish and report the drain.
+}
+
+fn screen_loop(
+    chunks: std::sync::mpsc::Receiver<Bytes>,
+    output: Arc<PaneOutput>,
     replies: mpsc::Sender<Vec<u8>>,
     pane: ActorRef<PaneMsg>,
 ) {
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                let answer = lock(&output).push(&buf[..n]);
-                // A program that asked the terminal something waits for the answer.
-                // Never block the drain for it: a full input queue drops the reply.
-                if !answer.is_empty() && replies.try_send(answer).is_err() {
-                    tracing::debug!("input queue full; terminal query reply dropped");
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
+    while let Ok(chunk) = chunks.recv() {
+        let answer = output.push_screen(chunk);
+        // A program that asked the terminal something waits for the answer.
+        // Never block for it: a full input queue drops the reply.
+        if !answer.is_empty() && replies.try_send(answer).is_err() {
+            tracing::debug!("input queue full; terminal query reply dropped");
         }
     }
     let _ = pane.cast(PaneMsg::OutputClosed);
@@ -330,7 +357,7 @@ impl PaneState {
                 size.cols, size.rows
             )));
         }
-        if lock(&self.output).size() == size {
+        if self.output.size() == size {
             return Ok(());
         }
         self.master
@@ -341,7 +368,7 @@ impl PaneState {
                 pixel_height: 0,
             })
             .map_err(|e| ErrorReply::internal(format!("resize failed: {e}")))?;
-        lock(&self.output).resize(size);
+        self.output.resize(size);
         let _ = self.session.cast(SessionMsg::PaneResized { id: self.id, size });
         Ok(())
     }

@@ -1,19 +1,24 @@
-//! Everything a pane keeps of its output, behind one per-pane lock: the raw log,
-//! the text view, the screen model, and the subscribers that follow it live.
+//! Everything a pane keeps of its output, in two halves so the PTY drain never
+//! waits on the terminal emulator:
 //!
-//! The PTY reader thread feeds it; requests read it. Subscribers get output through
-//! bounded queues: one that falls behind is not waited for. Its queue overflows,
-//! it is marked lagged and skipped, and once it has drained its queue it is
-//! resynchronised with a redraw of the screen (what tmux does), so a stalled client
-//! costs a fixed amount of memory and never slows the pane.
+//! - the *log side* (raw log and text view), fed by the PTY reader thread;
+//! - the *screen side* (screen model and the subscribers that follow the pane
+//!   live), fed from the reader through a bounded queue by a screen thread.
+//!
+//! Subscribers hang off the screen side so a redraw and the output after it are
+//! always consistent. They get output through bounded queues: one that falls
+//! behind is not waited for. Its queue overflows, it is marked lagged and skipped,
+//! and once it has drained its queue it is resynchronised with a redraw of the
+//! screen (what tmux does), so a stalled client costs a fixed amount of memory
+//! and never slows the pane.
 
 use crate::agent;
 use crate::output::{OutputLog, TextLines};
 use crate::screen::{Captured, FeedReport, LineRange, Screen};
-use fugue_protocol::{AgentInfo, AgentState};
-use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
+use bytes::Bytes;
+use fugue_protocol::{AgentInfo, AgentState, CaptureWhat, PaneSize, ReadMode};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
@@ -35,7 +40,7 @@ pub struct OutputLimits {
 /// What a subscriber receives, in order.
 #[derive(Clone, Debug)]
 pub enum PaneEvent {
-    Output(Vec<u8>),
+    Output(Bytes),
     Title(String),
     Bell,
 }
@@ -63,54 +68,287 @@ pub struct ReadResult {
     pub truncated: bool,
 }
 
-pub struct PaneOutput {
+struct LogSide {
     log: OutputLog,
     text: TextLines,
+}
+
+struct ScreenSide {
     screen: Screen,
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
-    /// When output last arrived (or the pane started).
+    /// When output last reached the screen (or the pane started).
     last_output: Instant,
-    /// Bumped with the log's end offset on every chunk, for waiters.
-    changes: watch::Sender<u64>,
     /// The last agent state seen, and since when (Unix ms).
     agent_seen: Option<(AgentState, u64)>,
+}
+
+pub struct PaneOutput {
+    log: Mutex<LogSide>,
+    screen: Mutex<ScreenSide>,
+    /// Bumped whenever either side changes, for waiters.
+    changes: watch::Sender<u64>,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere never makes the output unreadable.
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl PaneOutput {
     pub fn new(limits: OutputLimits, size: PaneSize) -> Self {
         Self {
-            log: OutputLog::new(limits.log_bytes),
-            text: TextLines::new(limits.text_lines, limits.text_bytes),
-            screen: Screen::new(size, limits.scrollback_lines, limits.scrollback_bytes),
-            subscribers: Vec::new(),
-            next_subscriber: 1,
-            last_output: Instant::now(),
+            log: Mutex::new(LogSide {
+                log: OutputLog::new(limits.log_bytes),
+                text: TextLines::new(limits.text_lines, limits.text_bytes),
+            }),
+            screen: Mutex::new(ScreenSide {
+                screen: Screen::new(size, limits.scrollback_lines, limits.scrollback_bytes),
+                subscribers: Vec::new(),
+                next_subscriber: 1,
+                last_output: Instant::now(),
+                agent_seen: None,
+            }),
             changes: watch::channel(0).0,
-            agent_seen: None,
         }
     }
 
-    /// Takes one chunk of PTY output. Returns the emulator's answers to terminal
-    /// queries, which the caller writes back to the PTY.
-    pub fn push(&mut self, bytes: &[u8]) -> Vec<u8> {
-        self.log.push(bytes);
-        self.text.push(bytes, self.log.end());
-        let FeedReport { replies, title, bells } = self.screen.feed(bytes);
-        self.last_output = Instant::now();
-        self.changes.send_replace(self.log.end());
-        if !self.subscribers.is_empty() {
-            self.broadcast(PaneEvent::Output(bytes.to_vec()));
-            if let Some(title) = title {
-                self.broadcast(PaneEvent::Title(title));
-            }
-            if bells > 0 {
-                self.broadcast(PaneEvent::Bell);
-            }
+    /// The reader's half: a chunk into the raw log and the text view.
+    pub fn push_log(&self, bytes: &[u8]) {
+        {
+            let mut side = locked(&self.log);
+            side.log.push(bytes);
+            let end = side.log.end();
+            side.text.push(bytes, end);
         }
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// The screen thread's half: a chunk into the emulator and out to subscribers.
+    /// Returns the emulator's answers to terminal queries, for the PTY.
+    pub fn push_screen(&self, chunk: Bytes) -> Vec<u8> {
+        let replies = {
+            let mut side = locked(&self.screen);
+            let FeedReport { replies, title, bells } = side.screen.feed(&chunk);
+            side.last_output = Instant::now();
+            if !side.subscribers.is_empty() {
+                side.broadcast(PaneEvent::Output(chunk));
+                if let Some(title) = title {
+                    side.broadcast(PaneEvent::Title(title));
+                }
+                if bells > 0 {
+                    side.broadcast(PaneEvent::Bell);
+                }
+            }
+            replies
+        };
+        self.changes.send_modify(|n| *n += 1);
         replies
     }
 
+    /// Both halves at once, for callers without a screen thread (benchmarks, tests).
+    pub fn push(&self, bytes: &[u8]) -> Vec<u8> {
+        self.push_log(bytes);
+        self.push_screen(Bytes::copy_from_slice(bytes))
+    }
+
+    /// Adds a subscriber; returns it with the redraw that brings it up to date.
+    /// Taken under the screen lock, so nothing falls between the two.
+    pub fn subscribe(&self) -> (Subscription, Vec<u8>) {
+        let mut side = locked(&self.screen);
+        let id = side.next_subscriber;
+        side.next_subscriber += 1;
+        let (queue, events) = mpsc::channel(SUBSCRIBER_QUEUE);
+        let lagged = Arc::new(AtomicBool::new(false));
+        side.subscribers.push(Subscriber {
+            id,
+            queue,
+            lagged: lagged.clone(),
+        });
+        (Subscription { id, events, lagged }, side.screen.redraw())
+    }
+
+    pub fn unsubscribe(&self, id: u64) {
+        locked(&self.screen).subscribers.retain(|s| s.id != id);
+    }
+
+    /// A redraw for a subscriber that lagged; from here on it gets output again.
+    pub fn resync(&self, lagged: &AtomicBool) -> Vec<u8> {
+        let side = locked(&self.screen);
+        lagged.store(false, Ordering::Release);
+        side.screen.redraw()
+    }
+
+    pub fn resize(&self, size: PaneSize) {
+        locked(&self.screen).screen.resize(size);
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    pub fn size(&self) -> PaneSize {
+        locked(&self.screen).screen.size()
+    }
+
+    pub fn application_cursor(&self) -> bool {
+        locked(&self.screen).screen.application_cursor()
+    }
+
+    pub fn bracketed_paste(&self) -> bool {
+        locked(&self.screen).screen.bracketed_paste()
+    }
+
+    pub fn read(&self, mode: ReadMode) -> ReadResult {
+        let side = locked(&self.log);
+        match mode {
+            ReadMode::Raw { since, max_bytes } => {
+                let max = max_bytes.map_or(MAX_READ_BYTES, |m| (m as usize).min(MAX_READ_BYTES));
+                let read = match since {
+                    Some(since) => side.log.read_since(since, max),
+                    None => side.log.tail(max),
+                };
+                ReadResult {
+                    data: read.data,
+                    lines: Vec::new(),
+                    start_offset: read.start_offset,
+                    next_offset: read.next_offset,
+                    truncated: read.truncated,
+                }
+            }
+            ReadMode::Text { lines, since } => {
+                let read = side.text.read(lines as usize, since, MAX_READ_BYTES);
+                ReadResult {
+                    data: Vec::new(),
+                    lines: read.lines,
+                    start_offset: since.unwrap_or(0),
+                    next_offset: side.log.end(),
+                    truncated: read.truncated,
+                }
+            }
+        }
+    }
+
+    /// Lines of `what`, narrowed by `start`/`end` (tmux's -S/-E numbering), with
+    /// the screen's state.
+    pub fn capture(&self, what: CaptureWhat, start: Option<i64>, end: Option<i64>, ansi: bool, join: bool) -> Capture {
+        let side = locked(&self.screen);
+        Capture {
+            captured: capture(&side.screen, what, start, end, ansi, join),
+            state: ScreenState::of(&side.screen),
+        }
+    }
+
+    /// Notified whenever output arrives or the screen changes.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    pub fn end_offset(&self) -> u64 {
+        locked(&self.log).log.end()
+    }
+
+    /// How long no output has reached the screen.
+    pub fn quiet_for(&self) -> Duration {
+        locked(&self.screen).last_output.elapsed()
+    }
+
+    pub fn find_in_output(&self, pattern: &regex::Regex, since: u64) -> (Option<String>, u64) {
+        locked(&self.log).text.find(pattern, since)
+    }
+
+    pub fn find_on_screen(&self, pattern: &regex::Regex) -> Option<String> {
+        let side = locked(&self.screen);
+        let lines = capture(&side.screen, CaptureWhat::Screen, None, None, false, false).lines;
+        lines
+            .iter()
+            .find_map(|line| pattern.find(line).map(|m| m.as_str().to_string()))
+    }
+
+    /// What the agent CLI in the pane (if any) is doing.
+    pub fn agent_status(&self, command: &[String], exited: bool) -> AgentInfo {
+        let mut side = locked(&self.screen);
+        let screen = capture(&side.screen, CaptureWhat::Screen, None, None, false, false).lines;
+        let quiet = side.last_output.elapsed();
+        let Some(kind) = agent::detect_kind(command, &screen) else {
+            // No agent recognised (yet): busy while output flows, idle once quiet.
+            let state = match (exited, quiet >= agent::IDLE_SETTLE) {
+                (true, _) => AgentState::Exited,
+                (false, true) => AgentState::Idle,
+                (false, false) => AgentState::Busy,
+            };
+            return AgentInfo {
+                agent: None,
+                state,
+                since_ms: side.seen(state),
+                evidence: Vec::new(),
+            };
+        };
+        let (state, evidence) = agent::detect_state(kind, &screen, quiet, exited);
+        AgentInfo {
+            agent: Some(kind),
+            state,
+            since_ms: side.seen(state),
+            evidence,
+        }
+    }
+}
+
+/// A capture and the screen state that goes with it.
+pub struct Capture {
+    pub captured: Captured,
+    pub state: ScreenState,
+}
+
+pub struct ScreenState {
+    pub cursor: (u16, u16, bool),
+    pub size: PaneSize,
+    pub alternate_screen: bool,
+    pub title: String,
+    pub scrollback_lines: usize,
+}
+
+impl ScreenState {
+    fn of(screen: &Screen) -> Self {
+        Self {
+            cursor: screen.cursor(),
+            size: screen.size(),
+            alternate_screen: screen.alternate_screen(),
+            title: screen.title().to_string(),
+            scrollback_lines: screen.scrollback_len(),
+        }
+    }
+}
+
+fn capture(
+    screen: &Screen,
+    what: CaptureWhat,
+    start: Option<i64>,
+    end: Option<i64>,
+    ansi: bool,
+    join: bool,
+) -> Captured {
+    let rows = screen.size().rows as i64;
+    let history = screen.scrollback_len() as i64;
+    let (from, to) = match what {
+        CaptureWhat::Screen => (0, rows - 1),
+        CaptureWhat::Scrollback => (-history, -1),
+        CaptureWhat::All => (-history, rows - 1),
+    };
+    if what == CaptureWhat::Scrollback && history == 0 && start.is_none() && end.is_none() {
+        return Captured {
+            lines: Vec::new(),
+            first_line: 0,
+        };
+    }
+    screen.capture(
+        LineRange {
+            start: start.unwrap_or(from),
+            end: end.unwrap_or(to),
+        },
+        ansi,
+        join,
+    )
+}
+
+impl ScreenSide {
     fn broadcast(&mut self, event: PaneEvent) {
         self.subscribers.retain(|sub| {
             if sub.lagged.load(Ordering::Acquire) {
@@ -125,153 +363,6 @@ impl PaneOutput {
                 Err(mpsc::error::TrySendError::Closed(_)) => false,
             }
         });
-    }
-
-    /// Adds a subscriber; returns it with the redraw that brings it up to date.
-    /// Taken under the same lock as output, so nothing falls between the two.
-    pub fn subscribe(&mut self) -> (Subscription, Vec<u8>) {
-        let id = self.next_subscriber;
-        self.next_subscriber += 1;
-        let (queue, events) = mpsc::channel(SUBSCRIBER_QUEUE);
-        let lagged = Arc::new(AtomicBool::new(false));
-        self.subscribers.push(Subscriber {
-            id,
-            queue,
-            lagged: lagged.clone(),
-        });
-        (Subscription { id, events, lagged }, self.screen.redraw())
-    }
-
-    pub fn unsubscribe(&mut self, id: u64) {
-        self.subscribers.retain(|s| s.id != id);
-    }
-
-    /// A redraw for a subscriber that lagged; from here on it gets output again.
-    pub fn resync(&mut self, lagged: &AtomicBool) -> Vec<u8> {
-        lagged.store(false, Ordering::Release);
-        self.screen.redraw()
-    }
-
-    pub fn resize(&mut self, size: PaneSize) {
-        self.screen.resize(size);
-    }
-
-    pub fn size(&self) -> PaneSize {
-        self.screen.size()
-    }
-
-    pub fn application_cursor(&self) -> bool {
-        self.screen.application_cursor()
-    }
-
-    pub fn bracketed_paste(&self) -> bool {
-        self.screen.bracketed_paste()
-    }
-
-    pub fn read(&self, mode: ReadMode) -> ReadResult {
-        match mode {
-            ReadMode::Raw { since, max_bytes } => {
-                let max = max_bytes.map_or(MAX_READ_BYTES, |m| (m as usize).min(MAX_READ_BYTES));
-                let read = match since {
-                    Some(since) => self.log.read_since(since, max),
-                    None => self.log.tail(max),
-                };
-                ReadResult {
-                    data: read.data,
-                    lines: Vec::new(),
-                    start_offset: read.start_offset,
-                    next_offset: read.next_offset,
-                    truncated: read.truncated,
-                }
-            }
-            ReadMode::Text { lines, since } => {
-                let read = self.text.read(lines as usize, since, MAX_READ_BYTES);
-                ReadResult {
-                    data: Vec::new(),
-                    lines: read.lines,
-                    start_offset: since.unwrap_or(0),
-                    next_offset: self.log.end(),
-                    truncated: read.truncated,
-                }
-            }
-        }
-    }
-
-    /// Lines of `what`, narrowed by `start`/`end` (tmux's -S/-E numbering).
-    pub fn capture(&self, what: CaptureWhat, start: Option<i64>, end: Option<i64>, ansi: bool, join: bool) -> Captured {
-        let rows = self.screen.size().rows as i64;
-        let history = self.screen.scrollback_len() as i64;
-        let (from, to) = match what {
-            CaptureWhat::Screen => (0, rows - 1),
-            CaptureWhat::Scrollback => (-history, -1),
-            CaptureWhat::All => (-history, rows - 1),
-        };
-        let range = LineRange {
-            start: start.unwrap_or(from),
-            end: end.unwrap_or(to),
-        };
-        if what == CaptureWhat::Scrollback && history == 0 && start.is_none() && end.is_none() {
-            return Captured {
-                lines: Vec::new(),
-                first_line: 0,
-            };
-        }
-        self.screen.capture(range, ansi, join)
-    }
-
-    pub fn screen(&self) -> &Screen {
-        &self.screen
-    }
-
-    /// Notified with the log's end offset whenever output arrives.
-    pub fn changes(&self) -> watch::Receiver<u64> {
-        self.changes.subscribe()
-    }
-
-    pub fn end_offset(&self) -> u64 {
-        self.log.end()
-    }
-
-    /// How long no output has arrived.
-    pub fn quiet_for(&self) -> Duration {
-        self.last_output.elapsed()
-    }
-
-    pub fn find_in_output(&self, pattern: &regex::Regex, since: u64) -> (Option<String>, u64) {
-        self.text.find(pattern, since)
-    }
-
-    pub fn find_on_screen(&self, pattern: &regex::Regex) -> Option<String> {
-        let lines = self.capture(CaptureWhat::Screen, None, None, false, false).lines;
-        lines
-            .iter()
-            .find_map(|line| pattern.find(line).map(|m| m.as_str().to_string()))
-    }
-
-    /// What the agent CLI in the pane (if any) is doing.
-    pub fn agent_status(&mut self, command: &[String], exited: bool) -> AgentInfo {
-        let screen = self.capture(CaptureWhat::Screen, None, None, false, false).lines;
-        let Some(kind) = agent::detect_kind(command, &screen) else {
-            // No agent recognised (yet): busy while output flows, idle once quiet.
-            let state = match (exited, self.quiet_for() >= agent::IDLE_SETTLE) {
-                (true, _) => AgentState::Exited,
-                (false, true) => AgentState::Idle,
-                (false, false) => AgentState::Busy,
-            };
-            return AgentInfo {
-                agent: None,
-                state,
-                since_ms: self.seen(state),
-                evidence: Vec::new(),
-            };
-        };
-        let (state, evidence) = agent::detect_state(kind, &screen, self.quiet_for(), exited);
-        AgentInfo {
-            agent: Some(kind),
-            state,
-            since_ms: self.seen(state),
-            evidence,
-        }
     }
 
     fn seen(&mut self, state: AgentState) -> u64 {

@@ -4,7 +4,7 @@
 //! request (a wait, a big paste) holds up nobody but its own caller.
 
 use crate::connection::{Attachment, ConnectionState};
-use crate::pane::{lock, PaneMsg, INPUT_CHUNK};
+use crate::pane::{PaneMsg, INPUT_CHUNK};
 use crate::pane_output::Subscription;
 use crate::session::{PaneHandle, PaneLookup, SessionMsg};
 use crate::supervisor::{SessionRef, SupervisorMsg};
@@ -19,7 +19,7 @@ use ractor::rpc::CallResult;
 use ractor::{ActorRef, Message, RpcReplyPort};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -99,7 +99,7 @@ impl Handler {
             Request::PaneStatus { pane } => Ok(Response::Pane(self.pane(&pane).await?.current_info())),
             Request::WriteInput { pane, data, paste } => {
                 let pane = self.pane(&pane).await?;
-                let data = match paste && lock(&pane.output).bracketed_paste() {
+                let data = match paste && pane.output.bracketed_paste() {
                     true => [&b"\x1b[200~"[..], &data, b"\x1b[201~"].concat(),
                     false => data,
                 };
@@ -108,7 +108,7 @@ impl Handler {
             }
             Request::SendKeys { pane, keys } => {
                 let pane = self.pane(&pane).await?;
-                let app_cursor = lock(&pane.output).application_cursor();
+                let app_cursor = pane.output.application_cursor();
                 let mut data = Vec::new();
                 for key in &keys {
                     data.extend(encode_key(key, app_cursor).map_err(ErrorReply::invalid)?);
@@ -163,7 +163,7 @@ impl Handler {
             Request::AgentStatus { pane } => {
                 let pane = self.pane(&pane).await?;
                 let info = pane.current_info();
-                let status = lock(&pane.output).agent_status(&info.command, info.exit.is_some());
+                let status = pane.output.agent_status(&info.command, info.exit.is_some());
                 Ok(Response::Agent(status))
             }
             // Answered by the connection itself, which knows its requests.
@@ -295,7 +295,7 @@ impl Handler {
 
     async fn read_output(&self, target: &str, mode: ReadMode) -> Result<Response, ErrorReply> {
         let pane = self.pane(target).await?;
-        let read = lock(&pane.output).read(mode);
+        let read = pane.output.read(mode);
         Ok(Response::Output(OutputChunk {
             pane: pane.current_info(),
             data: read.data,
@@ -395,7 +395,7 @@ impl Handler {
         let pane = self.pane(target).await?;
         let started = Instant::now();
         let deadline = started + Duration::from_millis(timeout_ms);
-        let mut changes = lock(&pane.output).changes();
+        let mut changes = pane.output.changes();
         let mut exit = pane.exit.clone();
         let mut searched = until.since.unwrap_or(0);
         let finish = |condition, matched, output: &crate::pane_output::PaneOutput| WaitOutcome {
@@ -410,7 +410,7 @@ impl Handler {
             let exited = exit.borrow_and_update().is_some();
             let mut recheck_in = None;
             {
-                let mut output = lock(&pane.output);
+                let output = &pane.output;
                 if let Some(pattern) = &pattern {
                     let found = match until.on {
                         MatchOn::Output => {
@@ -493,20 +493,18 @@ fn capture(
     ansi: bool,
     join: bool,
 ) -> CaptureResult {
-    let output = lock(&pane.output);
-    let captured = output.capture(what, start, end, ansi, join);
-    let screen = output.screen();
-    let (cursor_row, cursor_col, cursor_visible) = screen.cursor();
+    let capture = pane.output.capture(what, start, end, ansi, join);
+    let (cursor_row, cursor_col, cursor_visible) = capture.state.cursor;
     CaptureResult {
-        lines: captured.lines,
-        first_line: captured.first_line,
+        lines: capture.captured.lines,
+        first_line: capture.captured.first_line,
         cursor_row,
         cursor_col,
         cursor_visible,
-        size: screen.size(),
-        alternate_screen: screen.alternate_screen(),
-        title: screen.title().to_string(),
-        scrollback_lines: screen.scrollback_len() as u32,
+        size: capture.state.size,
+        alternate_screen: capture.state.alternate_screen,
+        title: capture.state.title,
+        scrollback_lines: capture.state.scrollback_lines as u32,
     }
 }
 
@@ -517,7 +515,7 @@ struct Follow {
     conn: Arc<ConnectionState>,
     pane: PaneId,
     subscription: Subscription,
-    output: Arc<Mutex<crate::pane_output::PaneOutput>>,
+    output: Arc<crate::pane_output::PaneOutput>,
     exit: watch::Receiver<Option<fugue_protocol::ExitStatus>>,
     stop: CancellationToken,
 }
@@ -567,11 +565,14 @@ impl Follow {
         let pane = self.pane;
         if self.subscription.lagged.load(Ordering::Acquire) {
             while self.subscription.events.try_recv().is_ok() {}
-            let data = lock(&self.output).resync(&self.subscription.lagged);
+            let data = self.output.resync(&self.subscription.lagged);
             return self.send(Event::Redraw { pane, data }).await;
         }
         let event = match event {
-            PaneEvent::Output(data) => Event::Output { pane, data },
+            PaneEvent::Output(data) => Event::Output {
+                pane,
+                data: data.to_vec(),
+            },
             PaneEvent::Title(title) => Event::Title { pane, title },
             PaneEvent::Bell => Event::Bell { pane },
         };

@@ -417,11 +417,17 @@ fn slice_end(bytes: &[u8]) -> usize {
 }
 
 /// Appends a row's text, trailing blanks trimmed; returns whether it soft-wraps.
-fn row_text<'a>(cells: impl Iterator<Item = &'a Cell>, out: &mut String) -> bool {
-    let start = out.len();
-    let mut wrapped = false;
-    for cell in cells {
-        wrapped = cell.flags.contains(Flags::WRAPLINE);
+/// This runs for every line that scrolls off, so it first finds the last cell
+/// that is not a blank and copies only up to it.
+fn row_text(cells: std::slice::Iter<'_, Cell>, out: &mut String) -> bool {
+    let cells = cells.as_slice();
+    let wrapped = cells.last().is_some_and(|c| c.flags.contains(Flags::WRAPLINE));
+    let used = cells
+        .iter()
+        .rposition(|c| c.c != ' ' || c.extra.is_some())
+        .map_or(0, |i| i + 1);
+    out.reserve(used);
+    for cell in &cells[..used] {
         if cell
             .flags
             .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
@@ -433,8 +439,6 @@ fn row_text<'a>(cells: impl Iterator<Item = &'a Cell>, out: &mut String) -> bool
             out.extend(extra);
         }
     }
-    let trimmed = out[start..].trim_end_matches(' ').len();
-    out.truncate(start + trimmed);
     wrapped
 }
 

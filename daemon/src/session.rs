@@ -13,7 +13,7 @@ use fugue_protocol::{
 };
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc, watch};
 
 /// Everything a request needs to act on one pane without going through its session.
@@ -24,7 +24,7 @@ pub struct PaneHandle {
     pub actor: ActorRef<PaneMsg>,
     pub input: mpsc::Sender<Vec<u8>>,
     pub exit: watch::Receiver<Option<ExitStatus>>,
-    pub output: Arc<Mutex<PaneOutput>>,
+    pub output: Arc<PaneOutput>,
 }
 
 impl PaneHandle {
@@ -109,7 +109,7 @@ struct PaneEntry {
     input: mpsc::Sender<Vec<u8>>,
     exit: watch::Receiver<Option<ExitStatus>>,
     reaped: watch::Receiver<bool>,
-    output: Arc<Mutex<PaneOutput>>,
+    output: Arc<PaneOutput>,
 }
 
 pub struct SessionState {
@@ -277,7 +277,7 @@ impl SessionState {
             scrollback_lines: config.scrollback_lines,
             scrollback_bytes: config.scrollback_bytes,
         };
-        let output = Arc::new(Mutex::new(PaneOutput::new(limits, launch.size)));
+        let output = Arc::new(PaneOutput::new(limits, launch.size));
         let title = spec
             .title
             .clone()

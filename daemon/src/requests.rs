@@ -421,29 +421,29 @@ impl Handler {
                         MatchOn::Screen => output.find_on_screen(pattern),
                     };
                     if found.is_some() {
-                        return Ok(Response::WaitDone(finish(WaitCondition::Pattern, found, &output)));
+                        return Ok(Response::WaitDone(finish(WaitCondition::Pattern, found, output)));
                     }
                 }
                 if let Some(want) = until.agent_state {
                     let status = output.agent_status(&pane.info.command, exited);
                     if status.state == want {
-                        return Ok(Response::WaitDone(finish(WaitCondition::AgentState, None, &output)));
+                        return Ok(Response::WaitDone(finish(WaitCondition::AgentState, None, output)));
                     }
                     // Detection depends on how long the screen has been quiet.
                     recheck_in = settle_due(output.quiet_for());
                 }
                 if exited {
-                    return Ok(Response::WaitDone(finish(WaitCondition::Exit, None, &output)));
+                    return Ok(Response::WaitDone(finish(WaitCondition::Exit, None, output)));
                 }
                 if let Some(idle) = until.idle_ms.map(Duration::from_millis) {
                     let quiet = output.quiet_for();
                     if quiet >= idle {
-                        return Ok(Response::WaitDone(finish(WaitCondition::Idle, None, &output)));
+                        return Ok(Response::WaitDone(finish(WaitCondition::Idle, None, output)));
                     }
                     recheck_in = Some(recheck_in.map_or(idle - quiet, |r: Duration| r.min(idle - quiet)));
                 }
                 if Instant::now() >= deadline {
-                    return Ok(Response::WaitDone(finish(WaitCondition::Timeout, None, &output)));
+                    return Ok(Response::WaitDone(finish(WaitCondition::Timeout, None, output)));
                 }
             }
             let wake = recheck_in.map_or(deadline, |r| (Instant::now() + r).min(deadline));

@@ -114,13 +114,13 @@ pub struct FeedReport {
 
 /// Scrolled-off lines as text: one byte ring and a ring of line lengths, so
 /// nothing is allocated per line once the caps are reached.
-pub struct Scrollback {
+struct Scrollback {
     text: VecDeque<u8>,
     lines: VecDeque<ScrollLine>,
     max_lines: usize,
     max_bytes: usize,
     /// Lines dropped by the caps, or lost to a burst that outran the emulator history.
-    pub dropped: u64,
+    dropped: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -141,7 +141,7 @@ impl Scrollback {
         }
     }
 
-    pub fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.lines.len()
     }
 

@@ -1,7 +1,9 @@
 //! Frames and the requests, replies and events inside them.
 //!
 //! Wire types stay plain (no `flatten`, `tag`, `untagged` or `skip_serializing_if`):
-//! bincode is not self-describing and those attributes lose data under it.
+//! bincode is not self-describing and those attributes lose data under it. Byte
+//! payloads use `serde_bytes`, so bincode copies them as one slice instead of
+//! serialising every byte as a sequence element.
 
 use crate::error::ErrorReply;
 use crate::ids::{PaneId, SessionId};
@@ -148,6 +150,7 @@ pub enum Request {
     },
     WriteInput {
         pane: String,
+        #[serde(with = "serde_bytes")]
         data: Vec<u8>,
         /// A paste: wrapped in bracketed-paste markers when the program enabled them.
         paste: bool,
@@ -543,6 +546,7 @@ pub struct DaemonInfo {
 pub struct OutputChunk {
     pub pane: PaneInfo,
     /// Raw bytes (raw mode); empty in text mode.
+    #[serde(with = "serde_bytes")]
     pub data: Vec<u8>,
     /// ANSI-stripped lines (text mode); empty in raw mode.
     pub lines: Vec<String>,
@@ -612,11 +616,13 @@ pub enum Event {
     /// attach, and again instead of output a slow client could not keep up with.
     Redraw {
         pane: PaneId,
+        #[serde(with = "serde_bytes")]
         data: Vec<u8>,
     },
     /// Output of an attached pane, exactly as the program wrote it.
     Output {
         pane: PaneId,
+        #[serde(with = "serde_bytes")]
         data: Vec<u8>,
     },
     Title {

@@ -118,13 +118,48 @@ fn base64_file(dir: &Path, megabytes: usize) -> Result<(PathBuf, String), Error>
     Ok((path, last))
 }
 
-fn cat_spec(session: &str, file: &Path) -> SpawnSpec {
+/// A pane that runs `program args` directly (no shell).
+fn direct(session: &str, program: &str, args: &[&str]) -> SpawnSpec {
     let mut spec = SpawnSpec::new(session);
-    spec.command = Some("cat".into());
-    spec.args = vec![file.display().to_string()];
+    spec.command = Some(program.into());
+    spec.args = args.iter().map(|a| a.to_string()).collect();
     spec.shell = false;
+    spec
+}
+
+fn cat_spec(session: &str, file: &Path) -> SpawnSpec {
+    let mut spec = direct(session, "cat", &[&file.display().to_string()]);
     spec.size = Some(PaneSize { cols: COLS, rows: ROWS });
     spec
+}
+
+/// Starts `count` panes running `program args`, ten to a session (the cap),
+/// in sessions named `{prefix}0`, `{prefix}1`, ...
+async fn spread(
+    client: &Client,
+    dir: &Path,
+    prefix: &str,
+    count: usize,
+    program: &str,
+    args: &[&str],
+) -> Result<Vec<fugue_protocol::PaneInfo>, Error> {
+    let mut panes = Vec::with_capacity(count);
+    for n in 0..count {
+        let session = format!("{prefix}{}", n / 10);
+        if n % 10 == 0 {
+            client
+                .create_session(&session, Some(dir), vec![])
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        panes.push(
+            client
+                .create_pane(direct(&session, program, args))
+                .await
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    Ok(panes)
 }
 
 /// Spawn to the client seeing the exit; checks the final screen's last line.
@@ -345,11 +380,10 @@ async fn latency(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
         .await
         .map_err(|e| e.to_string())?;
     for _ in 0..10 {
-        let mut spec = SpawnSpec::new("lat");
-        spec.command = Some("sleep".into());
-        spec.args = vec!["3600".into()];
-        spec.shell = false;
-        client.create_pane(spec).await.map_err(|e| e.to_string())?;
+        client
+            .create_pane(direct("lat", "sleep", &["3600"]))
+            .await
+            .map_err(|e| e.to_string())?;
     }
     let mut micros = Vec::with_capacity(sizes.latency_calls);
     for _ in 0..sizes.latency_calls {
@@ -421,28 +455,8 @@ async fn memory(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
         "yes {line} | head -n {}; echo DONE-MARK; exec sleep 3600",
         sizes.memory_lines
     );
-    let mut ids = Vec::new();
-    for n in 0..sizes.memory_panes {
-        let session = format!("mem{}", n / 10);
-        if n % 10 == 0 {
-            client
-                .create_session(&session, Some(dir), vec![])
-                .await
-                .map_err(|e| e.to_string())?;
-        }
-        let mut spec = SpawnSpec::new(&session);
-        spec.command = Some("sh".into());
-        spec.args = vec!["-c".into(), script.clone()];
-        spec.shell = false;
-        ids.push(
-            client
-                .create_pane(spec)
-                .await
-                .map_err(|e| e.to_string())?
-                .id
-                .to_string(),
-        );
-    }
+    let panes = spread(&client, dir, "mem", sizes.memory_panes, "sh", &["-c", &script]).await?;
+    let ids: Vec<String> = panes.iter().map(|p| p.id.to_string()).collect();
     for id in &ids {
         let until = WaitUntil {
             pattern: Some("DONE-MARK".into()),
@@ -504,11 +518,8 @@ async fn reaction(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
         .create_session("react", Some(dir), vec![])
         .await
         .map_err(|e| e.to_string())?;
-    let mut spec = SpawnSpec::new("react");
-    spec.command = Some("cat".into());
-    spec.shell = false;
     let id = waiter
-        .create_pane(spec)
+        .create_pane(direct("react", "cat", &[]))
         .await
         .map_err(|e| e.to_string())?
         .id
@@ -564,20 +575,7 @@ async fn reaction(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
 async fn idle(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
     let daemon = Daemon::start(dir, "idle").await?;
     let client = daemon.client().await?;
-    for n in 0..sizes.idle_panes {
-        let session = format!("idle{}", n / 10);
-        if n % 10 == 0 {
-            client
-                .create_session(&session, Some(dir), vec![])
-                .await
-                .map_err(|e| e.to_string())?;
-        }
-        let mut spec = SpawnSpec::new(&session);
-        spec.command = Some("sleep".into());
-        spec.args = vec!["3600".into()];
-        spec.shell = false;
-        client.create_pane(spec).await.map_err(|e| e.to_string())?;
-    }
+    spread(&client, dir, "idle", sizes.idle_panes, "sleep", &["3600"]).await?;
     drop(client);
     // Let start-up settle, then measure a quiet stretch.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -612,11 +610,11 @@ async fn scale(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
                 .map_err(|e| e.to_string())?;
             let mut pids = Vec::new();
             for _ in 0..10 {
-                let mut spec = SpawnSpec::new(&name);
-                spec.command = Some("sleep".into());
-                spec.args = vec!["30".into()];
-                spec.shell = false;
-                pids.push(client.create_pane(spec).await.map_err(|e| e.to_string())?.pid);
+                let pane = client
+                    .create_pane(direct(&name, "sleep", &["30"]))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                pids.push(pane.pid);
             }
             Ok::<_, Error>(pids)
         }

@@ -53,6 +53,24 @@ where
     }
 }
 
+/// Waits until a pane's text view contains `needle`; returns the text.
+pub async fn wait_for_text(client: &Client, pane: &str, needle: &str) -> String {
+    wait_for(&format!("'{needle}' in pane output"), DEADLINE, || async {
+        let mode = fugue_client::protocol::ReadMode::Text {
+            lines: 1000,
+            since: None,
+        };
+        let text = client
+            .read_output(pane, mode)
+            .await
+            .expect("read the pane")
+            .lines
+            .join("\n");
+        text.contains(needle).then_some(text)
+    })
+    .await
+}
+
 /// A private directory (0700) for sockets, logs and files of one test.
 pub fn private_dir() -> tempfile::TempDir {
     let dir = tempfile::Builder::new()

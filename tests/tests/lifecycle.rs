@@ -2,25 +2,7 @@
 //! leave the shell alive, and destroying sessions.
 
 use fugue_client::protocol::{ReadMode, SpawnSpec};
-use fugue_client::Client;
-use fugue_tests::{children, comm, process_gone, wait_for, wait_until, Daemon, DEADLINE};
-
-async fn wait_text(client: &Client, pane: &str, needle: &str) {
-    wait_for(&format!("'{needle}' in pane output"), DEADLINE, || async {
-        let out = client
-            .read_output(
-                pane,
-                ReadMode::Text {
-                    lines: 1000,
-                    since: None,
-                },
-            )
-            .await
-            .unwrap();
-        out.lines.join("\n").contains(needle).then_some(())
-    })
-    .await
-}
+use fugue_tests::{children, comm, process_gone, wait_for, wait_for_text, wait_until, Daemon, DEADLINE};
 
 #[tokio::test]
 async fn kill_escalates_to_sigkill_for_a_process_that_ignores_term() {
@@ -36,7 +18,7 @@ async fn kill_escalates_to_sigkill_for_a_process_that_ignores_term() {
     spec.shell = false;
     let pane = client.create_pane(spec).await.unwrap();
     let id = pane.id.to_string();
-    wait_text(&client, &id, "armed").await;
+    wait_for_text(&client, &id, "armed").await;
     client.kill_pane(&id, None).await.unwrap();
     let (info, exited) = client.wait_for_exit(&id, Some(DEADLINE)).await.unwrap();
     assert!(exited);
@@ -86,7 +68,7 @@ async fn interrupt_stops_the_foreground_job_and_the_shell_survives() {
         .write_input(&id, b"echo status-$? shell-\"\"alive\r")
         .await
         .unwrap();
-    wait_text(&client, &id, "status-130 shell-alive").await;
+    wait_for_text(&client, &id, "status-130 shell-alive").await;
     assert!(!process_gone(pane.pid));
 }
 

@@ -1,34 +1,9 @@
 //! Panes on real PTYs: spawn modes, env/cwd/args, reading, truncation, input, keys,
 //! targets, order, and the limits.
 
-use fugue_client::protocol::{PaneState, ReadMode, SpawnSpec};
-use fugue_client::Client;
-use fugue_tests::{wait_for, wait_until, Daemon, DEADLINE};
+use fugue_client::protocol::{PaneState, SpawnSpec};
+use fugue_tests::{wait_for, wait_for_text, wait_until, Daemon, DEADLINE};
 use std::time::Duration;
-
-async fn text(client: &Client, pane: &str) -> String {
-    client
-        .read_output(
-            pane,
-            ReadMode::Text {
-                lines: 1000,
-                since: None,
-            },
-        )
-        .await
-        .unwrap()
-        .lines
-        .join("\n")
-}
-
-/// Waits until the pane's text view contains `needle`.
-async fn wait_text(client: &Client, pane: &str, needle: &str) -> String {
-    wait_for(&format!("'{needle}' in pane output"), DEADLINE, || async {
-        let text = text(client, pane).await;
-        text.contains(needle).then_some(text)
-    })
-    .await
-}
 
 fn spec(session: &str, command: &str, args: &[&str], shell: bool) -> SpawnSpec {
     let mut spec = SpawnSpec::new(session);
@@ -76,10 +51,10 @@ async fn shell_mode_keeps_the_shell_after_the_command() {
         .await
         .unwrap();
     let id = pane.id.to_string();
-    wait_text(&client, &id, "it's a b").await;
+    wait_for_text(&client, &id, "it's a b").await;
     // The command ended, the shell did not: it still runs commands.
     client.write_input(&id, b"echo still-\"\"alive\r").await.unwrap();
-    wait_text(&client, &id, "still-alive").await;
+    wait_for_text(&client, &id, "still-alive").await;
     assert_eq!(client.pane_status(&id).await.unwrap().state, PaneState::Running);
 }
 
@@ -218,9 +193,9 @@ async fn write_send_keys_and_targets() {
     }
     let out = daemon.cli(&["write", "dev:echoer", "typed text", "--enter"]);
     out.ok();
-    wait_text(&client, &id, "typed text").await;
+    wait_for_text(&client, &id, "typed text").await;
     daemon.cli(&["send-keys", "dev:0", "a", "b", "Enter"]).ok();
-    wait_text(&client, &id, "ab").await;
+    wait_for_text(&client, &id, "ab").await;
     let err = daemon.cli(&["send-keys", "dev:0", "NoSuchKey"]).err();
     assert!(err.contains("unknown key 'NoSuchKey'"), "{err}");
     // C-d at the start of a line ends cat.
@@ -410,7 +385,7 @@ async fn a_ten_megabyte_paste_into_a_busy_pane_blocks_nothing_else() {
     };
     // Other panes and requests go on meanwhile.
     client.write_input(&echo, b"still-working\r").await.unwrap();
-    wait_text(&client, &echo, "still-working").await;
+    wait_for_text(&client, &echo, "still-working").await;
     assert_eq!(client.list_panes(Some("dev")).await.unwrap().len(), 2);
     assert!(!paste.is_finished());
     // Releasing the pane ends the paste with an error, not a hang or a crash.

@@ -1,41 +1,150 @@
 //! One client connection: handshake, then requests read in a loop, each answered by
 //! its own task so replies go out in whatever order they finish.
 //!
-//! Everything a client can do wrong ends at this connection: malformed or oversize
-//! frames get a `Fatal` frame and a close, a silent client times out in the
-//! handshake, a vanished one has its in-flight requests cancelled. Outgoing frames
-//! go through a bounded queue, so a client that stops reading holds up only itself.
+//! Everything a client can do wrong ends at this connection, and costs a bounded
+//! amount while it lasts:
+//! - the first frame may be at most [`HELLO_MAX_BYTES`], later ones
+//!   [`MAX_CLIENT_FRAME_BYTES`]; a longer length prefix is refused at once;
+//! - a frame that stops half way is dropped with the connection after
+//!   [`FRAME_STALL_TIMEOUT`] (idle connections between frames may stay forever);
+//! - requests in flight are counted in bytes ([`IN_FLIGHT_BYTES`]), and so is the
+//!   outgoing queue ([`OUT_QUEUE_BYTES`]): a client that stops reading holds up only
+//!   itself, and holds at most that much memory;
+//! - malformed or oversize frames get a `Fatal` frame and a close;
+//! - a vanished client has its in-flight requests cancelled.
 
 use crate::pane::PaneMsg;
 use crate::requests::Handler;
 use crate::session::PaneHandle;
-use fugue_protocol::codec::{CodecError, FrameCodec};
+use bytes::{Bytes, BytesMut};
+use fugue_protocol::codec::{encode_frame, CodecError, FrameCodec};
+use fugue_protocol::limits::MAX_CLIENT_FRAME_BYTES;
 use fugue_protocol::{
-    ClientFrame, ErrorCode, ErrorReply, Event, PaneId, Request, Response, ServerFrame, Welcome, PROTOCOL_VERSION,
+    ClientFrame, ErrorCode, ErrorReply, Event, Hello, PaneId, Request, Response, ServerFrame, Welcome, PROTOCOL_VERSION,
 };
-use futures::{SinkExt, StreamExt};
 use ractor::ActorRef;
-use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
-use tokio::sync::{broadcast, mpsc, Semaphore};
-use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio::sync::{broadcast, mpsc, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+use tokio_util::codec::Decoder;
 use tokio_util::sync::CancellationToken;
 
 /// A client must say Hello within this time.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Frames queued for a client before its request tasks wait.
-const OUT_QUEUE: usize = 256;
-/// Requests in flight per connection before the daemon stops reading more.
-const MAX_IN_FLIGHT: usize = 1024;
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Largest first frame (a Hello is a few dozen bytes).
+pub const HELLO_MAX_BYTES: usize = 64 * 1024;
+/// Connections still in their handshake; past this the oldest is dropped.
+pub const MAX_PENDING_HANDSHAKES: usize = 128;
+/// A frame whose first byte arrived must be complete within this time.
+pub const FRAME_STALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// Bytes of requests (as framed) being worked on per connection before the daemon
+/// stops reading more from it.
+pub const IN_FLIGHT_BYTES: usize = 8 * 1024 * 1024;
+/// Bytes of replies and events queued for a client. A frame larger than this waits
+/// until the queue is empty and then goes alone.
+pub const OUT_QUEUE_BYTES: usize = 4 * 1024 * 1024;
+/// Every request counts at least this much against [`IN_FLIGHT_BYTES`], so tiny
+/// requests cannot pile up by the million.
+const MIN_REQUEST_COST: usize = 1024;
+/// Longest client string quoted in a log line or message.
+const LOG_FIELD_BYTES: usize = 128;
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panicked request task never makes a connection's tables unusable.
+    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Frames on their way to one client, counted in bytes.
+#[derive(Clone)]
+pub struct Outbox {
+    queue: mpsc::UnboundedSender<Outgoing>,
+    budget: Arc<Semaphore>,
+}
+
+struct Outgoing {
+    frame: Bytes,
+    /// Returned to the budget once the frame is written.
+    _permit: OwnedSemaphorePermit,
+    /// The daemon begins to shut down once this frame is out.
+    starts_shutdown: bool,
+    /// The connection closes after this frame.
+    fatal: bool,
+}
+
+/// The client is gone; nothing more can be sent.
+#[derive(Debug)]
+pub struct Closed;
+
+impl Outbox {
+    fn new() -> (Self, mpsc::UnboundedReceiver<Outgoing>) {
+        let (queue, rx) = mpsc::unbounded_channel();
+        let budget = Arc::new(Semaphore::new(OUT_QUEUE_BYTES));
+        (Self { queue, budget }, rx)
+    }
+
+    /// Queues `frame`, waiting (this caller only) while the client's queue is full.
+    pub async fn send(&self, frame: ServerFrame) -> Result<(), Closed> {
+        let starts_shutdown = matches!(
+            frame,
+            ServerFrame::Reply {
+                result: Ok(Response::ShuttingDown),
+                ..
+            }
+        );
+        let fatal = matches!(frame, ServerFrame::Fatal(_));
+        let bytes = encode_or_explain(frame);
+        let cost = bytes.len().clamp(1, OUT_QUEUE_BYTES) as u32;
+        let permit = self.budget.clone().acquire_many_owned(cost).await.map_err(|_| Closed)?;
+        self.queue
+            .send(Outgoing {
+                frame: bytes.into(),
+                _permit: permit,
+                starts_shutdown,
+                fatal,
+            })
+            .map_err(|_| Closed)
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.queue.is_closed()
+    }
+}
+
+/// Encodes a frame; a reply too large for a frame becomes an error reply saying so,
+/// so the caller hears why instead of losing the connection.
+fn encode_or_explain(frame: ServerFrame) -> Vec<u8> {
+    let id = match &frame {
+        ServerFrame::Reply { id, .. } => Some(*id),
+        _ => None,
+    };
+    match (encode_frame(&frame), id) {
+        (Ok(bytes), _) => bytes,
+        (Err(err), Some(id)) => {
+            let reply = ErrorReply::new(
+                ErrorCode::LimitReached,
+                format!("the reply is too large to send ({err}); ask for less (fewer lines, a smaller range, no --ansi)"),
+            );
+            let fallback = ServerFrame::Reply { id, result: Err(reply) };
+            encode_frame(&fallback).unwrap_or_default()
+        }
+        (Err(err), None) => {
+            tracing::warn!(%err, "dropped an event that does not fit in a frame");
+            let fallback = ServerFrame::Event(Event::Lagged { missed: 1 });
+            encode_frame(&fallback).unwrap_or_default()
+        }
+    }
+}
 
 /// What one connection has going: its outgoing queue, the token that stops its
 /// tasks, its event subscription and the panes it is attached to.
 pub struct ConnectionState {
-    pub out: mpsc::Sender<ServerFrame>,
+    pub out: Outbox,
     pub cancel: CancellationToken,
     pub subscribed: AtomicBool,
     pub attachments: Mutex<HashMap<PaneId, Attachment>>,
@@ -53,12 +162,12 @@ pub struct Attachment {
 
 impl ConnectionState {
     pub fn attachment_id(&self, pane: PaneId) -> Option<u64> {
-        self.attachments.lock().expect("attachments").get(&pane).map(|a| a.id)
+        lock(&self.attachments).get(&pane).map(|a| a.id)
     }
 
     /// Ends the attachment to `pane`; false if there was none.
     pub fn detach(&self, pane: PaneId) -> bool {
-        let Some(attachment) = self.attachments.lock().expect("attachments").remove(&pane) else {
+        let Some(attachment) = lock(&self.attachments).remove(&pane) else {
             return false;
         };
         attachment.stop.cancel();
@@ -74,75 +183,222 @@ impl ConnectionState {
     }
 
     fn detach_all(&self) {
-        let panes: Vec<PaneId> = self.attachments.lock().expect("attachments").keys().copied().collect();
+        let panes: Vec<PaneId> = lock(&self.attachments).keys().copied().collect();
         for pane in panes {
             self.detach(pane);
         }
     }
 }
 
-type Reader = FramedRead<OwnedReadHalf, FrameCodec<ServerFrame, ClientFrame>>;
-type Writer = FramedWrite<OwnedWriteHalf, FrameCodec<ServerFrame, ClientFrame>>;
+/// Connections that have not finished their handshake. When there are too many,
+/// the oldest is dropped to make room: a well-behaved client says Hello at once, so
+/// a crowd of silent connections cannot lock it out.
+#[derive(Default)]
+pub struct Handshakes {
+    pending: Mutex<VecDeque<(u64, CancellationToken)>>,
+    next: AtomicU64,
+    /// Notified whenever a connection ends (and its descriptor is free again).
+    pub closed: Notify,
+}
 
-fn codec_error_reply(err: &CodecError) -> Option<ErrorReply> {
+impl Handshakes {
+    fn register(&self) -> (u64, CancellationToken) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let token = CancellationToken::new();
+        let mut pending = lock(&self.pending);
+        while pending.len() >= MAX_PENDING_HANDSHAKES {
+            let Some((_, oldest)) = pending.pop_front() else { break };
+            oldest.cancel();
+        }
+        pending.push_back((id, token.clone()));
+        (id, token)
+    }
+
+    fn finish(&self, id: u64) {
+        lock(&self.pending).retain(|(pending, _)| *pending != id);
+    }
+
+    /// Drops the older half of the pending handshakes (when descriptors run out).
+    pub fn evict_older_half(&self) -> usize {
+        let mut pending = lock(&self.pending);
+        let count = pending.len().div_ceil(2);
+        for (_, token) in pending.drain(..count) {
+            token.cancel();
+        }
+        count
+    }
+}
+
+/// Why reading a frame failed.
+enum ReadError {
+    Codec(CodecError),
+    /// A frame started and did not finish in time.
+    Stalled,
+}
+
+/// Reads frames off the socket. It never reserves room for a whole announced frame
+/// (memory follows what the client actually sent) and knows when a frame is half
+/// read, so a slow drip can be cut off.
+struct FrameReader {
+    stream: OwnedReadHalf,
+    buf: BytesMut,
+    codec: FrameCodec<ServerFrame, ClientFrame>,
+    /// When the bytes now in `buf` (an unfinished frame) began to arrive.
+    partial_since: Option<Instant>,
+}
+
+impl FrameReader {
+    fn new(stream: OwnedReadHalf) -> Self {
+        Self {
+            stream,
+            buf: BytesMut::new(),
+            codec: FrameCodec::with_max_in(HELLO_MAX_BYTES),
+            partial_since: None,
+        }
+    }
+
+    /// The next frame and its size on the wire; `None` at a clean end of stream.
+    async fn next(&mut self) -> Option<Result<(ClientFrame, usize), ReadError>> {
+        loop {
+            let before = self.buf.len();
+            match self.codec.decode(&mut self.buf) {
+                Ok(Some(frame)) => {
+                    self.partial_since = (!self.buf.is_empty()).then(Instant::now);
+                    return Some(Ok((frame, before - self.buf.len())));
+                }
+                Ok(None) => {}
+                Err(err) => return Some(Err(ReadError::Codec(err))),
+            }
+            if self.buf.is_empty() {
+                self.partial_since = None;
+            } else if self.partial_since.is_none() {
+                self.partial_since = Some(Instant::now());
+            }
+            if self.buf.capacity() - self.buf.len() < 4096 {
+                self.buf.reserve(16 * 1024);
+            }
+            let read = match self.partial_since {
+                None => self.stream.read_buf(&mut self.buf).await,
+                Some(since) => {
+                    match tokio::time::timeout_at(since + FRAME_STALL_TIMEOUT, self.stream.read_buf(&mut self.buf)).await
+                    {
+                        Ok(read) => read,
+                        Err(_) => return Some(Err(ReadError::Stalled)),
+                    }
+                }
+            };
+            match read {
+                Ok(0) if self.buf.is_empty() => return None,
+                Ok(0) => {
+                    return Some(Err(ReadError::Codec(CodecError::Malformed(
+                        "the connection ended inside a frame".into(),
+                    ))))
+                }
+                Ok(_) => {}
+                Err(err) => return Some(Err(ReadError::Codec(CodecError::Io(err)))),
+            }
+        }
+    }
+}
+
+fn read_error_reply(err: &ReadError) -> Option<ErrorReply> {
     match err {
-        CodecError::FrameTooLarge => Some(ErrorReply::new(
-            ErrorCode::FrameTooLarge,
+        ReadError::Stalled => Some(ErrorReply::new(
+            ErrorCode::MalformedFrame,
             format!(
-                "frame larger than {} bytes; split large writes",
-                fugue_protocol::MAX_FRAME_BYTES
+                "a frame stopped half way for {} s; closing",
+                FRAME_STALL_TIMEOUT.as_secs()
             ),
         )),
-        CodecError::Malformed(why) => Some(ErrorReply::new(
-            ErrorCode::MalformedFrame,
-            format!("malformed frame: {why}"),
+        ReadError::Codec(CodecError::FrameTooLarge { len, max }) => Some(ErrorReply::new(
+            ErrorCode::FrameTooLarge,
+            format!("frame of {len} bytes exceeds the maximum {max}; split large writes"),
         )),
-        CodecError::Io(_) => None,
+        ReadError::Codec(CodecError::Malformed(why)) => Some(ErrorReply::new(
+            ErrorCode::MalformedFrame,
+            format!(
+                "malformed frame: {}",
+                fugue_protocol::limits::truncate_for_display(why, LOG_FIELD_BYTES)
+            ),
+        )),
+        ReadError::Codec(CodecError::Io(_)) => None,
     }
+}
+
+/// Writes one frame straight to the socket (before the outbox exists), with a
+/// deadline so a client that never reads cannot hold the handshake open.
+async fn write_direct(writer: &mut OwnedWriteHalf, frame: ServerFrame) -> bool {
+    let bytes = encode_or_explain(frame);
+    matches!(
+        tokio::time::timeout(HANDSHAKE_TIMEOUT, writer.write_all(&bytes)).await,
+        Ok(Ok(()))
+    )
+}
+
+/// Reads the Hello: within the handshake timeout, unless a newer connection
+/// pushes this one out of the pending handshakes.
+async fn handshake(reader: &mut FrameReader, writer: &mut OwnedWriteHalf, evicted: CancellationToken) -> Option<Hello> {
+    let first = tokio::select! {
+        first = tokio::time::timeout(HANDSHAKE_TIMEOUT, reader.next()) => first,
+        _ = evicted.cancelled() => {
+            tracing::debug!("dropped a connection still in its handshake: too many pending");
+            return None;
+        }
+    };
+    let fatal = match first {
+        Ok(Some(Ok((ClientFrame::Hello(hello), _)))) => return Some(hello),
+        Ok(Some(Ok((ClientFrame::Request { .. }, _)))) => {
+            ErrorReply::new(ErrorCode::MalformedFrame, "the first frame must be Hello")
+        }
+        Ok(Some(Err(err))) => match read_error_reply(&err) {
+            Some(reply) => reply,
+            None => return None,
+        },
+        Ok(None) => return None,
+        Err(_) => ErrorReply::new(
+            ErrorCode::MalformedFrame,
+            format!("no Hello within {} s", HANDSHAKE_TIMEOUT.as_secs()),
+        ),
+    };
+    tracing::debug!(reason = %fatal.message, "handshake refused");
+    write_direct(writer, ServerFrame::Fatal(fatal)).await;
+    None
 }
 
 /// Serves one connection until the client leaves or breaks the protocol.
 /// `shutdown` is cancelled when a client asks the daemon to shut down.
-pub async fn serve(stream: UnixStream, handler: Arc<Handler>, shutdown: CancellationToken) {
-    let (read, write) = stream.into_split();
-    let mut reader: Reader = FramedRead::new(read, FrameCodec::new());
-    let mut writer: Writer = FramedWrite::new(write, FrameCodec::new());
+pub async fn serve(stream: UnixStream, handler: Arc<Handler>, shutdown: CancellationToken, handshakes: Arc<Handshakes>) {
+    let (read, mut write) = stream.into_split();
+    let mut reader = FrameReader::new(read);
+    let (slot, evicted) = handshakes.register();
+    let hello = handshake(&mut reader, &mut write, evicted).await;
+    handshakes.finish(slot);
+    if let Some(hello) = hello {
+        serve_client(hello, reader, write, handler, shutdown).await;
+    }
+    handshakes.closed.notify_waiters();
+}
 
-    let hello = match tokio::time::timeout(HANDSHAKE_TIMEOUT, reader.next()).await {
-        Ok(Some(Ok(ClientFrame::Hello(hello)))) => hello,
-        Ok(Some(Ok(ClientFrame::Request { .. }))) => {
-            let reply = ErrorReply::new(ErrorCode::MalformedFrame, "the first frame must be Hello");
-            let _ = writer.send(ServerFrame::Fatal(reply)).await;
-            return;
-        }
-        Ok(Some(Err(err))) => {
-            if let Some(reply) = codec_error_reply(&err) {
-                let _ = writer.send(ServerFrame::Fatal(reply)).await;
-            }
-            tracing::debug!(%err, "bad handshake frame");
-            return;
-        }
-        Ok(None) => return,
-        Err(_) => {
-            let reply = ErrorReply::new(ErrorCode::MalformedFrame, "no Hello within 10 s");
-            let _ = writer.send(ServerFrame::Fatal(reply)).await;
-            return;
-        }
-    };
+async fn serve_client(
+    hello: Hello,
+    mut reader: FrameReader,
+    mut write: OwnedWriteHalf,
+    handler: Arc<Handler>,
+    shutdown: CancellationToken,
+) {
+    let client = hello.display_name();
     if hello.protocol_version != PROTOCOL_VERSION {
         let reply = ErrorReply::new(
             ErrorCode::ProtocolMismatch,
             format!(
-                "protocol mismatch: client {} {} speaks protocol {}, daemon fugued {} speaks protocol {}; restart the daemon (fugue daemon stop) or use a matching client",
-                hello.client_name,
-                hello.client_version,
+                "protocol mismatch: client {client} speaks protocol {}, daemon fugued {} speaks protocol {}; restart the daemon (fugue daemon stop) or use a matching client",
                 hello.protocol_version,
                 env!("CARGO_PKG_VERSION"),
                 PROTOCOL_VERSION
             ),
         );
-        tracing::info!(client = %hello.client_name, version = hello.protocol_version, "refused: protocol mismatch");
-        let _ = writer.send(ServerFrame::Fatal(reply)).await;
+        tracing::info!(%client, version = hello.protocol_version, "refused: protocol mismatch");
+        write_direct(&mut write, ServerFrame::Fatal(reply)).await;
         return;
     }
     let welcome = Welcome {
@@ -150,13 +406,14 @@ pub async fn serve(stream: UnixStream, handler: Arc<Handler>, shutdown: Cancella
         daemon_version: env!("CARGO_PKG_VERSION").to_string(),
         pid: std::process::id(),
     };
-    if writer.send(ServerFrame::Welcome(welcome)).await.is_err() {
+    if !write_direct(&mut write, ServerFrame::Welcome(welcome)).await {
         return;
     }
-    tracing::debug!(client = %hello.client_name, "client connected");
+    tracing::debug!(%client, "client connected");
+    reader.codec.set_max_in(MAX_CLIENT_FRAME_BYTES);
 
-    let (out, out_rx) = mpsc::channel(OUT_QUEUE);
-    let write_task = tokio::spawn(write_loop(writer, out_rx, shutdown));
+    let (out, out_rx) = Outbox::new();
+    let write_task = tokio::spawn(write_loop(write, out_rx, shutdown));
     let conn = Arc::new(ConnectionState {
         out,
         cancel: CancellationToken::new(),
@@ -173,16 +430,16 @@ pub async fn serve(stream: UnixStream, handler: Arc<Handler>, shutdown: Cancella
     let _ = write_task.await;
 }
 
-async fn read_loop(mut reader: Reader, handler: Arc<Handler>, conn: &Arc<ConnectionState>) {
+async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<ConnectionState>) {
     let out = &conn.out;
-    let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+    let budget = Arc::new(Semaphore::new(IN_FLIGHT_BYTES));
     loop {
-        let frame = match reader.next().await {
+        let (frame, size) = match reader.next().await {
             None => return,
             Some(Ok(frame)) => frame,
             Some(Err(err)) => {
-                if let Some(reply) = codec_error_reply(&err) {
-                    tracing::debug!(%err, "closing connection");
+                if let Some(reply) = read_error_reply(&err) {
+                    tracing::debug!(reason = %reply.message, "closing connection");
                     let _ = out.send(ServerFrame::Fatal(reply)).await;
                 }
                 return;
@@ -198,32 +455,34 @@ async fn read_loop(mut reader: Reader, handler: Arc<Handler>, conn: &Arc<Connect
         };
         tracing::debug!(id, request = request.name(), "request");
         if let Request::Cancel { id: target } = request {
-            let token = conn.in_flight.lock().expect("in flight").remove(&target);
+            let token = lock(&conn.in_flight).remove(&target);
             if let Some(token) = token {
                 tracing::debug!(request = target, "request cancelled by the client");
                 token.cancel();
             }
-            let _ = out
-                .send(ServerFrame::Reply {
-                    id,
-                    result: Ok(Response::Ok),
-                })
-                .await;
+            let _ = out.send(ServerFrame::Reply { id, result: Ok(Response::Ok) }).await;
             continue;
         }
-        let Ok(permit) = permits.clone().acquire_owned().await else {
+        // Refused requests cost nothing further: answer and read on.
+        if let Err(reply) = request.validate() {
+            tracing::debug!(id, request = request.name(), reason = %reply.message, "request refused");
+            let _ = out.send(ServerFrame::Reply { id, result: Err(reply) }).await;
+            continue;
+        }
+        let cost = size.clamp(MIN_REQUEST_COST, IN_FLIGHT_BYTES) as u32;
+        let Ok(permit) = budget.clone().acquire_many_owned(cost).await else {
             return;
         };
         let handler = handler.clone();
         let conn = conn.clone();
         let token = conn.cancel.child_token();
-        conn.in_flight.lock().expect("in flight").insert(id, token.clone());
+        lock(&conn.in_flight).insert(id, token.clone());
         tokio::spawn(async move {
             let result = tokio::select! {
                 result = handler.handle(&conn, request) => result,
                 _ = token.cancelled() => Err(ErrorReply::new(ErrorCode::Cancelled, "the request was cancelled")),
             };
-            conn.in_flight.lock().expect("in flight").remove(&id);
+            lock(&conn.in_flight).remove(&id);
             if !conn.cancel.is_cancelled() {
                 let _ = conn.out.send(ServerFrame::Reply { id, result }).await;
             }
@@ -233,11 +492,7 @@ async fn read_loop(mut reader: Reader, handler: Arc<Handler>, conn: &Arc<Connect
 }
 
 /// Pushes events to the client; a client that falls behind is told how many it missed.
-pub async fn forward_events(
-    mut events: broadcast::Receiver<Event>,
-    out: mpsc::Sender<ServerFrame>,
-    cancel: CancellationToken,
-) {
+pub async fn forward_events(mut events: broadcast::Receiver<Event>, out: Outbox, cancel: CancellationToken) {
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
@@ -248,35 +503,34 @@ pub async fn forward_events(
             Err(broadcast::error::RecvError::Lagged(missed)) => Event::Lagged { missed },
             Err(broadcast::error::RecvError::Closed) => return,
         };
-        if out.send(ServerFrame::Event(event)).await.is_err() {
+        let sent = tokio::select! {
+            sent = out.send(ServerFrame::Event(event)) => sent,
+            _ = cancel.cancelled() => return,
+        };
+        if sent.is_err() {
             return;
         }
     }
 }
 
-async fn write_loop(mut writer: Writer, mut frames: mpsc::Receiver<ServerFrame>, shutdown: CancellationToken) {
-    while let Some(frame) = frames.recv().await {
-        let starts_shutdown = matches!(
-            frame,
-            ServerFrame::Reply {
-                result: Ok(Response::ShuttingDown),
-                ..
-            }
-        );
-        let fatal = matches!(frame, ServerFrame::Fatal(_));
-        // Batch: flush only when nothing else is waiting.
-        let sent = match frames.is_empty() {
-            true => writer.send(frame).await,
-            false => writer.feed(frame).await,
-        };
-        if let Err(err) = sent {
+async fn write_loop(write: OwnedWriteHalf, mut frames: mpsc::UnboundedReceiver<Outgoing>, shutdown: CancellationToken) {
+    let mut writer = BufWriter::with_capacity(64 * 1024, write);
+    while let Some(outgoing) = frames.recv().await {
+        if let Err(err) = writer.write_all(&outgoing.frame).await {
             tracing::debug!(%err, "client write failed");
             return;
         }
-        if starts_shutdown {
+        // Batch: flush only when nothing else is waiting.
+        if frames.is_empty() || outgoing.starts_shutdown || outgoing.fatal {
+            if let Err(err) = writer.flush().await {
+                tracing::debug!(%err, "client write failed");
+                return;
+            }
+        }
+        if outgoing.starts_shutdown {
             shutdown.cancel();
         }
-        if fatal {
+        if outgoing.fatal {
             return;
         }
     }

@@ -71,6 +71,10 @@ fn main() -> ExitCode {
         eprintln!("fugued: {err}");
         return ExitCode::FAILURE;
     }
+    match server::raise_fd_limit() {
+        Ok(limit) => tracing::info!(limit, "open file limit"),
+        Err(err) => tracing::warn!(%err, "cannot raise the open file limit"),
+    }
     let mut config = DaemonConfig::new(socket);
     config.exited_ttl = args.exited_ttl;
     config.max_running_panes = args.max_panes;

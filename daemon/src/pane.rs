@@ -351,12 +351,8 @@ impl PaneState {
     }
 
     fn resize(&self, size: PaneSize) -> Result<(), ErrorReply> {
-        if size.cols == 0 || size.rows == 0 {
-            return Err(ErrorReply::invalid(format!(
-                "size must be at least 1x1, got {}x{}",
-                size.cols, size.rows
-            )));
-        }
+        // Requests were validated already; this guards every other path to the emulator.
+        fugue_protocol::limits::check_size(size)?;
         if self.output.size() == size {
             return Ok(());
         }

@@ -56,24 +56,6 @@ fn spawn_failed(message: String) -> ErrorReply {
     ErrorReply::new(ErrorCode::SpawnFailed, message)
 }
 
-/// Checks an environment variable name and value as the spawn spec must.
-pub fn validate_env(name: &str, value: &str) -> Result<(), ErrorReply> {
-    if name.is_empty() {
-        return Err(ErrorReply::invalid("environment variable with an empty name"));
-    }
-    if name.contains('=') || name.contains('\0') {
-        return Err(ErrorReply::invalid(format!(
-            "environment variable name {name:?} may not contain '=' or NUL"
-        )));
-    }
-    if value.contains('\0') {
-        return Err(ErrorReply::invalid(format!(
-            "value of environment variable {name} contains NUL"
-        )));
-    }
-    Ok(())
-}
-
 /// Checks a directory a pane or session would start in.
 pub fn validate_cwd(cwd: &Path) -> Result<(), ErrorReply> {
     if !cwd.is_absolute() {
@@ -92,15 +74,10 @@ pub fn validate_cwd(cwd: &Path) -> Result<(), ErrorReply> {
 /// Turns a request into a [`Launch`], or says what is wrong with it.
 pub fn validate(req: LaunchRequest<'_>) -> Result<Launch, ErrorReply> {
     for (name, value) in &req.env {
-        validate_env(name, value)?;
+        fugue_protocol::limits::check_env_var(name, value)?;
     }
     validate_cwd(req.cwd)?;
-    if req.size.cols == 0 || req.size.rows == 0 {
-        return Err(ErrorReply::invalid(format!(
-            "size must be at least 1x1, got {}x{}",
-            req.size.cols, req.size.rows
-        )));
-    }
+    fugue_protocol::limits::check_size(req.size)?;
     let env_value = |key: &str| req.env.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v.clone());
     let path_var = env_value("PATH")
         .or_else(|| std::env::var("PATH").ok())

@@ -139,12 +139,6 @@ impl Handler {
                 }
             }
             Request::ClientResize { pane, size } => {
-                if size.cols == 0 || size.rows == 0 {
-                    return Err(ErrorReply::invalid(format!(
-                        "size must be at least 1x1, got {}x{}",
-                        size.cols, size.rows
-                    )));
-                }
                 let pane = self.pane(&pane).await?;
                 let Some(id) = conn.attachment_id(pane.info.id) else {
                     return Err(ErrorReply::invalid(format!(
@@ -388,10 +382,11 @@ impl Handler {
     /// pane's output lock; between checks the task sleeps until output arrives, the
     /// process exits, or a quiet-time threshold or the deadline comes due.
     async fn wait_until(&self, target: &str, until: WaitUntil, timeout_ms: u64) -> Result<Response, ErrorReply> {
-        let pattern = match &until.pattern {
-            Some(p) => Some(regex::Regex::new(p).map_err(|e| ErrorReply::invalid(format!("bad pattern: {e}")))?),
-            None => None,
-        };
+        let pattern = until
+            .pattern
+            .as_deref()
+            .map(fugue_protocol::limits::compile_pattern)
+            .transpose()?;
         let pane = self.pane(target).await?;
         let started = Instant::now();
         let deadline = started + Duration::from_millis(timeout_ms);
@@ -580,7 +575,10 @@ impl Follow {
     }
 
     async fn send(&self, event: Event) -> bool {
-        self.conn.out.send(ServerFrame::Event(event)).await.is_ok()
+        tokio::select! {
+            sent = self.conn.out.send(ServerFrame::Event(event)) => sent.is_ok(),
+            _ = self.stop.cancelled() => false,
+        }
     }
 }
 

@@ -106,7 +106,9 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
     });
     tracing::info!(socket = %claimed.path.display(), pid = std::process::id(), "fugued ready");
 
+    // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
+    let handshakes = Arc::new(connection::Handshakes::default());
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -115,9 +117,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
         let stream = match accepted {
             Ok((stream, _)) => stream,
             Err(err) => {
-                // EMFILE and friends: log, back off briefly, keep serving.
-                tracing::warn!(%err, "accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                out_of_descriptors(&err, &handshakes, &shutdown).await;
                 continue;
             }
         };
@@ -132,7 +132,12 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
                 continue;
             }
         }
-        tokio::spawn(connection::serve(stream, handler.clone(), shutdown.clone()));
+        tokio::spawn(connection::serve(
+            stream,
+            handler.clone(),
+            shutdown.clone(),
+            handshakes.clone(),
+        ));
     }
 
     drop(listener);
@@ -159,6 +164,51 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
     drop(claimed.lock);
     tracing::info!("bye");
     Ok(())
+}
+
+/// An accept failed. When descriptors ran out (EMFILE/ENFILE), free some by dropping
+/// the older half of the connections still in their handshake, then wait for a
+/// connection to close (or a second) instead of retrying in a busy loop.
+async fn out_of_descriptors(err: &std::io::Error, handshakes: &connection::Handshakes, shutdown: &CancellationToken) {
+    let no_fds = matches!(err.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE));
+    if !no_fds {
+        tracing::warn!(%err, "accept failed");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        return;
+    }
+    let dropped = handshakes.evict_older_half();
+    tracing::warn!(%err, dropped, "out of file descriptors; dropped connections still in their handshake");
+    let closed = handshakes.closed.notified();
+    tokio::select! {
+        _ = closed => {}
+        _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+        _ = shutdown.cancelled() => {}
+    }
+}
+
+/// Raises the soft limit on open files to the hard limit, as servers that hold a
+/// descriptor per client and per pane must. Returns the limit now in force.
+pub fn raise_fd_limit() -> std::io::Result<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid, writable rlimit for getrlimit to fill.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if limit.rlim_cur < limit.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        // SAFETY: `raised` is a valid rlimit; raising the soft limit up to the hard one needs no privilege.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        return Ok(raised.rlim_cur as u64);
+    }
+    Ok(limit.rlim_cur as u64)
 }
 
 fn watch_signals(shutdown: CancellationToken) -> Result<(), String> {

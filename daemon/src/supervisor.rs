@@ -223,7 +223,7 @@ impl SupervisorState {
         }
         crate::pty::validate_cwd(&cwd)?;
         for (k, v) in &env {
-            crate::pty::validate_env(k, v)?;
+            fugue_protocol::limits::check_env_var(k, v)?;
         }
         let id = SessionId::new();
         let args = SessionArgs {

@@ -1,14 +1,20 @@
-//! All (de)serialisation of the protocol: a 4-byte big-endian length prefix
-//! (tokio-util's `LengthDelimitedCodec`) around a bincode 2 payload.
+//! All (de)serialisation of the protocol: a 4-byte big-endian length prefix around
+//! a bincode 2 payload.
 //!
-//! Decoding is size-limited so a hostile length inside a payload cannot make us
-//! allocate before reading, and every payload must be consumed exactly.
+//! Decoding is size-limited twice: a frame whose length prefix exceeds the reader's
+//! limit is refused as soon as the prefix is read (nothing is buffered for it, and
+//! nothing is reserved up front for frames that are still arriving), and bincode's
+//! own limit stops a hostile length inside a payload from allocating before reading.
+//! Every payload must be consumed exactly.
 
 use crate::MAX_FRAME_BYTES;
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, BufMut, BytesMut};
 use serde::{de::DeserializeOwned, Serialize};
 use std::marker::PhantomData;
-use tokio_util::codec::{Decoder, Encoder, LengthDelimitedCodec, LengthDelimitedCodecError};
+use tokio_util::codec::{Decoder, Encoder};
+
+/// Bytes of the length prefix.
+pub const PREFIX_BYTES: usize = 4;
 
 fn config() -> impl bincode::config::Config {
     bincode::config::standard().with_limit::<MAX_FRAME_BYTES>()
@@ -17,8 +23,8 @@ fn config() -> impl bincode::config::Config {
 /// Why a frame could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum CodecError {
-    #[error("frame of more than {max} bytes", max = MAX_FRAME_BYTES)]
-    FrameTooLarge,
+    #[error("frame of {len} bytes exceeds the maximum {max}")]
+    FrameTooLarge { len: usize, max: usize },
     #[error("malformed frame: {0}")]
     Malformed(String),
     #[error(transparent)]
@@ -29,9 +35,21 @@ pub enum CodecError {
 pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
     let payload = bincode::serde::encode_to_vec(value, config()).map_err(|e| CodecError::Malformed(e.to_string()))?;
     if payload.len() > MAX_FRAME_BYTES {
-        return Err(CodecError::FrameTooLarge);
+        return Err(CodecError::FrameTooLarge {
+            len: payload.len(),
+            max: MAX_FRAME_BYTES,
+        });
     }
     Ok(payload)
+}
+
+/// Encodes one value as a whole frame, length prefix included.
+pub fn encode_frame<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
+    let payload = encode(value)?;
+    let mut frame = Vec::with_capacity(PREFIX_BYTES + payload.len());
+    frame.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&payload);
+    Ok(frame)
 }
 
 /// Decodes one payload; trailing bytes are an error.
@@ -47,23 +65,38 @@ pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, CodecError> {
     Ok(value)
 }
 
-/// A tokio codec that writes `Out` frames and reads `In` frames.
-/// The client uses `FrameCodec<ClientFrame, ServerFrame>`, the daemon the reverse.
+/// The payload length a buffer's prefix announces, if the prefix is complete.
+pub fn announced_len(src: &[u8]) -> Option<usize> {
+    let prefix: [u8; PREFIX_BYTES] = src.get(..PREFIX_BYTES)?.try_into().ok()?;
+    Some(u32::from_be_bytes(prefix) as usize)
+}
+
+/// A tokio codec that writes `Out` frames and reads `In` frames of at most
+/// `max_in` payload bytes. The client uses `FrameCodec<ClientFrame, ServerFrame>`,
+/// the daemon the reverse with a smaller `max_in`.
 pub struct FrameCodec<Out, In> {
-    frames: LengthDelimitedCodec,
+    max_in: usize,
     _types: PhantomData<fn(Out) -> In>,
 }
 
 impl<Out, In> FrameCodec<Out, In> {
     pub fn new() -> Self {
+        Self::with_max_in(MAX_FRAME_BYTES)
+    }
+
+    pub fn with_max_in(max_in: usize) -> Self {
         Self {
-            frames: LengthDelimitedCodec::builder()
-                .length_field_length(4)
-                .big_endian()
-                .max_frame_length(MAX_FRAME_BYTES)
-                .new_codec(),
+            max_in: max_in.min(MAX_FRAME_BYTES),
             _types: PhantomData,
         }
+    }
+
+    pub fn set_max_in(&mut self, max_in: usize) {
+        self.max_in = max_in.min(MAX_FRAME_BYTES);
+    }
+
+    pub fn max_in(&self) -> usize {
+        self.max_in
     }
 }
 
@@ -73,33 +106,21 @@ impl<Out, In> Default for FrameCodec<Out, In> {
     }
 }
 
-fn classify(err: std::io::Error) -> CodecError {
-    let too_large = err
-        .get_ref()
-        .is_some_and(|inner| inner.is::<LengthDelimitedCodecError>());
-    if too_large {
-        CodecError::FrameTooLarge
-    } else {
-        CodecError::Io(err)
-    }
-}
-
 impl<Out, In: DeserializeOwned> Decoder for FrameCodec<Out, In> {
     type Item = In;
     type Error = CodecError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<In>, CodecError> {
-        match self.frames.decode(src).map_err(classify)? {
-            Some(payload) => decode(&payload).map(Some),
-            None => Ok(None),
+        let Some(len) = announced_len(src) else { return Ok(None) };
+        if len > self.max_in {
+            return Err(CodecError::FrameTooLarge { len, max: self.max_in });
         }
-    }
-
-    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<In>, CodecError> {
-        match self.frames.decode_eof(src).map_err(classify)? {
-            Some(payload) => decode(&payload).map(Some),
-            None => Ok(None),
+        if src.len() < PREFIX_BYTES + len {
+            return Ok(None);
         }
+        src.advance(PREFIX_BYTES);
+        let payload = src.split_to(len);
+        decode(&payload).map(Some)
     }
 }
 
@@ -108,7 +129,10 @@ impl<Out: Serialize, In> Encoder<Out> for FrameCodec<Out, In> {
 
     fn encode(&mut self, item: Out, dst: &mut BytesMut) -> Result<(), CodecError> {
         let payload = encode(&item)?;
-        self.frames.encode(Bytes::from(payload), dst).map_err(classify)
+        dst.reserve(PREFIX_BYTES + payload.len());
+        dst.put_u32(payload.len() as u32);
+        dst.extend_from_slice(&payload);
+        Ok(())
     }
 }
 
@@ -481,7 +505,7 @@ mod tests {
     fn oversize_length_is_frame_too_large() {
         let mut codec = FrameCodec::<ServerFrame, ClientFrame>::new();
         let mut buf = BytesMut::from(&((MAX_FRAME_BYTES as u32) + 1).to_be_bytes()[..]);
-        assert!(matches!(codec.decode(&mut buf), Err(CodecError::FrameTooLarge)));
+        assert!(matches!(codec.decode(&mut buf), Err(CodecError::FrameTooLarge { .. })));
     }
 
     #[test]

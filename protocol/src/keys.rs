@@ -8,37 +8,62 @@
 pub const KEY_NAMES: &str = "Enter, Escape, Tab, BTab, Backspace, Space, Up, Down, Left, Right, \
 Home, End, PageUp, PageDown, Insert, Delete, F1-F12, C-a..C-z, M-<key>";
 
+/// Checks a key name's length before anything parses it (the bound lives in
+/// [`crate::limits::MAX_KEY_NAME_BYTES`]).
+pub fn check_key_name(name: &str) -> Result<(), crate::ErrorReply> {
+    use crate::limits::{truncate_for_display, MAX_KEY_NAME_BYTES};
+    if name.len() > MAX_KEY_NAME_BYTES {
+        return Err(crate::ErrorReply::invalid(format!(
+            "key name of {} bytes; the maximum is {MAX_KEY_NAME_BYTES} ({})",
+            name.len(),
+            truncate_for_display(name, 16)
+        )));
+    }
+    Ok(())
+}
+
 /// Encodes one key name into the bytes to write to the PTY.
 ///
 /// `app_cursor` selects the application cursor-key mode (DECCKM) encodings of the
 /// arrows, Home and End, which full-screen programs switch on.
-/// A single character stands for itself; `C-` and `M-` prefixes combine (`C-M-a`).
+/// A single character stands for itself; `C-` and `M-` prefixes combine in any
+/// order (`C-M-a`, `M-C-a`). Prefixes are peeled in a loop, never by recursion,
+/// and names longer than the limit are refused before parsing.
 pub fn encode_key(name: &str, app_cursor: bool) -> Result<Vec<u8>, String> {
     if name.is_empty() {
         return Err("empty key name".into());
     }
-    if let Some(rest) = strip_prefix_ci(name, "M-") {
-        let mut out = vec![0x1b];
-        out.extend(encode_key(rest, app_cursor)?);
+    check_key_name(name).map_err(|e| e.message)?;
+    let (mut meta, mut ctrl) = (false, false);
+    let mut rest = name;
+    loop {
+        if let Some(after) = strip_prefix_ci(rest, "M-") {
+            meta = true;
+            rest = after;
+        } else if let Some(after) = strip_prefix_ci(rest, "C-") {
+            ctrl = true;
+            rest = after;
+        } else {
+            break;
+        }
+    }
+    let mut out = Vec::with_capacity(8);
+    if meta {
+        out.push(0x1b);
+    }
+    if ctrl {
+        let byte = control(rest)
+            .ok_or_else(|| format!("unknown key '{name}': C- takes a letter or one of @[\\]^_ and Space"))?;
+        out.push(byte);
         return Ok(out);
     }
-    if let Some(rest) = strip_prefix_ci(name, "C-") {
-        if let Some(inner) = strip_prefix_ci(rest, "M-") {
-            // C-M-a and M-C-a are the same key.
-            let mut out = vec![0x1b];
-            out.extend(encode_key(&format!("C-{inner}"), app_cursor)?);
-            return Ok(out);
-        }
-        return control(rest)
-            .map(|b| vec![b])
-            .ok_or_else(|| format!("unknown key '{name}': C- takes a letter or one of @[\\]^_ and Space"));
+    if rest.chars().count() == 1 {
+        out.extend_from_slice(rest.as_bytes());
+        return Ok(out);
     }
-    if name.chars().count() == 1 {
-        return Ok(name.as_bytes().to_vec());
-    }
-    named(name, app_cursor)
-        .map(|s| s.as_bytes().to_vec())
-        .ok_or_else(|| format!("unknown key '{name}'; keys: {KEY_NAMES}"))
+    let bytes = named(rest, app_cursor).ok_or_else(|| format!("unknown key '{name}'; keys: {KEY_NAMES}"))?;
+    out.extend_from_slice(bytes.as_bytes());
+    Ok(out)
 }
 
 fn strip_prefix_ci<'a>(name: &'a str, prefix: &str) -> Option<&'a str> {
@@ -133,5 +158,12 @@ mod tests {
         assert!(encode_key("Entr", false).unwrap_err().contains("unknown key 'Entr'"));
         assert!(encode_key("C-1", false).is_err());
         assert!(encode_key("", false).is_err());
+    }
+
+    #[test]
+    fn long_prefix_chains_are_refused_not_recursed() {
+        let name = format!("{}a", "M-".repeat(20_000));
+        assert!(encode_key(&name, false).unwrap_err().contains("maximum is 32"));
+        assert_eq!(encode_key("M-M-a", false).unwrap(), b"\x1ba");
     }
 }

@@ -9,6 +9,7 @@ pub mod codec;
 pub mod error;
 pub mod ids;
 pub mod keys;
+pub mod limits;
 pub mod messages;
 pub mod signals;
 pub mod socket;

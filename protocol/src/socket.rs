@@ -15,6 +15,7 @@ pub fn socket_path(explicit: Option<&Path>) -> PathBuf {
     if let Some(dir) = non_empty_env("XDG_RUNTIME_DIR") {
         return Path::new(&dir).join("fugue").join("fugue.sock");
     }
+    // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
     PathBuf::from(format!("/tmp/fugue-{uid}/fugue.sock"))
 }
@@ -33,11 +34,9 @@ pub fn lock_path(socket: &Path) -> PathBuf {
 /// Creates the socket's directory (mode 0700) if missing, then checks that it is
 /// owned by us and closed to group and others. Returns a one-line reason otherwise.
 pub fn prepare_socket_dir(socket: &Path) -> Result<(), String> {
-    let dir = match socket.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    if !dir.exists() {
+    let dir = socket_dir(socket);
+    // A dangling symlink "does not exist" but must still be refused, not created through.
+    if std::fs::symlink_metadata(dir).is_err() {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -47,12 +46,23 @@ pub fn prepare_socket_dir(socket: &Path) -> Result<(), String> {
     check_socket_dir(dir)
 }
 
-/// The ownership and permission rule alone.
+/// The ownership and permission rule alone: `dir` itself (never what a symlink
+/// points to) must be a directory owned by us and closed to group and others, as
+/// tmux checks its socket directory. The daemon checks before it binds, the client
+/// before it connects.
 pub fn check_socket_dir(dir: &Path) -> Result<(), String> {
-    let meta = std::fs::metadata(dir).map_err(|e| format!("cannot inspect socket directory {}: {e}", dir.display()))?;
+    let meta = std::fs::symlink_metadata(dir)
+        .map_err(|e| format!("cannot inspect socket directory {}: {e}", dir.display()))?;
+    if meta.file_type().is_symlink() {
+        return Err(format!(
+            "socket directory {} is a symbolic link; refusing it (use the real directory, or another with --socket)",
+            dir.display()
+        ));
+    }
     if !meta.is_dir() {
         return Err(format!("socket directory {} is not a directory", dir.display()));
     }
+    // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
     if meta.uid() != uid {
         return Err(format!(
@@ -67,6 +77,26 @@ pub fn check_socket_dir(dir: &Path) -> Result<(), String> {
             "socket directory {} is open to group/others (mode {mode:o}); run `chmod 700 {}` or choose another with --socket",
             dir.display(),
             dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The directory a socket path lives in (`.` for a bare file name).
+pub fn socket_dir(socket: &Path) -> &Path {
+    match socket.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// The peer rule: a daemon must run as our uid. `peer_uid` comes from SO_PEERCRED.
+pub fn check_peer_uid(peer_uid: u32, what: &str) -> Result<(), String> {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    if peer_uid != uid {
+        return Err(format!(
+            "{what} runs as uid {peer_uid}, not as you (uid {uid}); refusing to talk to it"
         ));
     }
     Ok(())
@@ -92,6 +122,24 @@ mod tests {
         std::fs::set_permissions(socket.parent().unwrap(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let err = prepare_socket_dir(&socket).unwrap_err();
         assert!(err.contains("open to group/others (mode 755)"), "{err}");
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn symlinked_dir_is_refused() {
+        let base = std::env::temp_dir().join(format!("fugue-sockdir-link-{}", std::process::id()));
+        let real = base.join("real");
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&real).unwrap();
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let err = prepare_socket_dir(&link.join("fugue.sock")).unwrap_err();
+        assert!(err.contains("is a symbolic link"), "{err}");
+        let dangling = base.join("dangling");
+        std::os::unix::fs::symlink(base.join("nowhere"), &dangling).unwrap();
+        let err = prepare_socket_dir(&dangling.join("fugue.sock")).unwrap_err();
+        assert!(err.contains("is a symbolic link"), "{err}");
+        assert!(!base.join("nowhere").exists());
+        assert!(check_peer_uid(u32::MAX - 7, "fugued").unwrap_err().contains("uid 4294967288"));
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -1,0 +1,476 @@
+//! Every bound on what a client may ask of the daemon, and the one check
+//! ([`Request::validate`]) that each request passes before the daemon acts on it.
+//!
+//! A refusal is one line that names what was wrong and the limit
+//! (`size 65535x65535 exceeds the maximum 10000x10000`). The daemon calls
+//! [`Request::validate`] for every request it reads, so no other code path needs to
+//! re-check these bounds; the CLI and the MCP bridge may call it early for a
+//! faster error, but never instead.
+
+use crate::error::ErrorReply;
+use crate::messages::*;
+use crate::target::validate_session_name;
+use std::borrow::Cow;
+
+/// Longest side of a terminal (tmux's limit).
+pub const MAX_SIDE: u16 = 10_000;
+/// Most cells in one terminal: the emulator allocates every cell up front.
+pub const MAX_CELLS: u32 = 1_000_000;
+/// Longest pane title, in characters (also applies to titles programs set).
+pub const MAX_TITLE_CHARS: usize = 256;
+/// Longest pane purpose, in characters.
+pub const MAX_PURPOSE_CHARS: usize = 1024;
+/// Longest session or pane target string, in bytes.
+pub const MAX_TARGET_BYTES: usize = 512;
+/// Longest key name (`C-M-a`, `PageDown`, ...), in bytes.
+pub const MAX_KEY_NAME_BYTES: usize = 32;
+/// Most keys in one SendKeys request.
+pub const MAX_KEYS: usize = 4096;
+/// Environment variables in one request.
+pub const MAX_ENV_VARS: usize = 256;
+pub const MAX_ENV_NAME_BYTES: usize = 256;
+pub const MAX_ENV_VALUE_BYTES: usize = 32 * 1024;
+/// Program arguments, and the bytes of program and arguments together.
+pub const MAX_ARGS: usize = 4096;
+pub const MAX_COMMAND_BYTES: usize = 256 * 1024;
+/// Longest path (cwd), in bytes (Linux's PATH_MAX).
+pub const MAX_PATH_BYTES: usize = 4096;
+/// Longest wait pattern, in bytes, and the most memory its compiled form may take.
+pub const MAX_PATTERN_BYTES: usize = 4096;
+pub const MAX_PATTERN_MEMORY: usize = 1024 * 1024;
+/// Most input bytes in one WriteInput request (the client splits larger writes).
+pub const MAX_WRITE_BYTES: usize = 1024 * 1024;
+/// Longest timeout or idle time a wait may ask for: 30 days.
+pub const MAX_TIMEOUT_MS: u64 = 30 * 24 * 3600 * 1000;
+/// Most text lines one read may ask for.
+pub const MAX_READ_LINES: u32 = 100_000;
+/// Largest raw log a pane may keep (`output_byte_limit`).
+pub const MAX_OUTPUT_LIMIT: u64 = 256 * 1024 * 1024;
+/// Most panes named in one ReorderPanes request.
+pub const MAX_REORDER: usize = 10_000;
+/// Longest client name or version in a Hello, in bytes.
+pub const MAX_HELLO_FIELD_BYTES: usize = 128;
+/// Largest frame a client may send (a WriteInput of [`MAX_WRITE_BYTES`] plus room).
+/// Larger frames are refused as soon as their length prefix is read.
+pub const MAX_CLIENT_FRAME_BYTES: usize = 2 * 1024 * 1024;
+
+fn invalid(message: String) -> ErrorReply {
+    ErrorReply::invalid(message)
+}
+
+/// A terminal size within [`MAX_SIDE`] and [`MAX_CELLS`], at least 1x1.
+pub fn check_size(size: PaneSize) -> Result<(), ErrorReply> {
+    let PaneSize { cols, rows } = size;
+    if cols == 0 || rows == 0 {
+        return Err(invalid(format!("size {cols}x{rows} is too small; the minimum is 1x1")));
+    }
+    if cols > MAX_SIDE || rows > MAX_SIDE {
+        return Err(invalid(format!(
+            "size {cols}x{rows} exceeds the maximum {MAX_SIDE}x{MAX_SIDE}"
+        )));
+    }
+    let cells = cols as u32 * rows as u32;
+    if cells > MAX_CELLS {
+        return Err(invalid(format!(
+            "size {cols}x{rows} is {cells} cells; the maximum is {MAX_CELLS} (e.g. 1000x1000)"
+        )));
+    }
+    Ok(())
+}
+
+/// Characters that must never reach a person's terminal or an agent's context
+/// from a name, title or captured text: C0 and C1 controls and the bidirectional
+/// overrides and isolates that can hide or reorder text.
+pub fn is_unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+}
+
+/// Checks a human-readable label (title, purpose): at most `max` characters and
+/// no unsafe characters. `what` names it in the error.
+pub fn check_label(what: &str, text: &str, max: usize) -> Result<(), ErrorReply> {
+    let len = text.chars().count();
+    if len > max {
+        return Err(invalid(format!("{what} is {len} characters; the maximum is {max}")));
+    }
+    if let Some(bad) = text.chars().find(|c| is_unsafe_char(*c)) {
+        return Err(invalid(format!(
+            "{what} contains the control character {}; control and bidi-override characters are not allowed",
+            escape_char(bad)
+        )));
+    }
+    Ok(())
+}
+
+fn check_bytes(what: &str, text: &str, max: usize) -> Result<(), ErrorReply> {
+    if text.len() > max {
+        return Err(invalid(format!(
+            "{what} is {} bytes; the maximum is {max}",
+            text.len()
+        )));
+    }
+    Ok(())
+}
+
+fn check_target(what: &str, text: &str) -> Result<(), ErrorReply> {
+    check_bytes(what, text, MAX_TARGET_BYTES)
+}
+
+fn check_timeout(what: &str, ms: u64) -> Result<(), ErrorReply> {
+    if ms > MAX_TIMEOUT_MS {
+        return Err(invalid(format!(
+            "{what} {ms} ms exceeds the maximum {MAX_TIMEOUT_MS} ms (30 days)"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks an environment list: count, name and value sizes, and the characters a
+/// process environment cannot hold.
+pub fn check_env(env: &[EnvVar]) -> Result<(), ErrorReply> {
+    if env.len() > MAX_ENV_VARS {
+        return Err(invalid(format!(
+            "{} environment variables; the maximum is {MAX_ENV_VARS}",
+            env.len()
+        )));
+    }
+    env.iter().try_for_each(|var| check_env_var(&var.name, &var.value))
+}
+
+/// Checks one environment variable: name and value sizes, and the characters a
+/// process environment cannot hold.
+pub fn check_env_var(name: &str, value: &str) -> Result<(), ErrorReply> {
+    if name.is_empty() {
+        return Err(invalid("environment variable with an empty name".into()));
+    }
+    check_bytes("environment variable name", name, MAX_ENV_NAME_BYTES)?;
+    if name.contains(['=', '\0']) {
+        return Err(invalid(format!(
+            "environment variable name {} may not contain '=' or NUL",
+            escape_for_display(name)
+        )));
+    }
+    check_bytes(&format!("value of {name}"), value, MAX_ENV_VALUE_BYTES)?;
+    if value.contains('\0') {
+        return Err(invalid(format!("value of environment variable {name} contains NUL")));
+    }
+    Ok(())
+}
+
+fn check_path(what: &str, path: &Option<String>) -> Result<(), ErrorReply> {
+    let Some(path) = path else { return Ok(()) };
+    check_bytes(what, path, MAX_PATH_BYTES)?;
+    if path.contains('\0') {
+        return Err(invalid(format!("{what} contains NUL")));
+    }
+    Ok(())
+}
+
+/// Compiles a wait pattern within [`MAX_PATTERN_BYTES`] and [`MAX_PATTERN_MEMORY`].
+/// The daemon compiles with this too, so the check and the use agree.
+pub fn compile_pattern(pattern: &str) -> Result<regex::Regex, ErrorReply> {
+    check_bytes("pattern", pattern, MAX_PATTERN_BYTES)?;
+    regex::RegexBuilder::new(pattern)
+        .size_limit(MAX_PATTERN_MEMORY)
+        .dfa_size_limit(MAX_PATTERN_MEMORY)
+        .nest_limit(64)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(_) => invalid(format!(
+                "pattern compiles to more than {MAX_PATTERN_MEMORY} bytes; simplify it"
+            )),
+            other => invalid(format!("bad pattern: {}", one_line(&other.to_string()))),
+        })
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn check_spawn(spec: &SpawnSpec) -> Result<(), ErrorReply> {
+    check_target("session", &spec.session)?;
+    if spec.args.len() > MAX_ARGS {
+        return Err(invalid(format!(
+            "{} arguments; the maximum is {MAX_ARGS}",
+            spec.args.len()
+        )));
+    }
+    let command_bytes = spec.command.as_deref().map_or(0, str::len) + spec.args.iter().map(String::len).sum::<usize>();
+    if command_bytes > MAX_COMMAND_BYTES {
+        return Err(invalid(format!(
+            "command and arguments are {command_bytes} bytes; the maximum is {MAX_COMMAND_BYTES}"
+        )));
+    }
+    let nul = spec.command.iter().chain(&spec.args).any(|a| a.contains('\0'));
+    if nul {
+        return Err(invalid("command or argument contains NUL".into()));
+    }
+    check_env(&spec.env)?;
+    check_path("cwd", &spec.cwd)?;
+    if let Some(title) = &spec.title {
+        check_label("title", title, MAX_TITLE_CHARS)?;
+    }
+    if let Some(purpose) = &spec.purpose {
+        check_label("purpose", purpose, MAX_PURPOSE_CHARS)?;
+    }
+    if let Some(size) = spec.size {
+        check_size(size)?;
+    }
+    if let Some(limit) = spec.output_byte_limit {
+        if limit > MAX_OUTPUT_LIMIT {
+            return Err(invalid(format!(
+                "output byte limit {limit} exceeds the maximum {MAX_OUTPUT_LIMIT}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Request {
+    /// Checks every bound of this request. The daemon refuses a request that fails
+    /// with the returned error and does nothing else for it.
+    pub fn validate(&self) -> Result<(), ErrorReply> {
+        match self {
+            Request::Ping
+            | Request::DaemonStatus
+            | Request::Shutdown
+            | Request::ListSessions
+            | Request::Subscribe
+            | Request::Cancel { .. } => Ok(()),
+            Request::CreateSession { name, cwd, env } => {
+                validate_session_name(name)?;
+                check_path("cwd", cwd)?;
+                check_env(env)
+            }
+            Request::RenameSession { session, name } => {
+                check_target("session", session)?;
+                validate_session_name(name)
+            }
+            Request::DestroySession { session } => check_target("session", session),
+            Request::ListPanes { session } => session.as_deref().map_or(Ok(()), |s| check_target("session", s)),
+            Request::CreatePane(spec) => check_spawn(spec),
+            Request::PaneStatus { pane }
+            | Request::Interrupt { pane }
+            | Request::ReleasePane { pane }
+            | Request::Detach { pane }
+            | Request::AgentStatus { pane }
+            | Request::SetSizePolicy { pane, .. } => check_target("pane", pane),
+            Request::KillPane { pane, signal } => {
+                check_target("pane", pane)?;
+                signal.as_deref().map_or(Ok(()), |s| check_bytes("signal", s, 32))
+            }
+            Request::WriteInput { pane, data, .. } => {
+                check_target("pane", pane)?;
+                if data.len() > MAX_WRITE_BYTES {
+                    return Err(invalid(format!(
+                        "input of {} bytes exceeds the maximum {MAX_WRITE_BYTES} per request; split it",
+                        data.len()
+                    )));
+                }
+                Ok(())
+            }
+            Request::SendKeys { pane, keys } => {
+                check_target("pane", pane)?;
+                if keys.len() > MAX_KEYS {
+                    return Err(invalid(format!("{} keys; the maximum is {MAX_KEYS} per request", keys.len())));
+                }
+                for key in keys {
+                    crate::keys::check_key_name(key)?;
+                }
+                Ok(())
+            }
+            Request::ResizePane { pane, size } | Request::ClientResize { pane, size } => {
+                check_target("pane", pane)?;
+                check_size(*size)
+            }
+            Request::Attach { pane, size, .. } => {
+                check_target("pane", pane)?;
+                size.map_or(Ok(()), check_size)
+            }
+            Request::RenamePane { pane, title } => {
+                check_target("pane", pane)?;
+                check_label("title", title, MAX_TITLE_CHARS)
+            }
+            Request::ReorderPanes { session, panes } => {
+                check_target("session", session)?;
+                if panes.len() > MAX_REORDER {
+                    return Err(invalid(format!("{} panes named; the maximum is {MAX_REORDER}", panes.len())));
+                }
+                panes.iter().try_for_each(|p| check_target("pane", p))
+            }
+            Request::ReadOutput { pane, mode } => {
+                check_target("pane", pane)?;
+                match mode {
+                    ReadMode::Text { lines, .. } if *lines > MAX_READ_LINES => Err(invalid(format!(
+                        "{lines} lines requested; the maximum is {MAX_READ_LINES}"
+                    ))),
+                    _ => Ok(()),
+                }
+            }
+            Request::WaitForExit { pane, timeout_ms } => {
+                check_target("pane", pane)?;
+                timeout_ms.map_or(Ok(()), |ms| check_timeout("timeout", ms))
+            }
+            Request::WaitFor { pane, until, timeout_ms } => {
+                check_target("pane", pane)?;
+                check_timeout("timeout", *timeout_ms)?;
+                if let Some(idle) = until.idle_ms {
+                    check_timeout("idle time", idle)?;
+                }
+                if let Some(pattern) = &until.pattern {
+                    compile_pattern(pattern)?;
+                }
+                Ok(())
+            }
+            Request::Capture { pane, .. } => check_target("pane", pane),
+        }
+    }
+}
+
+impl Hello {
+    /// The Hello's strings, cut to [`MAX_HELLO_FIELD_BYTES`] and made printable,
+    /// for logs and messages: a client's string is never logged whole.
+    pub fn display_name(&self) -> String {
+        format!(
+            "{} {}",
+            truncate_for_display(&self.client_name, MAX_HELLO_FIELD_BYTES),
+            truncate_for_display(&self.client_version, MAX_HELLO_FIELD_BYTES)
+        )
+    }
+}
+
+/// `text` cut to at most `max_bytes` (on a character boundary, with `…` when cut)
+/// and escaped for display.
+pub fn truncate_for_display(text: &str, max_bytes: usize) -> String {
+    let mut end = text.len().min(max_bytes);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let cut = &text[..end];
+    let mut out = escape_for_display(cut).into_owned();
+    if end < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+fn escape_char(c: char) -> String {
+    match c {
+        '\n' => "\\n".into(),
+        '\r' => "\\r".into(),
+        '\t' => "\\t".into(),
+        c if (c as u32) < 0x100 => format!("\\x{:02x}", c as u32),
+        c => format!("\\u{{{:04x}}}", c as u32),
+    }
+}
+
+/// `text` with every unsafe character shown as an escape (`\x1b`, `\u{202e}`), for
+/// one-line displays of names, titles, purposes, commands and paths.
+pub fn escape_for_display(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match is_unsafe_char(c) {
+            true => out.push_str(&escape_char(c)),
+            false => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `text` with unsafe characters removed, keeping newlines and tabs: captured
+/// program text as handed to agents and people.
+pub fn strip_unsafe(text: &str) -> Cow<'_, str> {
+    let unsafe_here = |c: char| is_unsafe_char(c) && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_here) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.chars().filter(|c| !unsafe_here(*c)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(request: Request) -> String {
+        request.validate().unwrap_err().message
+    }
+
+    #[test]
+    fn sizes() {
+        assert!(check_size(PaneSize { cols: 120, rows: 40 }).is_ok());
+        assert_eq!(
+            check_size(PaneSize { cols: 65535, rows: 65535 }).unwrap_err().message,
+            "size 65535x65535 exceeds the maximum 10000x10000"
+        );
+        assert!(check_size(PaneSize { cols: 5000, rows: 5000 })
+            .unwrap_err()
+            .message
+            .contains("25000000 cells; the maximum is 1000000"));
+        assert!(check_size(PaneSize { cols: 0, rows: 5 }).is_err());
+        assert!(check_size(PaneSize { cols: 10000, rows: 100 }).is_ok());
+    }
+
+    #[test]
+    fn titles_names_and_keys() {
+        let mut spec = SpawnSpec::new("s");
+        spec.title = Some("evil\x1b]0;PWNED\x07\x1b[2J".into());
+        assert!(err(Request::CreatePane(spec.clone())).contains("control character \\x1b"));
+        spec.title = Some("x".repeat(300));
+        assert!(err(Request::CreatePane(spec)).contains("300 characters; the maximum is 256"));
+        let rename = Request::RenamePane {
+            pane: "p".into(),
+            title: "a\u{202e}b".into(),
+        };
+        assert!(err(rename).contains("\\u{202e}"));
+        let keys = Request::SendKeys {
+            pane: "p".into(),
+            keys: vec![format!("{}a", "M-".repeat(20_000))],
+        };
+        assert!(err(keys).contains("key name of 40001 bytes; the maximum is 32"));
+    }
+
+    #[test]
+    fn timeouts_patterns_env() {
+        let wait = Request::WaitFor {
+            pane: "p".into(),
+            until: WaitUntil {
+                pattern: Some("(a{1000}){1000}".into()),
+                ..Default::default()
+            },
+            timeout_ms: 10,
+        };
+        assert!(err(wait).contains("pattern compiles to more than"));
+        let wait = Request::WaitForExit {
+            pane: "p".into(),
+            timeout_ms: Some(u64::MAX),
+        };
+        assert!(err(wait).contains("exceeds the maximum"));
+        let env = (0..300)
+            .map(|i| EnvVar {
+                name: format!("V{i}"),
+                value: String::new(),
+            })
+            .collect();
+        let session = Request::CreateSession {
+            name: "s".into(),
+            cwd: None,
+            env,
+        };
+        assert_eq!(err(session), "300 environment variables; the maximum is 256");
+    }
+
+    #[test]
+    fn display_helpers() {
+        assert_eq!(escape_for_display("evil\x1b]0;X\x07"), "evil\\x1b]0;X\\x07");
+        assert_eq!(strip_unsafe("a\x1b[2Jb\n\u{202e}c\t\u{9b}"), "a[2Jb\nc\t");
+        assert_eq!(truncate_for_display("ééé", 3), "é…");
+        let hello = Hello {
+            protocol_version: 9,
+            client_name: "x".repeat(4 << 20),
+            client_version: "\x1b[2J".into(),
+        };
+        assert!(hello.display_name().len() < 300);
+    }
+}

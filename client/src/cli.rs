@@ -354,12 +354,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         }
         Command::Wait { pane, timeout } => {
             let timeout = match timeout {
-                Some(secs) if !secs.is_finite() || *secs < 0.0 => {
-                    return Err(ClientError::Daemon(fugue_client::protocol::ErrorReply::invalid(
-                        format!("--timeout must be a number of seconds >= 0, got {secs}"),
-                    )))
-                }
-                Some(secs) => Some(Duration::from_secs_f64(*secs)),
+                Some(secs) => Some(parse_timeout(*secs)?),
                 None => None,
             };
             let (info, exited) = client.wait_for_exit(pane, timeout).await?;
@@ -567,6 +562,24 @@ fn line_number(text: Option<&str>, dash: i64) -> Result<Option<i64>, ClientError
     }
 }
 
+/// `--timeout` seconds as a duration, refused (never a panic) when negative, not a
+/// number, or past the daemon's limit.
+fn parse_timeout(secs: f64) -> Result<Duration, ClientError> {
+    use fugue_client::protocol::limits::MAX_TIMEOUT_MS;
+    let max_secs = MAX_TIMEOUT_MS / 1000;
+    match Duration::try_from_secs_f64(secs) {
+        Ok(timeout) if timeout.as_millis() <= MAX_TIMEOUT_MS as u128 => Ok(timeout),
+        Ok(_) => Err(invalid(format!(
+            "--timeout {secs} exceeds the maximum {max_secs} seconds (30 days)"
+        ))),
+        Err(_) => Err(invalid(format!(
+            "--timeout must be a number of seconds from 0 to {max_secs}, got {secs}"
+        ))),
+    }
+}
+
+use fugue_client::protocol::limits::escape_for_display;
+
 fn parse_size(text: &str) -> Result<PaneSize, ClientError> {
     let parsed = text.split_once(['x', 'X']).and_then(|(c, r)| {
         Some(PaneSize {
@@ -705,6 +718,12 @@ fn daemon_text(info: &DaemonInfo) -> String {
 
 /// Left-aligned columns separated by two spaces.
 fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
+    // Names, titles and purposes may hold anything a program or client chose;
+    // none of it reaches the terminal as a control character.
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|row| row.into_iter().map(|c| escape_for_display(&c).into_owned()).collect())
+        .collect();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {

@@ -47,6 +47,9 @@ pub enum ClientError {
     Daemon(#[from] ErrorReply),
     #[error("cannot connect to fugued at {path}: {reason}")]
     Connect { path: PathBuf, reason: String },
+    /// The socket or the process behind it is not ours: nothing was sent.
+    #[error("refusing {path}: {reason}")]
+    Untrusted { path: PathBuf, reason: String },
     #[error("cannot start fugued: {0}")]
     Start(String),
     #[error("protocol error: {0}")]
@@ -141,6 +144,7 @@ impl Client {
     /// Connects (starting the daemon first if allowed and needed) and handshakes.
     pub async fn connect(options: ConnectOptions) -> Result<Client> {
         let path = options.socket_path();
+        check_socket_trust(&path)?;
         let stream = match UnixStream::connect(&path).await {
             Ok(stream) => stream,
             Err(err) if options.autostart && nobody_home(&err) => {
@@ -161,7 +165,16 @@ impl Client {
     }
 
     /// Handshakes on an already connected stream.
+    /// The peer must run as our uid (SO_PEERCRED): nothing is sent to anyone else.
     pub async fn handshake(stream: UnixStream, socket: PathBuf, client_name: &str) -> Result<Client> {
+        let cred = stream.peer_cred().map_err(|e| ClientError::Untrusted {
+            path: socket.clone(),
+            reason: format!("cannot read the server's credentials: {e}"),
+        })?;
+        socket::check_peer_uid(cred.uid(), "the server on this socket").map_err(|reason| ClientError::Untrusted {
+            path: socket.clone(),
+            reason,
+        })?;
         let (read, write) = stream.into_split();
         let mut reader = FramedRead::new(read, FrameCodec::<ClientFrame, ServerFrame>::new());
         let mut writer = FramedWrite::new(write, FrameCodec::<ClientFrame, ServerFrame>::new());
@@ -501,6 +514,19 @@ fn codec_error(err: CodecError) -> ClientError {
         CodecError::Io(e) => ClientError::Closed(format!(": {e}")),
         other => ClientError::Protocol(other.to_string()),
     }
+}
+
+/// Before connecting: the socket's directory must be ours and private (if it
+/// exists at all; a missing one is created privately by auto-start).
+fn check_socket_trust(path: &Path) -> Result<()> {
+    let dir = socket::socket_dir(path);
+    if std::fs::symlink_metadata(dir).is_err() {
+        return Ok(());
+    }
+    socket::check_socket_dir(dir).map_err(|reason| ClientError::Untrusted {
+        path: path.to_path_buf(),
+        reason,
+    })
 }
 
 fn describe_connect_error(err: &std::io::Error) -> String {

@@ -128,7 +128,9 @@ fn encode_or_explain(frame: ServerFrame) -> Vec<u8> {
         (Err(err), Some(id)) => {
             let reply = ErrorReply::new(
                 ErrorCode::LimitReached,
-                format!("the reply is too large to send ({err}); ask for less (fewer lines, a smaller range, no --ansi)"),
+                format!(
+                    "the reply is too large to send ({err}); ask for less (fewer lines, a smaller range, no --ansi)"
+                ),
             );
             let fallback = ServerFrame::Reply { id, result: Err(reply) };
             encode_frame(&fallback).unwrap_or_default()
@@ -280,7 +282,8 @@ impl FrameReader {
             let read = match self.partial_since {
                 None => self.stream.read_buf(&mut self.buf).await,
                 Some(since) => {
-                    match tokio::time::timeout_at(since + FRAME_STALL_TIMEOUT, self.stream.read_buf(&mut self.buf)).await
+                    match tokio::time::timeout_at(since + FRAME_STALL_TIMEOUT, self.stream.read_buf(&mut self.buf))
+                        .await
                     {
                         Ok(read) => read,
                         Err(_) => return Some(Err(ReadError::Stalled)),
@@ -367,7 +370,12 @@ async fn handshake(reader: &mut FrameReader, writer: &mut OwnedWriteHalf, evicte
 
 /// Serves one connection until the client leaves or breaks the protocol.
 /// `shutdown` is cancelled when a client asks the daemon to shut down.
-pub async fn serve(stream: UnixStream, handler: Arc<Handler>, shutdown: CancellationToken, handshakes: Arc<Handshakes>) {
+pub async fn serve(
+    stream: UnixStream,
+    handler: Arc<Handler>,
+    shutdown: CancellationToken,
+    handshakes: Arc<Handshakes>,
+) {
     let (read, mut write) = stream.into_split();
     let mut reader = FrameReader::new(read);
     let (slot, evicted) = handshakes.register();
@@ -460,7 +468,12 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Co
                 tracing::debug!(request = target, "request cancelled by the client");
                 token.cancel();
             }
-            let _ = out.send(ServerFrame::Reply { id, result: Ok(Response::Ok) }).await;
+            let _ = out
+                .send(ServerFrame::Reply {
+                    id,
+                    result: Ok(Response::Ok),
+                })
+                .await;
             continue;
         }
         // Refused requests cost nothing further: answer and read on.

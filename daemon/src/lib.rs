@@ -17,4 +17,5 @@ pub mod requests;
 pub mod screen;
 pub mod server;
 pub mod session;
+pub mod string_limit;
 pub mod supervisor;

@@ -131,6 +131,7 @@ struct Line {
 /// (erase-in-line, horizontal moves) are applied, so progress bars end up as their
 /// last state rather than as every frame glued together.
 pub struct TextLines {
+    limiter: crate::string_limit::StringLimiter,
     parser: vte::Parser,
     lines: LineStore,
 }
@@ -161,6 +162,7 @@ pub struct TextRead {
 impl TextLines {
     pub fn new(max_lines: usize, max_bytes: usize) -> Self {
         Self {
+            limiter: crate::string_limit::StringLimiter::new(),
             parser: vte::Parser::new(),
             lines: LineStore {
                 lines: VecDeque::new(),
@@ -181,7 +183,8 @@ impl TextLines {
     /// Feeds a chunk whose last byte is at log offset `chunk_end - 1`.
     pub fn push(&mut self, bytes: &[u8], chunk_end: u64) {
         self.lines.chunk_end = chunk_end;
-        self.parser.advance(&mut self.lines, bytes);
+        let bytes = self.limiter.filter(bytes);
+        self.parser.advance(&mut self.lines, &bytes);
     }
 
     /// The last `count` lines (the unfinished last line included when not empty),
@@ -311,6 +314,11 @@ impl LineStore {
 
 impl vte::Perform for LineStore {
     fn print(&mut self, c: char) {
+        // C1 controls and bidi overrides arrive as printable characters; they never
+        // reach a reader of the text view.
+        if fugue_protocol::limits::is_unsafe_char(c) {
+            return;
+        }
         self.put_char(c);
     }
 

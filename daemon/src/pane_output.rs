@@ -17,7 +17,7 @@ use crate::output::{OutputLog, TextLines};
 use crate::screen::{Captured, FeedReport, LineRange, Screen};
 use bytes::Bytes;
 use fugue_protocol::{AgentInfo, AgentState, CaptureWhat, PaneSize, ReadMode};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -26,6 +26,9 @@ use tokio::sync::{mpsc, watch};
 pub const MAX_READ_BYTES: usize = 8 * 1024 * 1024;
 /// Events queued per subscriber before it counts as lagging.
 pub const SUBSCRIBER_QUEUE: usize = 256;
+/// Output bytes queued per subscriber before it counts as lagging: a stalled
+/// attached client costs at most this much, however fast the pane writes.
+pub const SUBSCRIBER_BYTES: usize = 1024 * 1024;
 
 /// Sizes of a pane's buffers.
 #[derive(Clone, Copy, Debug)]
@@ -51,12 +54,24 @@ pub struct Subscription {
     pub events: mpsc::Receiver<PaneEvent>,
     /// Set when events were dropped; cleared by [`PaneOutput::resync`].
     pub lagged: Arc<AtomicBool>,
+    /// Output bytes queued and not yet taken; see [`Subscription::took`].
+    pub queued: Arc<AtomicUsize>,
+}
+
+impl Subscription {
+    /// The consumer took `event` off the queue.
+    pub fn took(&self, event: &PaneEvent) {
+        if let PaneEvent::Output(bytes) = event {
+            self.queued.fetch_sub(bytes.len(), Ordering::AcqRel);
+        }
+    }
 }
 
 struct Subscriber {
     id: u64,
     queue: mpsc::Sender<PaneEvent>,
     lagged: Arc<AtomicBool>,
+    queued: Arc<AtomicUsize>,
 }
 
 /// What a read returns; the request adds the pane's info.
@@ -160,12 +175,22 @@ impl PaneOutput {
         side.next_subscriber += 1;
         let (queue, events) = mpsc::channel(SUBSCRIBER_QUEUE);
         let lagged = Arc::new(AtomicBool::new(false));
+        let queued = Arc::new(AtomicUsize::new(0));
         side.subscribers.push(Subscriber {
             id,
             queue,
             lagged: lagged.clone(),
+            queued: queued.clone(),
         });
-        (Subscription { id, events, lagged }, side.screen.redraw())
+        (
+            Subscription {
+                id,
+                events,
+                lagged,
+                queued,
+            },
+            side.screen.redraw(),
+        )
     }
 
     pub fn unsubscribe(&self, id: u64) {
@@ -354,9 +379,20 @@ impl ScreenSide {
             if sub.lagged.load(Ordering::Acquire) {
                 return !sub.queue.is_closed();
             }
+            let bytes = match &event {
+                PaneEvent::Output(bytes) => bytes.len(),
+                _ => 0,
+            };
+            if sub.queued.load(Ordering::Acquire) + bytes > SUBSCRIBER_BYTES {
+                sub.lagged.store(true, Ordering::Release);
+                return !sub.queue.is_closed();
+            }
+            // Counted before it is queued, so the consumer never subtracts first.
+            sub.queued.fetch_add(bytes, Ordering::AcqRel);
             match sub.queue.try_send(event.clone()) {
                 Ok(()) => true,
                 Err(mpsc::error::TrySendError::Full(_)) => {
+                    sub.queued.fetch_sub(bytes, Ordering::AcqRel);
                     sub.lagged.store(true, Ordering::Release);
                     true
                 }

@@ -558,8 +558,11 @@ impl Follow {
     async fn deliver(&mut self, event: crate::pane_output::PaneEvent) -> bool {
         use crate::pane_output::PaneEvent;
         let pane = self.pane;
+        self.subscription.took(&event);
         if self.subscription.lagged.load(Ordering::Acquire) {
-            while self.subscription.events.try_recv().is_ok() {}
+            while let Ok(dropped) = self.subscription.events.try_recv() {
+                self.subscription.took(&dropped);
+            }
             let data = self.output.resync(&self.subscription.lagged);
             return self.send(Event::Redraw { pane, data }).await;
         }

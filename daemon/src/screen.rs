@@ -197,6 +197,7 @@ pub struct Captured {
 pub struct Screen {
     term: Term<Listener>,
     reports: Listener,
+    limiter: crate::string_limit::StringLimiter,
     parser: Processor,
     scrollback: Scrollback,
     title: String,
@@ -217,6 +218,7 @@ impl Screen {
         Self {
             term: Term::new(config, &dims, listener.clone()),
             reports: listener,
+            limiter: crate::string_limit::StringLimiter::new(),
             parser: Processor::new(),
             scrollback: Scrollback::new(scrollback_lines, scrollback_bytes),
             title: String::new(),
@@ -224,7 +226,9 @@ impl Screen {
     }
 
     /// Feeds output to the emulator, harvesting scrolled-off lines as it goes.
-    pub fn feed(&mut self, mut bytes: &[u8]) -> FeedReport {
+    pub fn feed(&mut self, bytes: &[u8]) -> FeedReport {
+        let filtered = self.limiter.filter(bytes);
+        let mut bytes: &[u8] = &filtered;
         while !bytes.is_empty() {
             let cut = slice_end(bytes);
             self.parser.advance(&mut self.term, &bytes[..cut]);
@@ -233,7 +237,7 @@ impl Screen {
         }
         let (replies, title, bells) = {
             let mut reports = self.term_reports();
-            let title = reports.title.take().map(|t| t.unwrap_or_default());
+            let title = reports.title.take().map(|t| clean_title(&t.unwrap_or_default()));
             (
                 std::mem::take(&mut reports.replies),
                 title,
@@ -407,6 +411,27 @@ impl Screen {
     }
 }
 
+/// A title as a program set it, made safe to show: unsafe characters dropped and
+/// cut to the protocol's title length.
+fn clean_title(title: &str) -> String {
+    use fugue_protocol::limits::{is_unsafe_char, MAX_TITLE_CHARS};
+    title
+        .chars()
+        .filter(|c| !is_unsafe_char(*c))
+        .take(MAX_TITLE_CHARS)
+        .collect()
+}
+
+/// Appends a cell's character and its zero-width companions; characters that must
+/// not reach a reader (C1 controls, bidi overrides) become a blank or nothing.
+fn push_cell(cell: &Cell, out: &mut String) {
+    use fugue_protocol::limits::is_unsafe_char;
+    out.push(if is_unsafe_char(cell.c) { ' ' } else { cell.c });
+    if let Some(extra) = cell.zerowidth() {
+        out.extend(extra.iter().filter(|c| !is_unsafe_char(**c)));
+    }
+}
+
 /// Where the next slice ends: at most [`SLICE_BYTES`] and [`SLICE_LINE_FEEDS`].
 fn slice_end(bytes: &[u8]) -> usize {
     let window = &bytes[..bytes.len().min(SLICE_BYTES)];
@@ -434,10 +459,7 @@ fn row_text(cells: std::slice::Iter<'_, Cell>, out: &mut String) -> bool {
         {
             continue;
         }
-        out.push(cell.c);
-        if let Some(extra) = cell.zerowidth() {
-            out.extend(extra);
-        }
+        push_cell(cell, out);
     }
     wrapped
 }
@@ -461,10 +483,7 @@ fn row_ansi<'a>(cells: impl Iterator<Item = &'a Cell>, out: &mut String) -> bool
             let _ = write!(out, "\x1b[{sgr}m");
             current = sgr;
         }
-        out.push(cell.c);
-        if let Some(extra) = cell.zerowidth() {
-            out.extend(extra);
-        }
+        push_cell(cell, out);
     }
     if current != "0" {
         out.push_str("\x1b[0m");
@@ -652,6 +671,23 @@ mod tests {
         s.feed(b"\x1b[?1049l");
         assert!(!s.alternate_screen());
         assert_eq!(s.visible_text()[0], "main");
+    }
+
+    #[test]
+    fn hostile_titles_are_cut_and_cleaned() {
+        let mut s = screen(10, 3);
+        let mut osc = "\x1b]0;a\u{9b}b\u{202e}c".as_bytes().to_vec();
+        osc.extend(std::iter::repeat_n(b'x', 10 << 20));
+        osc.extend_from_slice(b"\x07shown");
+        let report = s.feed(&osc);
+        let title = report.title.unwrap();
+        assert!(title.starts_with("abcxx"), "{title:?}");
+        assert_eq!(title.chars().count(), fugue_protocol::limits::MAX_TITLE_CHARS);
+        assert_eq!(s.visible_text()[0], "shown");
+        // C1 controls printed as characters never reach a capture.
+        s.feed("\r\n\u{9b}2Jz\u{202e}y".as_bytes());
+        let line = &s.visible_text()[1];
+        assert!(!line.chars().any(fugue_protocol::limits::is_unsafe_char), "{line:?}");
     }
 
     #[test]

@@ -206,9 +206,9 @@ pub fn raise_fd_limit() -> std::io::Result<u64> {
         if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
-        return Ok(raised.rlim_cur as u64);
+        return Ok(raised.rlim_cur);
     }
-    Ok(limit.rlim_cur as u64)
+    Ok(limit.rlim_cur)
 }
 
 fn watch_signals(shutdown: CancellationToken) -> Result<(), String> {

@@ -62,7 +62,9 @@ fn invalid(message: String) -> ErrorReply {
 pub fn check_size(size: PaneSize) -> Result<(), ErrorReply> {
     let PaneSize { cols, rows } = size;
     if cols == 0 || rows == 0 {
-        return Err(invalid(format!("size {cols}x{rows} is too small; the minimum is 1x1")));
+        return Err(invalid(format!(
+            "size {cols}x{rows} is too small; a side must be at least 1 (1x1)"
+        )));
     }
     if cols > MAX_SIDE || rows > MAX_SIDE {
         return Err(invalid(format!(
@@ -103,10 +105,7 @@ pub fn check_label(what: &str, text: &str, max: usize) -> Result<(), ErrorReply>
 
 fn check_bytes(what: &str, text: &str, max: usize) -> Result<(), ErrorReply> {
     if text.len() > max {
-        return Err(invalid(format!(
-            "{what} is {} bytes; the maximum is {max}",
-            text.len()
-        )));
+        return Err(invalid(format!("{what} is {} bytes; the maximum is {max}", text.len())));
     }
     Ok(())
 }
@@ -271,7 +270,10 @@ impl Request {
             Request::SendKeys { pane, keys } => {
                 check_target("pane", pane)?;
                 if keys.len() > MAX_KEYS {
-                    return Err(invalid(format!("{} keys; the maximum is {MAX_KEYS} per request", keys.len())));
+                    return Err(invalid(format!(
+                        "{} keys; the maximum is {MAX_KEYS} per request",
+                        keys.len()
+                    )));
                 }
                 for key in keys {
                     crate::keys::check_key_name(key)?;
@@ -293,7 +295,10 @@ impl Request {
             Request::ReorderPanes { session, panes } => {
                 check_target("session", session)?;
                 if panes.len() > MAX_REORDER {
-                    return Err(invalid(format!("{} panes named; the maximum is {MAX_REORDER}", panes.len())));
+                    return Err(invalid(format!(
+                        "{} panes named; the maximum is {MAX_REORDER}",
+                        panes.len()
+                    )));
                 }
                 panes.iter().try_for_each(|p| check_target("pane", p))
             }
@@ -310,7 +315,11 @@ impl Request {
                 check_target("pane", pane)?;
                 timeout_ms.map_or(Ok(()), |ms| check_timeout("timeout", ms))
             }
-            Request::WaitFor { pane, until, timeout_ms } => {
+            Request::WaitFor {
+                pane,
+                until,
+                timeout_ms,
+            } => {
                 check_target("pane", pane)?;
                 check_timeout("timeout", *timeout_ms)?;
                 if let Some(idle) = until.idle_ms {
@@ -401,7 +410,12 @@ mod tests {
     fn sizes() {
         assert!(check_size(PaneSize { cols: 120, rows: 40 }).is_ok());
         assert_eq!(
-            check_size(PaneSize { cols: 65535, rows: 65535 }).unwrap_err().message,
+            check_size(PaneSize {
+                cols: 65535,
+                rows: 65535
+            })
+            .unwrap_err()
+            .message,
             "size 65535x65535 exceeds the maximum 10000x10000"
         );
         assert!(check_size(PaneSize { cols: 5000, rows: 5000 })

@@ -129,7 +129,11 @@ mod tests {
     fn symlinked_dir_is_refused() {
         let base = std::env::temp_dir().join(format!("fugue-sockdir-link-{}", std::process::id()));
         let real = base.join("real");
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&real).unwrap();
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&real)
+            .unwrap();
         let link = base.join("link");
         std::os::unix::fs::symlink(&real, &link).unwrap();
         let err = prepare_socket_dir(&link.join("fugue.sock")).unwrap_err();
@@ -139,7 +143,9 @@ mod tests {
         let err = prepare_socket_dir(&dangling.join("fugue.sock")).unwrap_err();
         assert!(err.contains("is a symbolic link"), "{err}");
         assert!(!base.join("nowhere").exists());
-        assert!(check_peer_uid(u32::MAX - 7, "fugued").unwrap_err().contains("uid 4294967288"));
+        assert!(check_peer_uid(u32::MAX - 7, "fugued")
+            .unwrap_err()
+            .contains("uid 4294967288"));
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

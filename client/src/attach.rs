@@ -120,11 +120,14 @@ impl Drop for RawMode {
     }
 }
 
+/// The local terminal's size, brought within the daemon's limits (a huge or
+/// one-column window still attaches, at the nearest size the daemon accepts).
 fn terminal_size() -> Option<PaneSize> {
     crossterm::terminal::size()
         .ok()
         .map(|(cols, rows)| PaneSize { cols, rows })
         .filter(|s| s.cols > 0 && s.rows > 0)
+        .map(fugue_protocol::limits::clamp_size)
 }
 
 /// Finds the pane for TARGET: a session's first pane, or a pane.

@@ -209,9 +209,11 @@ impl Screen {
             scrolling_history: HISTORY,
             ..Config::default()
         };
+        // Requests are validated; this guards every other path to the emulator.
+        let size = fugue_protocol::limits::clamp_size(size);
         let dims = Dims {
-            cols: size.cols.max(1) as usize,
-            lines: size.rows.max(1) as usize,
+            cols: size.cols as usize,
+            lines: size.rows as usize,
         };
         let listener = Listener::default();
         listener.state.lock().unwrap_or_else(|p| p.into_inner()).size = (size.cols, size.rows);
@@ -276,9 +278,10 @@ impl Screen {
     }
 
     pub fn resize(&mut self, size: PaneSize) {
+        let size = fugue_protocol::limits::clamp_size(size);
         let dims = Dims {
-            cols: size.cols.max(1) as usize,
-            lines: size.rows.max(1) as usize,
+            cols: size.cols as usize,
+            lines: size.rows as usize,
         };
         self.term.resize(dims);
         self.term_reports().size = (size.cols, size.rows);
@@ -671,6 +674,19 @@ mod tests {
         s.feed(b"\x1b[?1049l");
         assert!(!s.alternate_screen());
         assert_eq!(s.visible_text()[0], "main");
+    }
+
+    #[test]
+    fn wide_characters_at_the_narrowest_size() {
+        // alacritty_terminal panics writing a wide character into one column; the
+        // protocol's minimum width of 2 keeps every screen out of that case.
+        let mut s = screen(fugue_protocol::limits::MIN_COLS, 1);
+        s.feed("中文中文\r\n😀x".as_bytes());
+        // A one-column size that got past validation is widened, not obeyed.
+        s.resize(PaneSize { cols: 1, rows: 3 });
+        assert_eq!(s.size(), PaneSize { cols: 2, rows: 3 });
+        s.feed("中\u{301}文".as_bytes());
+        assert!(!s.visible_text().is_empty());
     }
 
     #[test]

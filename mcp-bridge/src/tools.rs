@@ -285,7 +285,11 @@ next_offset of your previous read) to get only what is new; readers never distur
         let raw = matches!(mode, ReadMode::Raw { .. });
         let chunk = client.read_output(&p.terminal_id, mode).await.map_err(describe)?;
         let mut text = match raw {
-            true => String::from_utf8_lossy(&chunk.data).into_owned(),
+            // Raw output keeps its escape sequences, but as visible text (`\x1b[31m`):
+            // no control byte reaches the agent's context.
+            true => {
+                fugue_client::protocol::limits::escape_keeping_lines(&String::from_utf8_lossy(&chunk.data)).into_owned()
+            }
             false => chunk.lines.join("\n"),
         };
         let mut truncated = chunk.truncated;

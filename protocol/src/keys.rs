@@ -67,10 +67,11 @@ pub fn encode_key(name: &str, app_cursor: bool) -> Result<Vec<u8>, String> {
 }
 
 fn strip_prefix_ci<'a>(name: &'a str, prefix: &str) -> Option<&'a str> {
-    if name.len() > prefix.len() && name[..prefix.len()].eq_ignore_ascii_case(prefix) {
-        Some(&name[prefix.len()..])
-    } else {
-        None
+    // `get` rather than slicing: the prefix length may fall inside a character.
+    let head = name.get(..prefix.len())?;
+    match name.len() > prefix.len() && head.eq_ignore_ascii_case(prefix) {
+        true => name.get(prefix.len()..),
+        false => None,
     }
 }
 
@@ -165,5 +166,11 @@ mod tests {
         let name = format!("{}a", "M-".repeat(20_000));
         assert!(encode_key(&name, false).unwrap_err().contains("maximum is 32"));
         assert_eq!(encode_key("M-M-a", false).unwrap(), b"\x1ba");
+        // Found by fuzzing: a multi-byte character where a prefix would end.
+        assert_eq!(
+            encode_key("Mé", false).unwrap_err(),
+            "unknown key 'Mé'; keys: ".to_string() + KEY_NAMES
+        );
+        assert!(encode_key("C\u{e9}", false).is_err());
     }
 }

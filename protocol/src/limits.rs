@@ -12,6 +12,8 @@ use crate::messages::*;
 use crate::target::validate_session_name;
 use std::borrow::Cow;
 
+/// Narrowest terminal: the emulator cannot place a wide character in one column.
+pub const MIN_COLS: u16 = 2;
 /// Longest side of a terminal (tmux's limit).
 pub const MAX_SIDE: u16 = 10_000;
 /// Most cells in one terminal: the emulator allocates every cell up front.
@@ -58,12 +60,12 @@ fn invalid(message: String) -> ErrorReply {
     ErrorReply::invalid(message)
 }
 
-/// A terminal size within [`MAX_SIDE`] and [`MAX_CELLS`], at least 1x1.
+/// A terminal size within [`MAX_SIDE`] and [`MAX_CELLS`], at least [`MIN_COLS`]x1.
 pub fn check_size(size: PaneSize) -> Result<(), ErrorReply> {
     let PaneSize { cols, rows } = size;
-    if cols == 0 || rows == 0 {
+    if cols < MIN_COLS || rows == 0 {
         return Err(invalid(format!(
-            "size {cols}x{rows} is too small; a side must be at least 1 (1x1)"
+            "size {cols}x{rows} is too small; the minimum is {MIN_COLS}x1"
         )));
     }
     if cols > MAX_SIDE || rows > MAX_SIDE {
@@ -78,6 +80,17 @@ pub fn check_size(size: PaneSize) -> Result<(), ErrorReply> {
         )));
     }
     Ok(())
+}
+
+/// The nearest size that [`check_size`] accepts: sides clamped, then rows cut
+/// until the cell count fits.
+pub fn clamp_size(size: PaneSize) -> PaneSize {
+    let cols = size.cols.clamp(MIN_COLS, MAX_SIDE);
+    let max_rows = (MAX_CELLS / cols as u32).min(MAX_SIDE as u32) as u16;
+    PaneSize {
+        cols,
+        rows: size.rows.clamp(1, max_rows),
+    }
 }
 
 /// Characters that must never reach a person's terminal or an agent's context
@@ -375,12 +388,22 @@ fn escape_char(c: char) -> String {
 /// `text` with every unsafe character shown as an escape (`\x1b`, `\u{202e}`), for
 /// one-line displays of names, titles, purposes, commands and paths.
 pub fn escape_for_display(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(is_unsafe_char) {
+    escape_unsafe(text, |c| is_unsafe_char(c))
+}
+
+/// Like [`escape_for_display`] but newlines and tabs stay as they are: raw program
+/// output shown to an agent, escape sequences visible as text.
+pub fn escape_keeping_lines(text: &str) -> Cow<'_, str> {
+    escape_unsafe(text, |c| is_unsafe_char(c) && c != '\n' && c != '\t')
+}
+
+fn escape_unsafe(text: &str, escaped: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&escaped) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        match is_unsafe_char(c) {
+        match escaped(c) {
             true => out.push_str(&escape_char(c)),
             false => out.push(c),
         }
@@ -423,7 +446,19 @@ mod tests {
             .message
             .contains("25000000 cells; the maximum is 1000000"));
         assert!(check_size(PaneSize { cols: 0, rows: 5 }).is_err());
+        assert_eq!(
+            check_size(PaneSize { cols: 1, rows: 5 }).unwrap_err().message,
+            "size 1x5 is too small; the minimum is 2x1"
+        );
         assert!(check_size(PaneSize { cols: 10000, rows: 100 }).is_ok());
+        for (cols, rows) in [(1, 1), (65535, 65535), (3000, 3000), (0, 0), (80, 24)] {
+            let clamped = clamp_size(PaneSize { cols, rows });
+            assert!(check_size(clamped).is_ok(), "{clamped:?}");
+        }
+        assert_eq!(
+            clamp_size(PaneSize { cols: 80, rows: 24 }),
+            PaneSize { cols: 80, rows: 24 }
+        );
     }
 
     #[test]
@@ -480,6 +515,7 @@ mod tests {
         assert_eq!(escape_for_display("evil\x1b]0;X\x07"), "evil\\x1b]0;X\\x07");
         assert_eq!(strip_unsafe("a\x1b[2Jb\n\u{202e}c\t\u{9b}"), "a[2Jb\nc\t");
         assert_eq!(truncate_for_display("ééé", 3), "é…");
+        assert_eq!(escape_keeping_lines("\x1b[31mred\r\n\tx"), "\\x1b[31mred\\r\n\tx");
         let hello = Hello {
             protocol_version: 9,
             client_name: "x".repeat(4 << 20),

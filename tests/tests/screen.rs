@@ -189,7 +189,7 @@ async fn attached_clients_get_redraw_output_title_bell_and_exit() {
         .client_resize(&pane, fugue_client::protocol::PaneSize { cols: 0, rows: 3 })
         .await
         .unwrap_err();
-    assert!(err.to_string().contains("at least 1 (1x1)"), "{err}");
+    assert!(err.to_string().contains("the minimum is 2x1"), "{err}");
 }
 
 #[tokio::test]

@@ -1,0 +1,63 @@
+//! A pane's whole output path, fed arbitrary program output: raw log, text view,
+//! screen with scrollback, terminal-query replies, captures, redraws and the agent
+//! detector. It must never panic and stay within its caps whatever is printed.
+#![no_main]
+
+use fugue_daemon::pane_output::{OutputLimits, PaneOutput};
+use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&shape, data)) = data.split_first() else {
+        return;
+    };
+    let size = PaneSize {
+        cols: 1 + (shape & 0x3f) as u16,
+        rows: 1 + (shape >> 6) as u16 * 3,
+    };
+    let limits = OutputLimits {
+        log_bytes: 4096,
+        text_lines: 64,
+        text_bytes: 8192,
+        scrollback_lines: 32,
+        scrollback_bytes: 4096,
+    };
+    let output = PaneOutput::new(limits, size);
+    let (_subscription, _) = output.subscribe();
+    // Cut the input where a 0xff byte (rare in real output) says, so sequences
+    // split across reads are covered.
+    for chunk in data.split(|b| *b == 0xff) {
+        let _ = output.push(chunk);
+    }
+    let _ = output.read(ReadMode::Text {
+        lines: 1000,
+        since: Some(3),
+    });
+    let read = output.read(ReadMode::Raw {
+        since: None,
+        max_bytes: None,
+    });
+    assert!(read.data.len() <= limits.log_bytes);
+    for what in [CaptureWhat::Screen, CaptureWhat::Scrollback, CaptureWhat::All] {
+        let capture = output.capture(what, None, None, shape & 1 == 1, shape & 2 == 2);
+        assert!(capture.state.title.chars().count() <= fugue_protocol::limits::MAX_TITLE_CHARS);
+        for line in &capture.captured.lines {
+            assert!(
+                !line
+                    .chars()
+                    .any(|c| fugue_protocol::limits::is_unsafe_char(c) && c != '\x1b'),
+                "unsafe character in {line:?}"
+            );
+        }
+    }
+    let _ = output.capture(CaptureWhat::All, Some(i64::MIN), Some(i64::MAX), true, true);
+    let _ = output.agent_status(&["claude".into()], false);
+    let _ = output.agent_status(&["bash".into()], true);
+    output.resize(PaneSize {
+        cols: size.rows,
+        rows: size.cols.min(50),
+    });
+    let _ = output.push(data);
+    let (_, redraw) = output.subscribe();
+    assert!(redraw.len() < 64 * 1024 + size.cols as usize * size.rows as usize * 64);
+});

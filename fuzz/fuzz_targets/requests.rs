@@ -1,0 +1,59 @@
+//! Everything the daemon does with a request before acting on it: decode it,
+//! validate it, and (when valid) encode its keys and parse its targets. Also the
+//! display helpers that print client-chosen text. None of it may panic or recurse
+//! on client data.
+#![no_main]
+
+use fugue_protocol::keys::encode_key;
+use fugue_protocol::limits::{escape_for_display, strip_unsafe, truncate_for_display};
+use fugue_protocol::target::{resolve, validate_session_name, Candidate, PaneTarget};
+use fugue_protocol::{ClientFrame, ErrorCode, Request};
+use libfuzzer_sys::fuzz_target;
+
+fn targets(text: &str) {
+    let _ = PaneTarget::parse(text);
+    let _ = validate_session_name(text);
+    let ids = [
+        uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0),
+        uuid::Uuid::nil(),
+    ];
+    let candidates = ids.iter().map(|id| Candidate { id: *id, name: "dev" });
+    let _ = resolve(text, candidates, "pane", ErrorCode::PaneNotFound);
+}
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    // Strings straight from the fuzzer, whatever a request would allow.
+    let _ = encode_key(&text, data.first().is_some_and(|b| b & 1 == 1));
+    targets(&text);
+    assert!(!escape_for_display(&text).chars().any(|c| c.is_control()));
+    let _ = strip_unsafe(&text);
+    let _ = truncate_for_display(&text, data.len() / 2);
+
+    let Ok(frame) = fugue_protocol::codec::decode::<ClientFrame>(data) else {
+        return;
+    };
+    let request = match frame {
+        ClientFrame::Request { request, .. } => request,
+        ClientFrame::Hello(hello) => {
+            assert!(hello.display_name().len() < 1024);
+            return;
+        }
+    };
+    if request.validate().is_err() {
+        return;
+    }
+    // What the daemon does with a valid request's strings.
+    match &request {
+        Request::SendKeys { keys, .. } => {
+            for key in keys {
+                let _ = encode_key(key, false);
+            }
+        }
+        Request::PaneStatus { pane } | Request::Capture { pane, .. } | Request::ReadOutput { pane, .. } => {
+            targets(pane)
+        }
+        Request::ReorderPanes { panes, .. } => panes.iter().for_each(|p| targets(p)),
+        _ => {}
+    }
+});

@@ -48,7 +48,7 @@ pub const FRAME_STALL_TIMEOUT: Duration = Duration::from_secs(10);
 pub const IN_FLIGHT_BYTES: usize = 8 * 1024 * 1024;
 /// Bytes of replies and events queued for a client. A frame larger than this waits
 /// until the queue is empty and then goes alone.
-pub const OUT_QUEUE_BYTES: usize = 4 * 1024 * 1024;
+pub const OUT_QUEUE_BYTES: usize = 1024 * 1024;
 /// Every request counts at least this much against [`IN_FLIGHT_BYTES`], so tiny
 /// requests cannot pile up by the million.
 const MIN_REQUEST_COST: usize = 1024;

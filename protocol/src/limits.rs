@@ -388,7 +388,7 @@ fn escape_char(c: char) -> String {
 /// `text` with every unsafe character shown as an escape (`\x1b`, `\u{202e}`), for
 /// one-line displays of names, titles, purposes, commands and paths.
 pub fn escape_for_display(text: &str) -> Cow<'_, str> {
-    escape_unsafe(text, |c| is_unsafe_char(c))
+    escape_unsafe(text, is_unsafe_char)
 }
 
 /// Like [`escape_for_display`] but newlines and tabs stay as they are: raw program

@@ -96,9 +96,35 @@ impl Daemon {
 
     /// Starts with extra `fugued` flags (e.g. `--exited-ttl 300ms`).
     pub fn start_with(args: &[&str]) -> Daemon {
+        Self::start_limited(args, None)
+    }
+
+    /// Starts with soft and hard open-file limits of `nofile` (which it cannot raise).
+    pub fn start_with_rlimit_nofile(nofile: u64) -> Daemon {
+        Self::start_limited(&[], Some(nofile))
+    }
+
+    fn start_limited(args: &[&str], nofile: Option<u64>) -> Daemon {
         let dir = private_dir();
         let socket = dir.path().join("fugue.sock");
-        let child = Self::spawn(&dir, &socket, args);
+        let mut command = Self::command(&dir, &socket, args);
+        if let Some(limit) = nofile {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setrlimit is async-signal-safe, and `rlimit` lives in the closure.
+            unsafe {
+                command.pre_exec(move || {
+                    let rlimit = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    match libc::setrlimit(libc::RLIMIT_NOFILE, &rlimit) {
+                        0 => Ok(()),
+                        _ => Err(std::io::Error::last_os_error()),
+                    }
+                });
+            }
+        }
+        let child = command.spawn().expect("start fugued");
         let daemon = Daemon {
             dir,
             socket,
@@ -109,8 +135,17 @@ impl Daemon {
     }
 
     fn spawn(dir: &tempfile::TempDir, socket: &Path, args: &[&str]) -> Child {
-        let log = std::fs::File::create(dir.path().join("fugued.stderr")).expect("log file");
-        Command::new(bin("fugued"))
+        Self::command(dir, socket, args).spawn().expect("start fugued")
+    }
+
+    fn command(dir: &tempfile::TempDir, socket: &Path, args: &[&str]) -> Command {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.path().join("fugued.stderr"))
+            .expect("log file");
+        let mut command = Command::new(bin("fugued"));
+        command
             .arg("--foreground")
             .arg("--socket")
             .arg(socket)
@@ -122,9 +157,8 @@ impl Daemon {
             .env("SHELL", "/bin/bash")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start fugued")
+            .stderr(log);
+        command
     }
 
     fn wait_ready(&self) {
@@ -395,4 +429,88 @@ pub fn rss_kib(pid: u32) -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// A hand-driven connection speaking raw frames, for tests that act as a broken or
+/// hostile client would.
+pub struct RawConnection {
+    pub stream: std::os::unix::net::UnixStream,
+    codec: fugue_client::protocol::codec::FrameCodec<ClientFrame, ServerFrame>,
+    buf: bytes::BytesMut,
+}
+
+use fugue_client::protocol::{ClientFrame, Hello, ServerFrame, PROTOCOL_VERSION};
+
+impl RawConnection {
+    pub fn connect(daemon: &Daemon) -> RawConnection {
+        Self::connect_to(&daemon.socket)
+    }
+
+    pub fn connect_to(socket: &Path) -> RawConnection {
+        Self::from_stream(std::os::unix::net::UnixStream::connect(socket).expect("connect"))
+    }
+
+    pub fn from_stream(stream: std::os::unix::net::UnixStream) -> RawConnection {
+        stream.set_read_timeout(Some(DEADLINE)).expect("read timeout");
+        RawConnection {
+            stream,
+            codec: Default::default(),
+            buf: Default::default(),
+        }
+    }
+
+    pub fn send(&mut self, frame: ClientFrame) {
+        use std::io::Write;
+        use tokio_util::codec::Encoder;
+        let mut out = bytes::BytesMut::new();
+        self.codec.encode(frame, &mut out).expect("encode");
+        self.stream.write_all(&out).expect("write");
+    }
+
+    /// The next frame, or `None` when the daemon closed the connection.
+    pub fn recv(&mut self) -> Option<ServerFrame> {
+        use std::io::Read;
+        use tokio_util::codec::Decoder;
+        loop {
+            if let Some(frame) = self.codec.decode(&mut self.buf).expect("decode") {
+                return Some(frame);
+            }
+            let mut chunk = [0u8; 4096];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return None,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return None,
+                Err(e) => panic!("read: {e}"),
+            }
+        }
+    }
+
+    pub fn hello(&mut self, version: u32) -> ServerFrame {
+        self.send(ClientFrame::Hello(Hello {
+            protocol_version: version,
+            client_name: "raw".into(),
+            client_version: "0".into(),
+        }));
+        self.recv().expect("a handshake answer")
+    }
+
+    /// Connects and completes the handshake.
+    pub fn welcomed(daemon: &Daemon) -> RawConnection {
+        let mut raw = Self::connect(daemon);
+        match raw.hello(PROTOCOL_VERSION) {
+            ServerFrame::Welcome(_) => raw,
+            other => panic!("expected Welcome, got {other:?}"),
+        }
+    }
+
+    /// Sends one request and returns the reply to it (events in between are skipped).
+    pub fn request(&mut self, id: u64, request: fugue_client::protocol::Request) -> Option<ServerFrame> {
+        self.send(ClientFrame::Request { id, request });
+        loop {
+            match self.recv()? {
+                ServerFrame::Event(_) => continue,
+                frame => return Some(frame),
+            }
+        }
+    }
 }

@@ -6,61 +6,10 @@ use fugue_client::protocol::{
     ClientFrame, ErrorCode, Hello, Request, Response, ServerFrame, SpawnSpec, PROTOCOL_VERSION,
 };
 use fugue_client::Client;
-use fugue_tests::{Daemon, DEADLINE};
+use fugue_tests::{Daemon, RawConnection as Raw, DEADLINE};
 use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
 use std::time::Duration;
 use tokio_util::codec::{Decoder, Encoder};
-
-/// A hand-driven connection speaking raw frames.
-struct Raw {
-    stream: UnixStream,
-    codec: FrameCodec<ClientFrame, ServerFrame>,
-    buf: BytesMut,
-}
-
-impl Raw {
-    fn connect(daemon: &Daemon) -> Raw {
-        let stream = UnixStream::connect(&daemon.socket).unwrap();
-        stream.set_read_timeout(Some(DEADLINE)).unwrap();
-        Raw {
-            stream,
-            codec: FrameCodec::new(),
-            buf: BytesMut::new(),
-        }
-    }
-
-    fn send(&mut self, frame: ClientFrame) {
-        let mut out = BytesMut::new();
-        self.codec.encode(frame, &mut out).unwrap();
-        self.stream.write_all(&out).unwrap();
-    }
-
-    /// The next frame, or `None` when the daemon closed the connection.
-    fn recv(&mut self) -> Option<ServerFrame> {
-        loop {
-            if let Some(frame) = self.codec.decode(&mut self.buf).unwrap() {
-                return Some(frame);
-            }
-            let mut chunk = [0u8; 4096];
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return None,
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return None,
-                Err(e) => panic!("read: {e}"),
-            }
-        }
-    }
-
-    fn hello(&mut self, version: u32) -> ServerFrame {
-        self.send(ClientFrame::Hello(Hello {
-            protocol_version: version,
-            client_name: "raw".into(),
-            client_version: "0".into(),
-        }));
-        self.recv().expect("a handshake answer")
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_clients_at_once_each_get_their_own_replies() {
@@ -267,11 +216,7 @@ fn the_cli_prints_a_mismatch_and_fails() {
     let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     let server = std::thread::spawn(move || {
         let (stream, _) = listener.accept().unwrap();
-        let mut raw = Raw {
-            stream,
-            codec: FrameCodec::new(),
-            buf: BytesMut::new(),
-        };
+        let mut raw = Raw::from_stream(stream);
         let mut reply_codec = FrameCodec::<ServerFrame, ClientFrame>::new();
         let mut buf = BytesMut::new();
         let mut chunk = [0u8; 1024];

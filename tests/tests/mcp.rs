@@ -239,6 +239,15 @@ async fn terminal_lifecycle_through_the_tools() {
     .await;
     assert_eq!(waited["condition"], "pattern");
     assert_eq!(waited["matched"], "first line");
+    // The pattern may match the terminal's echo before cat's copy arrives: let the
+    // output settle before taking the offset.
+    let settled = ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": id, "idle_ms": 300, "timeout_ms": 10000}),
+    )
+    .await;
+    assert_eq!(settled["condition"], "idle");
     let read = ok(&mcp, "fugue_read", json!({"terminal_id": id})).await;
     assert!(read["text"].as_str().unwrap().contains("first line"));
     assert_eq!(read["status"], "running");
@@ -439,6 +448,25 @@ async fn error_paths_are_tool_errors_that_say_what_would_work() {
     assert!(err.contains("not waiting for permission (it is"), "{err}");
     let err = fails(&mcp, "fugue_spawn_agent", json!({"prompt": "hi", "agent": "hal"})).await;
     assert!(err.contains("unknown agent 'hal'; agents: claude"), "{err}");
+    // Hostile sizes, titles and timeouts are refused by the daemon's one check.
+    let err = fails(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "x", "cols": 65535, "rows": 65535, "session": "other"}),
+    )
+    .await;
+    assert!(err.contains("size 65535x65535 exceeds the maximum 10000x10000"), "{err}");
+    let err = fails(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "x", "title": "a\u{1b}[2Jb", "session": "other"}),
+    )
+    .await;
+    assert!(err.contains("control character"), "{err}");
+    let keys: Vec<String> = vec![format!("{}a", "M-".repeat(20_000))];
+    let err = fails(&mcp, "fugue_send_keys", json!({"terminal_id": "mcp:0", "keys": keys})).await;
+    assert!(err.contains("the maximum is 32"), "{err}");
+    ok(&mcp, "fugue_list", json!({})).await;
 }
 
 async fn wait_state(mcp: &Mcp, id: &str, state: &str) {

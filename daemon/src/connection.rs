@@ -167,6 +167,10 @@ impl ConnectionState {
         lock(&self.attachments).get(&pane).map(|a| a.id)
     }
 
+    pub fn attach(&self, pane: PaneId, attachment: Attachment) {
+        lock(&self.attachments).insert(pane, attachment);
+    }
+
     /// Ends the attachment to `pane`; false if there was none.
     pub fn detach(&self, pane: PaneId) -> bool {
         let Some(attachment) = lock(&self.attachments).remove(&pane) else {
@@ -548,4 +552,52 @@ async fn write_loop(write: OwnedWriteHalf, mut frames: mpsc::UnboundedReceiver<O
         }
     }
     let _ = writer.flush().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fugue_protocol::codec::decode;
+    use fugue_protocol::{OutputChunk, PaneInfo};
+
+    #[test]
+    fn a_reply_too_large_for_a_frame_becomes_an_error_reply() {
+        let pane = PaneInfo {
+            id: PaneId::new(),
+            session_id: fugue_protocol::SessionId::new(),
+            session_name: "s".into(),
+            index: 0,
+            title: String::new(),
+            purpose: String::new(),
+            command: vec![],
+            shell: true,
+            cwd: "/".into(),
+            state: fugue_protocol::PaneState::Running,
+            pid: 1,
+            exit: None,
+            size: Default::default(),
+            started_at_ms: 0,
+            exited_at_ms: None,
+        };
+        let chunk = OutputChunk {
+            pane,
+            data: vec![b'x'; fugue_protocol::MAX_FRAME_BYTES + 1],
+            lines: vec![],
+            start_offset: 0,
+            next_offset: 0,
+            truncated: false,
+        };
+        let frame = ServerFrame::Reply {
+            id: 7,
+            result: Ok(Response::Output(chunk)),
+        };
+        let bytes = encode_or_explain(frame);
+        match decode::<ServerFrame>(&bytes[4..]).unwrap() {
+            ServerFrame::Reply { id: 7, result: Err(e) } => {
+                assert_eq!(e.code, ErrorCode::LimitReached);
+                assert!(e.message.contains("too large to send"), "{}", e.message);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 }

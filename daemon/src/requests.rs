@@ -358,7 +358,7 @@ impl Handler {
         }
         let (subscription, redraw) = ask(&pane.actor, |reply| PaneMsg::Attach { read_only, size, reply }, PANE).await?;
         let stop = conn.cancel.child_token();
-        conn.attachments.lock().expect("attachments").insert(
+        conn.attach(
             info.id,
             Attachment {
                 id: subscription.id,

@@ -260,11 +260,10 @@ impl SupervisorState {
             name: &s.info.name,
         });
         let id = target::resolve(target, candidates, "session", ErrorCode::SessionNotFound)?;
-        Ok(self
-            .sessions
+        self.sessions
             .iter()
             .position(|s| s.info.id.0 == id)
-            .expect("resolved from this list"))
+            .ok_or_else(|| ErrorReply::internal(format!("session {id} resolved but not listed")))
     }
 
     fn session_ref(&self, index: usize) -> SessionRef {

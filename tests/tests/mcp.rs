@@ -455,7 +455,10 @@ async fn error_paths_are_tool_errors_that_say_what_would_work() {
         json!({"purpose": "x", "cols": 65535, "rows": 65535, "session": "other"}),
     )
     .await;
-    assert!(err.contains("size 65535x65535 exceeds the maximum 10000x10000"), "{err}");
+    assert!(
+        err.contains("size 65535x65535 exceeds the maximum 10000x10000"),
+        "{err}"
+    );
     let err = fails(
         &mcp,
         "fugue_start",

@@ -519,12 +519,19 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
             spec.args = args;
         }
         spec.shell = false;
-        spec.purpose = Some(format!("exec: {}", p.command));
+        // The command may be long or hold anything; the purpose is a label for people.
+        spec.purpose = Some(format!(
+            "exec: {}",
+            fugue_client::protocol::limits::truncate_for_display(&p.command, 200)
+        ));
         spec.cwd = self.cwd_in_session(&client, &session, p.cwd.as_deref()).await?;
         spec.env = p.env.map(EnvInput::into_vars).unwrap_or_default();
+        // Checked before anything starts, so a refused timeout leaves no pane behind.
+        let timeout_ms = p.timeout_ms.unwrap_or(10_000);
+        fugue_client::protocol::limits::check_timeout("timeout_ms", timeout_ms).map_err(|e| e.message)?;
         let info = client.create_pane(spec).await.map_err(describe)?;
         let id = info.id.to_string();
-        let timeout = Duration::from_millis(p.timeout_ms.unwrap_or(10_000));
+        let timeout = Duration::from_millis(timeout_ms);
         let (info, finished) = client.wait_for_exit(&id, Some(timeout)).await.map_err(describe)?;
         let chunk = client
             .read_output(

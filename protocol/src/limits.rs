@@ -127,7 +127,7 @@ fn check_target(what: &str, text: &str) -> Result<(), ErrorReply> {
     check_bytes(what, text, MAX_TARGET_BYTES)
 }
 
-fn check_timeout(what: &str, ms: u64) -> Result<(), ErrorReply> {
+pub fn check_timeout(what: &str, ms: u64) -> Result<(), ErrorReply> {
     if ms > MAX_TIMEOUT_MS {
         return Err(invalid(format!(
             "{what} {ms} ms exceeds the maximum {MAX_TIMEOUT_MS} ms (30 days)"

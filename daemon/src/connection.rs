@@ -52,6 +52,26 @@ pub const OUT_QUEUE_BYTES: usize = 1024 * 1024;
 /// Every request counts at least this much against [`IN_FLIGHT_BYTES`], so tiny
 /// requests cannot pile up by the million.
 const MIN_REQUEST_COST: usize = 1024;
+/// Bytes of replies a connection's requests may be producing at once, reserved
+/// before a request runs by what it may return ([`reply_estimate`]). A client that
+/// asks for many large reads and never reads the replies holds at most this much.
+pub const REPLY_BYTES: usize = 24 * 1024 * 1024;
+
+/// The most a request's reply may take, for [`REPLY_BYTES`].
+fn reply_estimate(request: &Request) -> usize {
+    use crate::pane_output::MAX_READ_BYTES;
+    match request {
+        Request::ReadOutput {
+            mode: fugue_protocol::ReadMode::Raw {
+                max_bytes: Some(max), ..
+            },
+            ..
+        } => (*max as usize).min(MAX_READ_BYTES) + 4096,
+        Request::ReadOutput { .. } | Request::Capture { .. } => MAX_READ_BYTES + 4096,
+        Request::ListPanes { .. } | Request::ListSessions => 256 * 1024,
+        _ => 4096,
+    }
+}
 /// Longest client string quoted in a log line or message.
 const LOG_FIELD_BYTES: usize = 128;
 
@@ -445,6 +465,7 @@ async fn serve_client(
 async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<ConnectionState>) {
     let out = &conn.out;
     let budget = Arc::new(Semaphore::new(IN_FLIGHT_BYTES));
+    let replies = Arc::new(Semaphore::new(REPLY_BYTES));
     loop {
         let (frame, size) = match reader.next().await {
             None => return,
@@ -490,14 +511,20 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Co
         let Ok(permit) = budget.clone().acquire_many_owned(cost).await else {
             return;
         };
+        let reply_cost = reply_estimate(&request).min(REPLY_BYTES) as u32;
+        let replies = replies.clone();
         let handler = handler.clone();
         let conn = conn.clone();
         let token = conn.cancel.child_token();
         lock(&conn.in_flight).insert(id, token.clone());
         tokio::spawn(async move {
-            let result = tokio::select! {
-                result = handler.handle(&conn, request) => result,
-                _ = token.cancelled() => Err(ErrorReply::new(ErrorCode::Cancelled, "the request was cancelled")),
+            // Room for the reply first; it is held until the reply is queued.
+            let (result, _reserved) = tokio::select! {
+                done = async {
+                    let reserved = replies.acquire_many_owned(reply_cost).await.ok();
+                    (handler.handle(&conn, request).await, reserved)
+                } => done,
+                _ = token.cancelled() => (Err(ErrorReply::new(ErrorCode::Cancelled, "the request was cancelled")), None),
             };
             lock(&conn.in_flight).remove(&id);
             if !conn.cancel.is_cancelled() {

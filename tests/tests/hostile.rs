@@ -6,7 +6,7 @@
 //! would cross.
 
 use fugue_client::protocol::{
-    ClientFrame, ErrorCode, Hello, PaneSize, Request, Response, ServerFrame, SpawnSpec, PROTOCOL_VERSION,
+    ClientFrame, ErrorCode, Hello, PaneSize, ReadMode, Request, Response, ServerFrame, SpawnSpec, PROTOCOL_VERSION,
 };
 use fugue_client::Client;
 use fugue_tests::{rss_kib, wait_for, wait_for_text, wait_until, Daemon, RawConnection, DEADLINE};
@@ -347,6 +347,73 @@ async fn subscribers_that_never_read_cost_bounded_memory() {
     );
     println!("1000 stalled subscribers: bystander answered in {took:?}");
     drop(subscribers);
+}
+
+/// A client that asks for 4 MiB reads by the hundred and never reads a reply:
+/// the replies it can make the daemon hold are bounded in bytes, not by count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_large_reads_that_are_never_collected() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    session_with(&client, "s").await;
+    let mut spec = SpawnSpec::new("s");
+    spec.command = Some("sh".into());
+    spec.args = vec![
+        "-c".into(),
+        "head -c 5000000 /dev/zero | tr '\\0' r; exec sleep 600".into(),
+    ];
+    spec.shell = false;
+    spec.output_byte_limit = Some(4 << 20);
+    let pane = client.create_pane(spec).await.unwrap().id.to_string();
+    wait_for("the log to fill", DEADLINE, || {
+        let client = client.clone();
+        let pane = pane.clone();
+        async move {
+            let read = client
+                .read_output(
+                    &pane,
+                    ReadMode::Raw {
+                        since: None,
+                        max_bytes: Some(1),
+                    },
+                )
+                .await
+                .ok()?;
+            (read.next_offset >= 5_000_000).then_some(())
+        }
+    })
+    .await;
+    let base = rss_kib(daemon.pid());
+    let mut greedy = RawConnection::welcomed(&daemon);
+    for id in 0..200 {
+        let mode = ReadMode::Raw {
+            since: Some(0),
+            max_bytes: None,
+        };
+        greedy.send(ClientFrame::Request {
+            id,
+            request: Request::ReadOutput {
+                pane: pane.clone(),
+                mode,
+            },
+        });
+    }
+    // Let the daemon take in all it will: the bystander is answered meanwhile.
+    let took = bystander(&daemon).await;
+    let read = client
+        .read_output(
+            &pane,
+            ReadMode::Raw {
+                since: None,
+                max_bytes: Some(16),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(read.data.len(), 16);
+    rss_growth(&daemon, base, "200 uncollected 4 MiB reads", 96);
+    println!("200 uncollected 4 MiB reads: bystander answered in {took:?}");
+    drop(greedy);
 }
 
 /// 200 clients at once, each with a mix of requests on its own session: every

@@ -5,6 +5,9 @@
 //! [`connection`] whose requests [`requests`] answers. A pane's PTY is [`pty`], its
 //! output [`pane_output`] (the raw log and text view in [`output`], the screen
 //! model in [`screen`]); [`agent`] reads agent CLIs' state off the screen.
+//! Program output is untrusted input: [`string_limit`] bounds the control strings
+//! it may send before either parser sees them. Client input is bounded by
+//! `fugue_protocol::limits` (every request is validated in [`connection`]).
 
 pub mod agent;
 pub mod config;

@@ -230,6 +230,15 @@ impl Drop for Daemon {
     }
 }
 
+/// A pane that runs `sh -c SCRIPT` directly (no interactive shell around it).
+pub fn sh_spec(session: &str, script: impl Into<String>) -> fugue_client::protocol::SpawnSpec {
+    let mut spec = fugue_client::protocol::SpawnSpec::new(session);
+    spec.command = Some("sh".into());
+    spec.args = vec!["-c".into(), script.into()];
+    spec.shell = false;
+    spec
+}
+
 /// What a `fugue` run printed.
 pub struct CliOutput {
     pub status: std::process::ExitStatus,

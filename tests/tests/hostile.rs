@@ -356,13 +356,7 @@ async fn many_large_reads_that_are_never_collected() {
     let daemon = Daemon::start();
     let client = daemon.client().await;
     session_with(&client, "s").await;
-    let mut spec = SpawnSpec::new("s");
-    spec.command = Some("sh".into());
-    spec.args = vec![
-        "-c".into(),
-        "head -c 5000000 /dev/zero | tr '\\0' r; exec sleep 600".into(),
-    ];
-    spec.shell = false;
+    let mut spec = fugue_tests::sh_spec("s", "head -c 5000000 /dev/zero | tr '\\0' r; exec sleep 600");
     spec.output_byte_limit = Some(4 << 20);
     let pane = client.create_pane(spec).await.unwrap().id.to_string();
     wait_for("the log to fill", DEADLINE, || {
@@ -467,13 +461,7 @@ async fn a_flooding_pane_with_a_stalled_attached_client() {
     let daemon = Daemon::start();
     let client = daemon.client().await;
     session_with(&client, "s").await;
-    let mut spec = SpawnSpec::new("s");
-    spec.command = Some("sh".into());
-    spec.args = vec![
-        "-c".into(),
-        "head -c 200000000 /dev/zero | tr '\\0' 'y' | fold -w 100".into(),
-    ];
-    spec.shell = false;
+    let spec = fugue_tests::sh_spec("s", "head -c 200000000 /dev/zero | tr '\\0' 'y' | fold -w 100");
     let pane = client.create_pane(spec).await.unwrap().id.to_string();
     let base = rss_kib(daemon.pid());
     let mut stalled = RawConnection::welcomed(&daemon);
@@ -517,10 +505,7 @@ async fn huge_pastes_are_split_or_refused() {
     let daemon = Daemon::start();
     let client = daemon.client().await;
     session_with(&client, "s").await;
-    let mut spec = SpawnSpec::new("s");
-    spec.command = Some("sh".into());
-    spec.args = vec!["-c".into(), "stty -echo; wc -c; exec cat".into()];
-    spec.shell = false;
+    let spec = fugue_tests::sh_spec("s", "stty -echo; wc -c; exec cat");
     let pane = client.create_pane(spec).await.unwrap().id.to_string();
     let base = rss_kib(daemon.pid());
     // 8 MiB through the client library: split into 1 MiB requests. Lines of 1 KiB,
@@ -598,13 +583,7 @@ async fn program_output_floods_stay_bounded() {
         ),
     ];
     for (what, script) in floods {
-        let mut spec = SpawnSpec::new("s");
-        spec.command = Some("sh".into());
-        spec.args = vec![
-            "-c".into(),
-            format!("{script}; printf '\\033\\\\\\r\\nflood-done\\r\\n'"),
-        ];
-        spec.shell = false;
+        let spec = fugue_tests::sh_spec("s", format!("{script}; printf '\\033\\\\\\r\\nflood-done\\r\\n'"));
         let pane = client.create_pane(spec).await.unwrap().id.to_string();
         let (_, exited) = client
             .wait_for_exit(&pane, Some(Duration::from_secs(90)))

@@ -9,13 +9,7 @@ async fn kill_escalates_to_sigkill_for_a_process_that_ignores_term() {
     let daemon = Daemon::start_with(&["--kill-grace", "500ms"]);
     let client = daemon.client().await;
     client.create_session("dev", None, vec![]).await.unwrap();
-    let mut spec = SpawnSpec::new("dev");
-    spec.command = Some("sh".into());
-    spec.args = vec![
-        "-c".into(),
-        "trap '' TERM; echo armed; while :; do sleep 1; done".into(),
-    ];
-    spec.shell = false;
+    let spec = fugue_tests::sh_spec("dev", "trap '' TERM; echo armed; while :; do sleep 1; done");
     let pane = client.create_pane(spec).await.unwrap();
     let id = pane.id.to_string();
     wait_for_text(&client, &id, "armed").await;

@@ -6,10 +6,7 @@ use fugue_client::Client;
 use fugue_tests::{wait_for, Daemon, DEADLINE};
 
 fn spec(session: &str, script: &str, cols: u16, rows: u16) -> SpawnSpec {
-    let mut spec = SpawnSpec::new(session);
-    spec.command = Some("sh".into());
-    spec.args = vec!["-c".into(), script.into()];
-    spec.shell = false;
+    let mut spec = fugue_tests::sh_spec(session, script);
     spec.size = Some(fugue_client::protocol::PaneSize { cols, rows });
     spec
 }

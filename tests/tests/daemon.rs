@@ -68,6 +68,32 @@ fn a_socket_directory_open_to_others_is_refused() {
     cli(&fresh, &dir, &["daemon", "stop"]).ok();
 }
 
+/// A symlink to a private directory is refused by the daemon and by the client
+/// (the check is on the link itself, as tmux's lstat).
+#[test]
+fn a_symlinked_socket_directory_is_refused_by_daemon_and_client() {
+    let dir = private_dir();
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let out = Command::new(fugue_tests::bin("fugued"))
+        .args(["--foreground", "--socket"])
+        .arg(link.join("s.sock"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is a symbolic link; refusing it"), "{stderr}");
+    // A daemon on the real path; the client refuses to reach it through the link.
+    let daemon_socket = real.join("s.sock");
+    cli(&daemon_socket, &dir, &["daemon", "start"]).ok();
+    let err = cli(&link.join("s.sock"), &dir, &["ls"]).err();
+    assert!(err.contains("is a symbolic link"), "{err}");
+    cli(&daemon_socket, &dir, &["daemon", "stop"]).ok();
+}
+
 #[test]
 fn sigterm_leaves_no_child_process_alive() {
     let mut daemon = Daemon::start_with(&["--kill-grace", "500ms"]);

@@ -7,9 +7,10 @@
 //!   [`MAX_CLIENT_FRAME_BYTES`]; a longer length prefix is refused at once;
 //! - a frame that stops half way is dropped with the connection after
 //!   [`FRAME_STALL_TIMEOUT`] (idle connections between frames may stay forever);
-//! - requests in flight are counted in bytes ([`IN_FLIGHT_BYTES`]), and so is the
-//!   outgoing queue ([`OUT_QUEUE_BYTES`]): a client that stops reading holds up only
-//!   itself, and holds at most that much memory;
+//! - requests in flight are counted in bytes ([`IN_FLIGHT_BYTES`]), so are the
+//!   replies they may produce ([`REPLY_BYTES`], reserved before a request runs) and
+//!   the outgoing queue ([`OUT_QUEUE_BYTES`]): a client that stops reading holds up
+//!   only itself, and holds at most that much memory;
 //! - malformed or oversize frames get a `Fatal` frame and a close;
 //! - a vanished client has its in-flight requests cancelled.
 

@@ -396,7 +396,6 @@ impl SessionState {
     }
 
     fn rename_pane(&mut self, id: PaneId, title: String) -> Result<PaneInfo, ErrorReply> {
-        fugue_protocol::limits::check_label("title", &title, fugue_protocol::limits::MAX_TITLE_CHARS)?;
         let index = self.find(&PaneLookup::Id(id))?;
         self.panes[index].info.title = title;
         let info = self.panes[index].info.clone();

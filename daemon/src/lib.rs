@@ -12,9 +12,11 @@
 pub mod agent;
 pub mod config;
 pub mod connection;
+pub mod feed;
 pub mod output;
 pub mod pane;
 pub mod pane_output;
+pub mod process;
 pub mod pty;
 pub mod requests;
 pub mod screen;

@@ -1,32 +1,34 @@
 //! `PaneActor`: one terminal. It owns the PTY master, the process guard, the
-//! attached clients and the size policy; three small threads do the blocking work
-//! beside it:
+//! attached clients and the size policy. Its I/O runs as tasks on the runtime, with
+//! the master in non-blocking mode (no thread per pane):
 //!
-//! - the reader drains the PTY into the raw log and text view of [`PaneOutput`]
-//!   under a short per-pane lock (no message per chunk, so a fast writer cannot
-//!   flood a mailbox), and hands each chunk to
-//! - the screen thread, through a bounded queue, which feeds the emulator and the
-//!   attached clients and sends the emulator's answers to terminal queries back as
-//!   input, so draining the PTY never waits on emulation;
-//! - the writer feeds input from a bounded channel, so a huge paste blocks only the
-//!   request that sent it;
-//! - the waiter reaps the child (`waitpid` on its pid only) and records how it ended.
+//! - the reader drains the PTY into the raw log and queues each chunk for the
+//!   emulation pool ([`crate::feed`]), which feeds the text view, the screen and
+//!   the attached clients; a pane that has gone quiet gives back the emulator's
+//!   spare rows;
+//! - the writer feeds input from a bounded channel, so a huge paste waits only
+//!   for the request that sent it;
+//! - the process is reaped through its pidfd ([`crate::process`]).
 //!
-//! Exit is published once the reader has drained the PTY (or shortly after the reap
-//! if a background process keeps the PTY open), so output is complete when a waiter
-//! learns of the exit.
+//! The exit is published once the output is drained (or shortly after the reap if
+//! a background process keeps the PTY open), so output is complete when a waiter
+//! learns of the exit. [`Exited`] on the pane's exit channel is the one record of
+//! that; everything that shows a pane's state reads it from there.
 
+use crate::feed::PaneFeed;
 use crate::pane_output::{PaneOutput, Subscription};
-use crate::pty::{self, ProcessGuard, SpawnedPty};
-use crate::session::SessionMsg;
-use bytes::{Bytes, BytesMut};
+use crate::process::{self, ProcessGuard, Reaped};
+use crate::pty;
+use bytes::Bytes;
 use fugue_protocol::{ErrorReply, ExitStatus, PaneId, PaneSize, SizePolicy};
-use portable_pty::{MasterPty, PtySize};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use std::io::{Read, Write};
+use std::cell::RefCell;
+use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::unix::AsyncFd;
 use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
 
 /// Input chunks queued per pane; the sender waits when they are all in flight.
 pub const INPUT_QUEUE: usize = 64;
@@ -34,13 +36,17 @@ pub const INPUT_QUEUE: usize = 64;
 pub const INPUT_CHUNK: usize = 4096;
 /// Longest wait for the reader to drain after the process was reaped.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
-
-/// Chunks queued between the reader and the screen thread; the reader waits when
-/// the emulator is this far behind.
-const SCREEN_QUEUE: usize = 64;
-/// Bytes read from the PTY at once, and the block they are cut from.
+/// Bytes read from the PTY at once.
 const READ_CHUNK: usize = 64 * 1024;
-const READ_BLOCK: usize = 256 * 1024;
+/// A pane quiet for this long gives back memory it no longer needs.
+const TRIM_AFTER: Duration = Duration::from_secs(2);
+
+/// How and when a pane's process ended, published once its output is drained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exited {
+    pub status: ExitStatus,
+    pub at_ms: u64,
+}
 
 pub enum PaneMsg {
     Interrupt(RpcReplyPort<Result<(), ErrorReply>>),
@@ -74,9 +80,9 @@ pub enum PaneMsg {
         policy: SizePolicy,
         reply: RpcReplyPort<()>,
     },
-    /// From the waiter thread.
+    /// The process was reaped.
     ProcessExited(ExitStatus),
-    /// From the screen thread: the PTY reached EOF and everything read is rendered.
+    /// The PTY reached its end and everything read has been processed.
     OutputClosed,
     /// Timer: stop waiting for the reader and publish the exit.
     PublishExit,
@@ -84,15 +90,17 @@ pub enum PaneMsg {
 
 pub struct PaneArgs {
     pub id: PaneId,
-    pub session: ActorRef<SessionMsg>,
-    pub spawned: SpawnedPty,
+    /// The PTY master (non-blocking) and the process on it.
+    pub master: OwnedFd,
+    pub pid: u32,
+    pub reaped: Reaped,
     pub output: Arc<PaneOutput>,
     pub input: mpsc::Receiver<Vec<u8>>,
-    /// For the reader thread's answers to terminal queries.
+    /// For the emulator's answers to terminal queries.
     pub replies: mpsc::Sender<Vec<u8>>,
-    pub exit: watch::Sender<Option<ExitStatus>>,
-    /// Set by the waiter thread the moment the process is reaped; outlives the actor.
-    pub reaped: watch::Sender<bool>,
+    /// Written to the PTY before any other input (a shell pane's command line).
+    pub typed: Option<Vec<u8>>,
+    pub exit: watch::Sender<Option<Exited>>,
     pub shell: bool,
     pub kill_grace: Duration,
 }
@@ -108,18 +116,19 @@ struct Client {
 
 pub struct PaneState {
     id: PaneId,
-    session: ActorRef<SessionMsg>,
-    master: Box<dyn MasterPty + Send>,
+    master: Arc<AsyncFd<OwnedFd>>,
     guard: ProcessGuard,
+    reaped: Reaped,
     output: Arc<PaneOutput>,
-    exit: watch::Sender<Option<ExitStatus>>,
+    exit: watch::Sender<Option<Exited>>,
     shell: bool,
     kill_grace: Duration,
-    reaped: Option<ExitStatus>,
     drained: bool,
     clients: Vec<Client>,
     policy: SizePolicy,
     activity: u64,
+    /// Stops the reader and writer when the pane goes away.
+    stop: CancellationToken,
 }
 
 pub struct PaneActor;
@@ -130,54 +139,56 @@ impl Actor for PaneActor {
     type Arguments = PaneArgs;
 
     async fn pre_start(&self, myself: ActorRef<PaneMsg>, args: PaneArgs) -> Result<PaneState, ActorProcessingErr> {
-        let SpawnedPty {
-            master,
-            reader,
-            writer,
-            pid,
-        } = args.spawned;
-        let guard = ProcessGuard::new(pid, args.kill_grace);
-        let short = &args.id.simple()[..8];
-        let (chunks, chunks_rx) = std::sync::mpsc::sync_channel(SCREEN_QUEUE);
-        spawn_thread(format!("pty-read-{short}"), 128 * 1024, {
-            let output = args.output.clone();
-            move || read_loop(reader, output, chunks)
-        })?;
-        spawn_thread(format!("pty-screen-{short}"), 256 * 1024, {
-            let output = args.output.clone();
+        let reaped = args.reaped;
+        let guard = ProcessGuard::new(args.pid, reaped.clone(), args.kill_grace);
+        let master = Arc::new(pty::register(
+            args.master,
+            tokio::io::Interest::READABLE | tokio::io::Interest::WRITABLE,
+        )?);
+        let stop = CancellationToken::new();
+        let feed = PaneFeed::new(
+            args.output.clone(),
+            args.replies,
+            Box::new({
+                let pane = myself.clone();
+                move || {
+                    let _ = pane.cast(PaneMsg::OutputClosed);
+                }
+            }),
+        );
+        tokio::spawn(read_loop(master.clone(), args.output.clone(), feed, stop.clone()));
+        tokio::spawn(write_loop(master.clone(), args.input, args.typed, stop.clone()));
+        tokio::spawn({
             let pane = myself.clone();
-            let replies = args.replies;
-            move || screen_loop(chunks_rx, output, replies, pane)
-        })?;
-        spawn_thread(format!("pty-write-{short}"), 64 * 1024, move || {
-            write_loop(writer, args.input)
-        })?;
-        spawn_thread(format!("pty-wait-{short}"), 64 * 1024, {
-            let pane = myself.clone();
-            let exited = guard.exited_flag();
-            let reaped = args.reaped;
-            move || {
-                let status = pty::wait_for_exit(pid);
-                exited.store(true, std::sync::atomic::Ordering::Release);
-                reaped.send_replace(true);
-                let _ = pane.cast(PaneMsg::ProcessExited(status));
+            let mut reaped = reaped.clone();
+            async move {
+                if let Ok(status) = reaped.wait_for(|r| r.is_some()).await {
+                    if let Some(status) = *status {
+                        let _ = pane.cast(PaneMsg::ProcessExited(status));
+                    }
+                }
             }
-        })?;
+        });
         Ok(PaneState {
             id: args.id,
-            session: args.session,
             master,
             guard,
+            reaped,
             output: args.output,
             exit: args.exit,
             shell: args.shell,
             kill_grace: args.kill_grace,
-            reaped: None,
             drained: false,
             clients: Vec::new(),
             policy: SizePolicy::Latest,
             activity: 0,
+            stop,
         })
+    }
+
+    async fn post_stop(&self, _: ActorRef<PaneMsg>, state: &mut PaneState) -> Result<(), ActorProcessingErr> {
+        state.stop.cancel();
+        Ok(())
     }
 
     async fn handle(
@@ -242,8 +253,7 @@ impl Actor for PaneActor {
                 state.apply_policy();
                 let _ = reply.send(());
             }
-            PaneMsg::ProcessExited(status) => {
-                state.reaped = Some(status);
+            PaneMsg::ProcessExited(_) => {
                 if state.drained {
                     state.publish_exit();
                 } else {
@@ -252,9 +262,7 @@ impl Actor for PaneActor {
             }
             PaneMsg::OutputClosed => {
                 state.drained = true;
-                if state.reaped.is_some() {
-                    state.publish_exit();
-                }
+                state.publish_exit();
             }
             PaneMsg::PublishExit => state.publish_exit(),
         }
@@ -262,68 +270,105 @@ impl Actor for PaneActor {
     }
 }
 
-fn spawn_thread(name: String, stack: usize, f: impl FnOnce() + Send + 'static) -> Result<(), ActorProcessingErr> {
-    std::thread::Builder::new().name(name).stack_size(stack).spawn(f)?;
+/// Reads one chunk: `None` at the end of the PTY (EOF, or EIO once the last
+/// process holding the terminal has gone). Reads go through one buffer per thread,
+/// and only what was read is copied out, so a pane costs no read buffer of its own.
+fn read_chunk(master: &OwnedFd) -> std::io::Result<Option<Bytes>> {
+    thread_local! {
+        static BUFFER: RefCell<Vec<u8>> = RefCell::new(vec![0; READ_CHUNK]);
+    }
+    BUFFER.with_borrow_mut(|buffer| loop {
+        match rustix::io::read(master, &mut buffer[..]) {
+            Ok(0) | Err(rustix::io::Errno::IO) => return Ok(None),
+            Ok(n) => return Ok(Some(Bytes::copy_from_slice(&buffer[..n]))),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(err) => return Err(err.into()),
+        }
+    })
+}
+
+async fn read_loop(
+    master: Arc<AsyncFd<OwnedFd>>,
+    output: Arc<PaneOutput>,
+    feed: Arc<PaneFeed>,
+    stop: CancellationToken,
+) {
+    let trim = tokio::time::sleep(TRIM_AFTER);
+    tokio::pin!(trim);
+    let mut untrimmed = false;
+    loop {
+        let ready = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            ready = master.readable() => ready,
+            _ = trim.as_mut(), if untrimmed => {
+                output.trim();
+                untrimmed = false;
+                continue;
+            }
+        };
+        let Ok(mut ready) = ready else { break };
+        match ready.try_io(|master| read_chunk(master.get_ref())) {
+            Ok(Ok(Some(chunk))) => {
+                let end = output.push_log(&chunk);
+                feed.push(chunk, end).await;
+                untrimmed = true;
+                trim.as_mut().reset(tokio::time::Instant::now() + TRIM_AFTER);
+            }
+            Ok(Ok(None)) | Ok(Err(_)) => break,
+            Err(_would_block) => continue,
+        }
+    }
+    // Once the pool has processed what is queued, the pane hears the output closed.
+    feed.close();
+}
+
+async fn write_all(master: &AsyncFd<OwnedFd>, mut data: &[u8]) -> std::io::Result<()> {
+    while !data.is_empty() {
+        let mut ready = master.writable().await?;
+        match ready.try_io(|master| rustix::io::write(master.get_ref(), data).map_err(std::io::Error::from)) {
+            Ok(Ok(n)) => data = &data[n..],
+            Ok(Err(err)) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(Err(err)) => return Err(err),
+            Err(_would_block) => {}
+        }
+    }
     Ok(())
 }
 
-fn read_loop(mut reader: Box<dyn Read + Send>, output: Arc<PaneOutput>, chunks: std::sync::mpsc::SyncSender<Bytes>) {
-    // Chunks are cut from one block, so passing them on allocates once per block
-    // (and not at all once their readers are done with the previous one).
-    let mut block = BytesMut::new();
-    loop {
-        if block.len() < READ_CHUNK {
-            block.clear();
-            block.resize(READ_BLOCK, 0);
-        }
-        let n = match reader.read(&mut block[..READ_CHUNK]) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        let chunk = block.split_to(n).freeze();
-        output.push_log(&chunk);
-        if chunks.send(chunk).is_err() {
-            break;
-        }
-    }
-    // Dropping `chunks` lets the screen thread finish and report the drain.
-}
-
-fn screen_loop(
-    chunks: std::sync::mpsc::Receiver<Bytes>,
-    output: Arc<PaneOutput>,
-    replies: mpsc::Sender<Vec<u8>>,
-    pane: ActorRef<PaneMsg>,
+async fn write_loop(
+    master: Arc<AsyncFd<OwnedFd>>,
+    mut input: mpsc::Receiver<Vec<u8>>,
+    typed: Option<Vec<u8>>,
+    stop: CancellationToken,
 ) {
-    while let Ok(chunk) = chunks.recv() {
-        let answer = output.push_screen(chunk);
-        // A program that asked the terminal something waits for the answer.
-        // Never block for it: a full input queue drops the reply.
-        if !answer.is_empty() && replies.try_send(answer).is_err() {
-            tracing::debug!("input queue full; terminal query reply dropped");
+    let write = async {
+        if let Some(typed) = typed {
+            write_all(&master, &typed).await?;
         }
-    }
-    let _ = pane.cast(PaneMsg::OutputClosed);
-}
-
-fn write_loop(mut writer: Box<dyn Write + Send>, mut input: mpsc::Receiver<Vec<u8>>) {
-    while let Some(chunk) = input.blocking_recv() {
-        if writer.write_all(&chunk).and_then(|_| writer.flush()).is_err() {
-            // The process is gone; what is still queued has nowhere to go.
-            break;
+        while let Some(chunk) = input.recv().await {
+            write_all(&master, &chunk).await?;
         }
+        Ok::<(), std::io::Error>(())
+    };
+    // An error means the process is gone; what is still queued has nowhere to go.
+    tokio::select! {
+        _ = stop.cancelled() => {}
+        _ = write => {}
     }
 }
 
 impl PaneState {
     fn foreground_group(&self) -> Option<i32> {
-        self.master.process_group_leader().filter(|pgid| *pgid > 0)
+        pty::foreground_group(self.master.get_ref())
+    }
+
+    fn has_exited(&self) -> bool {
+        self.reaped.borrow().is_some()
     }
 
     fn interrupt(&self) -> Result<(), ErrorReply> {
-        if self.reaped.is_some() {
+        if self.has_exited() {
             return Err(ErrorReply::invalid(format!(
                 "pane {} has exited; nothing to interrupt",
                 self.id
@@ -334,18 +379,18 @@ impl PaneState {
                 "the pane's terminal has no foreground process group",
             ));
         };
-        pty::signal_group(group, libc::SIGINT);
+        process::signal_group(group, libc::SIGINT);
         Ok(())
     }
 
     fn kill(&self, signal: i32) {
-        if self.reaped.is_some() {
+        if self.has_exited() {
             return;
         }
         if self.shell && signal == libc::SIGTERM {
             // Interactive shells ignore SIGTERM; a hang-up is how a closing terminal
             // ends them (and they pass it on to their jobs).
-            pty::signal_group(self.guard.pid() as i32, libc::SIGHUP);
+            process::signal_group(self.guard.pid() as i32, libc::SIGHUP);
         }
         self.guard.terminate(signal, self.foreground_group(), self.kill_grace);
     }
@@ -356,16 +401,8 @@ impl PaneState {
         if self.output.size() == size {
             return Ok(());
         }
-        self.master
-            .resize(PtySize {
-                rows: size.rows,
-                cols: size.cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .map_err(|e| ErrorReply::internal(format!("resize failed: {e}")))?;
+        pty::set_size(self.master.get_ref(), size).map_err(|e| ErrorReply::internal(format!("resize failed: {e}")))?;
         self.output.resize(size);
-        let _ = self.session.cast(SessionMsg::PaneResized { id: self.id, size });
         Ok(())
     }
 
@@ -398,16 +435,13 @@ impl PaneState {
     }
 
     fn publish_exit(&mut self) {
-        let Some(status) = self.reaped else { return };
+        let Some(status) = *self.reaped.borrow() else { return };
         if self.exit.borrow().is_some() {
             return;
         }
-        // The session hears first, so a client that saw the exit also sees it in lists.
-        let _ = self.session.cast(SessionMsg::PaneExited {
-            id: self.id,
+        self.exit.send_replace(Some(Exited {
             status,
             at_ms: crate::config::now_ms(),
-        });
-        self.exit.send_replace(Some(status));
+        }));
     }
 }

@@ -1,9 +1,9 @@
 //! Everything a pane keeps of its output, in two halves so the PTY drain never
-//! waits on the terminal emulator:
+//! waits on parsing:
 //!
-//! - the *log side* (raw log and text view), fed by the PTY reader thread;
-//! - the *screen side* (screen model and the subscribers that follow the pane
-//!   live), fed from the reader through a bounded queue by a screen thread.
+//! - the *log side* (the raw log), appended to by the PTY reader task;
+//! - the *screen side* (text view, screen model, and the subscribers that follow
+//!   the pane live), fed from the reader through the emulation pool ([`crate::feed`]).
 //!
 //! Subscribers hang off the screen side so a redraw and the output after it are
 //! always consistent. They get output through bounded queues: one that falls
@@ -17,7 +17,7 @@ use crate::output::{OutputLog, TextLines};
 use crate::screen::{Captured, FeedReport, LineRange, Screen};
 use bytes::Bytes;
 use fugue_protocol::{AgentInfo, AgentState, CaptureWhat, PaneSize, ReadMode};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -83,13 +83,11 @@ pub struct ReadResult {
     pub truncated: bool,
 }
 
-struct LogSide {
-    log: OutputLog,
-    text: TextLines,
-}
-
 struct ScreenSide {
+    text: TextLines,
     screen: Screen,
+    /// Log offset just past the last byte the text view and screen have seen.
+    fed: u64,
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
     /// When output last reached the screen (or the pane started).
@@ -99,10 +97,18 @@ struct ScreenSide {
 }
 
 pub struct PaneOutput {
-    log: Mutex<LogSide>,
+    log: Mutex<OutputLog>,
     screen: Mutex<ScreenSide>,
+    /// The scrollback caps, to rebuild a screen after an emulator failure.
+    limits: OutputLimits,
+    /// The screen's size, readable without waiting for the emulator.
+    size: AtomicU32,
     /// Bumped whenever either side changes, for waiters.
     changes: watch::Sender<u64>,
+}
+
+fn pack_size(size: PaneSize) -> u32 {
+    (size.cols as u32) << 16 | size.rows as u32
 }
 
 fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -113,37 +119,38 @@ fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl PaneOutput {
     pub fn new(limits: OutputLimits, size: PaneSize) -> Self {
         Self {
-            log: Mutex::new(LogSide {
-                log: OutputLog::new(limits.log_bytes),
-                text: TextLines::new(limits.text_lines, limits.text_bytes),
-            }),
+            log: Mutex::new(OutputLog::new(limits.log_bytes)),
+            limits,
             screen: Mutex::new(ScreenSide {
+                text: TextLines::new(limits.text_lines, limits.text_bytes),
                 screen: Screen::new(size, limits.scrollback_lines, limits.scrollback_bytes),
+                fed: 0,
                 subscribers: Vec::new(),
                 next_subscriber: 1,
                 last_output: Instant::now(),
                 agent_seen: None,
             }),
+            size: AtomicU32::new(pack_size(fugue_protocol::limits::clamp_size(size))),
             changes: watch::channel(0).0,
         }
     }
 
-    /// The reader's half: a chunk into the raw log and the text view.
-    pub fn push_log(&self, bytes: &[u8]) {
-        {
-            let mut side = locked(&self.log);
-            side.log.push(bytes);
-            let end = side.log.end();
-            side.text.push(bytes, end);
-        }
-        self.changes.send_modify(|n| *n += 1);
+    /// The reader's half: a chunk into the raw log. Returns the log offset just
+    /// past it, which goes with the chunk to [`PaneOutput::push_screen`].
+    pub fn push_log(&self, bytes: &[u8]) -> u64 {
+        let mut log = locked(&self.log);
+        log.push(bytes);
+        log.end()
     }
 
-    /// The screen thread's half: a chunk into the emulator and out to subscribers.
-    /// Returns the emulator's answers to terminal queries, for the PTY.
-    pub fn push_screen(&self, chunk: Bytes) -> Vec<u8> {
+    /// The pool's half: a chunk that ends at log offset `end` into the text view,
+    /// the emulator and out to subscribers. Returns the emulator's answers to
+    /// terminal queries, for the PTY.
+    pub fn push_screen(&self, chunk: Bytes, end: u64) -> Vec<u8> {
         let replies = {
             let mut side = locked(&self.screen);
+            side.text.push(&chunk, end);
+            side.fed = end;
             let FeedReport { replies, title, bells } = side.screen.feed(&chunk);
             side.last_output = Instant::now();
             if !side.subscribers.is_empty() {
@@ -161,10 +168,25 @@ impl PaneOutput {
         replies
     }
 
-    /// Both halves at once, for callers without a screen thread (benchmarks, tests).
+    /// Both halves at once, for callers without the pool (benchmarks, tests).
     pub fn push(&self, bytes: &[u8]) -> Vec<u8> {
-        self.push_log(bytes);
-        self.push_screen(Bytes::copy_from_slice(bytes))
+        let end = self.push_log(bytes);
+        self.push_screen(Bytes::copy_from_slice(bytes), end)
+    }
+
+    /// Replaces a screen whose emulator failed with a blank one of the same size;
+    /// the text view, the raw log and the subscribers stay.
+    pub fn rebuild_screen(&self) {
+        let mut side = locked(&self.screen);
+        let size = side.screen.size();
+        side.screen = Screen::new(size, self.limits.scrollback_lines, self.limits.scrollback_bytes);
+        drop(side);
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// Gives back memory a quiet pane no longer needs (the emulator's row cache).
+    pub fn trim(&self) {
+        locked(&self.screen).screen.trim();
     }
 
     /// Adds a subscriber; returns it with the redraw that brings it up to date.
@@ -205,12 +227,19 @@ impl PaneOutput {
     }
 
     pub fn resize(&self, size: PaneSize) {
-        locked(&self.screen).screen.resize(size);
+        let mut side = locked(&self.screen);
+        side.screen.resize(size);
+        self.size.store(pack_size(side.screen.size()), Ordering::Release);
+        drop(side);
         self.changes.send_modify(|n| *n += 1);
     }
 
     pub fn size(&self) -> PaneSize {
-        locked(&self.screen).screen.size()
+        let packed = self.size.load(Ordering::Acquire);
+        PaneSize {
+            cols: (packed >> 16) as u16,
+            rows: packed as u16,
+        }
     }
 
     pub fn application_cursor(&self) -> bool {
@@ -222,13 +251,13 @@ impl PaneOutput {
     }
 
     pub fn read(&self, mode: ReadMode) -> ReadResult {
-        let side = locked(&self.log);
         match mode {
             ReadMode::Raw { since, max_bytes } => {
                 let max = max_bytes.map_or(MAX_READ_BYTES, |m| (m as usize).min(MAX_READ_BYTES));
+                let log = locked(&self.log);
                 let read = match since {
-                    Some(since) => side.log.read_since(since, max),
-                    None => side.log.tail(max),
+                    Some(since) => log.read_since(since, max),
+                    None => log.tail(max),
                 };
                 ReadResult {
                     data: read.data,
@@ -239,12 +268,13 @@ impl PaneOutput {
                 }
             }
             ReadMode::Text { lines, since } => {
+                let side = locked(&self.screen);
                 let read = side.text.read(lines as usize, since, MAX_READ_BYTES);
                 ReadResult {
                     data: Vec::new(),
                     lines: read.lines,
                     start_offset: since.unwrap_or(0),
-                    next_offset: side.log.end(),
+                    next_offset: side.fed,
                     truncated: read.truncated,
                 }
             }
@@ -266,8 +296,9 @@ impl PaneOutput {
         self.changes.subscribe()
     }
 
+    /// Log offset up to which the text view and the screen have seen the output.
     pub fn end_offset(&self) -> u64 {
-        locked(&self.log).log.end()
+        locked(&self.screen).fed
     }
 
     /// How long no output has reached the screen.
@@ -276,7 +307,7 @@ impl PaneOutput {
     }
 
     pub fn find_in_output(&self, pattern: &regex::Regex, since: u64) -> (Option<String>, u64) {
-        locked(&self.log).text.find(pattern, since)
+        locked(&self.screen).text.find(pattern, since)
     }
 
     pub fn find_on_screen(&self, pattern: &regex::Regex) -> Option<String> {

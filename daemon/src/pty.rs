@@ -1,18 +1,23 @@
-//! Starting a process on a PTY, and signalling and reaping it.
+//! Starting a process on a PTY.
 //!
 //! Validation happens before anything is created, so a bad spec leaves nothing
-//! behind. The blocking parts (reading the master, writing to it, waiting for the
-//! child) each get a small dedicated thread; signals go to process groups with
-//! `killpg`, never through portable-pty's blocking `Child::kill`.
+//! behind. Spawning is `posix_spawn` (glibc's is `clone(CLONE_VM|CLONE_VFORK)`, so
+//! it costs the same in a daemon with a thousand panes as in an empty one: no page
+//! tables are copied) on one spawner thread, so a request that creates a pane
+//! waits for its own spawn and never blocks a runtime worker or another request.
+//! The child starts a new session and opens the PTY's slave by path, which makes it
+//! the child's controlling terminal; every signal goes back to its default and no
+//! descriptor but the terminal is inherited.
+//!
+//! portable-pty is not used here any more: it spawns with fork (slow in a large
+//! process) and hands out blocking readers that need a thread per pane.
 
-use fugue_protocol::{ErrorCode, ErrorReply, ExitStatus, PaneSize};
-use portable_pty::{CommandBuilder, MasterPty, PtySize};
-use std::io::{Read, Write};
+use fugue_protocol::{ErrorCode, ErrorReply, PaneSize};
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
 
 /// Environment variables that describe the daemon's own terminal, not the pane's.
 const SCRUBBED_ENV: &[&str] = &[
@@ -181,207 +186,240 @@ fn shell_quote(arg: &str) -> String {
     format!("'{}'", arg.replace('\'', r"'\''"))
 }
 
-/// A started process and the PTY it runs on.
+/// A started process and the PTY master it runs on (non-blocking, close-on-exec).
 pub struct SpawnedPty {
-    pub master: Box<dyn MasterPty + Send>,
-    pub reader: Box<dyn Read + Send>,
-    pub writer: Box<dyn Write + Send>,
+    pub master: OwnedFd,
     pub pid: u32,
+    /// A pidfd for the process: readable once it has exited.
+    pub pidfd: OwnedFd,
 }
 
-fn pty_size(size: PaneSize) -> PtySize {
-    PtySize {
-        rows: size.rows,
-        cols: size.cols,
-        pixel_width: 0,
-        pixel_height: 0,
-    }
-}
+type SpawnJob = (
+    Launch,
+    Vec<(String, String)>,
+    tokio::sync::oneshot::Sender<Result<SpawnedPty, ErrorReply>>,
+);
 
-/// Opens a PTY and starts the launch on it. `extra_env` describes the pane to itself
-/// (`FUGUE_PANE`, `FUGUE_SOCKET`, ...).
-pub fn spawn(launch: &Launch, extra_env: &[(String, String)]) -> Result<SpawnedPty, ErrorReply> {
-    let system = portable_pty::native_pty_system();
-    let pair = system
-        .openpty(pty_size(launch.size))
-        .map_err(|e| spawn_failed(format!("cannot open a PTY: {e}")))?;
-    let mut cmd = CommandBuilder::new(&launch.program);
-    cmd.args(&launch.args);
-    cmd.cwd(&launch.cwd);
-    for key in SCRUBBED_ENV {
-        cmd.env_remove(key);
-    }
-    for (k, v) in launch.env.iter().chain(extra_env) {
-        cmd.env(k, v);
-    }
-    let child = pair
-        .slave
-        .spawn_command(cmd)
-        .map_err(|e| spawn_failed(format!("cannot start {}: {e}", launch.program.display())))?;
-    // The slave must close here, or the reader never sees EOF.
-    drop(pair.slave);
-    let pid = child
-        .process_id()
-        .ok_or_else(|| ErrorReply::internal("spawned process has no pid"))?;
-    // We reap by pid ourselves (waitpid on that pid only); the handle is not needed.
-    drop(child);
-    let guard_on_error = ProcessGuard::new(pid, Duration::ZERO);
-    let reader = pair
-        .master
-        .try_clone_reader()
-        .map_err(|e| spawn_failed(format!("cannot read the PTY: {e}")))?;
-    let mut writer = pair
-        .master
-        .take_writer()
-        .map_err(|e| spawn_failed(format!("cannot write the PTY: {e}")))?;
-    if let Some(line) = &launch.typed_line {
-        // The terminal buffers this until the shell reads it.
-        let typed = format!("{line}\r");
-        writer
-            .write_all(typed.as_bytes())
-            .map_err(|e| spawn_failed(format!("cannot type the command into the shell: {e}")))?;
-    }
-    guard_on_error.disarm();
-    Ok(SpawnedPty {
-        master: pair.master,
-        reader,
-        writer,
-        pid,
+/// The spawner thread's queue; started on first use.
+fn spawner() -> &'static std::sync::Mutex<std::sync::mpsc::Sender<SpawnJob>> {
+    static SPAWNER: std::sync::OnceLock<std::sync::Mutex<std::sync::mpsc::Sender<SpawnJob>>> =
+        std::sync::OnceLock::new();
+    SPAWNER.get_or_init(|| {
+        let (jobs, queue) = std::sync::mpsc::channel::<SpawnJob>();
+        let started = std::thread::Builder::new()
+            .name("pty-spawn".into())
+            .stack_size(256 * 1024)
+            .spawn(move || {
+                while let Ok((launch, extra_env, reply)) = queue.recv() {
+                    let _ = reply.send(spawn_now(&launch, &extra_env));
+                }
+            });
+        if let Err(err) = started {
+            tracing::error!(%err, "cannot start the spawner thread");
+        }
+        std::sync::Mutex::new(jobs)
     })
 }
 
-/// Signals to a process group; errors (group already gone) are expected and ignored.
-pub fn signal_group(pgid: i32, signal: i32) {
-    if pgid > 0 {
-        unsafe {
-            libc::killpg(pgid, signal);
-        }
+/// Opens a PTY and starts the launch on it, on the spawner thread. `extra_env`
+/// describes the pane to itself (`FUGUE_PANE`, `FUGUE_SOCKET`, ...).
+pub async fn spawn(launch: Launch, extra_env: Vec<(String, String)>) -> Result<SpawnedPty, ErrorReply> {
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    let sent = spawner()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .send((launch, extra_env, reply));
+    if sent.is_err() {
+        return Err(ErrorReply::internal("the spawner thread is gone"));
     }
+    answer
+        .await
+        .map_err(|_| ErrorReply::internal("the spawner thread dropped the request"))?
 }
 
-/// Waits for `pid` (and only it) to exit; blocking, so call it on its own thread.
-pub fn wait_for_exit(pid: u32) -> ExitStatus {
-    let mut status: libc::c_int = 0;
-    loop {
-        let rc = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) };
-        if rc == pid as libc::pid_t {
-            break;
-        }
-        let err = std::io::Error::last_os_error();
-        if err.kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        tracing::error!(pid, %err, "waitpid failed");
-        return ExitStatus {
-            code: None,
-            signal: None,
-        };
-    }
-    if libc::WIFEXITED(status) {
-        ExitStatus {
-            code: Some(libc::WEXITSTATUS(status)),
-            signal: None,
-        }
-    } else if libc::WIFSIGNALED(status) {
-        ExitStatus {
-            code: None,
-            signal: Some(libc::WTERMSIG(status)),
-        }
-    } else {
-        ExitStatus {
-            code: None,
-            signal: None,
-        }
-    }
+fn cstring(what: &str, bytes: &[u8]) -> Result<CString, ErrorReply> {
+    CString::new(bytes).map_err(|_| ErrorReply::invalid(format!("{what} contains a NUL byte")))
 }
 
-/// Owns a pane's process group for signalling. Until the process is reaped, dropping
-/// it hangs the group up and kills it after a grace period, so a pane that goes away
-/// by any path (release, session destroyed, actor killed) never leaves its process.
-pub struct ProcessGuard {
-    pid: u32,
-    exited: Arc<AtomicBool>,
-    armed: bool,
-    /// Time between the hang-up on drop and SIGKILL.
-    grace: Duration,
+/// The child's environment: the daemon's, minus what describes the daemon's own
+/// terminal, then the launch's and the pane's (later entries win).
+fn child_env(launch: &Launch, extra_env: &[(String, String)]) -> Result<Vec<CString>, ErrorReply> {
+    let mut env: Vec<(Vec<u8>, Vec<u8>)> = std::env::vars_os()
+        .filter(|(k, _)| !SCRUBBED_ENV.iter().any(|s| k.as_bytes() == s.as_bytes()))
+        .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+        .collect();
+    for (k, v) in launch.env.iter().chain(extra_env) {
+        env.retain(|(name, _)| name.as_slice() != k.as_bytes());
+        env.push((k.as_bytes().to_vec(), v.as_bytes().to_vec()));
+    }
+    env.into_iter()
+        .map(|(mut k, v)| {
+            k.push(b'=');
+            k.extend_from_slice(&v);
+            cstring("an environment variable", &k)
+        })
+        .collect()
 }
 
-impl ProcessGuard {
-    pub fn new(pid: u32, grace: Duration) -> Self {
-        Self {
-            pid,
-            exited: Arc::new(AtomicBool::new(false)),
-            armed: true,
-            grace,
-        }
-    }
-
-    /// Flag the waiter thread sets once it has reaped the process.
-    pub fn exited_flag(&self) -> Arc<AtomicBool> {
-        self.exited.clone()
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.pid
-    }
-
-    pub fn has_exited(&self) -> bool {
-        self.exited.load(Ordering::Acquire)
-    }
-
-    fn disarm(mut self) {
-        self.armed = false;
-    }
-
-    /// Sends `signal` to the process group and to `foreground` (the terminal's
-    /// foreground group, when it differs), then SIGKILL to both after `grace` unless
-    /// the process was reaped by then. Never blocks.
-    pub fn terminate(&self, signal: i32, foreground: Option<i32>, grace: Duration) {
-        if self.has_exited() {
-            return;
-        }
-        let groups = groups(self.pid as i32, foreground);
-        for pgid in &groups {
-            signal_group(*pgid, signal);
-        }
-        if signal == libc::SIGKILL {
-            return;
-        }
-        let exited = self.exited.clone();
-        let escalate = move || {
-            if !exited.load(Ordering::Acquire) {
-                for pgid in &groups {
-                    signal_group(*pgid, libc::SIGKILL);
-                }
-            }
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(handle) => {
-                handle.spawn(async move {
-                    tokio::time::sleep(grace).await;
-                    escalate();
-                });
-            }
-            Err(_) => escalate(),
-        }
-    }
+/// Opens a PTY master and returns it with its slave's path.
+fn open_pty(size: PaneSize) -> Result<(OwnedFd, CString), ErrorReply> {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    let fail = |e: rustix::io::Errno| spawn_failed(format!("cannot open a PTY: {e}"));
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).map_err(fail)?;
+    grantpt(&master).map_err(fail)?;
+    unlockpt(&master).map_err(fail)?;
+    let slave = ptsname(&master, Vec::new()).map_err(fail)?;
+    set_size(&master, size).map_err(|e| spawn_failed(format!("cannot size the PTY: {e}")))?;
+    Ok((master, slave))
 }
 
-fn groups(pid: i32, foreground: Option<i32>) -> Vec<i32> {
-    let mut groups = vec![pid];
-    if let Some(fg) = foreground.filter(|fg| *fg > 0 && *fg != pid) {
-        groups.push(fg);
-    }
-    groups
+/// Sets the terminal size (the kernel sends SIGWINCH to the foreground group).
+pub fn set_size(master: &OwnedFd, size: PaneSize) -> std::io::Result<()> {
+    let winsize = rustix::termios::Winsize {
+        ws_row: size.rows,
+        ws_col: size.cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    rustix::termios::tcsetwinsize(master, winsize).map_err(std::io::Error::from)
 }
 
-impl Drop for ProcessGuard {
+/// The terminal's foreground process group, if it has one.
+pub fn foreground_group(master: &OwnedFd) -> Option<i32> {
+    rustix::termios::tcgetpgrp(master)
+        .ok()
+        .map(|pid| pid.as_raw_nonzero().get())
+        .filter(|pgid| *pgid > 0)
+}
+
+/// Spawns `launch` on a new PTY. Blocking (for as long as the child takes to exec).
+fn spawn_now(launch: &Launch, extra_env: &[(String, String)]) -> Result<SpawnedPty, ErrorReply> {
+    let program = cstring("the program path", launch.program.as_os_str().as_bytes())?;
+    let mut argv = vec![program.clone()];
+    for arg in &launch.args {
+        argv.push(cstring("an argument", arg.as_bytes())?);
+    }
+    let envp = child_env(launch, extra_env)?;
+    let cwd = cstring("the working directory", launch.cwd.as_os_str().as_bytes())?;
+    let (master, slave) = open_pty(launch.size)?;
+    let pid = posix_spawn(&program, &argv, &envp, &cwd, &slave)
+        .map_err(|e| spawn_failed(format!("cannot start {}: {e}", launch.program.display())))?;
+    // From here on the process exists; the guard ends it if anything below fails.
+    let guard = crate::process::KillOnDrop(pid);
+    let pidfd = rustix::process::pidfd_open(
+        rustix::process::Pid::from_raw(pid as i32).ok_or_else(|| ErrorReply::internal("spawned pid 0"))?,
+        rustix::process::PidfdFlags::empty(),
+    )
+    .map_err(|e| {
+        ErrorReply::internal(format!(
+            "cannot watch the new process (pidfd_open needs Linux 5.3): {e}"
+        ))
+    })?;
+    set_nonblocking(&master).map_err(|e| spawn_failed(format!("cannot set up the PTY: {e}")))?;
+    std::mem::forget(guard);
+    Ok(SpawnedPty { master, pid, pidfd })
+}
+
+/// Registers an owned descriptor with the runtime's reactor.
+pub fn register(fd: OwnedFd, interest: tokio::io::Interest) -> std::io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
+    // SAFETY: an OwnedFd is open for as long as it lives, and its as_raw_fd always
+    // returns the descriptor it owns; the AsyncFd owns it from here on.
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, interest) }.map_err(std::io::Error::from)
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> rustix::io::Result<()> {
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+    let flags = fcntl_getfl(fd)?;
+    fcntl_setfl(fd, flags | OFlags::NONBLOCK)
+}
+
+/// Owns the raw `posix_spawn` attribute objects and frees them on every path.
+struct SpawnAttrs {
+    attr: libc::posix_spawnattr_t,
+    actions: libc::posix_spawn_file_actions_t,
+}
+
+impl Drop for SpawnAttrs {
     fn drop(&mut self) {
-        if self.armed && !self.has_exited() {
-            signal_group(self.pid as i32, libc::SIGHUP);
-            self.terminate(libc::SIGTERM, None, self.grace);
+        // SAFETY: both were initialised by `SpawnAttrs::new` and are destroyed once.
+        unsafe {
+            libc::posix_spawnattr_destroy(&mut self.attr);
+            libc::posix_spawn_file_actions_destroy(&mut self.actions);
         }
     }
+}
+
+fn check(rc: libc::c_int) -> std::io::Result<()> {
+    match rc {
+        0 => Ok(()),
+        errno => Err(std::io::Error::from_raw_os_error(errno)),
+    }
+}
+
+/// `posix_spawn` in a new session whose controlling terminal is `slave` (opened as
+/// fds 0-2), in `cwd`, with default signal dispositions, an empty signal mask and
+/// no other descriptors.
+fn posix_spawn(
+    program: &CString,
+    argv: &[CString],
+    envp: &[CString],
+    cwd: &CString,
+    slave: &CString,
+) -> std::io::Result<u32> {
+    let mut argv_ptrs: Vec<*mut libc::c_char> = argv.iter().map(|a| a.as_ptr() as *mut _).collect();
+    argv_ptrs.push(std::ptr::null_mut());
+    let mut envp_ptrs: Vec<*mut libc::c_char> = envp.iter().map(|e| e.as_ptr() as *mut _).collect();
+    envp_ptrs.push(std::ptr::null_mut());
+    // SAFETY: zeroed storage is what the init functions expect to overwrite; every
+    // pointer passed below points into CStrings and Vecs that outlive the call, the
+    // pointer arrays are NUL-terminated, and `attrs` destroys the objects on drop.
+    unsafe {
+        let mut attrs = SpawnAttrs {
+            attr: std::mem::zeroed(),
+            actions: std::mem::zeroed(),
+        };
+        check(libc::posix_spawnattr_init(&mut attrs.attr))?;
+        check(libc::posix_spawn_file_actions_init(&mut attrs.actions))?;
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        check(libc::posix_spawnattr_setsigdefault(&mut attrs.attr, &all))?;
+        check(libc::posix_spawnattr_setsigmask(&mut attrs.attr, &none))?;
+        let flags =
+            libc::POSIX_SPAWN_SETSID as libc::c_int | libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK;
+        check(libc::posix_spawnattr_setflags(&mut attrs.attr, flags as libc::c_short))?;
+        // setsid runs before the file actions, so this open acquires the terminal.
+        check(libc::posix_spawn_file_actions_addopen(
+            &mut attrs.actions,
+            0,
+            slave.as_ptr(),
+            libc::O_RDWR,
+            0,
+        ))?;
+        check(libc::posix_spawn_file_actions_adddup2(&mut attrs.actions, 0, 1))?;
+        check(libc::posix_spawn_file_actions_adddup2(&mut attrs.actions, 0, 2))?;
+        check(libc::posix_spawn_file_actions_addclosefrom_np(&mut attrs.actions, 3))?;
+        check(libc::posix_spawn_file_actions_addchdir_np(
+            &mut attrs.actions,
+            cwd.as_ptr(),
+        ))?;
+        let mut pid: libc::pid_t = 0;
+        check(libc::posix_spawn(
+            &mut pid,
+            program.as_ptr(),
+            &attrs.actions,
+            &attrs.attr,
+            argv_ptrs.as_ptr(),
+            envp_ptrs.as_ptr(),
+        ))?;
+        Ok(pid as u32)
+    }
+}
+
+/// The line typed into a shell pane once it starts, if any.
+pub fn typed_input(launch: &Launch) -> Option<Vec<u8>> {
+    launch.typed_line.as_ref().map(|line| format!("{line}\r").into_bytes())
 }
 
 #[cfg(test)]

@@ -12,8 +12,8 @@ use fugue_protocol::keys::encode_key;
 use fugue_protocol::signals::parse_signal;
 use fugue_protocol::target::PaneTarget;
 use fugue_protocol::{
-    CaptureResult, CaptureWhat, ErrorCode, ErrorReply, Event, MatchOn, OutputChunk, PaneId, PaneInfo, PaneSize,
-    ReadMode, Request, Response, ServerFrame, SpawnSpec, WaitCondition, WaitOutcome, WaitUntil,
+    CaptureResult, CaptureWhat, ErrorCode, ErrorReply, Event, MatchOn, OutputChunk, PaneId, PaneSize, ReadMode,
+    Request, Response, ServerFrame, SpawnSpec, WaitCondition, WaitOutcome, WaitUntil,
 };
 use ractor::rpc::CallResult;
 use ractor::{ActorRef, Message, RpcReplyPort};
@@ -316,7 +316,7 @@ impl Handler {
             }),
             Some(Err(_)) => Err(self.released(&pane)),
             Some(Ok(_)) => Ok(Response::Waited {
-                pane: self.fresh_info(&pane).await,
+                pane: pane.current_info(),
                 exited: true,
             }),
         }
@@ -460,15 +460,6 @@ impl Handler {
             ),
         }
     }
-
-    /// The session's view of a pane (it heard of the exit before the waiters did).
-    async fn fresh_info(&self, pane: &PaneHandle) -> PaneInfo {
-        let lookup = PaneLookup::Id(pane.info.id);
-        match ask(&pane.session, |reply| SessionMsg::GetPane { lookup, reply }, SESSION).await {
-            Ok(Ok(handle)) => handle.info,
-            _ => pane.current_info(),
-        }
-    }
 }
 
 /// When an agent detection that depends on quiet time could next change.
@@ -511,7 +502,7 @@ struct Follow {
     pane: PaneId,
     subscription: Subscription,
     output: Arc<crate::pane_output::PaneOutput>,
-    exit: watch::Receiver<Option<fugue_protocol::ExitStatus>>,
+    exit: watch::Receiver<Option<crate::pane::Exited>>,
     stop: CancellationToken,
 }
 
@@ -528,7 +519,12 @@ impl Follow {
         loop {
             let mut exit = self.exit.clone();
             // None when the pane was released: nothing more will come.
-            let exited = async move { exit.wait_for(|e| e.is_some()).await.ok().and_then(|status| *status) };
+            let exited = async move {
+                exit.wait_for(|e| e.is_some())
+                    .await
+                    .ok()
+                    .and_then(|exited| exited.map(|e| e.status))
+            };
             tokio::select! {
                 biased;
                 _ = self.stop.cancelled() => return,
@@ -589,7 +585,7 @@ impl Follow {
 /// while the pane is not reading.
 async fn write_input(pane: &PaneHandle, data: Vec<u8>) -> Result<Response, ErrorReply> {
     let exited = *pane.exit.borrow();
-    if let Some(status) = exited {
+    if let Some(crate::pane::Exited { status, .. }) = exited {
         return Err(ErrorReply::invalid(format!(
             "pane {} has {status}; input was not written",
             pane.info.id

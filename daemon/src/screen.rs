@@ -193,9 +193,11 @@ pub struct Captured {
     pub first_line: i64,
 }
 
-/// One pane's terminal.
+/// One pane's terminal. The emulator is created when the first output arrives, so
+/// a pane that has printed nothing costs a few hundred bytes, not a grid of cells.
 pub struct Screen {
-    term: Term<Listener>,
+    term: Option<Box<Term<Listener>>>,
+    size: PaneSize,
     reports: Listener,
     limiter: crate::string_limit::StringLimiter,
     parser: Processor,
@@ -205,20 +207,13 @@ pub struct Screen {
 
 impl Screen {
     pub fn new(size: PaneSize, scrollback_lines: usize, scrollback_bytes: usize) -> Self {
-        let config = Config {
-            scrolling_history: HISTORY,
-            ..Config::default()
-        };
         // Requests are validated; this guards every other path to the emulator.
         let size = fugue_protocol::limits::clamp_size(size);
-        let dims = Dims {
-            cols: size.cols as usize,
-            lines: size.rows as usize,
-        };
         let listener = Listener::default();
         listener.state.lock().unwrap_or_else(|p| p.into_inner()).size = (size.cols, size.rows);
         Self {
-            term: Term::new(config, &dims, listener.clone()),
+            term: None,
+            size,
             reports: listener,
             limiter: crate::string_limit::StringLimiter::new(),
             parser: Processor::new(),
@@ -231,9 +226,14 @@ impl Screen {
     pub fn feed(&mut self, bytes: &[u8]) -> FeedReport {
         let filtered = self.limiter.filter(bytes);
         let mut bytes: &[u8] = &filtered;
+        if !bytes.is_empty() {
+            self.term_mut();
+        }
         while !bytes.is_empty() {
             let cut = slice_end(bytes);
-            self.parser.advance(&mut self.term, &bytes[..cut]);
+            if let Some(term) = self.term.as_deref_mut() {
+                self.parser.advance(term, &bytes[..cut]);
+            }
             self.harvest_history();
             bytes = &bytes[cut..];
         }
@@ -256,9 +256,34 @@ impl Screen {
         self.reports.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The emulator, created at the current size if it does not exist yet.
+    fn term_mut(&mut self) -> &mut Term<Listener> {
+        let (size, reports) = (self.size, &self.reports);
+        self.term.get_or_insert_with(|| {
+            let config = Config {
+                scrolling_history: HISTORY,
+                ..Config::default()
+            };
+            let dims = Dims {
+                cols: size.cols as usize,
+                lines: size.rows as usize,
+            };
+            Box::new(Term::new(config, &dims, reports.clone()))
+        })
+    }
+
+    /// Frees the emulator's cache of spare rows (it keeps up to a thousand after
+    /// anything scrolled); called once a pane has gone quiet.
+    pub fn trim(&mut self) {
+        if let Some(term) = self.term.as_deref_mut() {
+            term.grid_mut().truncate();
+        }
+    }
+
     /// Moves lines from the emulator's history into the text scrollback.
     fn harvest_history(&mut self) {
-        let grid = self.term.grid();
+        let Some(term) = self.term.as_deref_mut() else { return };
+        let grid = term.grid();
         let count = grid.history_size();
         if count == 0 {
             return;
@@ -274,7 +299,7 @@ impl Screen {
             let wrapped = row_text(row.into_iter(), &mut text);
             self.scrollback.push(&text, wrapped);
         }
-        self.term.grid_mut().clear_history();
+        term.grid_mut().clear_history();
     }
 
     pub fn resize(&mut self, size: PaneSize) {
@@ -283,36 +308,48 @@ impl Screen {
             cols: size.cols as usize,
             lines: size.rows as usize,
         };
-        self.term.resize(dims);
+        self.size = size;
+        if let Some(term) = self.term.as_deref_mut() {
+            term.resize(dims);
+        }
         self.term_reports().size = (size.cols, size.rows);
         // Shrinking pushes rows into history.
         self.harvest_history();
     }
 
     pub fn size(&self) -> PaneSize {
-        PaneSize {
-            cols: self.term.columns() as u16,
-            rows: self.term.screen_lines() as u16,
-        }
+        self.size
+    }
+
+    fn mode(&self) -> TermMode {
+        self.term.as_deref().map_or_else(TermMode::default, |t| *t.mode())
+    }
+
+    /// Row `row` of the visible screen, if the emulator exists.
+    fn row(&self, row: usize) -> Option<&alacritty_terminal::grid::Row<Cell>> {
+        self.term.as_deref().map(|t| &t.grid()[Line(row as i32)])
     }
 
     /// Cursor (row, col), 0-based, and whether it is shown.
     pub fn cursor(&self) -> (u16, u16, bool) {
-        let point = self.term.grid().cursor.point;
-        let visible = self.term.mode().contains(TermMode::SHOW_CURSOR);
+        let visible = self.mode().contains(TermMode::SHOW_CURSOR);
+        let Some(term) = self.term.as_deref() else {
+            return (0, 0, visible);
+        };
+        let point = term.grid().cursor.point;
         (point.line.0.max(0) as u16, point.column.0 as u16, visible)
     }
 
     pub fn alternate_screen(&self) -> bool {
-        self.term.mode().contains(TermMode::ALT_SCREEN)
+        self.mode().contains(TermMode::ALT_SCREEN)
     }
 
     pub fn application_cursor(&self) -> bool {
-        self.term.mode().contains(TermMode::APP_CURSOR)
+        self.mode().contains(TermMode::APP_CURSOR)
     }
 
     pub fn bracketed_paste(&self) -> bool {
-        self.term.mode().contains(TermMode::BRACKETED_PASTE)
+        self.mode().contains(TermMode::BRACKETED_PASTE)
     }
 
     pub fn title(&self) -> &str {
@@ -329,7 +366,7 @@ impl Screen {
         self.capture(
             LineRange {
                 start: 0,
-                end: self.term.screen_lines() as i64 - 1,
+                end: self.size.rows as i64 - 1,
             },
             false,
             false,
@@ -342,7 +379,7 @@ impl Screen {
     /// soft-wrapped rows into one line, as `tmux capture-pane -J`.
     pub fn capture(&self, range: LineRange, ansi: bool, join_wrapped: bool) -> Captured {
         let history = self.scrollback.len() as i64;
-        let rows = self.term.screen_lines() as i64;
+        let rows = self.size.rows as i64;
         let start = range.start.clamp(-history, rows - 1);
         let end = range.end.clamp(-history, rows - 1);
         let mut lines: Vec<(String, bool)> = Vec::new();
@@ -356,11 +393,11 @@ impl Screen {
                 if row < 0 {
                     continue;
                 }
-                let cells = &self.term.grid()[Line(row as i32)];
                 let mut text = String::new();
-                let wrapped = match ansi {
-                    true => row_ansi(cells.into_iter(), &mut text),
-                    false => row_text(cells.into_iter(), &mut text),
+                let wrapped = match (self.row(row as usize), ansi) {
+                    (Some(cells), true) => row_ansi(cells.into_iter(), &mut text),
+                    (Some(cells), false) => row_text(cells.into_iter(), &mut text),
+                    (None, _) => false,
                 };
                 lines.push((text, wrapped));
             }
@@ -386,12 +423,13 @@ impl Screen {
             "\x1b[?1049l"
         });
         out.push_str("\x1b[H\x1b[2J");
-        let rows = self.term.screen_lines();
-        for row in 0..rows {
-            let _ = write!(out, "\x1b[{};1H", row + 1);
-            row_ansi(self.term.grid()[Line(row as i32)].into_iter(), &mut out);
+        for row in 0..self.size.rows as usize {
+            if let Some(cells) = self.row(row) {
+                let _ = write!(out, "\x1b[{};1H", row + 1);
+                row_ansi(cells.into_iter(), &mut out);
+            }
         }
-        let mode = *self.term.mode();
+        let mode = self.mode();
         let flag = |on: bool, code: &str, out: &mut String| {
             let _ = write!(out, "\x1b[?{code}{}", if on { 'h' } else { 'l' });
         };

@@ -152,7 +152,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
     // Panes got SIGHUP and SIGTERM; SIGKILL follows after the grace. Wait for the reaps.
     let deadline = config.kill_grace + Duration::from_secs(2);
     let all_reaped = futures::future::join_all(reaped.into_iter().map(|mut r| async move {
-        let _ = r.wait_for(|done| *done).await;
+        let _ = r.wait_for(|reaped| reaped.is_some()).await;
     }));
     if tokio::time::timeout(deadline, all_reaped).await.is_err() {
         tracing::warn!("some pane processes were not reaped before exit");

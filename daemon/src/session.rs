@@ -3,14 +3,13 @@
 //! enforces the running-pane cap, and removes exited panes after their TTL.
 
 use crate::config::{now_ms, DaemonConfig};
-use crate::pane::{PaneActor, PaneArgs, PaneMsg, INPUT_QUEUE};
+use crate::pane::{Exited, PaneActor, PaneArgs, PaneMsg, INPUT_QUEUE};
 use crate::pane_output::{OutputLimits, PaneOutput};
+use crate::process::{self, Reaped};
 use crate::pty::{self, LaunchRequest};
 use crate::supervisor::SupervisorMsg;
 use fugue_protocol::target::{self, Candidate};
-use fugue_protocol::{
-    ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneSize, PaneState, SessionId, SpawnSpec,
-};
+use fugue_protocol::{ErrorCode, ErrorReply, Event, PaneId, PaneInfo, PaneState, SessionId, SpawnSpec};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,24 +22,28 @@ pub struct PaneHandle {
     pub session: ActorRef<SessionMsg>,
     pub actor: ActorRef<PaneMsg>,
     pub input: mpsc::Sender<Vec<u8>>,
-    pub exit: watch::Receiver<Option<ExitStatus>>,
+    pub exit: watch::Receiver<Option<Exited>>,
     pub output: Arc<PaneOutput>,
 }
 
 impl PaneHandle {
-    /// The info with the latest exit status, which may be newer than the snapshot.
+    /// The info as of now: the snapshot's names with the pane's live state.
     pub fn current_info(&self) -> PaneInfo {
-        let mut info = self.info.clone();
-        let exited = *self.exit.borrow();
-        if let Some(status) = exited {
-            if info.state == PaneState::Running {
-                info.state = PaneState::Exited;
-                info.exit = Some(status);
-                info.exited_at_ms = Some(now_ms());
-            }
-        }
-        info
+        live_info(&self.info, &self.exit, &self.output)
     }
+}
+
+/// `info` with the state, exit and size the pane itself records (the one place
+/// each is kept).
+fn live_info(info: &PaneInfo, exit: &watch::Receiver<Option<Exited>>, output: &PaneOutput) -> PaneInfo {
+    let mut info = info.clone();
+    info.size = output.size();
+    if let Some(exited) = *exit.borrow() {
+        info.state = PaneState::Exited;
+        info.exit = Some(exited.status);
+        info.exited_at_ms = Some(exited.at_ms);
+    }
+    info
 }
 
 /// How a request names a pane inside one session.
@@ -75,22 +78,13 @@ pub enum SessionMsg {
     },
     /// The supervisor renamed the session.
     Renamed(String),
-    /// Kill and remove every pane, then stop. Replies with a receiver per running
-    /// process that turns `true` when it has been reaped.
-    Destroy(RpcReplyPort<Vec<watch::Receiver<bool>>>),
-    /// From a pane: its process ended and its output is drained.
-    PaneExited {
-        id: PaneId,
-        status: ExitStatus,
-        at_ms: u64,
-    },
+    /// Kill and remove every pane, then stop. Replies with a receiver per process
+    /// that turns `Some` when it has been reaped.
+    Destroy(RpcReplyPort<Vec<Reaped>>),
+    /// A pane's process ended and its output is drained.
+    PaneExited(PaneId),
     /// Timer: the pane's exited TTL passed.
     ExpirePane(PaneId),
-    /// From a pane: its terminal size changed.
-    PaneResized {
-        id: PaneId,
-        size: PaneSize,
-    },
 }
 
 pub struct SessionArgs {
@@ -104,12 +98,23 @@ pub struct SessionArgs {
 }
 
 struct PaneEntry {
+    /// Names and spawn facts; state, exit and size come from the pane ([`live_info`]).
     info: PaneInfo,
     actor: ActorRef<PaneMsg>,
     input: mpsc::Sender<Vec<u8>>,
-    exit: watch::Receiver<Option<ExitStatus>>,
-    reaped: watch::Receiver<bool>,
+    exit: watch::Receiver<Option<Exited>>,
+    reaped: Reaped,
     output: Arc<PaneOutput>,
+}
+
+impl PaneEntry {
+    fn info(&self) -> PaneInfo {
+        live_info(&self.info, &self.exit, &self.output)
+    }
+
+    fn running(&self) -> bool {
+        self.exit.borrow().is_none()
+    }
 }
 
 pub struct SessionState {
@@ -148,7 +153,7 @@ impl Actor for SessionActor {
                 let _ = reply.send(result);
             }
             SessionMsg::ListPanes(reply) => {
-                let _ = reply.send(state.panes.iter().map(|p| p.info.clone()).collect());
+                let _ = reply.send(state.panes.iter().map(PaneEntry::info).collect());
             }
             SessionMsg::RenamePane { id, title, reply } => {
                 let _ = reply.send(state.rename_pane(id, title));
@@ -180,17 +185,9 @@ impl Actor for SessionActor {
                 let _ = reply.send(reaped);
                 myself.stop(Some("destroyed".into()));
             }
-            SessionMsg::PaneExited { id, status, at_ms } => state.pane_exited(&myself, id, status, at_ms),
-            SessionMsg::PaneResized { id, size } => {
-                if let Some(pane) = state.panes.iter_mut().find(|p| p.info.id == id) {
-                    pane.info.size = size;
-                }
-            }
+            SessionMsg::PaneExited(id) => state.pane_exited(&myself, id),
             SessionMsg::ExpirePane(id) => {
-                let expired = state
-                    .panes
-                    .iter()
-                    .position(|p| p.info.id == id && p.info.state == PaneState::Exited);
+                let expired = state.panes.iter().position(|p| p.info.id == id && !p.running());
                 if let Some(index) = expired {
                     state.remove(index);
                 }
@@ -225,7 +222,7 @@ impl SessionState {
             let names: Vec<String> = self
                 .panes
                 .iter()
-                .filter(|p| p.info.state == PaneState::Running)
+                .filter(|p| p.running())
                 .map(|p| format!("{} ({})", p.info.index, p.info.title))
                 .collect();
             return Err(ErrorReply::new(
@@ -265,11 +262,11 @@ impl SessionState {
             ("FUGUE_SESSION".to_string(), self.args.name.clone()),
             ("FUGUE_PANE".to_string(), id.to_string()),
         ];
-        let spawned = pty::spawn(&launch, &extra_env)?;
+        let typed = pty::typed_input(&launch);
+        let spawned = pty::spawn(launch.clone(), extra_env).await?;
         let pid = spawned.pid;
         let (input_tx, input_rx) = mpsc::channel(INPUT_QUEUE);
         let (exit_tx, exit_rx) = watch::channel(None);
-        let (reaped_tx, reaped) = watch::channel(false);
         let limits = OutputLimits {
             log_bytes: byte_limit,
             text_lines: config.text_lines,
@@ -283,15 +280,17 @@ impl SessionState {
             .clone()
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| default_title(&launch.display_command));
+        let reaped = process::watch_exit(pid, spawned.pidfd);
         let args = PaneArgs {
             id,
-            session: myself.clone(),
-            spawned,
+            master: spawned.master,
+            pid,
+            reaped: reaped.clone(),
             output: output.clone(),
             input: input_rx,
             replies: input_tx.clone(),
+            typed,
             exit: exit_tx,
-            reaped: reaped_tx,
             shell: spec.shell,
             kill_grace: config.kill_grace,
         };
@@ -300,9 +299,18 @@ impl SessionState {
             .map_err(|e| {
                 // The pane actor owns the process guard; if it never started, make sure
                 // the process does not outlive the failed request.
-                pty::signal_group(pid as i32, libc::SIGKILL);
+                process::signal_group(pid as i32, libc::SIGKILL);
                 ErrorReply::internal(format!("cannot start pane actor: {e}"))
             })?;
+        tokio::spawn({
+            let session = myself.clone();
+            let mut exit = exit_rx.clone();
+            async move {
+                if exit.wait_for(|e| e.is_some()).await.is_ok() {
+                    let _ = session.cast(SessionMsg::PaneExited(id));
+                }
+            }
+        });
         let info = PaneInfo {
             id,
             session_id: self.args.id,
@@ -338,13 +346,13 @@ impl SessionState {
     }
 
     fn running(&self) -> usize {
-        self.panes.iter().filter(|p| p.info.state == PaneState::Running).count()
+        self.panes.iter().filter(|p| p.running()).count()
     }
 
     fn handle(&self, index: usize, myself: &ActorRef<SessionMsg>) -> PaneHandle {
         let entry = &self.panes[index];
         PaneHandle {
-            info: entry.info.clone(),
+            info: entry.info(),
             session: myself.clone(),
             actor: entry.actor.clone(),
             input: entry.input.clone(),
@@ -398,7 +406,7 @@ impl SessionState {
     fn rename_pane(&mut self, id: PaneId, title: String) -> Result<PaneInfo, ErrorReply> {
         let index = self.find(&PaneLookup::Id(id))?;
         self.panes[index].info.title = title;
-        let info = self.panes[index].info.clone();
+        let info = self.panes[index].info();
         let _ = self.args.events.send(Event::PaneRenamed(info.clone()));
         Ok(info)
     }
@@ -434,7 +442,7 @@ impl SessionState {
             session_id: self.args.id,
             panes: self.panes.iter().map(|p| p.info.id).collect(),
         });
-        Ok(self.panes.iter().map(|p| p.info.clone()).collect())
+        Ok(self.panes.iter().map(PaneEntry::info).collect())
     }
 
     fn renumber(&mut self) {
@@ -443,14 +451,11 @@ impl SessionState {
         }
     }
 
-    fn pane_exited(&mut self, myself: &ActorRef<SessionMsg>, id: PaneId, status: ExitStatus, at_ms: u64) {
-        let Some(pane) = self.panes.iter_mut().find(|p| p.info.id == id) else {
+    fn pane_exited(&mut self, myself: &ActorRef<SessionMsg>, id: PaneId) {
+        let Some(pane) = self.panes.iter().find(|p| p.info.id == id) else {
             return;
         };
-        pane.info.state = PaneState::Exited;
-        pane.info.exit = Some(status);
-        pane.info.exited_at_ms = Some(at_ms);
-        let info = pane.info.clone();
+        let info = pane.info();
         myself.send_after(self.args.config.exited_ttl, move || SessionMsg::ExpirePane(id));
         self.report_counts();
         let _ = self.args.events.send(Event::PaneExited(info));

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::broadcast;
 
 /// A resolved session.
 #[derive(Clone)]
@@ -50,7 +50,7 @@ pub enum SupervisorMsg {
     Subscribe(RpcReplyPort<broadcast::Receiver<Event>>),
     /// Destroy every session; replies with receivers that turn true as each
     /// process is reaped, so the caller can wait for them.
-    Shutdown(RpcReplyPort<Vec<watch::Receiver<bool>>>),
+    Shutdown(RpcReplyPort<Vec<crate::process::Reaped>>),
     PaneAdded {
         pane: PaneId,
         session: SessionId,
@@ -320,7 +320,7 @@ impl SupervisorState {
     }
 
     /// Removes the session at `index` and has it kill its panes.
-    async fn destroy(&mut self, index: usize) -> (SessionInfo, Vec<watch::Receiver<bool>>) {
+    async fn destroy(&mut self, index: usize) -> (SessionInfo, Vec<crate::process::Reaped>) {
         let entry = self.sessions.remove(index);
         self.pane_sessions.retain(|_, s| *s != entry.info.id);
         let reaped = match entry.actor.call(SessionMsg::Destroy, Some(SESSION_CALL)).await {

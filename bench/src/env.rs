@@ -113,7 +113,11 @@ pub struct Tmux {
 impl Tmux {
     pub fn start(dir: &Path, cols: u16, rows: u16, history: u32) -> Result<Tmux, Error> {
         let tmux = Tmux {
-            name: format!("fugue-bench-{}", std::process::id()),
+            // A fresh name per server: the previous one may still be exiting.
+            name: format!("fugue-bench-{}-{}", std::process::id(), {
+                static SERVERS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+                SERVERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            }),
             dir: dir.to_path_buf(),
         };
         tmux.run(&[
@@ -219,6 +223,39 @@ pub fn cpu_ms(pid: u32) -> u64 {
         + fields.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
     let per_sec = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
     ticks * 1000 / per_sec
+}
+
+/// Threads of a process.
+pub fn threads(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Children of `parent` (by /proc), and how many of them are zombies.
+pub fn children(parent: u32) -> (usize, usize) {
+    let (mut all, mut zombies) = (0, 0);
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return (0, 0);
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest.split_whitespace().collect())
+            .unwrap_or_default();
+        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(parent) {
+            all += 1;
+            zombies += (fields.first() == Some(&"Z")) as usize;
+        }
+    }
+    (all, zombies)
 }
 
 pub fn process_gone(pid: u32) -> bool {

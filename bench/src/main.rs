@@ -20,13 +20,20 @@ pub struct Row {
 }
 
 fn main() -> ExitCode {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--only 1,7`: run just those scenarios (numbers as in the table).
+    let only: Option<Vec<u32>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|list| list.split(',').filter_map(|n| n.trim().parse().ok()).collect());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
-    let rows = match runtime.block_on(scenarios::run_all(quick)) {
+    let rows = match runtime.block_on(scenarios::run_all(quick, only)) {
         Ok(rows) => rows,
         Err(err) => {
             eprintln!("fugue-bench: {err}");

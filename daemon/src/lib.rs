@@ -13,6 +13,7 @@ pub mod agent;
 pub mod config;
 pub mod connection;
 pub mod feed;
+pub mod memory;
 pub mod output;
 pub mod pane;
 pub mod pane_output;

@@ -136,8 +136,18 @@ pub struct TextLines {
     lines: LineStore,
 }
 
+/// The completed lines. The text view sees the newest ones within its caps
+/// (from `visible_from`); older lines stay only while the screen's scrollback
+/// refers to them (from `pinned_from`), so a line that is both in the text view
+/// and in the scrollback is stored once.
 struct LineStore {
+    /// Physically kept lines; `lines[0]` has sequence number `first_seq`.
     lines: VecDeque<Line>,
+    first_seq: u64,
+    /// Oldest line the text view shows.
+    visible_from: u64,
+    /// Oldest line the scrollback refers to (`u64::MAX`: none).
+    pinned_from: u64,
     max_lines: usize,
     max_bytes: usize,
     bytes: usize,
@@ -166,6 +176,9 @@ impl TextLines {
             parser: vte::Parser::new(),
             lines: LineStore {
                 lines: VecDeque::new(),
+                first_seq: 0,
+                visible_from: 0,
+                pinned_from: u64::MAX,
                 max_lines: max_lines.max(1),
                 max_bytes: max_bytes.max(1),
                 bytes: 0,
@@ -199,8 +212,7 @@ impl TextLines {
         let mut budget = max_bytes.saturating_sub(if partial { store.current.len() } else { 0 });
         let mut over_budget = false;
         let mut lines: Vec<String> = store
-            .lines
-            .iter()
+            .visible()
             .rev()
             .take_while(|l| fresh(l.end))
             .take(wanted_complete)
@@ -232,7 +244,7 @@ impl TextLines {
     pub fn find(&self, pattern: &regex::Regex, since: u64) -> (Option<String>, u64) {
         let store = &self.lines;
         let mut searched = since;
-        let fresh = store.lines.iter().skip_while(|l| l.end <= since);
+        let fresh = store.visible().skip_while(|l| l.end <= since);
         for line in fresh {
             if let Some(m) = pattern.find(&line.text) {
                 return (Some(m.as_str().to_string()), searched);
@@ -244,36 +256,81 @@ impl TextLines {
     }
 }
 
+impl TextLines {
+    /// Sequence number the next completed line will get.
+    pub fn next_seq(&self) -> u64 {
+        self.lines.first_seq + self.lines.lines.len() as u64
+    }
+
+    /// Completed line number `seq`, if it is still kept.
+    pub fn line(&self, seq: u64) -> Option<&str> {
+        let index = seq.checked_sub(self.lines.first_seq)?;
+        self.lines.lines.get(index as usize).map(|l| l.text.as_str())
+    }
+
+    /// A recent completed line after `after` whose text is `text`: the first one
+    /// in order (output scrolls off the screen in the order it was written), or
+    /// failing that the newest among the last `window` lines.
+    pub fn match_line(&self, text: &str, after: Option<u64>, window: u64) -> Option<u64> {
+        let next = self.next_seq();
+        let from = after
+            .map_or(0, |a| a + 1)
+            .max(next.saturating_sub(window))
+            .max(self.lines.first_seq);
+        (from..next).find(|seq| self.line(*seq) == Some(text))
+    }
+
+    /// Keep lines from `seq` on even when the text view no longer shows them.
+    pub fn pin_from(&mut self, seq: u64) {
+        self.lines.pinned_from = seq;
+        self.lines.release();
+    }
+}
+
 impl LineStore {
+    /// The lines the text view shows, oldest first.
+    fn visible(&self) -> std::collections::vec_deque::Iter<'_, Line> {
+        let skip = self.visible_from.saturating_sub(self.first_seq) as usize;
+        self.lines.range(skip.min(self.lines.len())..)
+    }
+
     fn finish_line(&mut self) {
-        let mut text = match self.lines.len() >= self.max_lines {
-            // Reuse the oldest line's buffer for the new one: no allocation per line
-            // once the view is full.
-            true => self.pop_oldest().map(|l| l.text).unwrap_or_default(),
-            false => String::new(),
-        };
-        text.clear();
-        std::mem::swap(&mut text, &mut self.current);
-        let trimmed = text.trim_end().len();
-        text.truncate(trimmed);
+        // One exact allocation per line; `current` keeps its buffer for the next.
+        let text = String::from(self.current.trim_end());
+        self.current.clear();
         self.bytes += text.len();
         self.lines.push_back(Line {
             text,
             end: self.chunk_end,
         });
-        while self.bytes > self.max_bytes && self.lines.len() > 1 {
-            self.pop_oldest();
+        let next = self.first_seq + self.lines.len() as u64;
+        while next - self.visible_from > 1
+            && (next - self.visible_from > self.max_lines as u64 || self.bytes > self.max_bytes)
+        {
+            self.hide_oldest();
         }
+        self.release();
         self.current_chars = 0;
         self.col = 0;
     }
 
-    fn pop_oldest(&mut self) -> Option<Line> {
-        let line = self.lines.pop_front()?;
-        self.bytes -= line.text.len();
-        self.dropped += 1;
-        self.last_dropped_end = line.end;
-        Some(line)
+    /// The text view stops showing its oldest line.
+    fn hide_oldest(&mut self) {
+        let index = (self.visible_from - self.first_seq) as usize;
+        if let Some(line) = self.lines.get(index) {
+            self.bytes -= line.text.len();
+            self.dropped += 1;
+            self.last_dropped_end = line.end;
+        }
+        self.visible_from += 1;
+    }
+
+    /// Frees lines neither the text view nor the scrollback needs.
+    fn release(&mut self) {
+        let keep_from = self.visible_from.min(self.pinned_from);
+        while self.first_seq < keep_from && self.lines.pop_front().is_some() {
+            self.first_seq += 1;
+        }
     }
 
     fn put_char(&mut self, c: char) {

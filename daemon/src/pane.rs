@@ -39,7 +39,7 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
 /// Bytes read from the PTY at once.
 const READ_CHUNK: usize = 64 * 1024;
 /// A pane quiet for this long gives back memory it no longer needs.
-const TRIM_AFTER: Duration = Duration::from_secs(2);
+const TRIM_AFTER: Duration = Duration::from_secs(1);
 
 /// How and when a pane's process ended, published once its output is drained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -303,6 +303,7 @@ async fn read_loop(
             ready = master.readable() => ready,
             _ = trim.as_mut(), if untrimmed => {
                 output.trim();
+                crate::memory::give_back();
                 untrimmed = false;
                 continue;
             }

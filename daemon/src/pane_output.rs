@@ -151,7 +151,9 @@ impl PaneOutput {
             let mut side = locked(&self.screen);
             side.text.push(&chunk, end);
             side.fed = end;
-            let FeedReport { replies, title, bells } = side.screen.feed(&chunk);
+            let ScreenSide { text, screen, .. } = &mut *side;
+            let FeedReport { replies, title, bells } = screen.feed_sharing(&chunk, Some(text));
+            text.pin_from(screen.oldest_shared_line().unwrap_or(u64::MAX));
             side.last_output = Instant::now();
             if !side.subscribers.is_empty() {
                 side.broadcast(PaneEvent::Output(chunk));
@@ -286,7 +288,7 @@ impl PaneOutput {
     pub fn capture(&self, what: CaptureWhat, start: Option<i64>, end: Option<i64>, ansi: bool, join: bool) -> Capture {
         let side = locked(&self.screen);
         Capture {
-            captured: capture(&side.screen, what, start, end, ansi, join),
+            captured: capture(&side, what, start, end, ansi, join),
             state: ScreenState::of(&side.screen),
         }
     }
@@ -312,7 +314,7 @@ impl PaneOutput {
 
     pub fn find_on_screen(&self, pattern: &regex::Regex) -> Option<String> {
         let side = locked(&self.screen);
-        let lines = capture(&side.screen, CaptureWhat::Screen, None, None, false, false).lines;
+        let lines = capture(&side, CaptureWhat::Screen, None, None, false, false).lines;
         lines
             .iter()
             .find_map(|line| pattern.find(line).map(|m| m.as_str().to_string()))
@@ -321,7 +323,7 @@ impl PaneOutput {
     /// What the agent CLI in the pane (if any) is doing.
     pub fn agent_status(&self, command: &[String], exited: bool) -> AgentInfo {
         let mut side = locked(&self.screen);
-        let screen = capture(&side.screen, CaptureWhat::Screen, None, None, false, false).lines;
+        let screen = capture(&side, CaptureWhat::Screen, None, None, false, false).lines;
         let quiet = side.last_output.elapsed();
         let Some(kind) = agent::detect_kind(command, &screen) else {
             // No agent recognised (yet): busy while output flows, idle once quiet.
@@ -374,13 +376,14 @@ impl ScreenState {
 }
 
 fn capture(
-    screen: &Screen,
+    side: &ScreenSide,
     what: CaptureWhat,
     start: Option<i64>,
     end: Option<i64>,
     ansi: bool,
     join: bool,
 ) -> Captured {
+    let screen = &side.screen;
     let rows = screen.size().rows as i64;
     let history = screen.scrollback_len() as i64;
     let (from, to) = match what {
@@ -394,13 +397,14 @@ fn capture(
             first_line: 0,
         };
     }
-    screen.capture(
+    screen.capture_sharing(
         LineRange {
             start: start.unwrap_or(from),
             end: end.unwrap_or(to),
         },
         ansi,
         join,
+        Some(&side.text),
     )
 }
 
@@ -441,5 +445,81 @@ impl ScreenSide {
                 now
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(text_lines: usize, scrollback_lines: usize) -> PaneOutput {
+        let limits = OutputLimits {
+            log_bytes: 1 << 20,
+            text_lines,
+            text_bytes: 1 << 20,
+            scrollback_lines,
+            scrollback_bytes: 1 << 20,
+        };
+        PaneOutput::new(limits, PaneSize { cols: 20, rows: 3 })
+    }
+
+    fn scrollback(out: &PaneOutput) -> Vec<String> {
+        out.capture(CaptureWhat::Scrollback, None, None, false, false)
+            .captured
+            .lines
+    }
+
+    #[test]
+    fn scrollback_and_text_view_share_plain_lines() {
+        // The text view keeps 5 lines, the scrollback 50: lines the text view no
+        // longer shows stay readable in the scrollback, and nothing is stored twice.
+        let out = output(5, 50);
+        for i in 0..40 {
+            out.push(format!("line {i}\r\n").as_bytes());
+        }
+        out.push("a much longer line that wraps\r\n".as_bytes());
+        for i in 40..43 {
+            out.push(format!("line {i}\r\n").as_bytes());
+        }
+        let lines = scrollback(&out);
+        let mut expected: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
+        expected.extend(["a much longer line t".to_string(), "hat wraps".to_string()]);
+        expected.push("line 40".into());
+        assert_eq!(lines, expected);
+        let side = locked(&out.screen);
+        assert!(side.screen.oldest_shared_line() == Some(0), "plain lines are shared");
+        assert_eq!(side.text.line(0), Some("line 0"));
+        let read = side.text.read(100, None, usize::MAX);
+        assert_eq!(
+            read.lines,
+            vec![
+                "line 39",
+                "a much longer line that wraps",
+                "line 40",
+                "line 41",
+                "line 42"
+            ]
+        );
+        assert!(read.truncated);
+    }
+
+    #[test]
+    fn lines_are_freed_once_neither_needs_them() {
+        let out = output(5, 3);
+        for i in 0..100 {
+            out.push(format!("{i}\r\n").as_bytes());
+        }
+        assert_eq!(scrollback(&out), vec!["95", "96", "97"]);
+        let side = locked(&out.screen);
+        assert!(side.text.line(90).is_none(), "line 90 is in neither");
+        assert_eq!(side.text.line(95), Some("95"));
+    }
+
+    #[test]
+    fn output_that_differs_from_the_text_view_is_copied() {
+        let out = output(100, 100);
+        // Drawn with cursor addressing: the text view has no such lines.
+        out.push(b"\x1b[1;1Htop\x1b[3;1Hbottom\r\n\r\n\r\n");
+        assert_eq!(scrollback(&out), vec!["top", "", "bottom"]);
     }
 }

@@ -10,6 +10,7 @@
 //! colours); [`Screen::feed`] hands those replies back for the caller to write to
 //! the PTY. This module knows nothing of PTYs or sockets.
 
+use crate::output::TextLines;
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Line;
@@ -113,10 +114,16 @@ pub struct FeedReport {
 }
 
 /// Scrolled-off lines as text: one byte ring and a ring of line lengths, so
-/// nothing is allocated per line once the caps are reached.
+/// nothing is allocated per line once the caps are reached. A line that is also a
+/// line of the pane's text view (plain output) is not copied: the scrollback refers
+/// to it by its number there.
 struct Scrollback {
     text: VecDeque<u8>,
     lines: VecDeque<ScrollLine>,
+    /// The text-view line numbers referred to, oldest first.
+    shared: VecDeque<u64>,
+    /// Bytes of all lines, own and shared (the byte cap counts both).
+    bytes: usize,
     max_lines: usize,
     max_bytes: usize,
     /// Lines dropped by the caps, or lost to a burst that outran the emulator history.
@@ -128,6 +135,8 @@ struct ScrollLine {
     len: u32,
     /// Continues on the next line (soft wrap).
     wrapped: bool,
+    /// Stored in the text view as this line, not in `text`.
+    shared: Option<u64>,
 }
 
 impl Scrollback {
@@ -135,6 +144,8 @@ impl Scrollback {
         Self {
             text: VecDeque::new(),
             lines: VecDeque::new(),
+            shared: VecDeque::new(),
+            bytes: 0,
             max_lines,
             max_bytes,
             dropped: 0,
@@ -145,29 +156,56 @@ impl Scrollback {
         self.lines.len()
     }
 
-    fn push(&mut self, line: &str, wrapped: bool) {
+    /// Adds a line: a copy of `line`, or a reference to text-view line `shared`
+    /// (whose text is `line`).
+    fn push(&mut self, line: &str, wrapped: bool, shared: Option<u64>) {
         if self.max_lines == 0 {
             self.dropped += 1;
             return;
         }
-        let bytes = &line.as_bytes()[..line.len().min(self.max_bytes)];
-        while self.lines.len() >= self.max_lines || self.text.len() + bytes.len() > self.max_bytes {
+        let len = line.len().min(self.max_bytes);
+        while self.lines.len() >= self.max_lines || self.bytes + len > self.max_bytes {
             let Some(oldest) = self.lines.pop_front() else { break };
-            self.text.drain(..oldest.len as usize);
+            match oldest.shared {
+                Some(_) => {
+                    self.shared.pop_front();
+                }
+                None => {
+                    self.text.drain(..oldest.len as usize);
+                }
+            }
+            self.bytes -= oldest.len as usize;
             self.dropped += 1;
         }
-        self.text.extend(bytes);
+        match shared {
+            Some(seq) => self.shared.push_back(seq),
+            None => self.text.extend(&line.as_bytes()[..len]),
+        }
+        self.bytes += len;
         self.lines.push_back(ScrollLine {
-            len: bytes.len() as u32,
+            len: len as u32,
             wrapped,
+            shared,
         });
     }
 
-    /// Lines `from..to` (0 = oldest), each with its wrapped flag.
-    fn lines(&self, from: usize, to: usize) -> Vec<(String, bool)> {
-        let mut start: usize = self.lines.iter().take(from).map(|l| l.len as usize).sum();
+    /// Lines `from..to` (0 = oldest), each with its wrapped flag; shared lines are
+    /// read from `text`.
+    fn lines(&self, from: usize, to: usize, text: Option<&TextLines>) -> Vec<(String, bool)> {
+        let mut start: usize = self
+            .lines
+            .iter()
+            .take(from)
+            .filter(|l| l.shared.is_none())
+            .map(|l| l.len as usize)
+            .sum();
         let mut out = Vec::with_capacity(to.saturating_sub(from));
         for line in self.lines.range(from..to) {
+            if let Some(seq) = line.shared {
+                let shared = text.and_then(|t| t.line(seq)).unwrap_or_default();
+                out.push((shared.to_string(), line.wrapped));
+                continue;
+            }
             let end = start + line.len as usize;
             let bytes: Vec<u8> = self.text.range(start..end).copied().collect();
             out.push((String::from_utf8_lossy(&bytes).into_owned(), line.wrapped));
@@ -202,6 +240,8 @@ pub struct Screen {
     limiter: crate::string_limit::StringLimiter,
     parser: Processor,
     scrollback: Scrollback,
+    /// The text-view line the newest shared scrollback line refers to.
+    last_shared: Option<u64>,
     title: String,
 }
 
@@ -218,12 +258,19 @@ impl Screen {
             limiter: crate::string_limit::StringLimiter::new(),
             parser: Processor::new(),
             scrollback: Scrollback::new(scrollback_lines, scrollback_bytes),
+            last_shared: None,
             title: String::new(),
         }
     }
 
     /// Feeds output to the emulator, harvesting scrolled-off lines as it goes.
     pub fn feed(&mut self, bytes: &[u8]) -> FeedReport {
+        self.feed_sharing(bytes, None)
+    }
+
+    /// [`Screen::feed`], with lines that scroll off stored once with the pane's
+    /// text view (`text`, already fed with the same bytes) where they are the same.
+    pub fn feed_sharing(&mut self, bytes: &[u8], text: Option<&TextLines>) -> FeedReport {
         let filtered = self.limiter.filter(bytes);
         let mut bytes: &[u8] = &filtered;
         if !bytes.is_empty() {
@@ -234,7 +281,7 @@ impl Screen {
             if let Some(term) = self.term.as_deref_mut() {
                 self.parser.advance(term, &bytes[..cut]);
             }
-            self.harvest_history();
+            self.harvest_history(text);
             bytes = &bytes[cut..];
         }
         let (replies, title, bells) = {
@@ -280,8 +327,13 @@ impl Screen {
         }
     }
 
+    /// The oldest text-view line the scrollback refers to, if any.
+    pub fn oldest_shared_line(&self) -> Option<u64> {
+        self.scrollback.shared.front().copied()
+    }
+
     /// Moves lines from the emulator's history into the text scrollback.
-    fn harvest_history(&mut self) {
+    fn harvest_history(&mut self, shared_with: Option<&TextLines>) {
         let Some(term) = self.term.as_deref_mut() else { return };
         let grid = term.grid();
         let count = grid.history_size();
@@ -297,7 +349,18 @@ impl Screen {
             let row = &grid[Line(-(i as i32))];
             text.clear();
             let wrapped = row_text(row.into_iter(), &mut text);
-            self.scrollback.push(&text, wrapped);
+            // A whole line that the text view also holds is stored there only.
+            let shared = match (wrapped, shared_with) {
+                (false, Some(lines)) if !text.is_empty() => {
+                    let window = term.screen_lines() as u64 + 2 * SLICE_LINE_FEEDS as u64;
+                    lines.match_line(&text, self.last_shared, window)
+                }
+                _ => None,
+            };
+            if shared.is_some() {
+                self.last_shared = shared;
+            }
+            self.scrollback.push(&text, wrapped, shared);
         }
         term.grid_mut().clear_history();
     }
@@ -314,7 +377,7 @@ impl Screen {
         }
         self.term_reports().size = (size.cols, size.rows);
         // Shrinking pushes rows into history.
-        self.harvest_history();
+        self.harvest_history(None);
     }
 
     pub fn size(&self) -> PaneSize {
@@ -378,6 +441,17 @@ impl Screen {
     /// attributes to screen rows (scrollback is text only); `join_wrapped` joins
     /// soft-wrapped rows into one line, as `tmux capture-pane -J`.
     pub fn capture(&self, range: LineRange, ansi: bool, join_wrapped: bool) -> Captured {
+        self.capture_sharing(range, ansi, join_wrapped, None)
+    }
+
+    /// [`Screen::capture`] for a screen fed with [`Screen::feed_sharing`].
+    pub fn capture_sharing(
+        &self,
+        range: LineRange,
+        ansi: bool,
+        join_wrapped: bool,
+        text: Option<&TextLines>,
+    ) -> Captured {
         let history = self.scrollback.len() as i64;
         let rows = self.size.rows as i64;
         let start = range.start.clamp(-history, rows - 1);
@@ -387,7 +461,7 @@ impl Screen {
             if start < 0 {
                 let from = (history + start) as usize;
                 let to = (history + end.min(-1) + 1) as usize;
-                lines.extend(self.scrollback.lines(from, to));
+                lines.extend(self.scrollback.lines(from, to, text));
             }
             for row in start.max(0)..=end {
                 if row < 0 {
@@ -498,6 +572,12 @@ fn row_text(cells: std::slice::Iter<'_, Cell>, out: &mut String) -> bool {
             .flags
             .intersects(Flags::WIDE_CHAR_SPACER | Flags::LEADING_WIDE_CHAR_SPACER)
         {
+            continue;
+        }
+        // The common case: an ASCII character alone in its cell (the emulator never
+        // stores a control character in a cell).
+        if cell.c.is_ascii() && cell.extra.is_none() {
+            out.push(cell.c);
             continue;
         }
         push_cell(cell, out);

@@ -121,3 +121,58 @@ fn destroying_a_session_kills_its_processes() {
         });
     }
 }
+
+/// Threads in a process, from /proc.
+fn threads(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Panes cost no threads: the daemon's thread count with 60 panes that print and
+/// echo input is what it was with one, and releasing them all leaves no process
+/// and no zombie behind.
+#[tokio::test]
+async fn panes_cost_no_threads_and_leave_no_zombies() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    client.create_session("s0", None, vec![]).await.unwrap();
+    let first = client
+        .create_pane(fugue_tests::sh_spec("s0", "echo ready; exec cat"))
+        .await
+        .unwrap();
+    wait_for_text(&client, &first.id.to_string(), "ready").await;
+    let baseline = threads(daemon.pid());
+    let mut panes = vec![first];
+    for s in 0..6 {
+        let session = format!("t{s}");
+        client.create_session(&session, None, vec![]).await.unwrap();
+        for _ in 0..10 {
+            let spec = fugue_tests::sh_spec(&session, "echo ready; exec cat");
+            panes.push(client.create_pane(spec).await.unwrap());
+        }
+    }
+    for pane in &panes {
+        let id = pane.id.to_string();
+        wait_for_text(&client, &id, "ready").await;
+        client.write_input(&id, b"echo-back\r").await.unwrap();
+        wait_for_text(&client, &id, "echo-back").await;
+    }
+    let with_panes = threads(daemon.pid());
+    // The emulation pool starts one thread per core with the first output, and the
+    // runtime may add a blocking thread; neither depends on the number of panes.
+    assert!(
+        with_panes <= baseline + 2,
+        "{} panes took the daemon from {baseline} to {with_panes} threads",
+        panes.len()
+    );
+    for pane in &panes {
+        client.release_pane(&pane.id.to_string()).await.unwrap();
+    }
+    wait_until("every pane process to be reaped", DEADLINE, || {
+        (children(daemon.pid()).is_empty() && panes.iter().all(|p| process_gone(p.pid))).then_some(())
+    });
+}

@@ -574,9 +574,9 @@ fn row_text(cells: std::slice::Iter<'_, Cell>, out: &mut String) -> bool {
         {
             continue;
         }
-        // The common case: an ASCII character alone in its cell (the emulator never
-        // stores a control character in a cell).
-        if cell.c.is_ascii() && cell.extra.is_none() {
+        // The common case: a printable ASCII character alone in its cell (a tab
+        // is stored as `\t` and goes the slow way, like any control character).
+        if (cell.c.is_ascii_graphic() || cell.c == ' ') && cell.extra.is_none() {
             out.push(cell.c);
             continue;
         }
@@ -822,6 +822,16 @@ mod tests {
         s.feed("\r\n\u{9b}2Jz\u{202e}y".as_bytes());
         let line = &s.visible_text()[1];
         assert!(!line.chars().any(fugue_protocol::limits::is_unsafe_char), "{line:?}");
+    }
+
+    #[test]
+    fn control_characters_in_cells_never_reach_a_capture() {
+        // alacritty keeps a tab as `\t` in its cell; scrolled off or not, a
+        // capture shows a blank there.
+        let mut s = screen(20, 2);
+        s.feed(b"a\tb\r\nc\td\r\n\r\n");
+        let all = s.capture(LineRange { start: -10, end: 1 }, false, false);
+        assert!(all.lines.iter().all(|l| !l.contains('\t')), "{:?}", all.lines);
     }
 
     #[test]

@@ -307,6 +307,16 @@ pub fn process_gone(pid: u32) -> bool {
     }
 }
 
+/// Threads in a process, from /proc.
+pub fn threads(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// Direct children of `pid`, from /proc.
 pub fn children(pid: u32) -> Vec<u32> {
     // Each thread has its own list (the daemon spawns from a thread of its own).

@@ -122,16 +122,6 @@ fn destroying_a_session_kills_its_processes() {
     }
 }
 
-/// Threads in a process, from /proc.
-fn threads(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 /// Panes cost no threads: the daemon's thread count with 60 panes that print and
 /// echo input is what it was with one, and releasing them all leaves no process
 /// and no zombie behind.
@@ -145,7 +135,7 @@ async fn panes_cost_no_threads_and_leave_no_zombies() {
         .await
         .unwrap();
     wait_for_text(&client, &first.id.to_string(), "ready").await;
-    let baseline = threads(daemon.pid());
+    let baseline = fugue_tests::threads(daemon.pid());
     let mut panes = vec![first];
     for s in 0..6 {
         let session = format!("t{s}");
@@ -161,7 +151,7 @@ async fn panes_cost_no_threads_and_leave_no_zombies() {
         client.write_input(&id, b"echo-back\r").await.unwrap();
         wait_for_text(&client, &id, "echo-back").await;
     }
-    let with_panes = threads(daemon.pid());
+    let with_panes = fugue_tests::threads(daemon.pid());
     // The emulation pool starts one thread per core with the first output, and the
     // runtime may add a blocking thread; neither depends on the number of panes.
     assert!(

@@ -91,7 +91,9 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
         let end = Instant::now() + Duration::from_secs(10);
         while Instant::now() < end {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -221,7 +223,7 @@ pub fn cpu_ms(pid: u32) -> u64 {
         .unwrap_or_default();
     let ticks: u64 = fields.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
         + fields.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    let per_sec = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let per_sec = rustix::param::clock_ticks_per_second().max(1);
     ticks * 1000 / per_sec
 }
 

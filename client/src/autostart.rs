@@ -1,7 +1,6 @@
 //! Starting `fugued` on first use, under a lock so two clients never start two.
 
 use crate::{ClientError, START_TIMEOUT};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -58,12 +57,8 @@ fn start_lock(socket: &Path) -> Result<std::fs::File, ClientError> {
         .mode(0o600)
         .open(PathBuf::from(&name))
         .map_err(|e| ClientError::Start(format!("cannot open start lock: {e}")))?;
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(ClientError::Start(format!(
-            "cannot take start lock: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
+    file.lock()
+        .map_err(|e| ClientError::Start(format!("cannot take start lock: {e}")))?;
     Ok(file)
 }
 

@@ -6,6 +6,7 @@ use fugue_client::protocol::{
     CaptureWhat, DaemonInfo, EnvVar, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode, SessionInfo, SizePolicy,
     SpawnSpec,
 };
+use fugue_client::views::{self, CaptureView, DaemonView, PaneView, ReadView, SessionView};
 use fugue_client::{Client, ClientError, ConnectOptions};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -306,13 +307,8 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
                 false => chunk.lines.join("\n"),
             };
             if cli.json {
-                let mut value = status_fields(&chunk.pane);
-                value["text"] = json!(text);
-                value["lines"] = json!(chunk.lines);
-                value["truncated"] = json!(chunk.truncated);
-                value["start_offset"] = json!(chunk.start_offset);
-                value["next_offset"] = json!(chunk.next_offset);
-                out.print(value, String::new);
+                let lines = (!raw).then(|| chunk.lines.clone());
+                out.print(json_of(ReadView::new(&chunk, text, lines)), String::new);
             } else if *raw {
                 let mut stdout = std::io::stdout().lock();
                 let _ = stdout.write_all(&chunk.data);
@@ -404,17 +400,8 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
                 line_number(end.as_deref(), i64::MAX)?,
             );
             let capture = client.capture(pane, what, range, *ansi, *join).await?;
-            let value = json!({
-                "lines": capture.lines,
-                "first_line": capture.first_line,
-                "cursor": {"row": capture.cursor_row, "col": capture.cursor_col, "visible": capture.cursor_visible},
-                "cols": capture.size.cols,
-                "rows": capture.size.rows,
-                "alternate_screen": capture.alternate_screen,
-                "title": capture.title,
-                "scrollback_lines": capture.scrollback_lines,
-            });
-            out.print(value, || capture.lines.join("\n"));
+            let text = capture.lines.join("\n");
+            out.print(json_of(CaptureView::from(capture)), || text);
         }
         Command::Attach {
             target,
@@ -498,7 +485,7 @@ async fn daemon(cli: &Cli, command: &DaemonCommand) -> Result<ExitCode, ClientEr
         DaemonCommand::Status => {
             let client = connect(cli, false).await?;
             let info = client.daemon_status().await?;
-            out.print(daemon_json(&info), || daemon_text(&info));
+            out.print(json_of(DaemonView::from(&info)), || daemon_text(&info));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -631,12 +618,6 @@ fn human_duration(ms: u64) -> String {
     }
 }
 
-fn uptime_ms(info: &PaneInfo) -> u64 {
-    info.exited_at_ms
-        .unwrap_or_else(now_ms)
-        .saturating_sub(info.started_at_ms)
-}
-
 fn short(id: impl ToString) -> String {
     id.to_string()[..8].to_string()
 }
@@ -645,61 +626,17 @@ fn exit_text(exit: Option<ExitStatus>) -> String {
     exit.map_or_else(|| "running".to_string(), |e| e.to_string())
 }
 
-fn session_json(info: &SessionInfo) -> Value {
-    json!({
-        "id": info.id.to_string(),
-        "name": info.name,
-        "cwd": info.cwd,
-        "panes": info.panes,
-        "running_panes": info.running_panes,
-        "created_at_ms": info.created_at_ms,
-    })
+/// A view as the JSON `--json` prints.
+fn json_of(view: impl serde::Serialize) -> Value {
+    serde_json::to_value(view).unwrap_or(Value::Null)
 }
 
-fn status_fields(info: &PaneInfo) -> Value {
-    json!({
-        "status": info.state.as_str(),
-        "exit_code": info.exit.and_then(|e| e.code),
-        "signal": info.exit.and_then(|e| e.signal_name()),
-    })
+fn session_json(info: &SessionInfo) -> Value {
+    json_of(SessionView::from(info))
 }
 
 fn pane_json(info: &PaneInfo) -> Value {
-    let mut value = json!({
-        "id": info.id.to_string(),
-        "session": info.session_name,
-        "session_id": info.session_id.to_string(),
-        "index": info.index,
-        "title": info.title,
-        "purpose": info.purpose,
-        "command": info.command,
-        "shell": info.shell,
-        "cwd": info.cwd,
-        "pid": info.pid,
-        "cols": info.size.cols,
-        "rows": info.size.rows,
-        "started_at_ms": info.started_at_ms,
-        "exited_at_ms": info.exited_at_ms,
-        "uptime_ms": uptime_ms(info),
-    });
-    if let (Value::Object(map), Value::Object(status)) = (&mut value, status_fields(info)) {
-        map.extend(status);
-    }
-    value
-}
-
-fn daemon_json(info: &DaemonInfo) -> Value {
-    json!({
-        "pid": info.pid,
-        "version": info.version,
-        "protocol_version": info.protocol_version,
-        "socket": info.socket,
-        "started_at_ms": info.started_at_ms,
-        "uptime_ms": now_ms().saturating_sub(info.started_at_ms),
-        "sessions": info.sessions,
-        "panes": info.panes,
-        "running_panes": info.running_panes,
-    })
+    json_of(PaneView::from(info))
 }
 
 fn daemon_text(info: &DaemonInfo) -> String {
@@ -779,7 +716,7 @@ fn panes_table(panes: &[PaneInfo]) -> String {
                     PaneState::Exited => format!("exited {}", exit.unwrap_or_default()),
                 },
                 p.pid.to_string(),
-                human_duration(uptime_ms(p)),
+                human_duration(views::uptime_ms(p)),
                 p.purpose.clone(),
             ]
         })

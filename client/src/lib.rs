@@ -6,6 +6,7 @@
 
 pub mod attach;
 mod autostart;
+pub mod views;
 
 pub use autostart::{daemon_binary, start_daemon};
 pub use fugue_protocol as protocol;

@@ -1,8 +1,8 @@
 //! Where a pane's memory goes: RSS growth of N panes' output buffers fed with
 //! 10 000 lines of 100 characters, as the memory benchmark feeds them.
-use fugue_daemon::output::{OutputLog, TextLines};
-use fugue_daemon::pane_output::{OutputLimits, PaneOutput};
-use fugue_daemon::screen::Screen;
+use fugue_daemon::terminal::output::{OutputLog, TextLines};
+use fugue_daemon::terminal::pane_output::{OutputLimits, PaneOutput};
+use fugue_daemon::terminal::screen::Screen;
 use fugue_protocol::PaneSize;
 
 fn rss_kib() -> u64 {

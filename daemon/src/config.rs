@@ -27,10 +27,10 @@ impl DaemonConfig {
             max_running_panes: 10,
             exited_ttl: Duration::from_secs(300),
             kill_grace: Duration::from_secs(3),
-            text_lines: crate::output::DEFAULT_TEXT_LINES,
-            text_bytes: crate::output::DEFAULT_TEXT_BYTES,
-            scrollback_lines: crate::screen::DEFAULT_SCROLLBACK_LINES,
-            scrollback_bytes: crate::screen::DEFAULT_SCROLLBACK_BYTES,
+            text_lines: crate::terminal::output::DEFAULT_TEXT_LINES,
+            text_bytes: crate::terminal::output::DEFAULT_TEXT_BYTES,
+            scrollback_lines: crate::terminal::screen::DEFAULT_SCROLLBACK_LINES,
+            scrollback_bytes: crate::terminal::screen::DEFAULT_SCROLLBACK_BYTES,
         }
     }
 }

@@ -1,27 +1,23 @@
-//! The fugue daemon's parts. `fugued` (main.rs) parses flags and runs
-//! [`server::run`]; the benchmarks use the output path directly.
+//! The fugue daemon's parts, in layers; each uses only the layers below it.
 //!
-//! Actors: [`supervisor`] -> [`session`] -> [`pane`]; each client is a
-//! [`connection`] whose requests [`requests`] answers. A pane's PTY is [`pty`], its
-//! output [`pane_output`] (the raw log and text view in [`output`], the screen
-//! model in [`screen`]); [`agent`] reads agent CLIs' state off the screen.
-//! Program output is untrusted input: [`string_limit`] bounds the control strings
-//! it may send before either parser sees them. Client input is bounded by
-//! `fugue_protocol::limits` (every request is validated in [`connection`]).
+//! - [`serve`]: the socket. It accepts clients, reads and writes frames, bounds
+//!   what each client may cost, and hands each request to [`requests`].
+//! - `requests`: one function per request. It resolves targets, asks the actor
+//!   that owns the answer, runs waits and streams attachments.
+//! - `actors`: Supervisor -> Session -> Pane (ractor). They own the terminals'
+//!   lifecycles; children report up through narrow message types.
+//! - [`terminal`]: what one pane is made of: the PTY and process, the output
+//!   buffers, the screen, the input encoding and the agent detector. It knows
+//!   nothing of sockets or actors.
+//!
+//! Program output is untrusted input: `terminal::string_limit` bounds the control
+//! strings it may send before either parser sees them. Client input is bounded by
+//! `fugue_protocol::limits` (every request is validated in [`serve`]).
 
-pub mod agent;
+mod actors;
 pub mod config;
-pub mod connection;
-pub mod feed;
-pub mod memory;
-pub mod output;
-pub mod pane;
-pub mod pane_output;
-pub mod process;
-pub mod pty;
-pub mod requests;
-pub mod screen;
-pub mod server;
-pub mod session;
-pub mod string_limit;
-pub mod supervisor;
+mod memory;
+mod requests;
+pub mod serve;
+mod sync;
+pub mod terminal;

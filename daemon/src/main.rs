@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use fugue_daemon::config::DaemonConfig;
-use fugue_daemon::server;
+use fugue_daemon::serve;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -48,10 +48,10 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 fn main() -> ExitCode {
     // The socket accepts connections before the signal handlers run; a hang-up in
     // that window must not kill us (children get default dispositions back).
-    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
+    ignore_hangup();
     let args = Args::parse();
     let socket = fugue_protocol::socket::socket_path(args.socket.as_deref());
-    let mut claimed = match server::claim(&socket) {
+    let mut claimed = match serve::claim(&socket) {
         Ok(claimed) => claimed,
         Err(err) => {
             eprintln!("fugued: {err}");
@@ -71,7 +71,7 @@ fn main() -> ExitCode {
         eprintln!("fugued: {err}");
         return ExitCode::FAILURE;
     }
-    match server::raise_fd_limit() {
+    match serve::raise_fd_limit() {
         Ok(limit) => tracing::info!(limit, "open file limit"),
         Err(err) => tracing::warn!(%err, "cannot raise the open file limit"),
     }
@@ -87,7 +87,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(server::run(claimed, config)) {
+    match runtime.block_on(serve::run(claimed, config)) {
         Ok(()) => {
             // Escalation timers and blocked PTY threads must not hold up the exit.
             runtime.shutdown_timeout(Duration::from_millis(100));
@@ -100,22 +100,29 @@ fn main() -> ExitCode {
     }
 }
 
+#[allow(unsafe_code)]
+fn ignore_hangup() {
+    // SAFETY: SIG_IGN is a valid disposition, and no other thread exists yet.
+    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
+}
+
 /// Detaches from the terminal: fork (the parent exits), new session, stdio to /dev/null.
+#[allow(unsafe_code)]
 fn daemonize() -> std::io::Result<()> {
+    // SAFETY: called before the runtime or any other thread starts, so the child
+    // is a full copy of a single-threaded process; the parent only calls _exit.
     match unsafe { libc::fork() } {
         -1 => return Err(std::io::Error::last_os_error()),
         0 => {}
+        // SAFETY: _exit ends the parent without running destructors the child owns too.
         _ => unsafe { libc::_exit(0) },
     }
-    if unsafe { libc::setsid() } == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
+    rustix::process::setsid()?;
     std::env::set_current_dir("/")?;
     let null = std::fs::OpenOptions::new().read(true).write(true).open("/dev/null")?;
-    use std::os::fd::AsRawFd;
-    for fd in 0..3 {
-        unsafe { libc::dup2(null.as_raw_fd(), fd) };
-    }
+    rustix::stdio::dup2_stdin(&null)?;
+    rustix::stdio::dup2_stdout(&null)?;
+    rustix::stdio::dup2_stderr(&null)?;
     Ok(())
 }
 

@@ -37,6 +37,7 @@ pub fn give_back() {
     });
 }
 
+#[allow(unsafe_code)]
 fn trim_now() {
     #[cfg(target_env = "gnu")]
     // SAFETY: malloc_trim only inspects and releases the allocator's free memory.

@@ -3,7 +3,7 @@
 //! detector. It must never panic and stay within its caps whatever is printed.
 #![no_main]
 
-use fugue_daemon::pane_output::{OutputLimits, PaneOutput};
+use fugue_daemon::terminal::pane_output::{OutputLimits, PaneOutput};
 use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
 use libfuzzer_sys::fuzz_target;
 

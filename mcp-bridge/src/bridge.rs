@@ -2,7 +2,7 @@
 //! restarts), the default session, and turning daemon answers into tool messages.
 
 use fugue_client::{Client, ClientError, ConnectOptions};
-use fugue_protocol::{ErrorCode, PaneInfo};
+use fugue_protocol::ErrorCode;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
@@ -108,13 +108,4 @@ pub fn describe(err: ClientError) -> ToolError {
         ),
         other => other.to_string(),
     }
-}
-
-/// `running`, `exited`, with code and signal, for tool results.
-pub fn status_of(info: &PaneInfo) -> (&'static str, Option<i32>, Option<String>) {
-    (
-        info.state.as_str(),
-        info.exit.and_then(|e| e.code),
-        info.exit.and_then(|e| e.signal_name()),
-    )
 }

@@ -1,6 +1,7 @@
 //! Tool inputs and results. Doc comments become the JSON schema descriptions the
 //! agent reads, so they say what each field means and what its default is.
 
+use fugue_client::views::{PaneView, StateView};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -141,25 +142,8 @@ pub struct ListParams {
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct TerminalView {
-    pub terminal_id: String,
-    pub session: String,
-    pub index: u32,
-    pub title: String,
-    pub purpose: String,
-    pub command: Vec<String>,
-    /// running or exited.
-    pub status: String,
-    pub pid: u32,
-    pub uptime_ms: u64,
-    pub exit_code: Option<i32>,
-    /// Name of the signal that ended it (e.g. SIGKILL).
-    pub signal: Option<String>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
 pub struct TerminalList {
-    pub terminals: Vec<TerminalView>,
+    pub terminals: Vec<PaneView>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -174,18 +158,6 @@ pub struct ReadParams {
     pub since_offset: Option<u64>,
     /// Return at most this many bytes (the newest).
     pub max_bytes: Option<u64>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ReadResult {
-    pub text: String,
-    pub status: String,
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
-    /// Some requested output was dropped by the output limits.
-    pub truncated: bool,
-    /// Pass as since_offset to read only newer output next time.
-    pub next_offset: u64,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -229,9 +201,8 @@ pub struct Done {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TerminalStatus {
     pub terminal_id: String,
-    pub status: String,
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
+    #[serde(flatten)]
+    pub state: StateView,
     pub message: String,
 }
 
@@ -243,25 +214,6 @@ pub struct CaptureParams {
     pub scrollback: Option<bool>,
     /// Keep colours and attributes as ANSI escape sequences.
     pub ansi: Option<bool>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct CaptureView {
-    /// One string per row, trailing spaces trimmed.
-    pub lines: Vec<String>,
-    /// Cursor row and column, 0-based, on the visible screen.
-    pub cursor: Cursor,
-    pub cols: u16,
-    pub rows: u16,
-    pub alternate_screen: bool,
-    pub title: String,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Cursor {
-    pub row: u16,
-    pub col: u16,
-    pub visible: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -291,9 +243,8 @@ pub struct WaitResult {
     /// The text the pattern matched.
     pub matched: Option<String>,
     pub elapsed_ms: u64,
-    pub status: String,
-    pub exit_code: Option<i32>,
-    pub signal: Option<String>,
+    #[serde(flatten)]
+    pub state: StateView,
     /// Output offset at the end of the wait; pass as since_offset to continue.
     pub next_offset: u64,
 }

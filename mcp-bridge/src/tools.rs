@@ -3,8 +3,9 @@
 //! says what was wrong and what would work; rmcp reports arguments that do not
 //! fit a tool's schema the same way.
 
-use crate::bridge::{describe, status_of, Bridge, ToolError};
+use crate::bridge::{describe, Bridge, ToolError};
 use crate::params::*;
+use fugue_client::views::{self, PaneView, ReadView, StateView};
 use fugue_client::Client;
 use fugue_protocol::{
     AgentState, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, ReadMode, SpawnSpec, WaitCondition,
@@ -24,40 +25,10 @@ pub struct FugueTools {
     tool_router: ToolRouter<Self>,
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
-fn terminal_view(info: &PaneInfo) -> TerminalView {
-    let (status, exit_code, signal) = status_of(info);
-    TerminalView {
-        terminal_id: info.id.to_string(),
-        session: info.session_name.clone(),
-        index: info.index,
-        title: info.title.clone(),
-        purpose: info.purpose.clone(),
-        command: info.command.clone(),
-        status: status.into(),
-        pid: info.pid,
-        uptime_ms: info
-            .exited_at_ms
-            .unwrap_or_else(now_ms)
-            .saturating_sub(info.started_at_ms),
-        exit_code,
-        signal,
-    }
-}
-
 fn terminal_status(info: &PaneInfo, message: String) -> TerminalStatus {
-    let (status, exit_code, signal) = status_of(info);
     TerminalStatus {
         terminal_id: info.id.to_string(),
-        status: status.into(),
-        exit_code,
-        signal,
+        state: info.into(),
         message,
     }
 }
@@ -261,7 +232,7 @@ an interactive shell, which stays when the command ends. At most 10 running term
             }
         };
         Ok(Json(TerminalList {
-            terminals: panes.iter().map(terminal_view).collect(),
+            terminals: panes.iter().map(PaneView::from).collect(),
         }))
     }
 
@@ -270,7 +241,7 @@ an interactive shell, which stays when the command ends. At most 10 running term
 next_offset of your previous read) to get only what is new; readers never disturb each other.",
         annotations(read_only_hint = true)
     )]
-    async fn fugue_read(&self, Parameters(p): Parameters<ReadParams>) -> Result<Json<ReadResult>, String> {
+    async fn fugue_read(&self, Parameters(p): Parameters<ReadParams>) -> Result<Json<ReadView>, String> {
         let client = self.client().await?;
         let mode = match p.raw.unwrap_or(false) {
             true => ReadMode::Raw {
@@ -302,15 +273,9 @@ next_offset of your previous read) to get only what is new; readers never distur
             text.drain(..start);
             truncated = true;
         }
-        let (status, exit_code, signal) = status_of(&chunk.pane);
-        Ok(Json(ReadResult {
-            text,
-            status: status.into(),
-            exit_code,
-            signal,
-            truncated,
-            next_offset: chunk.next_offset,
-        }))
+        let mut view = ReadView::new(&chunk, text, None);
+        view.truncated = truncated;
+        Ok(Json(view))
     }
 
     #[tool(
@@ -410,7 +375,10 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
         description = "Capture what the terminal shows (the rendered screen, as a person sees it; right for TUIs): lines, cursor, size, alternate screen, title.",
         annotations(read_only_hint = true)
     )]
-    async fn fugue_capture(&self, Parameters(p): Parameters<CaptureParams>) -> Result<Json<CaptureView>, String> {
+    async fn fugue_capture(
+        &self,
+        Parameters(p): Parameters<CaptureParams>,
+    ) -> Result<Json<views::CaptureView>, String> {
         let client = self.client().await?;
         let what = if p.scrollback.unwrap_or(false) {
             CaptureWhat::All
@@ -421,18 +389,7 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
             .capture(&p.terminal_id, what, (None, None), p.ansi.unwrap_or(false), false)
             .await
             .map_err(describe)?;
-        Ok(Json(CaptureView {
-            lines: c.lines,
-            cursor: Cursor {
-                row: c.cursor_row,
-                col: c.cursor_col,
-                visible: c.cursor_visible,
-            },
-            cols: c.size.cols,
-            rows: c.size.rows,
-            alternate_screen: c.alternate_screen,
-            title: c.title,
-        }))
+        Ok(Json(c.into()))
     }
 
     #[tool(
@@ -490,14 +447,11 @@ waiting: no need to poll or sleep. Sends progress notifications while waiting; s
             progress.abort();
         }
         let outcome = outcome?;
-        let (status, exit_code, signal) = status_of(&outcome.pane);
         Ok(Json(WaitResult {
             condition: outcome.condition.as_str().into(),
             matched: outcome.matched,
             elapsed_ms: outcome.elapsed_ms,
-            status: status.into(),
-            exit_code,
-            signal,
+            state: (&outcome.pane).into(),
             next_offset: outcome.next_offset,
         }))
     }
@@ -543,12 +497,12 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
             )
             .await
             .map_err(describe)?;
-        let (_, exit_code, signal) = status_of(&info);
+        let state = StateView::from(&info);
         Ok(Json(ExecResult {
             terminal_id: id,
             finished,
-            exit_code,
-            signal,
+            exit_code: state.exit_code,
+            signal: state.signal,
             output: chunk.lines.join("\n"),
             truncated: chunk.truncated,
         }))

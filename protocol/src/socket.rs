@@ -15,8 +15,7 @@ pub fn socket_path(explicit: Option<&Path>) -> PathBuf {
     if let Some(dir) = non_empty_env("XDG_RUNTIME_DIR") {
         return Path::new(&dir).join("fugue").join("fugue.sock");
     }
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     PathBuf::from(format!("/tmp/fugue-{uid}/fugue.sock"))
 }
 
@@ -62,8 +61,7 @@ pub fn check_socket_dir(dir: &Path) -> Result<(), String> {
     if !meta.is_dir() {
         return Err(format!("socket directory {} is not a directory", dir.display()));
     }
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     if meta.uid() != uid {
         return Err(format!(
             "socket directory {} is owned by uid {}, not by you (uid {uid}); choose another with --socket",
@@ -92,8 +90,7 @@ pub fn socket_dir(socket: &Path) -> &Path {
 
 /// The peer rule: a daemon must run as our uid. `peer_uid` comes from SO_PEERCRED.
 pub fn check_peer_uid(peer_uid: u32, what: &str) -> Result<(), String> {
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     if peer_uid != uid {
         return Err(format!(
             "{what} runs as uid {peer_uid}, not as you (uid {uid}); refusing to talk to it"

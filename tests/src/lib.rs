@@ -104,6 +104,7 @@ impl Daemon {
         Self::start_limited(&[], Some(nofile))
     }
 
+    #[allow(unsafe_code)]
     fn start_limited(args: &[&str], nofile: Option<u64>) -> Daemon {
         let dir = private_dir();
         let socket = dir.path().join("fugue.sock");
@@ -202,7 +203,7 @@ impl Daemon {
     /// Sends `signal` and waits for the daemon to exit; returns its exit status.
     pub fn signal_and_wait(&mut self, signal: i32) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("running");
-        unsafe { libc::kill(child.id() as i32, signal) };
+        send_signal(child.id(), signal);
         wait_until("fugued to exit", DEADLINE, || child.try_wait().expect("try_wait"))
     }
 
@@ -216,7 +217,7 @@ impl Daemon {
 impl Drop for Daemon {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            send_signal(child.id(), libc::SIGTERM);
             let end = Instant::now() + Duration::from_secs(10);
             while Instant::now() < end {
                 if let Ok(Some(_)) = child.try_wait() {
@@ -541,4 +542,14 @@ impl RawConnection {
             }
         }
     }
+}
+
+/// Sends `signal` (a number, as the tests name them) to process `pid`; a process
+/// already gone is not an error.
+pub fn send_signal(pid: u32, signal: i32) {
+    use rustix::process::{kill_process, Pid, Signal};
+    let (Some(pid), Some(signal)) = (Pid::from_raw(pid as i32), Signal::from_named_raw(signal)) else {
+        panic!("no such process or signal: {pid} {signal}");
+    };
+    let _ = kill_process(pid, signal);
 }

@@ -1,6 +1,6 @@
 //! The daemon process: socket rules, one daemon per socket, auto-start, signals.
 
-use fugue_tests::{cli, private_dir, process_gone, wait_until, Daemon, DEADLINE};
+use fugue_tests::{cli, private_dir, process_gone, send_signal, wait_until, Daemon, DEADLINE};
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
@@ -37,7 +37,7 @@ fn a_stale_socket_is_replaced() {
     wait_until("the daemon to answer", DEADLINE, || {
         cli(&socket, &dir, &["ls"]).status.success().then_some(())
     });
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    send_signal(child.id(), libc::SIGTERM);
     let status = wait_until("exit", DEADLINE, || child.try_wait().unwrap());
     assert!(status.success());
     assert!(!socket.exists(), "the socket is removed on shutdown");
@@ -134,7 +134,7 @@ fn sigterm_leaves_no_child_process_alive() {
 #[test]
 fn sighup_is_ignored_and_daemon_stop_shuts_down() {
     let mut daemon = Daemon::start();
-    unsafe { libc::kill(daemon.pid() as i32, libc::SIGHUP) };
+    send_signal(daemon.pid(), libc::SIGHUP);
     daemon.cli(&["new-session", "after-hup"]).ok();
     let out = daemon.cli(&["daemon", "stop"]).ok();
     assert_eq!(out, format!("fugued stopped (pid {})", daemon.pid()));

@@ -656,8 +656,7 @@ async fn sigkill_then_restart_on_the_same_socket() {
 /// as root); says so and skips otherwise.
 #[tokio::test]
 async fn foreign_uids_are_refused_both_ways() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !rustix::process::geteuid().is_root() {
         println!("SKIPPED foreign_uids_are_refused_both_ways: needs root to act as another uid");
         return;
     }

@@ -7,14 +7,13 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 fn raw_mode() {
-    unsafe {
-        let mut t: libc::termios = std::mem::zeroed();
-        if libc::tcgetattr(0, &mut t) == 0 {
-            t.c_lflag &= !(libc::ICANON | libc::ECHO);
-            t.c_cc[libc::VMIN] = 1;
-            t.c_cc[libc::VTIME] = 0;
-            libc::tcsetattr(0, libc::TCSANOW, &t);
-        }
+    use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions, SpecialCodeIndex};
+    let stdin = std::io::stdin();
+    if let Ok(mut t) = tcgetattr(&stdin) {
+        t.local_modes &= !(LocalModes::ICANON | LocalModes::ECHO);
+        t.special_codes[SpecialCodeIndex::VMIN] = 1;
+        t.special_codes[SpecialCodeIndex::VTIME] = 0;
+        let _ = tcsetattr(&stdin, OptionalActions::Now, &t);
     }
 }
 

@@ -2,15 +2,15 @@
 //! from our own uid only, and shutting down on a signal or a Shutdown request.
 
 use crate::config::DaemonConfig;
-use crate::connection;
+mod connection;
+
+use crate::actors::supervisor::{SupervisorActor, SupervisorMsg};
 use crate::requests::Handler;
-use crate::supervisor::{SupervisorActor, SupervisorMsg};
 use fugue_protocol::socket::{lock_path, prepare_socket_dir};
 use futures::StreamExt;
 use ractor::Actor;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::UnixListener as StdListener;
 use std::path::{Path, PathBuf};
@@ -48,7 +48,7 @@ pub fn claim(socket: &Path) -> Result<ClaimedSocket, ClaimError> {
         .mode(0o600)
         .open(&lock_file)
         .map_err(|e| ClaimError::Other(format!("cannot open lock file {}: {e}", lock_file.display())))?;
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+    if lock.try_lock().is_err() {
         let mut pid = String::new();
         let _ = lock.read_to_string(&mut pid);
         let pid = pid.trim();
@@ -106,8 +106,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
     });
     tracing::info!(socket = %claimed.path.display(), pid = std::process::id(), "fugued ready");
 
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
+    let uid = rustix::process::getuid().as_raw();
     let handshakes = Arc::new(connection::Handshakes::default());
     loop {
         let accepted = tokio::select! {
@@ -189,26 +188,23 @@ async fn out_of_descriptors(err: &std::io::Error, handshakes: &connection::Hands
 /// Raises the soft limit on open files to the hard limit, as servers that hold a
 /// descriptor per client and per pane must. Returns the limit now in force.
 pub fn raise_fd_limit() -> std::io::Result<u64> {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let (Some(current), max) = (limit.current, limit.maximum) else {
+        return Ok(u64::MAX);
     };
-    // SAFETY: `limit` is a valid, writable rlimit for getrlimit to fill.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return Err(std::io::Error::last_os_error());
+    let raised = max.unwrap_or(u64::MAX);
+    if current >= raised {
+        return Ok(current);
     }
-    if limit.rlim_cur < limit.rlim_max {
-        let raised = libc::rlimit {
-            rlim_cur: limit.rlim_max,
-            rlim_max: limit.rlim_max,
-        };
-        // SAFETY: `raised` is a valid rlimit; raising the soft limit up to the hard one needs no privilege.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        return Ok(raised.rlim_cur);
-    }
-    Ok(limit.rlim_cur)
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(raised),
+            maximum: max,
+        },
+    )?;
+    Ok(raised)
 }
 
 fn watch_signals(shutdown: CancellationToken) -> Result<(), String> {

@@ -3,7 +3,7 @@
 //!
 //! - the *log side* (the raw log), appended to by the PTY reader task;
 //! - the *screen side* (text view, screen model, and the subscribers that follow
-//!   the pane live), fed from the reader through the emulation pool ([`crate::feed`]).
+//!   the pane live), fed from the reader through the emulation pool ([`crate::terminal::feed`]).
 //!
 //! Subscribers hang off the screen side so a redraw and the output after it are
 //! always consistent. They get output through bounded queues: one that falls
@@ -12,13 +12,14 @@
 //! screen (what tmux does), so a stalled client costs a fixed amount of memory
 //! and never slows the pane.
 
-use crate::agent;
-use crate::output::{OutputLog, TextLines};
-use crate::screen::{Captured, FeedReport, LineRange, Screen};
+use crate::sync::lock;
+use crate::terminal::agent;
+use crate::terminal::output::{OutputLog, TextLines};
+use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen};
 use bytes::Bytes;
 use fugue_protocol::{AgentInfo, AgentState, CaptureWhat, PaneSize, ReadMode};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
@@ -111,11 +112,6 @@ fn pack_size(size: PaneSize) -> u32 {
     (size.cols as u32) << 16 | size.rows as u32
 }
 
-fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic elsewhere never makes the output unreadable.
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
 impl PaneOutput {
     pub fn new(limits: OutputLimits, size: PaneSize) -> Self {
         Self {
@@ -138,7 +134,7 @@ impl PaneOutput {
     /// The reader's half: a chunk into the raw log. Returns the log offset just
     /// past it, which goes with the chunk to [`PaneOutput::push_screen`].
     pub fn push_log(&self, bytes: &[u8]) -> u64 {
-        let mut log = locked(&self.log);
+        let mut log = lock(&self.log);
         log.push(bytes);
         log.end()
     }
@@ -148,7 +144,7 @@ impl PaneOutput {
     /// terminal queries, for the PTY.
     pub fn push_screen(&self, chunk: Bytes, end: u64) -> Vec<u8> {
         let replies = {
-            let mut side = locked(&self.screen);
+            let mut side = lock(&self.screen);
             side.text.push(&chunk, end);
             side.fed = end;
             let ScreenSide { text, screen, .. } = &mut *side;
@@ -179,7 +175,7 @@ impl PaneOutput {
     /// Replaces a screen whose emulator failed with a blank one of the same size;
     /// the text view, the raw log and the subscribers stay.
     pub fn rebuild_screen(&self) {
-        let mut side = locked(&self.screen);
+        let mut side = lock(&self.screen);
         let size = side.screen.size();
         side.screen = Screen::new(size, self.limits.scrollback_lines, self.limits.scrollback_bytes);
         drop(side);
@@ -188,13 +184,13 @@ impl PaneOutput {
 
     /// Gives back memory a quiet pane no longer needs (the emulator's row cache).
     pub fn trim(&self) {
-        locked(&self.screen).screen.trim();
+        lock(&self.screen).screen.trim();
     }
 
     /// Adds a subscriber; returns it with the redraw that brings it up to date.
     /// Taken under the screen lock, so nothing falls between the two.
     pub fn subscribe(&self) -> (Subscription, Vec<u8>) {
-        let mut side = locked(&self.screen);
+        let mut side = lock(&self.screen);
         let id = side.next_subscriber;
         side.next_subscriber += 1;
         let (queue, events) = mpsc::channel(SUBSCRIBER_QUEUE);
@@ -218,18 +214,18 @@ impl PaneOutput {
     }
 
     pub fn unsubscribe(&self, id: u64) {
-        locked(&self.screen).subscribers.retain(|s| s.id != id);
+        lock(&self.screen).subscribers.retain(|s| s.id != id);
     }
 
     /// A redraw for a subscriber that lagged; from here on it gets output again.
     pub fn resync(&self, lagged: &AtomicBool) -> Vec<u8> {
-        let side = locked(&self.screen);
+        let side = lock(&self.screen);
         lagged.store(false, Ordering::Release);
         side.screen.redraw()
     }
 
     pub fn resize(&self, size: PaneSize) {
-        let mut side = locked(&self.screen);
+        let mut side = lock(&self.screen);
         side.screen.resize(size);
         self.size.store(pack_size(side.screen.size()), Ordering::Release);
         drop(side);
@@ -245,18 +241,18 @@ impl PaneOutput {
     }
 
     pub fn application_cursor(&self) -> bool {
-        locked(&self.screen).screen.application_cursor()
+        lock(&self.screen).screen.application_cursor()
     }
 
     pub fn bracketed_paste(&self) -> bool {
-        locked(&self.screen).screen.bracketed_paste()
+        lock(&self.screen).screen.bracketed_paste()
     }
 
     pub fn read(&self, mode: ReadMode) -> ReadResult {
         match mode {
             ReadMode::Raw { since, max_bytes } => {
                 let max = max_bytes.map_or(MAX_READ_BYTES, |m| (m as usize).min(MAX_READ_BYTES));
-                let log = locked(&self.log);
+                let log = lock(&self.log);
                 let read = match since {
                     Some(since) => log.read_since(since, max),
                     None => log.tail(max),
@@ -270,7 +266,7 @@ impl PaneOutput {
                 }
             }
             ReadMode::Text { lines, since } => {
-                let side = locked(&self.screen);
+                let side = lock(&self.screen);
                 let read = side.text.read(lines as usize, since, MAX_READ_BYTES);
                 ReadResult {
                     data: Vec::new(),
@@ -286,7 +282,7 @@ impl PaneOutput {
     /// Lines of `what`, narrowed by `start`/`end` (tmux's -S/-E numbering), with
     /// the screen's state.
     pub fn capture(&self, what: CaptureWhat, start: Option<i64>, end: Option<i64>, ansi: bool, join: bool) -> Capture {
-        let side = locked(&self.screen);
+        let side = lock(&self.screen);
         Capture {
             captured: capture(&side, what, start, end, ansi, join),
             state: ScreenState::of(&side.screen),
@@ -300,20 +296,20 @@ impl PaneOutput {
 
     /// Log offset up to which the text view and the screen have seen the output.
     pub fn end_offset(&self) -> u64 {
-        locked(&self.screen).fed
+        lock(&self.screen).fed
     }
 
     /// How long no output has reached the screen.
     pub fn quiet_for(&self) -> Duration {
-        locked(&self.screen).last_output.elapsed()
+        lock(&self.screen).last_output.elapsed()
     }
 
     pub fn find_in_output(&self, pattern: &regex::Regex, since: u64) -> (Option<String>, u64) {
-        locked(&self.screen).text.find(pattern, since)
+        lock(&self.screen).text.find(pattern, since)
     }
 
     pub fn find_on_screen(&self, pattern: &regex::Regex) -> Option<String> {
-        let side = locked(&self.screen);
+        let side = lock(&self.screen);
         let lines = capture(&side, CaptureWhat::Screen, None, None, false, false).lines;
         lines
             .iter()
@@ -322,7 +318,7 @@ impl PaneOutput {
 
     /// What the agent CLI in the pane (if any) is doing.
     pub fn agent_status(&self, command: &[String], exited: bool) -> AgentInfo {
-        let mut side = locked(&self.screen);
+        let mut side = lock(&self.screen);
         let screen = capture(&side, CaptureWhat::Screen, None, None, false, false).lines;
         let quiet = side.last_output.elapsed();
         let Some(kind) = agent::detect_kind(command, &screen) else {
@@ -486,7 +482,7 @@ mod tests {
         expected.extend(["a much longer line t".to_string(), "hat wraps".to_string()]);
         expected.push("line 40".into());
         assert_eq!(lines, expected);
-        let side = locked(&out.screen);
+        let side = lock(&out.screen);
         assert!(side.screen.oldest_shared_line() == Some(0), "plain lines are shared");
         assert_eq!(side.text.line(0), Some("line 0"));
         let read = side.text.read(100, None, usize::MAX);
@@ -510,7 +506,7 @@ mod tests {
             out.push(format!("{i}\r\n").as_bytes());
         }
         assert_eq!(scrollback(&out), vec!["95", "96", "97"]);
-        let side = locked(&out.screen);
+        let side = lock(&out.screen);
         assert!(side.text.line(90).is_none(), "line 90 is in neither");
         assert_eq!(side.text.line(95), Some("95"));
     }

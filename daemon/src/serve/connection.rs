@@ -9,29 +9,28 @@
 //!   [`FRAME_STALL_TIMEOUT`] (idle connections between frames may stay forever);
 //! - requests in flight are counted in bytes ([`IN_FLIGHT_BYTES`]), so are the
 //!   replies they may produce ([`REPLY_BYTES`], reserved before a request runs) and
-//!   the outgoing queue ([`OUT_QUEUE_BYTES`]): a client that stops reading holds up
+//!   the outgoing queue ([`OUT_QUEUE_BYTES`](crate::requests::client::OUT_QUEUE_BYTES)): a client that stops reading holds up
 //!   only itself, and holds at most that much memory;
 //! - malformed or oversize frames get a `Fatal` frame and a close;
 //! - a vanished client has its in-flight requests cancelled.
 
-use crate::pane::PaneMsg;
+use crate::requests::client::{encode_or_explain, Client, Outbox, Outgoing};
 use crate::requests::Handler;
-use crate::session::PaneHandle;
-use bytes::{Bytes, BytesMut};
-use fugue_protocol::codec::{encode_frame, CodecError, FrameCodec};
+use crate::sync::lock;
+use bytes::BytesMut;
+use fugue_protocol::codec::{CodecError, FrameCodec};
 use fugue_protocol::limits::MAX_CLIENT_FRAME_BYTES;
 use fugue_protocol::{
-    ClientFrame, ErrorCode, ErrorReply, Event, Hello, PaneId, Request, Response, ServerFrame, Welcome, PROTOCOL_VERSION,
+    ClientFrame, ErrorCode, ErrorReply, Hello, Request, Response, ServerFrame, Welcome, PROTOCOL_VERSION,
 };
-use ractor::ActorRef;
-use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
-use tokio::sync::{broadcast, mpsc, Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, Notify, Semaphore};
 use tokio::time::Instant;
 use tokio_util::codec::Decoder;
 use tokio_util::sync::CancellationToken;
@@ -47,9 +46,6 @@ pub const FRAME_STALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bytes of requests (as framed) being worked on per connection before the daemon
 /// stops reading more from it.
 pub const IN_FLIGHT_BYTES: usize = 8 * 1024 * 1024;
-/// Bytes of replies and events queued for a client. A frame larger than this waits
-/// until the queue is empty and then goes alone.
-pub const OUT_QUEUE_BYTES: usize = 1024 * 1024;
 /// Every request counts at least this much against [`IN_FLIGHT_BYTES`], so tiny
 /// requests cannot pile up by the million.
 const MIN_REQUEST_COST: usize = 1024;
@@ -60,7 +56,7 @@ pub const REPLY_BYTES: usize = 24 * 1024 * 1024;
 
 /// The most a request's reply may take, for [`REPLY_BYTES`].
 fn reply_estimate(request: &Request) -> usize {
-    use crate::pane_output::MAX_READ_BYTES;
+    use crate::terminal::pane_output::MAX_READ_BYTES;
     match request {
         Request::ReadOutput {
             mode: fugue_protocol::ReadMode::Raw {
@@ -75,147 +71,6 @@ fn reply_estimate(request: &Request) -> usize {
 }
 /// Longest client string quoted in a log line or message.
 const LOG_FIELD_BYTES: usize = 128;
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panicked request task never makes a connection's tables unusable.
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-/// Frames on their way to one client, counted in bytes.
-#[derive(Clone)]
-pub struct Outbox {
-    queue: mpsc::UnboundedSender<Outgoing>,
-    budget: Arc<Semaphore>,
-}
-
-struct Outgoing {
-    frame: Bytes,
-    /// Returned to the budget once the frame is written.
-    _permit: OwnedSemaphorePermit,
-    /// The daemon begins to shut down once this frame is out.
-    starts_shutdown: bool,
-    /// The connection closes after this frame.
-    fatal: bool,
-}
-
-/// The client is gone; nothing more can be sent.
-#[derive(Debug)]
-pub struct Closed;
-
-impl Outbox {
-    fn new() -> (Self, mpsc::UnboundedReceiver<Outgoing>) {
-        let (queue, rx) = mpsc::unbounded_channel();
-        let budget = Arc::new(Semaphore::new(OUT_QUEUE_BYTES));
-        (Self { queue, budget }, rx)
-    }
-
-    /// Queues `frame`, waiting (this caller only) while the client's queue is full.
-    pub async fn send(&self, frame: ServerFrame) -> Result<(), Closed> {
-        let starts_shutdown = matches!(
-            frame,
-            ServerFrame::Reply {
-                result: Ok(Response::ShuttingDown),
-                ..
-            }
-        );
-        let fatal = matches!(frame, ServerFrame::Fatal(_));
-        let bytes = encode_or_explain(frame);
-        let cost = bytes.len().clamp(1, OUT_QUEUE_BYTES) as u32;
-        let permit = self.budget.clone().acquire_many_owned(cost).await.map_err(|_| Closed)?;
-        self.queue
-            .send(Outgoing {
-                frame: bytes.into(),
-                _permit: permit,
-                starts_shutdown,
-                fatal,
-            })
-            .map_err(|_| Closed)
-    }
-
-    pub fn is_closed(&self) -> bool {
-        self.queue.is_closed()
-    }
-}
-
-/// Encodes a frame; a reply too large for a frame becomes an error reply saying so,
-/// so the caller hears why instead of losing the connection.
-fn encode_or_explain(frame: ServerFrame) -> Vec<u8> {
-    let id = match &frame {
-        ServerFrame::Reply { id, .. } => Some(*id),
-        _ => None,
-    };
-    match (encode_frame(&frame), id) {
-        (Ok(bytes), _) => bytes,
-        (Err(err), Some(id)) => {
-            let reply = ErrorReply::new(
-                ErrorCode::LimitReached,
-                format!(
-                    "the reply is too large to send ({err}); ask for less (fewer lines, a smaller range, no --ansi)"
-                ),
-            );
-            let fallback = ServerFrame::Reply { id, result: Err(reply) };
-            encode_frame(&fallback).unwrap_or_default()
-        }
-        (Err(err), None) => {
-            tracing::warn!(%err, "dropped an event that does not fit in a frame");
-            let fallback = ServerFrame::Event(Event::Lagged { missed: 1 });
-            encode_frame(&fallback).unwrap_or_default()
-        }
-    }
-}
-
-/// What one connection has going: its outgoing queue, the token that stops its
-/// tasks, its event subscription and the panes it is attached to.
-pub struct ConnectionState {
-    pub out: Outbox,
-    pub cancel: CancellationToken,
-    pub subscribed: AtomicBool,
-    pub attachments: Mutex<HashMap<PaneId, Attachment>>,
-    /// Requests still running, by id, so the client can cancel them.
-    pub in_flight: Mutex<HashMap<u64, CancellationToken>>,
-}
-
-/// This connection following one pane.
-pub struct Attachment {
-    /// The pane's id for this client (its subscription).
-    pub id: u64,
-    pub actor: ActorRef<PaneMsg>,
-    pub stop: CancellationToken,
-}
-
-impl ConnectionState {
-    pub fn attachment_id(&self, pane: PaneId) -> Option<u64> {
-        lock(&self.attachments).get(&pane).map(|a| a.id)
-    }
-
-    pub fn attach(&self, pane: PaneId, attachment: Attachment) {
-        lock(&self.attachments).insert(pane, attachment);
-    }
-
-    /// Ends the attachment to `pane`; false if there was none.
-    pub fn detach(&self, pane: PaneId) -> bool {
-        let Some(attachment) = lock(&self.attachments).remove(&pane) else {
-            return false;
-        };
-        attachment.stop.cancel();
-        let _ = attachment.actor.cast(PaneMsg::Detach { id: attachment.id });
-        true
-    }
-
-    /// This client typed into `pane`: under the `latest` policy its size now wins.
-    pub fn typed(&self, pane: &PaneHandle) {
-        if let Some(id) = self.attachment_id(pane.info.id) {
-            let _ = pane.actor.cast(PaneMsg::ClientActive { id });
-        }
-    }
-
-    fn detach_all(&self) {
-        let panes: Vec<PaneId> = lock(&self.attachments).keys().copied().collect();
-        for pane in panes {
-            self.detach(pane);
-        }
-    }
-}
 
 /// Connections that have not finished their handshake. When there are too many,
 /// the oldest is dropped to make room: a well-behaved client says Hello at once, so
@@ -447,23 +302,16 @@ async fn serve_client(
 
     let (out, out_rx) = Outbox::new();
     let write_task = tokio::spawn(write_loop(write, out_rx, shutdown));
-    let conn = Arc::new(ConnectionState {
-        out,
-        cancel: CancellationToken::new(),
-        subscribed: AtomicBool::new(false),
-        attachments: Mutex::new(HashMap::new()),
-        in_flight: Mutex::new(HashMap::new()),
-    });
+    let conn = Arc::new(Client::new(out));
     read_loop(reader, handler, &conn).await;
     // The client is gone or broke the protocol: stop its requests and attachments,
     // flush what is queued.
-    conn.detach_all();
-    conn.cancel.cancel();
+    conn.close();
     drop(conn);
     let _ = write_task.await;
 }
 
-async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<ConnectionState>) {
+async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Client>) {
     let out = &conn.out;
     let budget = Arc::new(Semaphore::new(IN_FLIGHT_BYTES));
     let replies = Arc::new(Semaphore::new(REPLY_BYTES));
@@ -536,28 +384,6 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Co
     }
 }
 
-/// Pushes events to the client; a client that falls behind is told how many it missed.
-pub async fn forward_events(mut events: broadcast::Receiver<Event>, out: Outbox, cancel: CancellationToken) {
-    loop {
-        let event = tokio::select! {
-            event = events.recv() => event,
-            _ = cancel.cancelled() => return,
-        };
-        let event = match event {
-            Ok(event) => event,
-            Err(broadcast::error::RecvError::Lagged(missed)) => Event::Lagged { missed },
-            Err(broadcast::error::RecvError::Closed) => return,
-        };
-        let sent = tokio::select! {
-            sent = out.send(ServerFrame::Event(event)) => sent,
-            _ = cancel.cancelled() => return,
-        };
-        if sent.is_err() {
-            return;
-        }
-    }
-}
-
 async fn write_loop(write: OwnedWriteHalf, mut frames: mpsc::UnboundedReceiver<Outgoing>, shutdown: CancellationToken) {
     let mut writer = BufWriter::with_capacity(64 * 1024, write);
     while let Some(outgoing) = frames.recv().await {
@@ -580,52 +406,4 @@ async fn write_loop(write: OwnedWriteHalf, mut frames: mpsc::UnboundedReceiver<O
         }
     }
     let _ = writer.flush().await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use fugue_protocol::codec::decode;
-    use fugue_protocol::{OutputChunk, PaneInfo};
-
-    #[test]
-    fn a_reply_too_large_for_a_frame_becomes_an_error_reply() {
-        let pane = PaneInfo {
-            id: PaneId::new(),
-            session_id: fugue_protocol::SessionId::new(),
-            session_name: "s".into(),
-            index: 0,
-            title: String::new(),
-            purpose: String::new(),
-            command: vec![],
-            shell: true,
-            cwd: "/".into(),
-            state: fugue_protocol::PaneState::Running,
-            pid: 1,
-            exit: None,
-            size: Default::default(),
-            started_at_ms: 0,
-            exited_at_ms: None,
-        };
-        let chunk = OutputChunk {
-            pane,
-            data: vec![b'x'; fugue_protocol::MAX_FRAME_BYTES + 1],
-            lines: vec![],
-            start_offset: 0,
-            next_offset: 0,
-            truncated: false,
-        };
-        let frame = ServerFrame::Reply {
-            id: 7,
-            result: Ok(Response::Output(chunk)),
-        };
-        let bytes = encode_or_explain(frame);
-        match decode::<ServerFrame>(&bytes[4..]).unwrap() {
-            ServerFrame::Reply { id: 7, result: Err(e) } => {
-                assert_eq!(e.code, ErrorCode::LimitReached);
-                assert!(e.message.contains("too large to send"), "{}", e.message);
-            }
-            other => panic!("{other:?}"),
-        }
-    }
 }

@@ -1,9 +1,10 @@
 //! `SupervisorActor`: the root. It owns the session registry (names, ids, counts),
 //! an index from pane id to session for prefix lookups, and the event channel.
-//! It never calls into a pane; sessions only cast to it, so there is no call cycle.
+//! It never calls into a pane; sessions only cast [`SessionReport`]s to it, so
+//! there is no call cycle and the session module does not know this one.
 
+use crate::actors::session::{SessionActor, SessionArgs, SessionMsg, SessionReport};
 use crate::config::{now_ms, DaemonConfig};
-use crate::session::{SessionActor, SessionArgs, SessionMsg};
 use fugue_protocol::target::{self, Candidate};
 use fugue_protocol::{DaemonInfo, ErrorCode, ErrorReply, Event, PaneId, SessionId, SessionInfo, PROTOCOL_VERSION};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
@@ -50,19 +51,25 @@ pub enum SupervisorMsg {
     Subscribe(RpcReplyPort<broadcast::Receiver<Event>>),
     /// Destroy every session; replies with receivers that turn true as each
     /// process is reaped, so the caller can wait for them.
-    Shutdown(RpcReplyPort<Vec<crate::process::Reaped>>),
-    PaneAdded {
-        pane: PaneId,
-        session: SessionId,
-    },
-    PaneRemoved {
-        pane: PaneId,
-    },
-    Counts {
-        session: SessionId,
-        panes: u32,
-        running: u32,
-    },
+    Shutdown(RpcReplyPort<Vec<crate::terminal::process::Reaped>>),
+    /// What a session tells its parent.
+    Report(SessionReport),
+}
+
+impl From<SessionReport> for SupervisorMsg {
+    fn from(report: SessionReport) -> Self {
+        Self::Report(report)
+    }
+}
+
+impl TryFrom<SupervisorMsg> for SessionReport {
+    type Error = ();
+    fn try_from(msg: SupervisorMsg) -> Result<Self, ()> {
+        match msg {
+            SupervisorMsg::Report(report) => Ok(report),
+            _ => Err(()),
+        }
+    }
 }
 
 struct SessionEntry {
@@ -158,17 +165,17 @@ impl Actor for SupervisorActor {
                 }
                 let _ = reply.send(reaped);
             }
-            SupervisorMsg::PaneAdded { pane, session } => {
+            SupervisorMsg::Report(SessionReport::PaneAdded { pane, session }) => {
                 state.pane_sessions.insert(pane, session);
             }
-            SupervisorMsg::PaneRemoved { pane } => {
+            SupervisorMsg::Report(SessionReport::PaneRemoved { pane }) => {
                 state.pane_sessions.remove(&pane);
             }
-            SupervisorMsg::Counts {
+            SupervisorMsg::Report(SessionReport::Counts {
                 session,
                 panes,
                 running,
-            } => {
+            }) => {
                 if let Some(entry) = state.sessions.iter_mut().find(|s| s.info.id == session) {
                     entry.info.panes = panes;
                     entry.info.running_panes = running;
@@ -221,7 +228,7 @@ impl SupervisorState {
                 format!("a session named '{name}' already exists"),
             ));
         }
-        crate::pty::validate_cwd(&cwd)?;
+        crate::terminal::pty::validate_cwd(&cwd)?;
         for (k, v) in &env {
             fugue_protocol::limits::check_env_var(k, v)?;
         }
@@ -232,7 +239,7 @@ impl SupervisorState {
             cwd: cwd.clone(),
             env,
             config: self.config.clone(),
-            supervisor: myself.clone(),
+            parent: myself.get_derived(),
             events: self.events.clone(),
         };
         let (actor, _) = Actor::spawn_linked(None, SessionActor, args, myself.get_cell())
@@ -320,7 +327,7 @@ impl SupervisorState {
     }
 
     /// Removes the session at `index` and has it kill its panes.
-    async fn destroy(&mut self, index: usize) -> (SessionInfo, Vec<crate::process::Reaped>) {
+    async fn destroy(&mut self, index: usize) -> (SessionInfo, Vec<crate::terminal::process::Reaped>) {
         let entry = self.sessions.remove(index);
         self.pane_sessions.retain(|_, s| *s != entry.info.id);
         let reaped = match entry.actor.call(SessionMsg::Destroy, Some(SESSION_CALL)).await {

@@ -9,7 +9,8 @@
 //! of one pane, then puts it at the back of the line, so a pane that floods cannot
 //! starve a quiet one's screen updates.
 
-use crate::pane_output::PaneOutput;
+use crate::sync::lock;
+use crate::terminal::pane_output::PaneOutput;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -19,10 +20,6 @@ use tokio::sync::{mpsc, Notify};
 pub const FEED_BYTES: usize = 1024 * 1024;
 /// Bytes of one pane a worker processes before it lets the next pane go.
 pub const QUANTUM: usize = 128 * 1024;
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 #[derive(Default)]
 struct FeedState {

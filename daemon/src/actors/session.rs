@@ -2,18 +2,17 @@
 //! metadata (order, titles, status) so lists are answered without asking each pane,
 //! enforces the running-pane cap, and removes exited panes after their TTL.
 
+use crate::actors::pane::{Exited, PaneActor, PaneArgs, PaneInput, PaneMsg};
 use crate::config::{now_ms, DaemonConfig};
-use crate::pane::{Exited, PaneActor, PaneArgs, PaneMsg, INPUT_QUEUE};
-use crate::pane_output::{OutputLimits, PaneOutput};
-use crate::process::{self, Reaped};
-use crate::pty::{self, LaunchRequest};
-use crate::supervisor::SupervisorMsg;
+use crate::terminal::pane_output::{OutputLimits, PaneOutput};
+use crate::terminal::process::{self, Reaped};
+use crate::terminal::pty::{self, LaunchRequest};
 use fugue_protocol::target::{self, Candidate};
 use fugue_protocol::{ErrorCode, ErrorReply, Event, PaneId, PaneInfo, PaneState, SessionId, SpawnSpec};
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use ractor::{Actor, ActorProcessingErr, ActorRef, DerivedActorRef, RpcReplyPort, SupervisionEvent};
 use std::path::PathBuf;
 use std::sync::Arc;
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, watch};
 
 /// Everything a request needs to act on one pane without going through its session.
 #[derive(Clone)]
@@ -21,7 +20,7 @@ pub struct PaneHandle {
     pub info: PaneInfo,
     pub session: ActorRef<SessionMsg>,
     pub actor: ActorRef<PaneMsg>,
-    pub input: mpsc::Sender<Vec<u8>>,
+    pub input: PaneInput,
     pub exit: watch::Receiver<Option<Exited>>,
     pub output: Arc<PaneOutput>,
 }
@@ -87,13 +86,29 @@ pub enum SessionMsg {
     ExpirePane(PaneId),
 }
 
+/// What a session tells its parent (the supervisor's registry and pane index).
+pub enum SessionReport {
+    PaneAdded {
+        pane: PaneId,
+        session: SessionId,
+    },
+    PaneRemoved {
+        pane: PaneId,
+    },
+    Counts {
+        session: SessionId,
+        panes: u32,
+        running: u32,
+    },
+}
+
 pub struct SessionArgs {
     pub id: SessionId,
     pub name: String,
     pub cwd: PathBuf,
     pub env: Vec<(String, String)>,
     pub config: Arc<DaemonConfig>,
-    pub supervisor: ActorRef<SupervisorMsg>,
+    pub parent: DerivedActorRef<SessionReport>,
     pub events: broadcast::Sender<Event>,
 }
 
@@ -101,7 +116,7 @@ struct PaneEntry {
     /// Names and spawn facts; state, exit and size come from the pane ([`live_info`]).
     info: PaneInfo,
     actor: ActorRef<PaneMsg>,
-    input: mpsc::Sender<Vec<u8>>,
+    input: PaneInput,
     exit: watch::Receiver<Option<Exited>>,
     reaped: Reaped,
     output: Arc<PaneOutput>,
@@ -238,7 +253,7 @@ impl SessionState {
         let byte_limit = match spec.output_byte_limit {
             Some(0) => return Err(ErrorReply::invalid("output_byte_limit must be at least 1")),
             Some(n) => usize::try_from(n).map_err(|_| ErrorReply::invalid("output_byte_limit is too large"))?,
-            None => crate::output::DEFAULT_BYTE_LIMIT,
+            None => crate::terminal::output::DEFAULT_BYTE_LIMIT,
         };
         let mut env = self.args.env.clone();
         env.extend(spec.env.iter().map(|v| (v.name.clone(), v.value.clone())));
@@ -265,7 +280,6 @@ impl SessionState {
         let typed = pty::typed_input(&launch);
         let spawned = pty::spawn(launch.clone(), extra_env).await?;
         let pid = spawned.pid;
-        let (input_tx, input_rx) = mpsc::channel(INPUT_QUEUE);
         let (exit_tx, exit_rx) = watch::channel(None);
         let limits = OutputLimits {
             log_bytes: byte_limit,
@@ -275,6 +289,7 @@ impl SessionState {
             scrollback_bytes: config.scrollback_bytes,
         };
         let output = Arc::new(PaneOutput::new(limits, launch.size));
+        let (input, input_rx) = PaneInput::channel(id, exit_rx.clone(), output.clone());
         let title = spec
             .title
             .clone()
@@ -288,7 +303,7 @@ impl SessionState {
             reaped: reaped.clone(),
             output: output.clone(),
             input: input_rx,
-            replies: input_tx.clone(),
+            replies: input.replies(),
             typed,
             exit: exit_tx,
             shell: spec.shell,
@@ -331,12 +346,12 @@ impl SessionState {
         self.panes.push(PaneEntry {
             info: info.clone(),
             actor,
-            input: input_tx,
+            input,
             exit: exit_rx,
             reaped,
             output,
         });
-        let _ = self.args.supervisor.cast(SupervisorMsg::PaneAdded {
+        let _ = self.args.parent.cast(SessionReport::PaneAdded {
             pane: id,
             session: self.args.id,
         });
@@ -469,8 +484,8 @@ impl SessionState {
         self.renumber();
         let _ = self
             .args
-            .supervisor
-            .cast(SupervisorMsg::PaneRemoved { pane: entry.info.id });
+            .parent
+            .cast(SessionReport::PaneRemoved { pane: entry.info.id });
         self.report_counts();
         let _ = self.args.events.send(Event::PaneRemoved {
             id: entry.info.id,
@@ -479,7 +494,7 @@ impl SessionState {
     }
 
     fn report_counts(&self) {
-        let _ = self.args.supervisor.cast(SupervisorMsg::Counts {
+        let _ = self.args.parent.cast(SessionReport::Counts {
             session: self.args.id,
             panes: self.panes.len() as u32,
             running: self.running() as u32,

@@ -10,7 +10,7 @@
 //! colours); [`Screen::feed`] hands those replies back for the caller to write to
 //! the PTY. This module knows nothing of PTYs or sockets.
 
-use crate::output::TextLines;
+use crate::terminal::output::TextLines;
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Line;
@@ -237,7 +237,7 @@ pub struct Screen {
     term: Option<Box<Term<Listener>>>,
     size: PaneSize,
     reports: Listener,
-    limiter: crate::string_limit::StringLimiter,
+    limiter: crate::terminal::string_limit::StringLimiter,
     parser: Processor,
     scrollback: Scrollback,
     /// The text-view line the newest shared scrollback line refers to.
@@ -255,7 +255,7 @@ impl Screen {
             term: None,
             size,
             reports: listener,
-            limiter: crate::string_limit::StringLimiter::new(),
+            limiter: crate::terminal::string_limit::StringLimiter::new(),
             parser: Processor::new(),
             scrollback: Scrollback::new(scrollback_lines, scrollback_bytes),
             last_shared: None,

@@ -19,6 +19,7 @@ pub type Reaped = watch::Receiver<Option<ExitStatus>>;
 
 /// Sends `signal` to a process group; errors (group already gone) are expected
 /// and ignored.
+#[allow(unsafe_code)]
 pub fn signal_group(pgid: i32, signal: i32) {
     if pgid > 0 {
         // SAFETY: killpg takes plain integers and has no memory-safety preconditions.
@@ -79,7 +80,7 @@ pub fn watch_exit(pid: u32, pidfd: OwnedFd) -> Reaped {
         return receiver;
     };
     tokio::spawn(async move {
-        let status = match crate::pty::register(pidfd, Interest::READABLE) {
+        let status = match crate::terminal::fd::register(pidfd, Interest::READABLE) {
             Ok(pidfd) => loop {
                 match pidfd.readable().await {
                     Ok(mut ready) => match try_reap(pid) {

@@ -3,22 +3,22 @@
 //! the master in non-blocking mode (no thread per pane):
 //!
 //! - the reader drains the PTY into the raw log and queues each chunk for the
-//!   emulation pool ([`crate::feed`]), which feeds the text view, the screen and
+//!   emulation pool ([`crate::terminal::feed`]), which feeds the text view, the screen and
 //!   the attached clients; a pane that has gone quiet gives back the emulator's
 //!   spare rows;
 //! - the writer feeds input from a bounded channel, so a huge paste waits only
 //!   for the request that sent it;
-//! - the process is reaped through its pidfd ([`crate::process`]).
+//! - the process is reaped through its pidfd ([`crate::terminal::process`]).
 //!
 //! The exit is published once the output is drained (or shortly after the reap if
 //! a background process keeps the PTY open), so output is complete when a waiter
 //! learns of the exit. [`Exited`] on the pane's exit channel is the one record of
 //! that; everything that shows a pane's state reads it from there.
 
-use crate::feed::PaneFeed;
-use crate::pane_output::{PaneOutput, Subscription};
-use crate::process::{self, ProcessGuard, Reaped};
-use crate::pty;
+use crate::terminal::feed::PaneFeed;
+use crate::terminal::pane_output::{PaneOutput, Subscription};
+use crate::terminal::process::{self, ProcessGuard, Reaped};
+use crate::terminal::{input, pty};
 use bytes::Bytes;
 use fugue_protocol::{ErrorReply, ExitStatus, PaneId, PaneSize, SizePolicy};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
@@ -31,9 +31,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 /// Input chunks queued per pane; the sender waits when they are all in flight.
-pub const INPUT_QUEUE: usize = 64;
-/// Bytes per input chunk written to the PTY at once.
-pub const INPUT_CHUNK: usize = 4096;
+const INPUT_QUEUE: usize = 64;
 /// Longest wait for the reader to drain after the process was reaped.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
 /// Bytes read from the PTY at once.
@@ -46,6 +44,72 @@ const TRIM_AFTER: Duration = Duration::from_secs(1);
 pub struct Exited {
     pub status: ExitStatus,
     pub at_ms: u64,
+}
+
+/// Writing to one pane. Terminal encoding lives in [`crate::terminal::input`]; this
+/// queues the result for the pane's writer, chunk by chunk, waiting (this caller
+/// only) while the program is not reading.
+#[derive(Clone)]
+pub struct PaneInput {
+    id: PaneId,
+    queue: mpsc::Sender<Vec<u8>>,
+    exit: watch::Receiver<Option<Exited>>,
+    output: Arc<PaneOutput>,
+}
+
+impl PaneInput {
+    /// The sender and the receiver the pane's writer drains.
+    pub fn channel(
+        id: PaneId,
+        exit: watch::Receiver<Option<Exited>>,
+        output: Arc<PaneOutput>,
+    ) -> (Self, mpsc::Receiver<Vec<u8>>) {
+        let (queue, rx) = mpsc::channel(INPUT_QUEUE);
+        (
+            Self {
+                id,
+                queue,
+                exit,
+                output,
+            },
+            rx,
+        )
+    }
+
+    /// Writes `data` as typed, or as a paste (bracketed if the program asked).
+    pub async fn write(&self, data: Vec<u8>, paste: bool) -> Result<(), ErrorReply> {
+        let data = match paste {
+            true => input::paste(data, &self.output),
+            false => data,
+        };
+        self.send(&data).await
+    }
+
+    /// Sends key names (`Enter`, `C-c`, `Up`, ...) encoded for the terminal's mode.
+    pub async fn send_keys(&self, names: &[String]) -> Result<(), ErrorReply> {
+        let data = input::keys(names, &self.output).map_err(ErrorReply::invalid)?;
+        self.send(&data).await
+    }
+
+    /// For the emulator's answers to terminal queries, which go in the same queue.
+    pub fn replies(&self) -> mpsc::Sender<Vec<u8>> {
+        self.queue.clone()
+    }
+
+    async fn send(&self, data: &[u8]) -> Result<(), ErrorReply> {
+        if let Some(Exited { status, .. }) = *self.exit.borrow() {
+            return Err(ErrorReply::invalid(format!(
+                "pane {} has {status}; input was not written",
+                self.id
+            )));
+        }
+        for chunk in data.chunks(input::CHUNK) {
+            if self.queue.send(chunk.to_vec()).await.is_err() {
+                return Err(ErrorReply::invalid(format!("pane {} no longer takes input", self.id)));
+            }
+        }
+        Ok(())
+    }
 }
 
 pub enum PaneMsg {
@@ -81,7 +145,7 @@ pub enum PaneMsg {
         reply: RpcReplyPort<()>,
     },
     /// The process was reaped.
-    ProcessExited(ExitStatus),
+    ProcessReaped,
     /// The PTY reached its end and everything read has been processed.
     OutputClosed,
     /// Timer: stop waiting for the reader and publish the exit.
@@ -141,7 +205,7 @@ impl Actor for PaneActor {
     async fn pre_start(&self, myself: ActorRef<PaneMsg>, args: PaneArgs) -> Result<PaneState, ActorProcessingErr> {
         let reaped = args.reaped;
         let guard = ProcessGuard::new(args.pid, reaped.clone(), args.kill_grace);
-        let master = Arc::new(pty::register(
+        let master = Arc::new(crate::terminal::fd::register(
             args.master,
             tokio::io::Interest::READABLE | tokio::io::Interest::WRITABLE,
         )?);
@@ -162,10 +226,8 @@ impl Actor for PaneActor {
             let pane = myself.clone();
             let mut reaped = reaped.clone();
             async move {
-                if let Ok(status) = reaped.wait_for(|r| r.is_some()).await {
-                    if let Some(status) = *status {
-                        let _ = pane.cast(PaneMsg::ProcessExited(status));
-                    }
+                if reaped.wait_for(|r| r.is_some()).await.is_ok() {
+                    let _ = pane.cast(PaneMsg::ProcessReaped);
                 }
             }
         });
@@ -253,7 +315,7 @@ impl Actor for PaneActor {
                 state.apply_policy();
                 let _ = reply.send(());
             }
-            PaneMsg::ProcessExited(_) => {
+            PaneMsg::ProcessReaped => {
                 if state.drained {
                     state.publish_exit();
                 } else {

@@ -305,7 +305,7 @@ fn spawn_now(launch: &Launch, extra_env: &[(String, String)]) -> Result<SpawnedP
     let pid = posix_spawn(&program, &argv, &envp, &cwd, &slave)
         .map_err(|e| spawn_failed(format!("cannot start {}: {e}", launch.program.display())))?;
     // From here on the process exists; the guard ends it if anything below fails.
-    let guard = crate::process::KillOnDrop(pid);
+    let guard = crate::terminal::process::KillOnDrop(pid);
     let pidfd = rustix::process::pidfd_open(
         rustix::process::Pid::from_raw(pid as i32).ok_or_else(|| ErrorReply::internal("spawned pid 0"))?,
         rustix::process::PidfdFlags::empty(),
@@ -318,13 +318,6 @@ fn spawn_now(launch: &Launch, extra_env: &[(String, String)]) -> Result<SpawnedP
     set_nonblocking(&master).map_err(|e| spawn_failed(format!("cannot set up the PTY: {e}")))?;
     std::mem::forget(guard);
     Ok(SpawnedPty { master, pid, pidfd })
-}
-
-/// Registers an owned descriptor with the runtime's reactor.
-pub fn register(fd: OwnedFd, interest: tokio::io::Interest) -> std::io::Result<tokio::io::unix::AsyncFd<OwnedFd>> {
-    // SAFETY: an OwnedFd is open for as long as it lives, and its as_raw_fd always
-    // returns the descriptor it owns; the AsyncFd owns it from here on.
-    unsafe { tokio::io::unix::AsyncFd::register_with_interest(fd, interest) }.map_err(std::io::Error::from)
 }
 
 fn set_nonblocking(fd: &OwnedFd) -> rustix::io::Result<()> {
@@ -340,6 +333,7 @@ struct SpawnAttrs {
 }
 
 impl Drop for SpawnAttrs {
+    #[allow(unsafe_code)]
     fn drop(&mut self) {
         // SAFETY: both were initialised by `SpawnAttrs::new` and are destroyed once.
         unsafe {
@@ -359,6 +353,7 @@ fn check(rc: libc::c_int) -> std::io::Result<()> {
 /// `posix_spawn` in a new session whose controlling terminal is `slave` (opened as
 /// fds 0-2), in `cwd`, with default signal dispositions, an empty signal mask and
 /// no other descriptors.
+#[allow(unsafe_code)]
 fn posix_spawn(
     program: &CString,
     argv: &[CString],

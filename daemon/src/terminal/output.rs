@@ -131,7 +131,7 @@ struct Line {
 /// (erase-in-line, horizontal moves) are applied, so progress bars end up as their
 /// last state rather than as every frame glued together.
 pub struct TextLines {
-    limiter: crate::string_limit::StringLimiter,
+    limiter: crate::terminal::string_limit::StringLimiter,
     parser: vte::Parser,
     lines: LineStore,
 }
@@ -172,7 +172,7 @@ pub struct TextRead {
 impl TextLines {
     pub fn new(max_lines: usize, max_bytes: usize) -> Self {
         Self {
-            limiter: crate::string_limit::StringLimiter::new(),
+            limiter: crate::terminal::string_limit::StringLimiter::new(),
             parser: vte::Parser::new(),
             lines: LineStore {
                 lines: VecDeque::new(),

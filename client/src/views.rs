@@ -1,0 +1,231 @@
+//! What the CLI's `--json` and the MCP tools show of fugue's objects: one set of
+//! serializable views, built from the protocol's types in one place, so a pane, a
+//! session or a screen reads the same whichever way it was asked for.
+//!
+//! With the `schema` feature the views also describe themselves as JSON Schema
+//! (the MCP bridge publishes them as its tools' output schemas).
+
+use fugue_protocol::{CaptureResult, DaemonInfo, OutputChunk, PaneInfo, SessionInfo};
+use serde::Serialize;
+
+#[cfg(feature = "schema")]
+use schemars::JsonSchema;
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Whether a process runs, and how it ended.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct StateView {
+    /// `running` or `exited`.
+    pub status: String,
+    /// Exit code, if it exited normally.
+    pub exit_code: Option<i32>,
+    /// Name of the signal that ended it (e.g. `SIGKILL`).
+    pub signal: Option<String>,
+}
+
+impl From<&PaneInfo> for StateView {
+    fn from(info: &PaneInfo) -> Self {
+        Self {
+            status: info.state.as_str().into(),
+            exit_code: info.exit.and_then(|e| e.code),
+            signal: info.exit.and_then(|e| e.signal_name()),
+        }
+    }
+}
+
+/// One pane (a terminal): its names, its process and its size.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct PaneView {
+    /// The pane's id; any unique prefix of 4+ hex digits also names it.
+    pub id: String,
+    pub session: String,
+    pub session_id: String,
+    /// Position in its session (`SESSION:INDEX` names it).
+    pub index: u32,
+    pub title: String,
+    /// What it is for, as its creator said.
+    pub purpose: String,
+    pub command: Vec<String>,
+    /// Run through the user's shell.
+    pub shell: bool,
+    pub cwd: String,
+    pub pid: u32,
+    pub cols: u16,
+    pub rows: u16,
+    #[serde(flatten)]
+    pub state: StateView,
+    pub started_at_ms: u64,
+    pub exited_at_ms: Option<u64>,
+    /// How long it ran, or has been running.
+    pub uptime_ms: u64,
+}
+
+impl From<&PaneInfo> for PaneView {
+    fn from(info: &PaneInfo) -> Self {
+        Self {
+            id: info.id.to_string(),
+            session: info.session_name.clone(),
+            session_id: info.session_id.to_string(),
+            index: info.index,
+            title: info.title.clone(),
+            purpose: info.purpose.clone(),
+            command: info.command.clone(),
+            shell: info.shell,
+            cwd: info.cwd.clone(),
+            pid: info.pid,
+            cols: info.size.cols,
+            rows: info.size.rows,
+            state: info.into(),
+            started_at_ms: info.started_at_ms,
+            exited_at_ms: info.exited_at_ms,
+            uptime_ms: uptime_ms(info),
+        }
+    }
+}
+
+/// How long a pane ran, or has been running.
+pub fn uptime_ms(info: &PaneInfo) -> u64 {
+    info.exited_at_ms
+        .unwrap_or_else(now_ms)
+        .saturating_sub(info.started_at_ms)
+}
+
+/// One session.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct SessionView {
+    pub id: String,
+    pub name: String,
+    pub cwd: String,
+    pub panes: u32,
+    pub running_panes: u32,
+    pub created_at_ms: u64,
+}
+
+impl From<&SessionInfo> for SessionView {
+    fn from(info: &SessionInfo) -> Self {
+        Self {
+            id: info.id.to_string(),
+            name: info.name.clone(),
+            cwd: info.cwd.clone(),
+            panes: info.panes,
+            running_panes: info.running_panes,
+            created_at_ms: info.created_at_ms,
+        }
+    }
+}
+
+/// The daemon.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct DaemonView {
+    pub pid: u32,
+    pub version: String,
+    pub protocol_version: u32,
+    pub socket: String,
+    pub started_at_ms: u64,
+    pub uptime_ms: u64,
+    pub sessions: u32,
+    pub panes: u32,
+    pub running_panes: u32,
+}
+
+impl From<&DaemonInfo> for DaemonView {
+    fn from(info: &DaemonInfo) -> Self {
+        Self {
+            pid: info.pid,
+            version: info.version.clone(),
+            protocol_version: info.protocol_version,
+            socket: info.socket.clone(),
+            started_at_ms: info.started_at_ms,
+            uptime_ms: now_ms().saturating_sub(info.started_at_ms),
+            sessions: info.sessions,
+            panes: info.panes,
+            running_panes: info.running_panes,
+        }
+    }
+}
+
+/// Output read from a pane.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct ReadView {
+    pub text: String,
+    /// The text as lines (text reads from the CLI; the MCP tools send `text` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<String>>,
+    #[serde(flatten)]
+    pub state: StateView,
+    /// Some requested output was dropped by the output limits.
+    pub truncated: bool,
+    /// Offset of the first byte returned.
+    pub start_offset: u64,
+    /// Pass as `since` (`since_offset`) to read only newer output next time.
+    pub next_offset: u64,
+}
+
+impl ReadView {
+    /// The view of `chunk`, whose output the caller rendered as `text`.
+    pub fn new(chunk: &OutputChunk, text: String, lines: Option<Vec<String>>) -> Self {
+        Self {
+            text,
+            lines,
+            state: (&chunk.pane).into(),
+            truncated: chunk.truncated,
+            start_offset: chunk.start_offset,
+            next_offset: chunk.next_offset,
+        }
+    }
+}
+
+/// Where the cursor is, 0-based on the visible screen.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct CursorView {
+    pub row: u16,
+    pub col: u16,
+    pub visible: bool,
+}
+
+/// What a pane's screen shows.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct CaptureView {
+    /// One string per row, trailing spaces trimmed.
+    pub lines: Vec<String>,
+    /// Line number of the first line (negative: scrollback).
+    pub first_line: i64,
+    pub cursor: CursorView,
+    pub cols: u16,
+    pub rows: u16,
+    pub alternate_screen: bool,
+    pub title: String,
+    pub scrollback_lines: u32,
+}
+
+impl From<CaptureResult> for CaptureView {
+    fn from(c: CaptureResult) -> Self {
+        Self {
+            lines: c.lines,
+            first_line: c.first_line,
+            cursor: CursorView {
+                row: c.cursor_row,
+                col: c.cursor_col,
+                visible: c.cursor_visible,
+            },
+            cols: c.size.cols,
+            rows: c.size.rows,
+            alternate_screen: c.alternate_screen,
+            title: c.title,
+            scrollback_lines: c.scrollback_lines,
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Attachment: a client following a pane live. Attaching asks the pane for a
+//! subscription and a first redraw; [`Follow`] then streams output, title and bell
+//! events and finally the exit; the client's [`Attachments`] table ends them.
+
+use super::client::Client;
+use super::resolve::ask;
+use super::resolve::PANE;
+use super::Handler;
+use crate::actors::pane::{Exited, PaneMsg};
+use crate::actors::session::PaneHandle;
+use crate::sync::lock;
+use crate::terminal::pane_output::{PaneEvent, PaneOutput, Subscription};
+use fugue_protocol::{ErrorReply, Event, PaneId, PaneSize, Response, ServerFrame};
+use ractor::ActorRef;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// The panes one client follows.
+#[derive(Default)]
+pub struct Attachments(Mutex<HashMap<PaneId, Attachment>>);
+
+/// One client following one pane.
+pub struct Attachment {
+    /// The pane's id for this client (its subscription).
+    pub id: u64,
+    pub actor: ActorRef<PaneMsg>,
+    pub stop: CancellationToken,
+}
+
+impl Attachments {
+    pub fn id(&self, pane: PaneId) -> Option<u64> {
+        lock(&self.0).get(&pane).map(|a| a.id)
+    }
+
+    pub fn attach(&self, pane: PaneId, attachment: Attachment) {
+        lock(&self.0).insert(pane, attachment);
+    }
+
+    /// Ends the attachment to `pane`; false if there was none.
+    pub fn detach(&self, pane: PaneId) -> bool {
+        let Some(attachment) = lock(&self.0).remove(&pane) else {
+            return false;
+        };
+        attachment.stop.cancel();
+        let _ = attachment.actor.cast(PaneMsg::Detach { id: attachment.id });
+        true
+    }
+
+    /// This client typed into `pane`: under the `latest` policy its size now wins.
+    pub fn typed(&self, pane: &PaneHandle) {
+        if let Some(id) = self.id(pane.info.id) {
+            let _ = pane.actor.cast(PaneMsg::ClientActive { id });
+        }
+    }
+
+    pub fn detach_all(&self) {
+        let panes: Vec<PaneId> = lock(&self.0).keys().copied().collect();
+        for pane in panes {
+            self.detach(pane);
+        }
+    }
+}
+
+impl Handler {
+    pub(super) async fn attach(
+        &self,
+        conn: &Arc<Client>,
+        target: &str,
+        read_only: bool,
+        size: Option<PaneSize>,
+    ) -> Result<Response, ErrorReply> {
+        let pane = self.pane(target).await?;
+        let info = pane.current_info();
+        if let Some(status) = info.exit {
+            return Err(ErrorReply::invalid(format!(
+                "pane {} has {status}; nothing to attach to",
+                info.id
+            )));
+        }
+        if conn.attachments.id(info.id).is_some() {
+            return Err(ErrorReply::invalid(format!(
+                "this client is already attached to pane {}",
+                info.id
+            )));
+        }
+        let (subscription, redraw) = ask(&pane.actor, |reply| PaneMsg::Attach { read_only, size, reply }, PANE).await?;
+        let stop = conn.cancel.child_token();
+        conn.attachments.attach(
+            info.id,
+            Attachment {
+                id: subscription.id,
+                actor: pane.actor.clone(),
+                stop: stop.clone(),
+            },
+        );
+        let follow = Follow {
+            conn: conn.clone(),
+            pane: info.id,
+            subscription,
+            output: pane.output.clone(),
+            exit: pane.exit.clone(),
+            stop,
+        };
+        tokio::spawn(follow.run(redraw));
+        Ok(Response::Attached(info))
+    }
+}
+
+/// Streams one attached pane to its client: a redraw, then output, title and bell
+/// events, then its exit. A client that lagged gets a fresh redraw instead of the
+/// output it missed.
+struct Follow {
+    conn: Arc<Client>,
+    pane: PaneId,
+    subscription: Subscription,
+    output: Arc<PaneOutput>,
+    exit: watch::Receiver<Option<Exited>>,
+    stop: CancellationToken,
+}
+
+impl Follow {
+    async fn run(mut self, redraw: Vec<u8>) {
+        let pane = self.pane;
+        if self.send(Event::Redraw { pane, data: redraw }).await {
+            self.follow().await;
+        }
+        self.conn.attachments.detach(pane);
+    }
+
+    async fn follow(&mut self) {
+        loop {
+            let mut exit = self.exit.clone();
+            // None when the pane was released: nothing more will come.
+            let exited = async move {
+                exit.wait_for(|e| e.is_some())
+                    .await
+                    .ok()
+                    .and_then(|exited| exited.map(|e| e.status))
+            };
+            tokio::select! {
+                biased;
+                _ = self.stop.cancelled() => return,
+                event = self.subscription.events.recv() => {
+                    let Some(event) = event else { return };
+                    if !self.deliver(event).await {
+                        return;
+                    }
+                }
+                status = exited => {
+                    let Some(status) = status else { return };
+                    // Everything the pane printed was queued before its exit was published.
+                    while let Ok(event) = self.subscription.events.try_recv() {
+                        if !self.deliver(event).await {
+                            return;
+                        }
+                    }
+                    self.send(Event::Exited { pane: self.pane, status }).await;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Sends one event, or a redraw if the subscriber lagged. False when the
+    /// client is gone.
+    async fn deliver(&mut self, event: PaneEvent) -> bool {
+        let pane = self.pane;
+        self.subscription.took(&event);
+        if self.subscription.lagged.load(Ordering::Acquire) {
+            while let Ok(dropped) = self.subscription.events.try_recv() {
+                self.subscription.took(&dropped);
+            }
+            let data = self.output.resync(&self.subscription.lagged);
+            return self.send(Event::Redraw { pane, data }).await;
+        }
+        let event = match event {
+            PaneEvent::Output(data) => Event::Output {
+                pane,
+                data: data.to_vec(),
+            },
+            PaneEvent::Title(title) => Event::Title { pane, title },
+            PaneEvent::Bell => Event::Bell { pane },
+        };
+        self.send(event).await
+    }
+
+    async fn send(&self, event: Event) -> bool {
+        tokio::select! {
+            sent = self.conn.out.send(ServerFrame::Event(event)) => sent.is_ok(),
+            _ = self.stop.cancelled() => false,
+        }
+    }
+}

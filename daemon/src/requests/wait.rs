@@ -1,0 +1,134 @@
+//! The wait engine: a request that returns when a pane's output matches, its
+//! screen shows a pattern, its agent reaches a state, it goes quiet, or it exits.
+//! It runs on the request's own task and sleeps between checks until output
+//! arrives, the process exits, a quiet-time threshold or the deadline comes due.
+
+use super::Handler;
+use crate::actors::session::PaneHandle;
+use crate::terminal::pane_output::PaneOutput;
+use fugue_protocol::{ErrorCode, ErrorReply, MatchOn, Response, WaitCondition, WaitOutcome, WaitUntil};
+use std::time::{Duration, Instant};
+
+impl Handler {
+    pub(super) async fn wait_for_exit(&self, target: &str, timeout_ms: Option<u64>) -> Result<Response, ErrorReply> {
+        let pane = self.pane(target).await?;
+        let mut exit = pane.exit.clone();
+        let exited = exit.wait_for(|e| e.is_some());
+        let outcome = match timeout_ms {
+            Some(ms) => tokio::time::timeout(Duration::from_millis(ms), exited).await.ok(),
+            None => Some(exited.await),
+        }
+        .map(|waited| waited.map(|_| ()));
+        match outcome {
+            None => Ok(Response::Waited {
+                pane: pane.current_info(),
+                exited: false,
+            }),
+            Some(Err(_)) => Err(self.released(&pane)),
+            Some(Ok(_)) => Ok(Response::Waited {
+                pane: pane.current_info(),
+                exited: true,
+            }),
+        }
+    }
+
+    /// Waits for the first condition of `until` to hold. Every check runs under the
+    /// pane's output lock; between checks the task sleeps until output arrives, the
+    /// process exits, or a quiet-time threshold or the deadline comes due.
+    pub(super) async fn wait_until(
+        &self,
+        target: &str,
+        until: WaitUntil,
+        timeout_ms: u64,
+    ) -> Result<Response, ErrorReply> {
+        let pattern = until
+            .pattern
+            .as_deref()
+            .map(fugue_protocol::limits::compile_pattern)
+            .transpose()?;
+        let pane = self.pane(target).await?;
+        let started = Instant::now();
+        let deadline = started + Duration::from_millis(timeout_ms);
+        let mut changes = pane.output.changes();
+        let mut exit = pane.exit.clone();
+        let mut searched = until.since.unwrap_or(0);
+        let finish = |condition, matched, output: &PaneOutput| WaitOutcome {
+            condition,
+            matched,
+            elapsed_ms: started.elapsed().as_millis() as u64,
+            pane: pane.current_info(),
+            next_offset: output.end_offset(),
+        };
+        loop {
+            changes.borrow_and_update();
+            let exited = exit.borrow_and_update().is_some();
+            let mut recheck_in = None;
+            {
+                let output = &pane.output;
+                if let Some(pattern) = &pattern {
+                    let found = match until.on {
+                        MatchOn::Output => {
+                            let (found, upto) = output.find_in_output(pattern, searched);
+                            searched = upto;
+                            found
+                        }
+                        MatchOn::Screen => output.find_on_screen(pattern),
+                    };
+                    if found.is_some() {
+                        return Ok(Response::WaitDone(finish(WaitCondition::Pattern, found, output)));
+                    }
+                }
+                if let Some(want) = until.agent_state {
+                    let status = output.agent_status(&pane.info.command, exited);
+                    if status.state == want {
+                        return Ok(Response::WaitDone(finish(WaitCondition::AgentState, None, output)));
+                    }
+                    // Detection depends on how long the screen has been quiet.
+                    recheck_in = settle_due(output.quiet_for());
+                }
+                if exited {
+                    return Ok(Response::WaitDone(finish(WaitCondition::Exit, None, output)));
+                }
+                if let Some(idle) = until.idle_ms.map(Duration::from_millis) {
+                    let quiet = output.quiet_for();
+                    if quiet >= idle {
+                        return Ok(Response::WaitDone(finish(WaitCondition::Idle, None, output)));
+                    }
+                    recheck_in = Some(recheck_in.map_or(idle - quiet, |r: Duration| r.min(idle - quiet)));
+                }
+                if Instant::now() >= deadline {
+                    return Ok(Response::WaitDone(finish(WaitCondition::Timeout, None, output)));
+                }
+            }
+            let wake = recheck_in.map_or(deadline, |r| (Instant::now() + r).min(deadline));
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return Err(self.released(&pane)) },
+                changed = exit.changed() => if changed.is_err() { return Err(self.released(&pane)) },
+                _ = tokio::time::sleep_until(wake.into()) => {}
+            }
+        }
+    }
+
+    /// Why a pane vanished under a waiting request.
+    fn released(&self, pane: &PaneHandle) -> ErrorReply {
+        match self.shutdown.is_cancelled() {
+            true => ErrorReply::new(ErrorCode::ShuttingDown, "the daemon is shutting down"),
+            false => ErrorReply::new(
+                ErrorCode::PaneNotFound,
+                format!("pane {} was released while waiting", pane.info.id),
+            ),
+        }
+    }
+}
+
+/// When an agent detection that depends on quiet time could next change.
+fn settle_due(quiet: Duration) -> Option<Duration> {
+    [
+        crate::terminal::agent::WAITING_SETTLE,
+        crate::terminal::agent::IDLE_SETTLE,
+    ]
+    .into_iter()
+    .filter(|t| *t > quiet)
+    .map(|t| t - quiet)
+    .min()
+}

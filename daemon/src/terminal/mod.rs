@@ -1,0 +1,14 @@
+//! One terminal's parts, free of sockets and actors: the PTY and its process, the
+//! output (raw log, text view, screen and scrollback) fed through the emulation
+//! pool, the input encoding, and the agent-state detector.
+
+pub(crate) mod agent;
+pub(crate) mod fd;
+pub(crate) mod feed;
+pub(crate) mod input;
+pub mod output;
+pub mod pane_output;
+pub(crate) mod process;
+pub(crate) mod pty;
+pub mod screen;
+pub(crate) mod string_limit;

@@ -364,6 +364,12 @@ async fn read_loop(
             _ = stop.cancelled() => break,
             ready = master.readable() => ready,
             _ = trim.as_mut(), if untrimmed => {
+                // Quiet means the screen is quiet too: the pool may still be working
+                // through a backlog (its emulator would grow the rows back).
+                if feed.busy() {
+                    trim.as_mut().reset(tokio::time::Instant::now() + TRIM_AFTER);
+                    continue;
+                }
                 output.trim();
                 crate::memory::give_back();
                 untrimmed = false;

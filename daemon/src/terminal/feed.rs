@@ -82,6 +82,11 @@ impl PaneFeed {
         }
     }
 
+    /// Whether output is queued or being processed (the screen is not yet current).
+    pub fn busy(&self) -> bool {
+        lock(&self.state).scheduled
+    }
+
     /// The PTY ended: once the queue is processed, `on_drained` runs.
     pub fn close(self: &Arc<Self>) {
         let mut state = lock(&self.state);

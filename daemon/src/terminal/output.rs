@@ -287,6 +287,27 @@ impl TextLines {
     }
 }
 
+/// Lines beyond the text view's cap that the scrollback usually still refers to
+/// (the screen's rows), room for which is reserved with the cap.
+const PINNED_SLACK: usize = 256;
+
+/// Appends to a ring that is capped at about `cap` elements. It grows by doubling
+/// while far below the cap (an idle pane stays small), then to the cap exactly,
+/// and past it (lines kept for another reader) by an eighth at a time: a ring
+/// that rotates touches all of its capacity, so doubling to 16 384 slots for a
+/// 10 000-line cap would keep 60% more memory resident than the lines need.
+pub(crate) fn push_capped<T>(ring: &mut VecDeque<T>, item: T, cap: usize) {
+    let len = ring.len();
+    if len == ring.capacity() {
+        let additional = match len < cap {
+            true => len.max(16).min(cap - len),
+            false => len / 8 + 16,
+        };
+        ring.reserve_exact(additional);
+    }
+    ring.push_back(item);
+}
+
 impl LineStore {
     /// The lines the text view shows, oldest first.
     fn visible(&self) -> std::collections::vec_deque::Iter<'_, Line> {
@@ -299,10 +320,15 @@ impl LineStore {
         let text = String::from(self.current.trim_end());
         self.current.clear();
         self.bytes += text.len();
-        self.lines.push_back(Line {
-            text,
-            end: self.chunk_end,
-        });
+        let cap = self.max_lines + PINNED_SLACK;
+        push_capped(
+            &mut self.lines,
+            Line {
+                text,
+                end: self.chunk_end,
+            },
+            cap,
+        );
         let next = self.first_seq + self.lines.len() as u64;
         while next - self.visible_from > 1
             && (next - self.visible_from > self.max_lines as u64 || self.bytes > self.max_bytes)
@@ -555,5 +581,24 @@ mod tests {
         let lines = out.text.read(1000, None, usize::MAX).lines;
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[2].len(), 5);
+    }
+
+    #[test]
+    fn capped_rings_grow_to_their_cap_not_past_it() {
+        let mut ring = VecDeque::new();
+        for n in 0..10_000 {
+            push_capped(&mut ring, n, 10_000);
+            if n == 3 {
+                assert!(ring.capacity() < 64, "{}", ring.capacity());
+            }
+        }
+        assert!(ring.capacity() < 10_100, "{}", ring.capacity());
+        for n in 0..100 {
+            ring.pop_front();
+            push_capped(&mut ring, n, 10_000);
+        }
+        assert!(ring.capacity() < 10_100, "{}", ring.capacity());
+        push_capped(&mut ring, 1, 10_000);
+        assert!(ring.capacity() < 11_500, "{}", ring.capacity());
     }
 }

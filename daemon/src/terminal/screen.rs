@@ -10,7 +10,7 @@
 //! colours); [`Screen::feed`] hands those replies back for the caller to write to
 //! the PTY. This module knows nothing of PTYs or sockets.
 
-use crate::terminal::output::TextLines;
+use crate::terminal::output::{push_capped, TextLines};
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Line;
@@ -178,15 +178,16 @@ impl Scrollback {
             self.dropped += 1;
         }
         match shared {
-            Some(seq) => self.shared.push_back(seq),
+            Some(seq) => push_capped(&mut self.shared, seq, self.max_lines),
             None => self.text.extend(&line.as_bytes()[..len]),
         }
         self.bytes += len;
-        self.lines.push_back(ScrollLine {
+        let line = ScrollLine {
             len: len as u32,
             wrapped,
             shared,
-        });
+        };
+        push_capped(&mut self.lines, line, self.max_lines);
     }
 
     /// Lines `from..to` (0 = oldest), each with its wrapped flag; shared lines are

@@ -40,6 +40,7 @@ enum Command {
     #[command(subcommand)]
     Daemon(DaemonCommand),
     /// Create a session; prints its id.
+    #[command(visible_alias = "new")]
     NewSession {
         name: String,
         /// Working directory of the session's panes (default: the current directory).

@@ -12,7 +12,8 @@ fn session_lifecycle_by_name_uuid_and_prefix() {
         uuid::Uuid::parse_str(&id).is_ok(),
         "new-session prints the id, got {id:?}"
     );
-    let web = daemon.cli(&["new-session", "web", "--cwd", "/tmp", "-e", "A=1"]).ok();
+    // `new` is what tmux users type.
+    let web = daemon.cli(&["new", "web", "--cwd", "/tmp", "-e", "A=1"]).ok();
 
     let list = daemon.cli(&["--json", "ls"]).json();
     let names: Vec<&str> = list

@@ -204,71 +204,13 @@ pub fn raw_pty(program: &str, args: &[&str], cols: u16, rows: u16) -> Result<u64
     Ok(total)
 }
 
-/// Resident memory in KiB.
-pub fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
-}
+pub use fugue_tests::procfs::{cpu_ms, process_gone, rss_kib, threads};
 
-/// CPU time (user + system) a process has used, in milliseconds.
-pub fn cpu_ms(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    let ticks: u64 = fields.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-        + fields.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    let per_sec = rustix::param::clock_ticks_per_second().max(1);
-    ticks * 1000 / per_sec
-}
-
-/// Threads of a process.
-pub fn threads(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// Children of `parent` (by /proc), and how many of them are zombies.
+/// Children of `parent`, and how many of them are zombies.
 pub fn children(parent: u32) -> (usize, usize) {
-    let (mut all, mut zombies) = (0, 0);
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return (0, 0);
-    };
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest.split_whitespace().collect())
-            .unwrap_or_default();
-        if fields.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(parent) {
-            all += 1;
-            zombies += (fields.first() == Some(&"Z")) as usize;
-        }
-    }
-    (all, zombies)
-}
-
-pub fn process_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => {
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next())
-                == Some("Z")
-        }
-    }
+    let children = fugue_tests::procfs::children(parent);
+    let zombies = children.iter().filter(|p| fugue_tests::procfs::is_zombie(**p)).count();
+    (children.len(), zombies)
 }
 
 pub fn median(values: &mut [f64]) -> f64 {

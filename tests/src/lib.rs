@@ -4,6 +4,10 @@
 //! The binaries must be built first (`cargo build --workspace`); the README's test
 //! command does that.
 
+pub mod procfs;
+
+pub use procfs::{children, comm, process_gone, rss_kib, threads};
+
 use fugue_client::{Client, ConnectOptions};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -296,54 +300,6 @@ pub fn cli(socket: &Path, dir: &tempfile::TempDir, args: &[&str]) -> CliOutput {
     }
 }
 
-/// Whether a process is gone (no such pid, or a zombie nobody reaped yet).
-pub fn process_gone(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => {
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next())
-                == Some("Z")
-        }
-    }
-}
-
-/// Threads in a process, from /proc.
-pub fn threads(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("Threads:"))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0)
-}
-
-/// Direct children of `pid`, from /proc.
-pub fn children(pid: u32) -> Vec<u32> {
-    // Each thread has its own list (the daemon spawns from a thread of its own).
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    tasks
-        .flatten()
-        .flat_map(|task| {
-            std::fs::read_to_string(task.path().join("children"))
-                .unwrap_or_default()
-                .split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect::<Vec<u32>>()
-        })
-        .collect()
-}
-
-/// The command name of a process (`/proc/PID/comm`).
-pub fn comm(pid: u32) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
 /// A private tmux server for driving `fugue attach` as a person would.
 pub struct Tmux {
     name: String,
@@ -448,16 +404,6 @@ impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.command().arg("kill-server").output();
     }
-}
-
-/// Resident memory of a process in KiB (`VmRSS`).
-pub fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// A hand-driven connection speaking raw frames, for tests that act as a broken or

@@ -1,0 +1,78 @@
+//! What /proc says about a process: memory, CPU time, threads, children, whether
+//! it is gone. Shared by the end-to-end tests and the benchmark.
+
+/// Resident memory of a process in KiB (`VmRSS`).
+pub fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// CPU time (user + system) a process has used, in milliseconds.
+pub fn cpu_ms(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let ticks: u64 = fields.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let per_sec = rustix::param::clock_ticks_per_second().max(1);
+    ticks * 1000 / per_sec
+}
+
+/// Threads in a process, from /proc.
+pub fn threads(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Direct children of `pid`, from /proc.
+pub fn children(pid: u32) -> Vec<u32> {
+    // Each thread has its own list (the daemon spawns from a thread of its own).
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .flat_map(|task| {
+            std::fs::read_to_string(task.path().join("children"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// Whether a process is gone (no such pid, or a zombie nobody reaped yet).
+pub fn process_gone(pid: u32) -> bool {
+    state(pid).is_none_or(|state| state == "Z")
+}
+
+/// Whether a process is a zombie (it ended and nobody reaped it yet).
+pub fn is_zombie(pid: u32) -> bool {
+    state(pid).is_some_and(|state| state == "Z")
+}
+
+/// The state letter in `/proc/PID/stat` (`R`, `S`, `Z`, ...); `None` if there is no such process.
+fn state(pid: u32) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    Some(rest.split_whitespace().next().unwrap_or_default().to_string())
+}
+
+/// The command name of a process (`/proc/PID/comm`).
+pub fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}

@@ -65,13 +65,7 @@ fn screen_feed(bencher: divan::Bencher, kind: &str) {
 #[divan::bench(args = ["lines", "tui"])]
 fn pane_output_push(bencher: divan::Bencher, kind: &str) {
     let data = if kind == "lines" { lines() } else { tui() };
-    let limits = OutputLimits {
-        log_bytes: 1 << 20,
-        text_lines: 10_000,
-        text_bytes: 4 << 20,
-        scrollback_lines: 10_000,
-        scrollback_bytes: 8 << 20,
-    };
+    let limits = OutputLimits::default();
     bencher.counter(divan::counter::BytesCount::new(data.len())).bench(|| {
         let output = PaneOutput::new(limits, SIZE);
         for chunk in data.chunks(4096) {

@@ -50,13 +50,7 @@ fn main() {
         screen.trim();
         Box::new(screen)
     });
-    let limits = OutputLimits {
-        log_bytes: 1 << 20,
-        text_lines: 10_000,
-        text_bytes: 4 << 20,
-        scrollback_lines: 10_000,
-        scrollback_bytes: 8 << 20,
-    };
+    let limits = OutputLimits::default();
     measure("pane output", &|| {
         let out = PaneOutput::new(limits, size);
         for _ in 0..20 {

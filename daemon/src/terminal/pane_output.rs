@@ -41,6 +41,20 @@ pub struct OutputLimits {
     pub scrollback_bytes: usize,
 }
 
+impl Default for OutputLimits {
+    /// A pane's buffers as fugued sizes them unless told otherwise.
+    fn default() -> Self {
+        use super::{output, screen};
+        Self {
+            log_bytes: output::DEFAULT_BYTE_LIMIT,
+            text_lines: output::DEFAULT_TEXT_LINES,
+            text_bytes: output::DEFAULT_TEXT_BYTES,
+            scrollback_lines: screen::DEFAULT_SCROLLBACK_LINES,
+            scrollback_bytes: screen::DEFAULT_SCROLLBACK_BYTES,
+        }
+    }
+}
+
 /// What a subscriber receives, in order.
 #[derive(Clone, Debug)]
 pub enum PaneEvent {

@@ -6,7 +6,7 @@ use fugue_client::protocol::{
     CaptureWhat, DaemonInfo, EnvVar, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode, SessionInfo, SizePolicy,
     SpawnSpec,
 };
-use fugue_client::views::{self, CaptureView, DaemonView, PaneView, ReadView, SessionView};
+use fugue_client::views::{self, now_ms, CaptureView, DaemonView, PaneView, ReadView, SessionView};
 use fugue_client::{Client, ClientError, ConnectOptions};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -599,13 +599,6 @@ fn spawn_spec(args: &RunArgs) -> Result<SpawnSpec, ClientError> {
     spec.size = args.size.as_deref().map(parse_size).transpose()?;
     spec.output_byte_limit = args.limit;
     Ok(spec)
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// `45s`, `12m03s`, `3h07m`, `2d04h`.

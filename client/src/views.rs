@@ -11,7 +11,8 @@ use serde::Serialize;
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
-fn now_ms() -> u64 {
+/// Milliseconds since the Unix epoch, the unit of every timestamp fugue reports.
+pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)

@@ -74,3 +74,35 @@ fn pane_output_push(bencher: divan::Bencher, kind: &str) {
         output.end_offset()
     });
 }
+
+/// The emulator alone, history discarded: the floor under `screen_feed`.
+#[divan::bench(args = ["lines", "tui"])]
+fn emulator_alone(bencher: divan::Bencher, kind: &str) {
+    use alacritty_terminal::term::{Config, Term};
+    use alacritty_terminal::vte::ansi::Processor;
+    struct Dims;
+    impl alacritty_terminal::grid::Dimensions for Dims {
+        fn total_lines(&self) -> usize {
+            50
+        }
+        fn screen_lines(&self) -> usize {
+            50
+        }
+        fn columns(&self) -> usize {
+            200
+        }
+    }
+    let data = if kind == "lines" { lines() } else { tui() };
+    bencher.counter(divan::counter::BytesCount::new(data.len())).bench(|| {
+        let config = Config {
+            scrolling_history: 0,
+            ..Config::default()
+        };
+        let mut term = Term::new(config, &Dims, alacritty_terminal::event::VoidListener);
+        let mut parser: Processor = Processor::new();
+        for chunk in data.chunks(4096) {
+            parser.advance(&mut term, chunk);
+        }
+        term.grid().cursor.point.line.0
+    });
+}

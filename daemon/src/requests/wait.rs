@@ -59,23 +59,33 @@ impl Handler {
             pane: pane.current_info(),
             next_offset: output.end_offset(),
         };
+        // A match in the output, and the log offset the screen must reach first:
+        // the text view runs slightly ahead of the screen, and a caller that saw the
+        // match expects a capture to show it.
+        let mut matched: Option<(String, u64)> = None;
         loop {
             changes.borrow_and_update();
             let exited = exit.borrow_and_update().is_some();
             let mut recheck_in = None;
-            {
-                let output = &pane.output;
+            let output = &pane.output;
+            if let Some((found, shown_at)) = &matched {
+                // Only the screen catching up is awaited now.
+                if output.end_offset() >= *shown_at || Instant::now() >= deadline {
+                    let found = Some(found.clone());
+                    return Ok(Response::WaitDone(finish(WaitCondition::Pattern, found, output)));
+                }
+            } else {
                 if let Some(pattern) = &pattern {
-                    let found = match until.on {
+                    match until.on {
                         MatchOn::Output => {
-                            let (found, upto) = output.find_in_output(pattern, searched);
-                            searched = upto;
-                            found
+                            let found = output.find_in_output(pattern, searched);
+                            searched = found.searched;
+                            matched = found.matched.map(|m| (m, found.text_offset));
                         }
-                        MatchOn::Screen => output.find_on_screen(pattern),
-                    };
-                    if found.is_some() {
-                        return Ok(Response::WaitDone(finish(WaitCondition::Pattern, found, output)));
+                        MatchOn::Screen => matched = output.find_on_screen(pattern).map(|m| (m, 0)),
+                    }
+                    if matched.is_some() {
+                        continue;
                     }
                 }
                 if let Some(want) = until.agent_state {

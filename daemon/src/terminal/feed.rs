@@ -2,12 +2,17 @@
 //! to its text view and terminal emulator.
 //!
 //! A pane's PTY reader only appends to the raw log and queues the chunk here, so
-//! draining a PTY never waits on emulation. Each pane has its own queue, bounded in
-//! bytes ([`FEED_BYTES`]): a reader that gets that far ahead waits (that pane only)
-//! until the pool catches up, which is what keeps a flooding pane's memory bounded.
-//! Panes with queued output take turns: a worker takes at most [`QUANTUM`] bytes
-//! of one pane, then puts it at the back of the line, so a pane that floods cannot
-//! starve a quiet one's screen updates.
+//! draining a PTY never waits on emulation. Each chunk goes through two stages,
+//! the text view and then the screen, which the pool runs as separate jobs: while
+//! one worker emulates a chunk another can already parse the next into the text
+//! view, so one busy pane uses two cores. Each pane's queue is bounded in bytes
+//! ([`FEED_BYTES`]): a reader that gets that far ahead waits (that pane only)
+//! until the pool catches up, which is what keeps a flooding pane's memory
+//! bounded. The text view runs at most [`TEXT_LEAD`] ahead of the screen, so the
+//! lines the scrollback will share with it are still there when it needs them.
+//! Jobs take turns: a worker takes at most [`QUANTUM`] bytes of one pane's stage,
+//! then puts it at the back of the line, so a pane that floods cannot starve a
+//! quiet one's screen updates.
 
 use crate::sync::lock;
 use crate::terminal::pane_output::PaneOutput;
@@ -18,16 +23,31 @@ use tokio::sync::{mpsc, Notify};
 
 /// Bytes queued per pane before its reader waits.
 pub const FEED_BYTES: usize = 1024 * 1024;
-/// Bytes of one pane a worker processes before it lets the next pane go.
+/// Bytes of one pane a worker processes before it lets the next job go.
 pub const QUANTUM: usize = 128 * 1024;
+/// Bytes the text view may have seen that the screen has not.
+pub const TEXT_LEAD: usize = 256 * 1024;
+
+/// The two stages a chunk goes through, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Text,
+    Screen,
+}
 
 #[derive(Default)]
 struct FeedState {
-    /// Chunks and the log offset just past each.
-    chunks: VecDeque<(Bytes, u64)>,
+    /// Chunks read and the log offset just past each, waiting for the text view.
+    to_text: VecDeque<(Bytes, u64)>,
+    /// Chunks the text view has, waiting for the screen.
+    to_screen: VecDeque<(Bytes, u64)>,
+    /// Bytes in both queues.
     bytes: usize,
-    /// In the pool's queue or being worked on.
-    scheduled: bool,
+    /// Bytes in `to_screen` and in the screen job (the text view's lead).
+    lead: usize,
+    /// Each stage is in the pool's queue or being worked on.
+    text_scheduled: bool,
+    screen_scheduled: bool,
     /// The PTY reached its end; no more chunks will come.
     closed: bool,
     drained_reported: bool,
@@ -72,9 +92,9 @@ impl PaneFeed {
                 if state.bytes == 0 || state.bytes + len <= FEED_BYTES {
                     if let Some(chunk) = chunk.take() {
                         state.bytes += chunk.len();
-                        state.chunks.push_back((chunk, end));
+                        state.to_text.push_back((chunk, end));
                     }
-                    self.schedule(state);
+                    self.schedule(state, Stage::Text);
                     return;
                 }
             }
@@ -84,58 +104,115 @@ impl PaneFeed {
 
     /// Whether output is queued or being processed (the screen is not yet current).
     pub fn busy(&self) -> bool {
-        lock(&self.state).scheduled
+        let state = lock(&self.state);
+        state.text_scheduled || state.screen_scheduled
     }
 
     /// The PTY ended: once the queue is processed, `on_drained` runs.
     pub fn close(self: &Arc<Self>) {
         let mut state = lock(&self.state);
         state.closed = true;
-        self.schedule(state);
+        if !state.text_scheduled && !state.screen_scheduled {
+            // Nothing in flight: let a screen job find the queues empty and report.
+            self.schedule(state, Stage::Screen);
+        }
     }
 
-    fn schedule(self: &Arc<Self>, mut state: MutexGuard<'_, FeedState>) {
-        if state.scheduled {
+    /// Puts `stage` in the pool's queue unless it is there or running already.
+    fn schedule(self: &Arc<Self>, mut state: MutexGuard<'_, FeedState>, stage: Stage) {
+        let scheduled = match stage {
+            Stage::Text => &mut state.text_scheduled,
+            Stage::Screen => &mut state.screen_scheduled,
+        };
+        if *scheduled {
             return;
         }
-        state.scheduled = true;
+        *scheduled = true;
         drop(state);
-        pool().submit(self.clone());
+        pool().submit(self.clone(), stage);
     }
 
-    /// Processes up to a quantum; true if more is queued (the caller requeues it).
-    fn run(&self) -> bool {
+    /// Runs up to a quantum of `stage`; true if that stage has more to do now (the
+    /// caller requeues it).
+    fn run(self: &Arc<Self>, stage: Stage) -> bool {
+        match stage {
+            Stage::Text => self.run_text(),
+            Stage::Screen => self.run_screen(),
+        }
+    }
+
+    fn run_text(self: &Arc<Self>) -> bool {
+        let mut done = 0;
+        loop {
+            let next = {
+                let mut state = lock(&self.state);
+                if done >= QUANTUM || state.lead >= TEXT_LEAD {
+                    None
+                } else {
+                    state.to_text.pop_front()
+                }
+            };
+            let Some((chunk, end)) = next else { break };
+            // The chunk goes on to the screen whatever happens here, so the byte
+            // counts stay right even if the text view fails.
+            let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.output.push_text(&chunk, end)));
+            if parsed.is_err() {
+                tracing::error!("the text view panicked on a chunk of output");
+            }
+            done += chunk.len();
+            // Handed on chunk by chunk, so the screen starts while this stage runs.
+            let mut state = lock(&self.state);
+            state.lead += chunk.len();
+            state.to_screen.push_back((chunk, end));
+            self.schedule(state, Stage::Screen);
+        }
+        let mut state = lock(&self.state);
+        // Requeued only if it can go on; a full lead waits for the screen job,
+        // which schedules this stage again as it makes room.
+        if !state.to_text.is_empty() && state.lead < TEXT_LEAD {
+            return true;
+        }
+        state.text_scheduled = false;
+        false
+    }
+
+    fn run_screen(self: &Arc<Self>) -> bool {
         let batch: Vec<(Bytes, u64)> = {
             let mut state = lock(&self.state);
             let mut taken = 0;
             let mut batch = Vec::new();
             while taken < QUANTUM {
-                let Some((chunk, end)) = state.chunks.pop_front() else {
+                let Some((chunk, end)) = state.to_screen.pop_front() else {
                     break;
                 };
                 taken += chunk.len();
                 batch.push((chunk, end));
             }
-            state.bytes -= taken;
             batch
         };
-        if !batch.is_empty() {
-            self.space.notify_waiters();
-        }
         for (chunk, end) in batch {
+            let len = chunk.len();
             let answer = self.output.push_screen(chunk, end);
             // A program that asked the terminal something waits for the answer.
             // Never block for it: a full input queue drops the reply.
             if !answer.is_empty() && self.replies.try_send(answer).is_err() {
                 tracing::debug!("input queue full; terminal query reply dropped");
             }
+            let mut state = lock(&self.state);
+            state.bytes -= len;
+            state.lead -= len;
+            if !state.to_text.is_empty() && state.lead < TEXT_LEAD {
+                self.schedule(state, Stage::Text);
+            }
+            self.space.notify_waiters();
         }
         let mut state = lock(&self.state);
-        if !state.chunks.is_empty() {
+        if !state.to_screen.is_empty() {
             return true;
         }
-        state.scheduled = false;
-        let report = state.closed && !state.drained_reported;
+        state.screen_scheduled = false;
+        let idle = state.to_text.is_empty() && !state.text_scheduled;
+        let report = state.closed && idle && !state.drained_reported;
         state.drained_reported |= report;
         drop(state);
         if report {
@@ -149,7 +226,7 @@ impl PaneFeed {
 
 /// Panes with work, in turn order, and the threads that do it.
 struct Pool {
-    ready: Mutex<VecDeque<Arc<PaneFeed>>>,
+    ready: Mutex<VecDeque<(Arc<PaneFeed>, Stage)>>,
     wake: Condvar,
 }
 
@@ -175,32 +252,106 @@ fn pool() -> &'static Pool {
 }
 
 impl Pool {
-    fn submit(&self, feed: Arc<PaneFeed>) {
-        lock(&self.ready).push_back(feed);
+    fn submit(&self, feed: Arc<PaneFeed>, stage: Stage) {
+        lock(&self.ready).push_back((feed, stage));
         self.wake.notify_one();
     }
 
     fn work(&self) {
         loop {
-            let feed = {
+            let (feed, stage) = {
                 let mut ready = lock(&self.ready);
                 loop {
-                    if let Some(feed) = ready.pop_front() {
-                        break feed;
+                    if let Some(job) = ready.pop_front() {
+                        break job;
                     }
                     ready = self.wake.wait(ready).unwrap_or_else(|p| p.into_inner());
                 }
             };
             // One pane's emulator failing must not take the thread (and every other
             // pane's screen) with it.
-            let more = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| feed.run())).unwrap_or_else(|_| {
-                tracing::error!("emulation panicked; the pane's screen is rebuilt");
-                feed.output.rebuild_screen();
-                true
-            });
+            let more =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| feed.run(stage))).unwrap_or_else(|_| {
+                    tracing::error!(?stage, "emulation panicked; the pane's screen is rebuilt");
+                    feed.output.rebuild_screen();
+                    true
+                });
             if more {
-                self.submit(feed);
+                self.submit(feed, stage);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terminal::pane_output::OutputLimits;
+    use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
+    use std::time::Duration;
+
+    const SIZE: PaneSize = PaneSize { cols: 40, rows: 10 };
+
+    fn everything(output: &PaneOutput) -> (Vec<String>, Vec<String>) {
+        let all = output
+            .capture(CaptureWhat::All, None, None, false, false)
+            .captured
+            .lines;
+        let text = output
+            .read(ReadMode::Text {
+                lines: 100_000,
+                since: None,
+            })
+            .lines;
+        (all, text)
+    }
+
+    /// Output that exercises both halves: plain lines (shared between the text view
+    /// and the scrollback), long lines that wrap, and cursor-addressed redraws.
+    fn mixed_output() -> Vec<Vec<u8>> {
+        (0..3000)
+            .map(|i| match i % 7 {
+                0 => format!("\x1b[2;5Hframe {i}\x1b[10;1H\r\n").into_bytes(),
+                1 => format!("{}\r\n", "wrapped-".repeat(12)).into_bytes(),
+                _ => format!("line {i}\r\n").into_bytes(),
+            })
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_pipeline_ends_where_feeding_in_order_does() {
+        let chunks = mixed_output();
+        let limits = OutputLimits {
+            scrollback_lines: 20_000,
+            text_lines: 20_000,
+            ..OutputLimits::default()
+        };
+        let sequential = PaneOutput::new(limits, SIZE);
+        for chunk in &chunks {
+            sequential.push(chunk);
+        }
+
+        let output = Arc::new(PaneOutput::new(limits, SIZE));
+        let (replies, _replies) = mpsc::channel(16);
+        let (drained, mut drained_rx) = mpsc::channel(1);
+        let feed = PaneFeed::new(
+            output.clone(),
+            replies,
+            Box::new(move || {
+                let _ = drained.try_send(());
+            }),
+        );
+        for chunk in &chunks {
+            let end = output.push_log(chunk);
+            feed.push(Bytes::copy_from_slice(chunk), end).await;
+        }
+        feed.close();
+        tokio::time::timeout(Duration::from_secs(30), drained_rx.recv())
+            .await
+            .expect("the pool drains the pane");
+        assert!(!feed.busy());
+        assert_eq!(output.end_offset(), sequential.end_offset());
+        assert_eq!(output.text_offset(), output.end_offset());
+        assert_eq!(everything(&output), everything(&sequential));
     }
 }

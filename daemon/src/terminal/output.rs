@@ -193,6 +193,11 @@ impl TextLines {
         }
     }
 
+    /// Log offset just past the last byte fed.
+    pub fn fed(&self) -> u64 {
+        self.lines.chunk_end
+    }
+
     /// Feeds a chunk whose last byte is at log offset `chunk_end - 1`.
     pub fn push(&mut self, bytes: &[u8], chunk_end: u64) {
         self.lines.chunk_end = chunk_end;
@@ -268,11 +273,16 @@ impl TextLines {
         self.lines.lines.get(index as usize).map(|l| l.text.as_str())
     }
 
-    /// A recent completed line after `after` whose text is `text`: the first one
-    /// in order (output scrolls off the screen in the order it was written), or
-    /// failing that the newest among the last `window` lines.
-    pub fn match_line(&self, text: &str, after: Option<u64>, window: u64) -> Option<u64> {
-        let next = self.next_seq();
+    /// Sequence number just past the last line completed by log offset `offset`.
+    pub fn next_seq_at(&self, offset: u64) -> u64 {
+        let done = self.lines.lines.partition_point(|line| line.end <= offset);
+        self.lines.first_seq + done as u64
+    }
+
+    /// A recent line after `after` and before `next` whose text is `text`: the
+    /// first one in order (output scrolls off the screen in the order it was
+    /// written) among the last `window` lines before `next`.
+    pub fn match_line(&self, text: &str, after: Option<u64>, window: u64, next: u64) -> Option<u64> {
         let from = after
             .map_or(0, |a| a + 1)
             .max(next.saturating_sub(window))

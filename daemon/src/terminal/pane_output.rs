@@ -1,9 +1,13 @@
-//! Everything a pane keeps of its output, in two halves so the PTY drain never
-//! waits on parsing:
+//! Everything a pane keeps of its output, in three parts so the PTY drain never
+//! waits on parsing and the two parsers run side by side:
 //!
-//! - the *log side* (the raw log), appended to by the PTY reader task;
-//! - the *screen side* (text view, screen model, and the subscribers that follow
-//!   the pane live), fed from the reader through the emulation pool ([`crate::terminal::feed`]).
+//! - the *log* (the raw log), appended to by the PTY reader task;
+//! - the *text view*, fed from the reader through the emulation pool
+//!   ([`crate::terminal::feed`]);
+//! - the *screen side* (screen model, and the subscribers that follow the pane
+//!   live), fed by the pool with the same chunks once the text view has them. The
+//!   scrollback stores lines the text view also holds by reference, so the text
+//!   view may run ahead of the screen but never behind it.
 //!
 //! Subscribers hang off the screen side so a redraw and the output after it are
 //! always consistent. They get output through bounded queues: one that falls
@@ -11,11 +15,13 @@
 //! and once it has drained its queue it is resynchronised with a redraw of the
 //! screen (what tmux does), so a stalled client costs a fixed amount of memory
 //! and never slows the pane.
+//!
+//! Locks are taken in the order screen side, then text view.
 
 use crate::sync::lock;
 use crate::terminal::agent;
 use crate::terminal::output::{OutputLog, TextLines};
-use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen};
+use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, SharedText};
 use bytes::Bytes;
 use fugue_protocol::{AgentInfo, AgentState, CaptureWhat, PaneSize, ReadMode};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -99,9 +105,8 @@ pub struct ReadResult {
 }
 
 struct ScreenSide {
-    text: TextLines,
     screen: Screen,
-    /// Log offset just past the last byte the text view and screen have seen.
+    /// Log offset just past the last byte the screen has seen.
     fed: u64,
     subscribers: Vec<Subscriber>,
     next_subscriber: u64,
@@ -113,6 +118,7 @@ struct ScreenSide {
 
 pub struct PaneOutput {
     log: Mutex<OutputLog>,
+    text: Mutex<TextLines>,
     screen: Mutex<ScreenSide>,
     /// The scrollback caps, to rebuild a screen after an emulator failure.
     limits: OutputLimits,
@@ -131,8 +137,8 @@ impl PaneOutput {
         Self {
             log: Mutex::new(OutputLog::new(limits.log_bytes)),
             limits,
+            text: Mutex::new(TextLines::new(limits.text_lines, limits.text_bytes)),
             screen: Mutex::new(ScreenSide {
-                text: TextLines::new(limits.text_lines, limits.text_bytes),
                 screen: Screen::new(size, limits.scrollback_lines, limits.scrollback_bytes),
                 fed: 0,
                 subscribers: Vec::new(),
@@ -145,25 +151,34 @@ impl PaneOutput {
         }
     }
 
-    /// The reader's half: a chunk into the raw log. Returns the log offset just
-    /// past it, which goes with the chunk to [`PaneOutput::push_screen`].
+    /// A chunk into the raw log (the PTY reader). Returns the log offset just past
+    /// it, which goes with the chunk to [`PaneOutput::push_text`] and
+    /// [`PaneOutput::push_screen`].
     pub fn push_log(&self, bytes: &[u8]) -> u64 {
         let mut log = lock(&self.log);
         log.push(bytes);
         log.end()
     }
 
-    /// The pool's half: a chunk that ends at log offset `end` into the text view,
-    /// the emulator and out to subscribers. Returns the emulator's answers to
+    /// A chunk that ends at log offset `end` into the text view (the pool's first
+    /// stage).
+    pub fn push_text(&self, chunk: &[u8], end: u64) {
+        lock(&self.text).push(chunk, end);
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// The same chunk into the emulator and out to subscribers (the pool's second
+    /// stage, after [`PaneOutput::push_text`]). Returns the emulator's answers to
     /// terminal queries, for the PTY.
     pub fn push_screen(&self, chunk: Bytes, end: u64) -> Vec<u8> {
         let replies = {
             let mut side = lock(&self.screen);
-            side.text.push(&chunk, end);
+            let shared = SharedText {
+                lines: &self.text,
+                upto: end,
+            };
+            let FeedReport { replies, title, bells } = side.screen.feed_sharing(&chunk, Some(shared));
             side.fed = end;
-            let ScreenSide { text, screen, .. } = &mut *side;
-            let FeedReport { replies, title, bells } = screen.feed_sharing(&chunk, Some(text));
-            text.pin_from(screen.oldest_shared_line().unwrap_or(u64::MAX));
             side.last_output = Instant::now();
             if !side.subscribers.is_empty() {
                 side.broadcast(PaneEvent::Output(chunk));
@@ -180,9 +195,10 @@ impl PaneOutput {
         replies
     }
 
-    /// Both halves at once, for callers without the pool (benchmarks, tests).
+    /// All three at once, for callers without the pool (benchmarks, tests).
     pub fn push(&self, bytes: &[u8]) -> Vec<u8> {
         let end = self.push_log(bytes);
+        self.push_text(bytes, end);
         self.push_screen(Bytes::copy_from_slice(bytes), end)
     }
 
@@ -280,13 +296,13 @@ impl PaneOutput {
                 }
             }
             ReadMode::Text { lines, since } => {
-                let side = lock(&self.screen);
-                let read = side.text.read(lines as usize, since, MAX_READ_BYTES);
+                let text = lock(&self.text);
+                let read = text.read(lines as usize, since, MAX_READ_BYTES);
                 ReadResult {
                     data: Vec::new(),
                     lines: read.lines,
                     start_offset: since.unwrap_or(0),
-                    next_offset: side.fed,
+                    next_offset: text.fed(),
                     truncated: read.truncated,
                 }
             }
@@ -297,8 +313,9 @@ impl PaneOutput {
     /// the screen's state.
     pub fn capture(&self, what: CaptureWhat, start: Option<i64>, end: Option<i64>, ansi: bool, join: bool) -> Capture {
         let side = lock(&self.screen);
+        let text = lock(&self.text);
         Capture {
-            captured: capture(&side, what, start, end, ansi, join),
+            captured: capture(&side.screen, &text, what, start, end, ansi, join),
             state: ScreenState::of(&side.screen),
         }
     }
@@ -308,9 +325,15 @@ impl PaneOutput {
         self.changes.subscribe()
     }
 
-    /// Log offset up to which the text view and the screen have seen the output.
+    /// Log offset up to which the screen has seen the output (the text view may
+    /// be further on; see [`PaneOutput::text_offset`]).
     pub fn end_offset(&self) -> u64 {
         lock(&self.screen).fed
+    }
+
+    /// Log offset up to which the text view has seen the output.
+    pub fn text_offset(&self) -> u64 {
+        lock(&self.text).fed()
     }
 
     /// How long no output has reached the screen.
@@ -318,13 +341,20 @@ impl PaneOutput {
         lock(&self.screen).last_output.elapsed()
     }
 
-    pub fn find_in_output(&self, pattern: &regex::Regex, since: u64) -> (Option<String>, u64) {
-        lock(&self.screen).text.find(pattern, since)
+    /// The first match of `pattern` in the text view's lines after log offset
+    /// `since`.
+    pub fn find_in_output(&self, pattern: &regex::Regex, since: u64) -> FoundInOutput {
+        let text = lock(&self.text);
+        let (matched, searched) = text.find(pattern, since);
+        FoundInOutput {
+            matched,
+            searched,
+            text_offset: text.fed(),
+        }
     }
 
     pub fn find_on_screen(&self, pattern: &regex::Regex) -> Option<String> {
-        let side = lock(&self.screen);
-        let lines = capture(&side, CaptureWhat::Screen, None, None, false, false).lines;
+        let lines = lock(&self.screen).screen.visible_text();
         lines
             .iter()
             .find_map(|line| pattern.find(line).map(|m| m.as_str().to_string()))
@@ -333,7 +363,7 @@ impl PaneOutput {
     /// What the agent CLI in the pane (if any) is doing.
     pub fn agent_status(&self, command: &[String], exited: bool) -> AgentInfo {
         let mut side = lock(&self.screen);
-        let screen = capture(&side, CaptureWhat::Screen, None, None, false, false).lines;
+        let screen = side.screen.visible_text();
         let quiet = side.last_output.elapsed();
         let Some(kind) = agent::detect_kind(command, &screen) else {
             // No agent recognised (yet): busy while output flows, idle once quiet.
@@ -357,6 +387,16 @@ impl PaneOutput {
             evidence,
         }
     }
+}
+
+/// What [`PaneOutput::find_in_output`] found.
+pub struct FoundInOutput {
+    pub matched: Option<String>,
+    /// Where the next search can start.
+    pub searched: u64,
+    /// How far the text view had seen the output: the screen shows the match once
+    /// it is this far too.
+    pub text_offset: u64,
 }
 
 /// A capture and the screen state that goes with it.
@@ -386,14 +426,14 @@ impl ScreenState {
 }
 
 fn capture(
-    side: &ScreenSide,
+    screen: &Screen,
+    text: &TextLines,
     what: CaptureWhat,
     start: Option<i64>,
     end: Option<i64>,
     ansi: bool,
     join: bool,
 ) -> Captured {
-    let screen = &side.screen;
     let rows = screen.size().rows as i64;
     let history = screen.scrollback_len() as i64;
     let (from, to) = match what {
@@ -414,7 +454,7 @@ fn capture(
         },
         ansi,
         join,
-        Some(&side.text),
+        Some(text),
     )
 }
 
@@ -496,10 +536,13 @@ mod tests {
         expected.extend(["a much longer line t".to_string(), "hat wraps".to_string()]);
         expected.push("line 40".into());
         assert_eq!(lines, expected);
-        let side = lock(&out.screen);
-        assert!(side.screen.oldest_shared_line() == Some(0), "plain lines are shared");
-        assert_eq!(side.text.line(0), Some("line 0"));
-        let read = side.text.read(100, None, usize::MAX);
+        assert!(
+            lock(&out.screen).screen.oldest_shared_line() == Some(0),
+            "plain lines are shared"
+        );
+        let text = lock(&out.text);
+        assert_eq!(text.line(0), Some("line 0"));
+        let read = text.read(100, None, usize::MAX);
         assert_eq!(
             read.lines,
             vec![
@@ -520,9 +563,40 @@ mod tests {
             out.push(format!("{i}\r\n").as_bytes());
         }
         assert_eq!(scrollback(&out), vec!["95", "96", "97"]);
-        let side = lock(&out.screen);
-        assert!(side.text.line(90).is_none(), "line 90 is in neither");
-        assert_eq!(side.text.line(95), Some("95"));
+        let text = lock(&out.text);
+        assert!(text.line(90).is_none(), "line 90 is in neither");
+        assert_eq!(text.line(95), Some("95"));
+    }
+
+    #[test]
+    fn a_text_view_ahead_of_the_screen_still_shares_its_lines() {
+        // The pool's text stage runs ahead of the screen stage: lines the text view
+        // completed later must not be taken for the ones scrolling off now.
+        // More lines ahead than the screen's matching window (rows + 256).
+        let ahead = output(2000, 2000);
+        let chunks: Vec<(Vec<u8>, u64)> = (0..1000)
+            .map(|i| {
+                let chunk = format!("row {}\r\n", i % 20).into_bytes();
+                let end = ahead.push_log(&chunk);
+                (chunk, end)
+            })
+            .collect();
+        for (chunk, end) in &chunks {
+            ahead.push_text(chunk, *end);
+        }
+        for (chunk, end) in chunks {
+            ahead.push_screen(Bytes::from(chunk), end);
+        }
+        let in_order = output(2000, 2000);
+        for i in 0..1000 {
+            in_order.push(format!("row {}\r\n", i % 20).as_bytes());
+        }
+        assert_eq!(scrollback(&ahead), scrollback(&in_order));
+        // Every scrolled-off line refers to the text view, each to its own line.
+        let screen = lock(&ahead.screen);
+        assert_eq!(screen.screen.oldest_shared_line(), Some(0));
+        let scrolled = screen.screen.scrollback_len() as u64;
+        assert_eq!(screen.screen.shared_lines(), (0..scrolled).collect::<Vec<_>>());
     }
 
     #[test]

@@ -10,10 +10,11 @@
 //! colours); [`Screen::feed`] hands those replies back for the caller to write to
 //! the PTY. This module knows nothing of PTYs or sockets.
 
+use crate::sync::lock;
 use crate::terminal::output::{push_capped, TextLines};
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
-use alacritty_terminal::grid::Dimensions;
-use alacritty_terminal::index::Line;
+use alacritty_terminal::grid::{Dimensions, Row};
+use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::{Color, NamedColor, Processor, Rgb};
@@ -232,6 +233,14 @@ pub struct Captured {
     pub first_line: i64,
 }
 
+/// The pane's text view, for [`Screen::feed_sharing`]: it has seen the output up
+/// to log offset `upto`, which includes the bytes being fed (it may have seen more).
+#[derive(Clone, Copy)]
+pub struct SharedText<'a> {
+    pub lines: &'a Mutex<TextLines>,
+    pub upto: u64,
+}
+
 /// One pane's terminal. The emulator is created when the first output arrives, so
 /// a pane that has printed nothing costs a few hundred bytes, not a grid of cells.
 pub struct Screen {
@@ -243,6 +252,9 @@ pub struct Screen {
     scrollback: Scrollback,
     /// The text-view line the newest shared scrollback line refers to.
     last_shared: Option<u64>,
+    /// Rows taken from the emulator's history, as text and whether each wraps;
+    /// kept between harvests so their buffers are reused.
+    harvested: Vec<(String, bool)>,
     title: String,
 }
 
@@ -260,6 +272,7 @@ impl Screen {
             parser: Processor::new(),
             scrollback: Scrollback::new(scrollback_lines, scrollback_bytes),
             last_shared: None,
+            harvested: Vec::new(),
             title: String::new(),
         }
     }
@@ -270,8 +283,8 @@ impl Screen {
     }
 
     /// [`Screen::feed`], with lines that scroll off stored once with the pane's
-    /// text view (`text`, already fed with the same bytes) where they are the same.
-    pub fn feed_sharing(&mut self, bytes: &[u8], text: Option<&TextLines>) -> FeedReport {
+    /// text view where they are the same.
+    pub fn feed_sharing(&mut self, bytes: &[u8], text: Option<SharedText<'_>>) -> FeedReport {
         let filtered = self.limiter.filter(bytes);
         let mut bytes: &[u8] = &filtered;
         if !bytes.is_empty() {
@@ -326,6 +339,7 @@ impl Screen {
         if let Some(term) = self.term.as_deref_mut() {
             term.grid_mut().truncate();
         }
+        self.harvested = Vec::new();
     }
 
     /// The oldest text-view line the scrollback refers to, if any.
@@ -333,8 +347,15 @@ impl Screen {
         self.scrollback.shared.front().copied()
     }
 
-    /// Moves lines from the emulator's history into the text scrollback.
-    fn harvest_history(&mut self, shared_with: Option<&TextLines>) {
+    /// The text-view lines the scrollback refers to, oldest first.
+    #[cfg(test)]
+    pub fn shared_lines(&self) -> Vec<u64> {
+        self.scrollback.shared.iter().copied().collect()
+    }
+
+    /// Moves lines from the emulator's history into the text scrollback. The text
+    /// view is locked only to match the lines, not while rows become text.
+    fn harvest_history(&mut self, shared_with: Option<SharedText<'_>>) {
         let Some(term) = self.term.as_deref_mut() else { return };
         let grid = term.grid();
         let count = grid.history_size();
@@ -345,25 +366,37 @@ impl Screen {
             // The slice scrolled more lines than the emulator kept: some are gone.
             self.scrollback.dropped += 1;
         }
-        let mut text = String::new();
-        for i in (1..=count).rev() {
-            let row = &grid[Line(-(i as i32))];
+        let harvested = &mut self.harvested;
+        if harvested.len() < count {
+            harvested.resize_with(count, Default::default);
+        }
+        for (i, (text, wrapped)) in (1..=count).rev().zip(harvested.iter_mut()) {
             text.clear();
-            let wrapped = row_text(row.into_iter(), &mut text);
+            *wrapped = row_text(&grid[Line(-(i as i32))], text);
+        }
+        let window = term.screen_lines() as u64 + 2 * SLICE_LINE_FEEDS as u64;
+        term.grid_mut().clear_history();
+        let Some(shared_with) = shared_with else {
+            for (text, wrapped) in &self.harvested[..count] {
+                self.scrollback.push(text, *wrapped, None);
+            }
+            return;
+        };
+        let mut lines = lock(shared_with.lines);
+        // Lines the text view completed after this output are not candidates.
+        let next = lines.next_seq_at(shared_with.upto);
+        for (text, wrapped) in &self.harvested[..count] {
             // A whole line that the text view also holds is stored there only.
-            let shared = match (wrapped, shared_with) {
-                (false, Some(lines)) if !text.is_empty() => {
-                    let window = term.screen_lines() as u64 + 2 * SLICE_LINE_FEEDS as u64;
-                    lines.match_line(&text, self.last_shared, window)
-                }
+            let shared = match wrapped {
+                false if !text.is_empty() => lines.match_line(text, self.last_shared, window, next),
                 _ => None,
             };
             if shared.is_some() {
                 self.last_shared = shared;
             }
-            self.scrollback.push(&text, wrapped, shared);
+            self.scrollback.push(text, *wrapped, shared);
         }
-        term.grid_mut().clear_history();
+        lines.pin_from(self.scrollback.shared.front().copied().unwrap_or(u64::MAX));
     }
 
     pub fn resize(&mut self, size: PaneSize) {
@@ -390,7 +423,7 @@ impl Screen {
     }
 
     /// Row `row` of the visible screen, if the emulator exists.
-    fn row(&self, row: usize) -> Option<&alacritty_terminal::grid::Row<Cell>> {
+    fn row(&self, row: usize) -> Option<&Row<Cell>> {
         self.term.as_deref().map(|t| &t.grid()[Line(row as i32)])
     }
 
@@ -425,7 +458,6 @@ impl Screen {
     }
 
     /// The visible rows as plain text, trailing spaces trimmed.
-    #[cfg(test)]
     pub fn visible_text(&self) -> Vec<String> {
         self.capture(
             LineRange {
@@ -471,7 +503,7 @@ impl Screen {
                 let mut text = String::new();
                 let wrapped = match (self.row(row as usize), ansi) {
                     (Some(cells), true) => row_ansi(cells.into_iter(), &mut text),
-                    (Some(cells), false) => row_text(cells.into_iter(), &mut text),
+                    (Some(cells), false) => row_text(cells, &mut text),
                     (None, _) => false,
                 };
                 lines.push((text, wrapped));
@@ -560,9 +592,10 @@ fn slice_end(bytes: &[u8]) -> usize {
 /// Appends a row's text, trailing blanks trimmed; returns whether it soft-wraps.
 /// This runs for every line that scrolls off, so it first finds the last cell
 /// that is not a blank and copies only up to it.
-fn row_text(cells: std::slice::Iter<'_, Cell>, out: &mut String) -> bool {
-    let cells = cells.as_slice();
-    let wrapped = cells.last().is_some_and(|c| c.flags.contains(Flags::WRAPLINE));
+fn row_text(row: &Row<Cell>, out: &mut String) -> bool {
+    let wrapped = row.last().is_some_and(|c| c.flags.contains(Flags::WRAPLINE));
+    // Cells past `occupied` are untouched since the row was cleared: blanks.
+    let cells = &row[..Column(row.occupied())];
     let used = cells
         .iter()
         .rposition(|c| c.c != ' ' || c.extra.is_some())

@@ -598,7 +598,7 @@ fn row_text(row: &Row<Cell>, out: &mut String) -> bool {
     let cells = &row[..Column(row.occupied())];
     let used = cells
         .iter()
-        .rposition(|c| c.c != ' ' || c.extra.is_some())
+        .rposition(|c| !matches!(c.c, ' ' | '\t') || c.extra.is_some())
         .map_or(0, |i| i + 1);
     out.reserve(used);
     for cell in &cells[..used] {
@@ -646,12 +646,14 @@ fn row_ansi<'a>(cells: impl Iterator<Item = &'a Cell>, out: &mut String) -> bool
     wrapped
 }
 
+/// A cell that shows nothing: a space, or a tab stop the emulator marked (it keeps
+/// `\t` in the first cell a tab skipped, for copying; a terminal shows a blank).
 fn is_blank(cell: &Cell) -> bool {
-    cell.c == ' '
+    matches!(cell.c, ' ' | '\t')
         && cell.bg == Color::Named(NamedColor::Background)
         && !cell
             .flags
-            .intersects(Flags::INVERSE | Flags::ALL_UNDERLINES | Flags::STRIKEOUT)
+            .intersects(Flags::INVERSE | Flags::ALL_UNDERLINES | Flags::STRIKEOUT | Flags::BLINK)
 }
 
 /// The SGR parameters (after a reset) that give `cell` its look.
@@ -662,6 +664,7 @@ fn sgr(cell: &Cell) -> String {
         (Flags::DIM, ";2"),
         (Flags::ITALIC, ";3"),
         (Flags::ALL_UNDERLINES, ";4"),
+        (Flags::BLINK, ";5"),
         (Flags::INVERSE, ";7"),
         (Flags::HIDDEN, ";8"),
         (Flags::STRIKEOUT, ";9"),

@@ -1924,9 +1924,9 @@ impl<T: EventListener> Handler for Term<T> {
             Attr::CancelHidden => cursor.template.flags.remove(Flags::HIDDEN),
             Attr::Strike => cursor.template.flags.insert(Flags::STRIKEOUT),
             Attr::CancelStrike => cursor.template.flags.remove(Flags::STRIKEOUT),
-            _ => {
-                debug!("Term got unhandled attr: {attr:?}");
-            },
+            // fugue patch: blink is kept (as a cell flag) so it can be reproduced.
+            Attr::BlinkSlow | Attr::BlinkFast => cursor.template.flags.insert(Flags::BLINK),
+            Attr::CancelBlink => cursor.template.flags.remove(Flags::BLINK),
         }
     }
 
@@ -1934,6 +1934,16 @@ impl<T: EventListener> Handler for Term<T> {
     fn set_private_mode(&mut self, mode: PrivateMode) {
         let mode = match mode {
             PrivateMode::Named(mode) => mode,
+            // fugue patch: 47 and 1047 switch to the alternate screen as xterm does,
+            // without saving the cursor (1049 saves it).
+            PrivateMode::Unknown(47 | 1047) => {
+                if !self.mode.contains(TermMode::ALT_SCREEN) {
+                    let saved = self.grid.saved_cursor.clone();
+                    self.swap_alt();
+                    self.inactive_grid.saved_cursor = saved;
+                }
+                return;
+            },
             PrivateMode::Unknown(mode) => {
                 debug!("Ignoring unknown mode {mode} in set_private_mode");
                 return;
@@ -1997,6 +2007,17 @@ impl<T: EventListener> Handler for Term<T> {
     fn unset_private_mode(&mut self, mode: PrivateMode) {
         let mode = match mode {
             PrivateMode::Named(mode) => mode,
+            // fugue patch: leaving 47 and 1047 keeps the cursor where the alternate
+            // screen left it (xterm has one cursor for both screens).
+            PrivateMode::Unknown(47 | 1047) => {
+                if self.mode.contains(TermMode::ALT_SCREEN) {
+                    let point = self.grid.cursor.point;
+                    self.swap_alt();
+                    self.grid.cursor.point = point;
+                    self.grid.cursor.input_needs_wrap = false;
+                }
+                return;
+            },
             PrivateMode::Unknown(mode) => {
                 debug!("Ignoring unknown mode {mode} in unset_private_mode");
                 return;
@@ -2009,6 +2030,10 @@ impl<T: EventListener> Handler for Term<T> {
             NamedPrivateMode::SwapScreenAndSetRestoreCursor => {
                 if self.mode.contains(TermMode::ALT_SCREEN) {
                     self.swap_alt();
+                } else {
+                    // fugue patch: xterm restores the saved cursor (as DECRC) even
+                    // when already on the primary screen; `dialog` relies on it.
+                    self.restore_cursor_position();
                 }
             },
             NamedPrivateMode::ShowCursor => self.mode.remove(TermMode::SHOW_CURSOR),

@@ -233,3 +233,55 @@ async fn size_policy_decides_between_attached_clients() {
     let err = daemon.cli(&["set-size-policy", &pane, "biggest"]).err();
     assert!(err.contains("unknown size policy 'biggest'"), "{err}");
 }
+
+/// Agent TUIs draw each frame inside a synchronized update (DEC mode 2026): the
+/// screen keeps the last whole frame until the update ends.
+#[tokio::test]
+async fn a_synchronized_update_is_shown_whole() {
+    let daemon = Daemon::start();
+    // The program stops for a while in the middle of its frame.
+    let script = r#"printf 'frame A'; printf '\033[?2026h\033[2J\033[Hframe B top'; sleep 2; printf '\r\nframe B bottom\033[?2026l'; exec sleep 60"#;
+    let (client, pane) = start(&daemon, script, 30, 5).await;
+    // Returns once the screen has taken the half frame in, not just the log.
+    let until = fugue_client::protocol::WaitUntil {
+        pattern: Some("frame B top".into()),
+        ..Default::default()
+    };
+    client.wait_for(&pane, until, DEADLINE).await.unwrap();
+    let taken_in = std::time::Instant::now();
+    let during = client
+        .capture(&pane, CaptureWhat::Screen, (None, None), false, false)
+        .await
+        .unwrap();
+    // Past the update's 150 ms deadline the half frame would rightly show; one
+    // capture request is well inside it on any machine this runs on.
+    if taken_in.elapsed() < std::time::Duration::from_millis(100) {
+        assert_eq!(
+            during.lines[0], "frame A",
+            "a half-drawn frame was captured: {:?}",
+            during.lines
+        );
+    }
+    let after = screen_with(&client, &pane, "frame B bottom").await;
+    assert_eq!(after.lines[..2], ["frame B top", "frame B bottom"]);
+}
+
+#[tokio::test]
+async fn an_unfinished_synchronized_update_is_shown_after_its_deadline() {
+    let daemon = Daemon::start();
+    // Begins a frame and never ends it: terminals show it after a timeout.
+    let script = r#"printf 'frame A\033[?2026h\033[2J\033[Hhalf a frame'; exec sleep 60"#;
+    let (client, pane) = start(&daemon, script, 30, 5).await;
+    let c = screen_with(&client, &pane, "half a frame").await;
+    assert!(!c.lines.iter().any(|l| l.contains("frame A")), "{:?}", c.lines);
+}
+
+#[tokio::test]
+async fn a_program_asking_about_synchronized_output_hears_it_is_supported() {
+    let daemon = Daemon::start();
+    // DECRQM for mode 2026: "2" is recognised and currently reset.
+    let script = r#"stty -echo -icanon; printf '\033[?2026$p'; reply=$(dd bs=1 count=11 2>/dev/null); printf 'reply=%s\n' "$(printf %s "$reply" | od -An -c | tr -s ' ')"; exec sleep 60"#;
+    let (client, pane) = start(&daemon, script, 60, 5).await;
+    let c = screen_with(&client, &pane, "reply=").await;
+    assert!(c.lines[0].contains(r"reply= 033 [ ? 2 0 2 6 ; 2 $ y"), "{:?}", c.lines);
+}

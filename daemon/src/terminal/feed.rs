@@ -51,6 +51,8 @@ struct FeedState {
     /// The PTY reached its end; no more chunks will come.
     closed: bool,
     drained_reported: bool,
+    /// A task waits to show a synchronized update that has not ended.
+    sync_timer: bool,
 }
 
 /// One pane's queue into the pool.
@@ -62,9 +64,12 @@ pub struct PaneFeed {
     replies: mpsc::Sender<Vec<u8>>,
     /// Called once, when the PTY has ended and everything read has been processed.
     on_drained: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// Runs the timers for synchronized updates that outstay their deadline.
+    runtime: tokio::runtime::Handle,
 }
 
 impl PaneFeed {
+    /// Called on the runtime (the feed's timers run there).
     pub fn new(
         output: Arc<PaneOutput>,
         replies: mpsc::Sender<Vec<u8>>,
@@ -76,6 +81,7 @@ impl PaneFeed {
             output,
             replies,
             on_drained: Mutex::new(Some(on_drained)),
+            runtime: tokio::runtime::Handle::current(),
         })
     }
 
@@ -193,11 +199,7 @@ impl PaneFeed {
         for (chunk, end) in batch {
             let len = chunk.len();
             let answer = self.output.push_screen(chunk, end);
-            // A program that asked the terminal something waits for the answer.
-            // Never block for it: a full input queue drops the reply.
-            if !answer.is_empty() && self.replies.try_send(answer).is_err() {
-                tracing::debug!("input queue full; terminal query reply dropped");
-            }
+            self.reply(answer);
             let mut state = lock(&self.state);
             state.bytes -= len;
             state.lead -= len;
@@ -210,6 +212,12 @@ impl PaneFeed {
         if !state.to_screen.is_empty() {
             return true;
         }
+        if !state.sync_timer {
+            if let Some(due) = self.output.sync_deadline() {
+                state.sync_timer = true;
+                self.runtime.spawn(self.clone().show_overdue_sync(due));
+            }
+        }
         state.screen_scheduled = false;
         let idle = state.to_text.is_empty() && !state.text_scheduled;
         let report = state.closed && idle && !state.drained_reported;
@@ -221,6 +229,36 @@ impl PaneFeed {
             }
         }
         false
+    }
+}
+
+impl PaneFeed {
+    /// A program that asked the terminal something waits for the answer. Never
+    /// block for it: a full input queue drops the reply.
+    fn reply(&self, answer: Vec<u8>) {
+        if !answer.is_empty() && self.replies.try_send(answer).is_err() {
+            tracing::debug!("input queue full; terminal query reply dropped");
+        }
+    }
+
+    /// Shows a synchronized update once it is overdue (a program that began a
+    /// frame and stopped), following the deadline while the program extends it.
+    async fn show_overdue_sync(self: Arc<Self>, mut due: std::time::Instant) {
+        loop {
+            tokio::time::sleep_until(due.into()).await;
+            let (answer, pending) = self.output.end_overdue_sync();
+            self.reply(answer);
+            // Decided under the feed's lock, so a screen job that starts a new
+            // update either sees this timer or starts its own.
+            let mut state = lock(&self.state);
+            match pending.or_else(|| self.output.sync_deadline()) {
+                Some(next) => due = next,
+                None => {
+                    state.sync_timer = false;
+                    return;
+                }
+            }
+        }
     }
 }
 

@@ -195,6 +195,34 @@ impl PaneOutput {
         replies
     }
 
+    /// When a synchronized update that has not ended is due to be shown anyway.
+    pub fn sync_deadline(&self) -> Option<Instant> {
+        lock(&self.screen).screen.sync_deadline()
+    }
+
+    /// Shows a synchronized update that is past its deadline; returns the deadline
+    /// still pending, if the program extended the update. Answers to terminal
+    /// queries it held go back like [`PaneOutput::push_screen`]'s.
+    pub fn end_overdue_sync(&self) -> (Vec<u8>, Option<Instant>) {
+        let (replies, pending) = {
+            let mut side = lock(&self.screen);
+            let shared = SharedText {
+                lines: &self.text,
+                upto: side.fed,
+            };
+            let FeedReport { replies, title, bells } = side.screen.end_overdue_sync(Some(shared));
+            if let Some(title) = title {
+                side.broadcast(PaneEvent::Title(title));
+            }
+            if bells > 0 {
+                side.broadcast(PaneEvent::Bell);
+            }
+            (replies, side.screen.sync_deadline())
+        };
+        self.changes.send_modify(|n| *n += 1);
+        (replies, pending)
+    }
+
     /// All three at once, for callers without the pool (benchmarks, tests).
     pub fn push(&self, bytes: &[u8]) -> Vec<u8> {
         let end = self.push_log(bytes);

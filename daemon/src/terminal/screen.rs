@@ -22,9 +22,12 @@ use fugue_protocol::PaneSize;
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
-/// Lines of emulator history between harvests; each input slice scrolls fewer.
-const HISTORY: usize = 512;
+/// Lines of emulator history between harvests. Each input slice scrolls fewer
+/// than 512; a synchronized update is held back and applied at once, so one can
+/// scroll more (up to this many are kept; the buffer grows only when used).
+const HISTORY: usize = 2048;
 /// Input is fed in slices of at most this many bytes and line feeds, so one slice
 /// cannot scroll more than [`HISTORY`] lines at widths of 10 columns and more.
 const SLICE_BYTES: usize = 4096;
@@ -298,6 +301,30 @@ impl Screen {
             self.harvest_history(text);
             bytes = &bytes[cut..];
         }
+        self.take_report()
+    }
+
+    /// When a synchronized update (DEC mode 2026) that has not ended is due to be
+    /// shown anyway. Until it ends or this passes, the screen keeps the last whole
+    /// frame, so captures, agent-state reads and redraws never see half of one.
+    pub fn sync_deadline(&self) -> Option<Instant> {
+        self.parser.sync_timeout().sync_timeout()
+    }
+
+    /// Applies a synchronized update whose deadline has passed, as terminals do
+    /// with a program that began a frame and never finished it.
+    pub fn end_overdue_sync(&mut self, text: Option<SharedText<'_>>) -> FeedReport {
+        if self.sync_deadline().is_some_and(|due| due <= Instant::now()) {
+            if let Some(term) = self.term.as_deref_mut() {
+                self.parser.stop_sync(term);
+            }
+            self.harvest_history(text);
+        }
+        self.take_report()
+    }
+
+    /// What the emulator reported since the last feed: answers, title, bells.
+    fn take_report(&mut self) -> FeedReport {
         let (replies, title, bells) = {
             let mut reports = self.term_reports();
             let title = reports.title.take().map(|t| clean_title(&t.unwrap_or_default()));

@@ -1,4 +1,4 @@
-//! The seven scenarios of the benchmark issue, each returning table rows.
+//! The benchmark's scenarios, each returning table rows.
 
 use crate::env::{self, bin, median, percentile, poll, Daemon, Error, PeakRss, Tmux};
 use crate::Row;
@@ -27,6 +27,7 @@ struct Sizes {
     scale_sessions: usize,
     churn_clients: usize,
     churn_samples: usize,
+    agent_frames: usize,
 }
 
 const FULL: Sizes = Sizes {
@@ -42,6 +43,7 @@ const FULL: Sizes = Sizes {
     scale_sessions: 100,
     churn_clients: 200,
     churn_samples: 200,
+    agent_frames: 400,
 };
 
 const QUICK: Sizes = Sizes {
@@ -57,6 +59,7 @@ const QUICK: Sizes = Sizes {
     scale_sessions: 10,
     churn_clients: 20,
     churn_samples: 20,
+    agent_frames: 40,
 };
 
 const COLS: u16 = 200;
@@ -74,33 +77,37 @@ pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Er
     let wanted = |n: u32| only.as_ref().is_none_or(|only| only.contains(&n));
     let mut rows = Vec::new();
     if wanted(1) || wanted(2) {
-        eprintln!("[1/8] throughput");
+        eprintln!("[1/9] throughput");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(throughput(dir.path(), &file, &sizes).await?);
     }
     if wanted(3) {
-        eprintln!("[3/8] request latency");
+        eprintln!("[3/9] request latency");
         rows.extend(latency(dir.path(), &sizes).await?);
     }
     if wanted(4) {
-        eprintln!("[4/8] memory");
+        eprintln!("[4/9] memory");
         rows.extend(memory(dir.path(), &sizes).await?);
     }
     if wanted(5) {
-        eprintln!("[5/8] reaction");
+        eprintln!("[5/9] reaction");
         rows.extend(reaction(dir.path(), &sizes).await?);
     }
     if wanted(6) {
-        eprintln!("[6/8] idle");
+        eprintln!("[6/9] idle");
         rows.extend(idle(dir.path(), &sizes).await?);
     }
     if wanted(7) {
-        eprintln!("[7/8] scale");
+        eprintln!("[7/9] scale");
         rows.extend(scale(dir.path(), &sizes).await?);
     }
     if wanted(8) {
-        eprintln!("[8/8] latency under churn");
+        eprintln!("[8/9] latency under churn");
         rows.extend(churn(dir.path(), &sizes).await?);
+    }
+    if wanted(9) {
+        eprintln!("[9/9] agent TUI");
+        rows.extend(agent_tui(dir.path(), &sizes).await?);
     }
     Ok(rows)
 }
@@ -303,7 +310,7 @@ async fn throughput(dir: &Path, (file, last): &(PathBuf, String), sizes: &Sizes)
         ),
     ];
 
-    eprintln!("[2/7] throughput with clients");
+    eprintln!("[2/9] throughput with clients");
     let (mut alone, mut reading, mut stalled) = (Vec::new(), Vec::new(), Vec::new());
     let idle_rss = env::rss_kib(daemon.pid());
     let mut stalled_peak = 0;
@@ -802,4 +809,110 @@ async fn churn(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
         "p50 < 20 ms",
         Some(p50 < 20.0),
     )])
+}
+
+/// One frame as an agent TUI draws it: a synchronized update (DEC 2026) that
+/// clears the screen and redraws every row in colour, ~95 KB at 200x50. The frame
+/// number is on the first and the last row, so a capture shows whether it caught
+/// a whole frame.
+fn agent_frame(n: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"\x1b[?2026h\x1b[H\x1b[2J");
+    for row in 0..ROWS as usize {
+        out.extend_from_slice(format!("\x1b[{};1H", row + 1).as_bytes());
+        if row == 0 || row == ROWS as usize - 1 {
+            out.extend_from_slice(format!("\x1b[1mframe {n:06}\x1b[0m").as_bytes());
+            continue;
+        }
+        // 40 words of 4 characters, each in its own true colours: ~1.9 KB a row.
+        for word in 0..40 {
+            let c = (n + row * 7 + word * 13) % 256;
+            let look = format!(
+                "\x1b[38;2;{c};{};{}m\x1b[48;2;{};{c};{}m",
+                255 - c,
+                (c * 3) % 256,
+                (c * 5) % 256,
+                (c * 7) % 256
+            );
+            out.extend_from_slice(format!("{look}{:02}{:02}\x1b[0m ", row % 100, word).as_bytes());
+        }
+    }
+    out.extend_from_slice(b"\x1b[?2026l");
+}
+
+/// Scenario 9: an agent TUI's redraws, as fast as the pane takes them, while a
+/// client captures the screen over and over: MB/s, and captures that caught half
+/// a frame (goal: none).
+async fn agent_tui(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let path = dir.join("agent-frames.bin");
+    let mut stream = Vec::new();
+    for n in 0..sizes.agent_frames {
+        agent_frame(n, &mut stream);
+    }
+    std::fs::write(&path, &stream).map_err(|e| e.to_string())?;
+    let frame_kb = stream.len() as f64 / sizes.agent_frames as f64 / 1024.0;
+    let daemon = Daemon::start(dir, "agent").await?;
+    let client = daemon.client().await?;
+    client
+        .create_session("agent", Some(dir), vec![])
+        .await
+        .map_err(|e| e.to_string())?;
+    let (mut rates, mut captures, mut torn) = (Vec::new(), 0usize, 0usize);
+    for _ in 0..sizes.rounds {
+        let mut spec = direct("agent", "cat", &[&path.display().to_string()]);
+        spec.size = Some(PaneSize { cols: COLS, rows: ROWS });
+        let started = Instant::now();
+        let id = client
+            .create_pane(spec)
+            .await
+            .map_err(|e| e.to_string())?
+            .id
+            .to_string();
+        let done = {
+            let client = client.clone();
+            let id = id.clone();
+            tokio::spawn(async move { client.wait_for_exit(&id, None).await })
+        };
+        while !done.is_finished() {
+            let screen = client
+                .capture(&id, CaptureWhat::Screen, (None, None), false, false)
+                .await
+                .map_err(|e| e.to_string())?;
+            let (top, bottom) = (screen.lines.first(), screen.lines.last());
+            match (top, bottom) {
+                // Before the first frame: nothing drawn yet.
+                (Some(t), Some(b)) if t.is_empty() && b.is_empty() => continue,
+                (Some(t), Some(b)) if t.starts_with("frame ") && t == b => captures += 1,
+                _ => {
+                    captures += 1;
+                    torn += 1;
+                }
+            }
+        }
+        done.await.map_err(|e| e.to_string())?.map_err(|e| e.to_string())?;
+        let elapsed = started.elapsed().as_secs_f64();
+        rates.push(stream.len() as f64 / 1e6 / elapsed);
+        client.release_pane(&id).await.map_err(|e| e.to_string())?;
+    }
+    let rate = median(&mut rates);
+    Ok(vec![
+        row(
+            "9 agent TUI",
+            &format!(
+                "{} frames of {frame_kb:.0} KB in synchronized updates, MB/s",
+                sizes.agent_frames
+            ),
+            format!("{rate:.0} ({:.0} frames/s)", rate * 1e6 / (frame_kb * 1024.0)),
+            String::new(),
+            "reported",
+            None,
+        ),
+        row(
+            "9 agent TUI",
+            "captures during it that caught half a frame",
+            format!("{torn} of {captures}"),
+            String::new(),
+            "0",
+            Some(torn == 0 && captures > 0),
+        ),
+    ])
 }

@@ -3,8 +3,8 @@
 
 use clap::{Args, Parser, Subcommand};
 use fugue_client::protocol::{
-    CaptureWhat, DaemonInfo, EnvVar, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode, SessionInfo, SizePolicy,
-    SpawnSpec,
+    CaptureWhat, DaemonInfo, EnvVar, ErrorCode, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode, SessionInfo,
+    SizePolicy, SpawnSpec,
 };
 use fugue_client::views::{self, now_ms, CaptureView, DaemonView, PaneView, ReadView, SessionView};
 use fugue_client::{Client, ClientError, ConnectOptions};
@@ -30,8 +30,10 @@ struct Cli {
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     json: bool,
+    /// Without a command: a new shell in the default session, attached (the
+    /// session is created if needed), as `tmux` alone does.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -182,8 +184,8 @@ enum DaemonCommand {
 
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// Session to run in.
-    #[arg(short = 's', long)]
+    /// Session to run in; created if it is the default and does not exist.
+    #[arg(short = 's', long, env = "FUGUE_SESSION", default_value = DEFAULT_SESSION)]
     session: String,
     #[arg(long)]
     title: Option<String>,
@@ -209,6 +211,65 @@ struct RunArgs {
     command: Vec<String>,
 }
 
+/// Attaches this terminal to `target` until the user detaches or the pane ends.
+async fn attach(
+    client: &Client,
+    target: &str,
+    options: fugue_client::attach::AttachOptions,
+) -> Result<ExitCode, ClientError> {
+    use fugue_client::attach::Ended;
+    match fugue_client::attach::run(client, target, options).await? {
+        Ended::Detached(pane) => eprintln!("[detached from pane {}]", short(pane)),
+        Ended::Exited(pane, status) => eprintln!("[pane {} {status}]", short(pane)),
+        Ended::DaemonGone => {
+            eprintln!("fugue: lost the connection to fugued");
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Creates a pane; the default session is created first if it does not exist.
+async fn create_pane(client: &Client, spec: SpawnSpec) -> Result<PaneInfo, ClientError> {
+    match client.create_pane(spec.clone()).await {
+        Err(err) if err.code() == Some(ErrorCode::SessionNotFound) && spec.session == DEFAULT_SESSION => {
+            let cwd = absolute(PathBuf::from("."))?;
+            match client.create_session(DEFAULT_SESSION, Some(&cwd), Vec::new()).await {
+                // Another client may have just created it.
+                Ok(_) => {}
+                Err(err) if err.code() == Some(ErrorCode::NameTaken) => {}
+                Err(err) => return Err(err),
+            }
+            client.create_pane(spec).await
+        }
+        result => result,
+    }
+}
+
+/// `fugue` alone: a new shell in the default session, attached.
+async fn shell_attached(cli: &Cli) -> Result<ExitCode, ClientError> {
+    if std::env::var_os("FUGUE_PANE").is_some() {
+        return Err(invalid(
+            "already inside a fugue pane (FUGUE_PANE is set); unset it to attach from here".into(),
+        ));
+    }
+    let client = connect(cli, true).await?;
+    let mut spec = SpawnSpec::new(DEFAULT_SESSION);
+    spec.shell = true;
+    let cwd = absolute(PathBuf::from("."))?;
+    spec.cwd = Some(cwd.display().to_string());
+    let pane = create_pane(&client, spec).await?;
+    let options = fugue_client::attach::AttachOptions {
+        read_only: false,
+        detach_key: fugue_client::attach::parse_key("C-\\").map_err(invalid)?,
+        prefix_key: fugue_client::attach::parse_key("C-b").map_err(invalid)?,
+    };
+    attach(&client, &pane.id.to_string(), options).await
+}
+
+/// The session `fugue` alone and `fugue run` without `-s` use.
+const DEFAULT_SESSION: &str = "default";
+
 /// Parses the command line, runs it, and maps errors to `fugue: <message>`.
 pub async fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -232,11 +293,14 @@ pub async fn main() -> ExitCode {
     }
 }
 
-/// The first line of a clap error, without its `error: ` label.
+/// A clap error as one line, without its `error: ` label: everything before the
+/// usage, so "required arguments were not provided" keeps which ones.
 fn usage_error_line(err: &clap::Error) -> String {
     let text = err.render().to_string();
-    let first = text.lines().next().unwrap_or("invalid arguments");
-    first.trim_start_matches("error: ").trim().to_string()
+    let message = text.split("\n\n").next().unwrap_or("invalid arguments");
+    let words: Vec<&str> = message.split_whitespace().collect();
+    let line = words.join(" ");
+    line.trim_start_matches("error: ").trim().to_string()
 }
 
 async fn connect(cli: &Cli, autostart: bool) -> Result<Client, ClientError> {
@@ -246,12 +310,15 @@ async fn connect(cli: &Cli, autostart: bool) -> Result<Client, ClientError> {
 }
 
 async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
-    if let Command::Daemon(command) = &cli.command {
+    let Some(command) = &cli.command else {
+        return shell_attached(cli).await;
+    };
+    if let Command::Daemon(command) = command {
         return daemon(cli, command).await;
     }
     let client = connect(cli, true).await?;
     let out = Output { json: cli.json };
-    match &cli.command {
+    match command {
         Command::Daemon(_) => unreachable!("handled above"),
         Command::NewSession { name, cwd, env } => {
             let cwd = absolute(cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
@@ -277,7 +344,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             });
         }
         Command::Run(args) => {
-            let info = client.create_pane(spawn_spec(args)?).await?;
+            let info = create_pane(&client, spawn_spec(args)?).await?;
             out.print(pane_json(&info), || info.id.to_string());
         }
         Command::Panes { session } => {
@@ -410,20 +477,12 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             detach_key,
             prefix_key,
         } => {
-            use fugue_client::attach::{self, AttachOptions, Ended};
-            let options = AttachOptions {
+            let options = fugue_client::attach::AttachOptions {
                 read_only: *read_only,
-                detach_key: attach::parse_key(detach_key).map_err(invalid)?,
-                prefix_key: attach::parse_key(prefix_key).map_err(invalid)?,
+                detach_key: fugue_client::attach::parse_key(detach_key).map_err(invalid)?,
+                prefix_key: fugue_client::attach::parse_key(prefix_key).map_err(invalid)?,
             };
-            match attach::run(&client, target, options).await? {
-                Ended::Detached(pane) => eprintln!("[detached from pane {}]", short(pane)),
-                Ended::Exited(pane, status) => eprintln!("[pane {} {status}]", short(pane)),
-                Ended::DaemonGone => {
-                    eprintln!("fugue: lost the connection to fugued");
-                    return Ok(ExitCode::FAILURE);
-                }
-            }
+            return attach(&client, target, options).await;
         }
         Command::SetSizePolicy { pane, policy } => {
             let policy = SizePolicy::parse(policy).map_err(invalid)?;

@@ -194,7 +194,12 @@ impl Daemon {
 
     /// Runs `fugue --socket <ours> ARGS...`.
     pub fn cli(&self, args: &[&str]) -> CliOutput {
-        cli(&self.socket, &self.dir, args)
+        cli_with_env(&self.socket, &self.dir, args, &[])
+    }
+
+    /// [`Daemon::cli`] with extra environment variables.
+    pub fn cli_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> CliOutput {
+        cli_with_env(&self.socket, &self.dir, args, env)
     }
 
     /// Starts a fresh daemon on the same socket (after the previous one exited).
@@ -283,6 +288,12 @@ impl CliOutput {
 
 /// Runs `fugue --socket SOCKET ARGS...` with the test's state directory.
 pub fn cli(socket: &Path, dir: &tempfile::TempDir, args: &[&str]) -> CliOutput {
+    cli_with_env(socket, dir, args, &[])
+}
+
+/// [`cli`] with extra environment variables. The ones fugue sets in its panes are
+/// removed first, so a test run inside a fugue pane behaves like any other.
+pub fn cli_with_env(socket: &Path, dir: &tempfile::TempDir, args: &[&str], env: &[(&str, &str)]) -> CliOutput {
     let output: Output = Command::new(bin("fugue"))
         .arg("--socket")
         .arg(socket)
@@ -290,6 +301,9 @@ pub fn cli(socket: &Path, dir: &tempfile::TempDir, args: &[&str]) -> CliOutput {
         .env("XDG_STATE_HOME", dir.path().join("state"))
         .env("HOME", dir.path())
         .env("SHELL", "/bin/bash")
+        .env_remove("FUGUE_SESSION")
+        .env_remove("FUGUE_PANE")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .output()
         .expect("run fugue");

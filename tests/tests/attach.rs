@@ -121,3 +121,37 @@ fn the_client_reports_the_exit_and_survives_a_daemon_going_away() {
     tmux.type_line(&second, "echo still-$((3*3))");
     tmux.wait_for(&second, "still-9");
 }
+
+/// `fugue` with no command, as `tmux` alone: a shell in the default session
+/// (created on first use), attached.
+#[test]
+fn fugue_alone_opens_a_shell_and_attaches() {
+    let daemon = Daemon::start();
+    let tmux = Tmux::start(daemon.dir.path(), 90, 20);
+    let fugue = format!("{} --socket {}", bin("fugue").display(), daemon.socket.display());
+    tmux.type_line("main", &format!("unset FUGUE_PANE; {fugue}"));
+    wait_until("a pane in the default session", DEADLINE, || {
+        let panes = daemon.cli(&["--json", "panes", "default"]);
+        panes
+            .status
+            .success()
+            .then_some(())
+            .filter(|_| panes.json().as_array().is_some_and(|p| p.len() == 1))
+    });
+    tmux.type_line("main", "echo inside-$((40+2))");
+    tmux.wait_for("main", "inside-42");
+    let pane = daemon.cli(&["--json", "panes", "default"]).json()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(daemon.cli(&["read", &pane]).ok().contains("inside-42"));
+    tmux.send_keys("main", &["C-\\"]);
+    tmux.wait_for("main", "[detached from pane");
+
+    // From inside a fugue pane it refuses to nest, in one line.
+    // (The quotes keep the typed command itself from matching.)
+    tmux.type_line("main", &format!("FUGUE_PANE=x {fugue} ; echo sta''tus=$?"));
+    let screen = tmux.wait_for("main", "status=");
+    assert!(screen.contains("already inside a fugue pane"), "{screen}");
+    assert!(screen.contains("status=1"), "{screen}");
+}

@@ -107,3 +107,53 @@ async fn ambiguous_prefix_lists_candidates() {
         .unwrap();
     assert_eq!(client.destroy_session(unique).await.unwrap().id.to_string(), a);
 }
+
+/// Habits from tmux: `fugue run` without `-s` goes to `$FUGUE_SESSION` or to a
+/// `default` session created on first use; usage errors keep their detail.
+#[test]
+fn run_without_a_session_uses_fugue_session_or_default() {
+    let daemon = fugue_tests::Daemon::start();
+    let pane = daemon.cli(&["run", "--no-shell", "--", "sleep", "30"]).ok();
+    let status = daemon.cli(&["--json", "status", &pane]).json();
+    assert_eq!(status["session"], "default", "{status}");
+    // A second run finds the session the first created.
+    daemon.cli(&["run", "--no-shell", "--", "sleep", "30"]).ok();
+    assert_eq!(
+        daemon
+            .cli(&["--json", "panes", "default"])
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    daemon.cli(&["new-session", "work"]).ok();
+    let pane = daemon
+        .cli_with_env(
+            &["run", "--no-shell", "--", "sleep", "30"],
+            &[("FUGUE_SESSION", "work")],
+        )
+        .ok();
+    assert_eq!(daemon.cli(&["--json", "status", &pane]).json()["session"], "work");
+    // Only the default session is created on demand: a named one must exist.
+    let err = daemon
+        .cli_with_env(&["run", "--", "true"], &[("FUGUE_SESSION", "nosuch")])
+        .err();
+    assert!(err.contains("nosuch"), "{err}");
+}
+
+#[test]
+fn usage_errors_say_what_is_missing_in_one_line() {
+    let daemon = fugue_tests::Daemon::start();
+    let out = daemon.cli(&["wait"]);
+    let err = out.err();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("required arguments were not provided") && err.contains("<PANE>"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = daemon.cli(&["resize", "x"]).err();
+    assert!(err.contains("<SIZE>"), "{err}");
+}

@@ -123,6 +123,10 @@ enum Command {
         detach_key: String,
         #[arg(long, default_value = "C-b")]
         prefix_key: String,
+        /// Let the pane's programs set this terminal's clipboard (OSC 52; off by
+        /// default, since any program in the pane could write to it).
+        #[arg(long)]
+        clipboard: bool,
     },
     /// Who decides a pane's size with several clients attached: latest (the last to
     /// type or resize), smallest or largest.
@@ -260,6 +264,7 @@ async fn shell_attached(cli: &Cli) -> Result<ExitCode, ClientError> {
     spec.cwd = Some(cwd.display().to_string());
     let pane = create_pane(&client, spec).await?;
     let options = fugue_client::attach::AttachOptions {
+        clipboard: false,
         read_only: false,
         detach_key: fugue_client::attach::parse_key("C-\\").map_err(invalid)?,
         prefix_key: fugue_client::attach::parse_key("C-b").map_err(invalid)?,
@@ -476,8 +481,10 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             read_only,
             detach_key,
             prefix_key,
+            clipboard,
         } => {
             let options = fugue_client::attach::AttachOptions {
+                clipboard: *clipboard,
                 read_only: *read_only,
                 detach_key: fugue_client::attach::parse_key(detach_key).map_err(invalid)?,
                 prefix_key: fugue_client::attach::parse_key(prefix_key).map_err(invalid)?,

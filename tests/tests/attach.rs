@@ -155,3 +155,35 @@ fn fugue_alone_opens_a_shell_and_attaches() {
     assert!(screen.contains("already inside a fugue pane"), "{screen}");
     assert!(screen.contains("status=1"), "{screen}");
 }
+
+/// A program in the pane writes to the clipboard (OSC 52): it reaches the user's
+/// terminal (here tmux, which keeps such writes as paste buffers) only when the
+/// user asked for it with `--clipboard`.
+#[test]
+fn clipboard_writes_reach_the_terminal_only_when_allowed() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "dev"]).ok();
+    let tmux = Tmux::start(daemon.dir.path(), 80, 20);
+    tmux.run(&["set-option", "-g", "set-clipboard", "on"]);
+    // printf's \033 and \007 are spelled by the shell in the pane; base64 of "copied".
+    let copy = r"printf '\033]52;c;Y29waWVk\007'; echo wrote-$((1+1))";
+    for (flag, expected) in [("", false), ("--clipboard", true)] {
+        let pane = daemon.cli(&["run", "-s", "dev"]).ok();
+        tmux.type_line("main", &attach_command(&daemon, &pane, flag));
+        daemon.cli(&["write", &pane, "echo attached-$((3+4))", "--enter"]).ok();
+        tmux.wait_for("main", "attached-7");
+        daemon.cli(&["write", &pane, copy, "--enter"]).ok();
+        tmux.wait_for("main", "wrote-2");
+        let buffers = tmux.run(&["list-buffers", "-F", "#{buffer_sample}"]);
+        assert_eq!(
+            buffers.contains("copied"),
+            expected,
+            "flag {flag:?}: buffers {buffers:?}"
+        );
+        tmux.send_keys("main", &["C-\\"]);
+        tmux.wait_for("main", "[detached from pane");
+        tmux.run(&["clear-history"]);
+        tmux.send_keys("main", &["C-l"]);
+        daemon.cli(&["release", &pane]).ok();
+    }
+}

@@ -653,6 +653,7 @@ fn row_ansi<'a>(cells: impl Iterator<Item = &'a Cell>, out: &mut String) -> bool
     // Trailing default blanks are dropped, as in plain captures.
     let used = cells.iter().rposition(|c| !is_blank(c)).map_or(0, |i| i + 1);
     let mut current = String::from("0");
+    let mut link: Option<String> = None;
     for cell in &cells[..used] {
         if cell
             .flags
@@ -665,7 +666,15 @@ fn row_ansi<'a>(cells: impl Iterator<Item = &'a Cell>, out: &mut String) -> bool
             let _ = write!(out, "\x1b[{sgr}m");
             current = sgr;
         }
+        let cell_link = cell.hyperlink().map(|h| safe_link(h.uri()));
+        if cell_link != link {
+            let _ = write!(out, "\x1b]8;;{}\x1b\\", cell_link.as_deref().unwrap_or(""));
+            link = cell_link;
+        }
         push_cell(cell, out);
+    }
+    if link.is_some() {
+        out.push_str("\x1b]8;;\x1b\\");
     }
     if current != "0" {
         out.push_str("\x1b[0m");
@@ -673,10 +682,19 @@ fn row_ansi<'a>(cells: impl Iterator<Item = &'a Cell>, out: &mut String) -> bool
     wrapped
 }
 
+/// A hyperlink's target (OSC 8) as it may be written back out: no characters
+/// that could end or escape the sequence.
+fn safe_link(uri: &str) -> String {
+    uri.chars()
+        .filter(|c| !fugue_protocol::limits::is_unsafe_char(*c))
+        .collect()
+}
+
 /// A cell that shows nothing: a space, or a tab stop the emulator marked (it keeps
 /// `\t` in the first cell a tab skipped, for copying; a terminal shows a blank).
 fn is_blank(cell: &Cell) -> bool {
     matches!(cell.c, ' ' | '\t')
+        && cell.hyperlink().is_none()
         && cell.bg == Color::Named(NamedColor::Background)
         && !cell
             .flags
@@ -922,6 +940,28 @@ mod tests {
         assert_eq!(copy.visible_text(), s.visible_text());
         assert_eq!(copy.cursor(), s.cursor());
         assert!(copy.application_cursor());
+        assert_eq!(
+            copy.capture(LineRange { start: 0, end: 0 }, true, false),
+            s.capture(LineRange { start: 0, end: 0 }, true, false)
+        );
+    }
+
+    #[test]
+    fn hyperlinks_survive_ansi_capture_and_redraw() {
+        let mut s = screen(30, 2);
+        s.feed(b"see \x1b]8;;https://example.org/a?b=1\x1b\\the docs\x1b]8;;\x1b\\ now");
+        let c = s.capture(LineRange { start: 0, end: 0 }, true, false);
+        assert_eq!(
+            c.lines[0],
+            "see \x1b]8;;https://example.org/a?b=1\x1b\\the docs\x1b]8;;\x1b\\ now"
+        );
+        // Plain captures show the text only.
+        assert_eq!(
+            s.capture(LineRange { start: 0, end: 0 }, false, false).lines[0],
+            "see the docs now"
+        );
+        let mut copy = screen(30, 2);
+        copy.feed(&s.redraw());
         assert_eq!(
             copy.capture(LineRange { start: 0, end: 0 }, true, false),
             s.capture(LineRange { start: 0, end: 0 }, true, false)

@@ -187,3 +187,36 @@ fn clipboard_writes_reach_the_terminal_only_when_allowed() {
         daemon.cli(&["release", &pane]).ok();
     }
 }
+
+/// Detaching from a full-screen program gives the terminal back as it was: the
+/// program's alternate screen, mouse reporting, cursor keys and keypad modes go.
+#[test]
+fn detaching_from_a_full_screen_program_restores_the_terminal() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "dev"]).ok();
+    let tmux = Tmux::start(daemon.dir.path(), 80, 20);
+    let flags = || {
+        tmux.run(&[
+            "display-message",
+            "-p",
+            "-t",
+            "main",
+            "#{alternate_on} #{mouse_standard_flag} #{keypad_cursor_flag} #{keypad_flag} #{cursor_flag}",
+        ])
+        .trim()
+        .to_string()
+    };
+    let before = flags();
+    let script = r"printf '\033[?1049h\033[?1000h\033[?1006h\033[?1004h\033[?1h\033=\033[?25l\033[>1ufull screen'; exec sleep 60";
+    let pane = daemon
+        .cli(&["run", "-s", "dev", "--no-shell", "--", "sh", "-c", script])
+        .ok();
+    tmux.type_line("main", &attach_command(&daemon, &pane, ""));
+    tmux.wait_for("main", "full screen");
+    wait_until("the program's modes on the terminal", DEADLINE, || {
+        (flags() == "1 1 1 1 0").then_some(())
+    });
+    tmux.send_keys("main", &["C-\\"]);
+    tmux.wait_for("main", "[detached from pane");
+    assert_eq!(flags(), before, "alternate, mouse, cursor keys, keypad, cursor shown");
+}

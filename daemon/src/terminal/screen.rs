@@ -569,9 +569,18 @@ impl Screen {
         };
         flag(mode.contains(TermMode::APP_CURSOR), "1", &mut out);
         flag(mode.contains(TermMode::BRACKETED_PASTE), "2004", &mut out);
-        flag(mode.contains(TermMode::MOUSE_REPORT_CLICK), "1000", &mut out);
-        flag(mode.contains(TermMode::MOUSE_DRAG), "1002", &mut out);
-        flag(mode.contains(TermMode::MOUSE_MOTION), "1003", &mut out);
+        // Turning any mouse mode off turns mouse reporting off (xterm, tmux), so
+        // all are reset first and only then is the one in use set.
+        out.push_str("\x1b[?1000l\x1b[?1002l\x1b[?1003l");
+        for (on, code) in [
+            (mode.contains(TermMode::MOUSE_REPORT_CLICK), "1000"),
+            (mode.contains(TermMode::MOUSE_DRAG), "1002"),
+            (mode.contains(TermMode::MOUSE_MOTION), "1003"),
+        ] {
+            if on {
+                flag(true, code, &mut out);
+            }
+        }
         flag(mode.contains(TermMode::SGR_MOUSE), "1006", &mut out);
         flag(mode.contains(TermMode::FOCUS_IN_OUT), "1004", &mut out);
         out.push_str(if mode.contains(TermMode::APP_KEYPAD) {

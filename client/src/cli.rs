@@ -41,6 +41,10 @@ enum Command {
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Write man pages (fugue.1 and one per command) into a directory.
+    Man { dir: PathBuf },
     /// Create a session; prints its id.
     #[command(visible_alias = "new")]
     NewSession {
@@ -272,6 +276,25 @@ async fn shell_attached(cli: &Cli) -> Result<ExitCode, ClientError> {
     attach(&client, &pane.id.to_string(), options).await
 }
 
+/// Writes `fugue.1` and `fugue-COMMAND.1` for every command into `dir`.
+fn write_man_pages(dir: &std::path::Path) -> Result<usize, ClientError> {
+    let failed = |e: std::io::Error| invalid(format!("cannot write man pages to {}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let cli = <Cli as clap::CommandFactory>::command();
+    let mut pages = vec![cli.clone()];
+    for sub in cli.get_subcommands() {
+        let name = format!("fugue-{}", sub.get_name());
+        pages.push(sub.clone().name(name));
+    }
+    for page in &pages {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(page.clone()).render(&mut out).map_err(failed)?;
+        let path = dir.join(format!("{}.1", page.get_name()));
+        std::fs::write(&path, out).map_err(failed)?;
+    }
+    Ok(pages.len())
+}
+
 /// The session `fugue` alone and `fugue run` without `-s` use.
 const DEFAULT_SESSION: &str = "default";
 
@@ -318,13 +341,24 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
     let Some(command) = &cli.command else {
         return shell_attached(cli).await;
     };
-    if let Command::Daemon(command) = command {
-        return daemon(cli, command).await;
+    match command {
+        Command::Daemon(command) => return daemon(cli, command).await,
+        Command::Completions { shell } => {
+            let mut cli = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut cli, "fugue", &mut std::io::stdout());
+            return Ok(ExitCode::SUCCESS);
+        }
+        Command::Man { dir } => {
+            let written = write_man_pages(dir)?;
+            println!("wrote {written} man pages to {}", dir.display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ => {}
     }
     let client = connect(cli, true).await?;
     let out = Output { json: cli.json };
     match command {
-        Command::Daemon(_) => unreachable!("handled above"),
+        Command::Daemon(_) | Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
         Command::NewSession { name, cwd, env } => {
             let cwd = absolute(cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
             let info = client.create_session(name, Some(&cwd), parse_env(env)?).await?;

@@ -157,3 +157,30 @@ fn usage_errors_say_what_is_missing_in_one_line() {
     let err = daemon.cli(&["resize", "x"]).err();
     assert!(err.contains("<SIZE>"), "{err}");
 }
+
+/// Completions and man pages come from the same definitions as the parser.
+#[test]
+fn completions_and_man_pages_cover_every_command() {
+    let daemon = fugue_tests::Daemon::start();
+    for shell in ["bash", "zsh", "fish"] {
+        let script = daemon.cli(&["completions", shell]).ok();
+        for command in ["new-session", "run", "attach", "send-keys", "completions"] {
+            assert!(script.contains(command), "{shell} completions lack {command}");
+        }
+    }
+    let err = daemon.cli(&["completions", "tcsh"]).err();
+    assert!(err.contains("tcsh") && err.contains("bash"), "{err}");
+
+    let dir = daemon.dir.path().join("man");
+    let said = daemon.cli(&["man", dir.to_str().unwrap()]).ok();
+    assert!(said.starts_with("wrote "), "{said}");
+    let page = std::process::Command::new("man")
+        .args(["-l", "-P", "cat"])
+        .arg(dir.join("fugue-run.1"))
+        .env("MANWIDTH", "80")
+        .output()
+        .expect("man runs");
+    let text = String::from_utf8_lossy(&page.stdout);
+    assert!(text.contains("fugue-run") && text.contains("--no-shell"), "{text}");
+    assert!(dir.join("fugue.1").exists());
+}

@@ -198,8 +198,16 @@ impl PaneFeed {
         };
         for (chunk, end) in batch {
             let len = chunk.len();
-            let answer = self.output.push_screen(chunk, end);
-            self.reply(answer);
+            // The byte counts below must stay right whatever happens here: a count
+            // left too high would hold this pane's reader and text view forever.
+            let fed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.output.push_screen(chunk, end)));
+            match fed {
+                Ok(answer) => self.reply(answer),
+                Err(_) => {
+                    tracing::error!("emulation panicked; the pane's screen is rebuilt");
+                    self.output.rebuild_screen();
+                }
+            }
             let mut state = lock(&self.state);
             state.bytes -= len;
             state.lead -= len;
@@ -230,9 +238,7 @@ impl PaneFeed {
         }
         false
     }
-}
 
-impl PaneFeed {
     /// A program that asked the terminal something waits for the answer. Never
     /// block for it: a full input queue drops the reply.
     fn reply(&self, answer: Vec<u8>) {
@@ -306,12 +312,12 @@ impl Pool {
                     ready = self.wake.wait(ready).unwrap_or_else(|p| p.into_inner());
                 }
             };
-            // One pane's emulator failing must not take the thread (and every other
-            // pane's screen) with it.
+            // Each stage catches its parser's panics itself; this is the last guard,
+            // so nothing a pane does can take the thread (and every other pane's
+            // screen) with it.
             let more =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| feed.run(stage))).unwrap_or_else(|_| {
-                    tracing::error!(?stage, "emulation panicked; the pane's screen is rebuilt");
-                    feed.output.rebuild_screen();
+                    tracing::error!(?stage, "the emulation pool caught a panic");
                     true
                 });
             if more {

@@ -177,19 +177,13 @@ impl PaneOutput {
                 lines: &self.text,
                 upto: end,
             };
-            let FeedReport { replies, title, bells } = side.screen.feed_sharing(&chunk, Some(shared));
+            let report = side.screen.feed_sharing(&chunk, Some(shared));
             side.fed = end;
             side.last_output = Instant::now();
             if !side.subscribers.is_empty() {
                 side.broadcast(PaneEvent::Output(chunk));
-                if let Some(title) = title {
-                    side.broadcast(PaneEvent::Title(title));
-                }
-                if bells > 0 {
-                    side.broadcast(PaneEvent::Bell);
-                }
             }
-            replies
+            side.announce(report)
         };
         self.changes.send_modify(|n| *n += 1);
         replies
@@ -210,14 +204,8 @@ impl PaneOutput {
                 lines: &self.text,
                 upto: side.fed,
             };
-            let FeedReport { replies, title, bells } = side.screen.end_overdue_sync(Some(shared));
-            if let Some(title) = title {
-                side.broadcast(PaneEvent::Title(title));
-            }
-            if bells > 0 {
-                side.broadcast(PaneEvent::Bell);
-            }
-            (replies, side.screen.sync_deadline())
+            let report = side.screen.end_overdue_sync(Some(shared));
+            (side.announce(report), side.screen.sync_deadline())
         };
         self.changes.send_modify(|n| *n += 1);
         (replies, pending)
@@ -487,6 +475,19 @@ fn capture(
 }
 
 impl ScreenSide {
+    /// Tells subscribers of a new title and bells the emulator saw; returns its
+    /// answers to terminal queries, for the PTY.
+    fn announce(&mut self, report: FeedReport) -> Vec<u8> {
+        let FeedReport { replies, title, bells } = report;
+        if let Some(title) = title {
+            self.broadcast(PaneEvent::Title(title));
+        }
+        if bells > 0 {
+            self.broadcast(PaneEvent::Bell);
+        }
+        replies
+    }
+
     fn broadcast(&mut self, event: PaneEvent) {
         self.subscribers.retain(|sub| {
             if sub.lagged.load(Ordering::Acquire) {

@@ -403,19 +403,19 @@ impl Screen {
         }
         let window = term.screen_lines() as u64 + 2 * SLICE_LINE_FEEDS as u64;
         term.grid_mut().clear_history();
-        let Some(shared_with) = shared_with else {
-            for (text, wrapped) in &self.harvested[..count] {
-                self.scrollback.push(text, *wrapped, None);
-            }
-            return;
-        };
-        let mut lines = lock(shared_with.lines);
-        // Lines the text view completed after this output are not candidates.
-        let next = lines.next_seq_at(shared_with.upto);
+        // The text view, locked once for the whole harvest, and the line just past
+        // the ones it completed by this output (later lines are not candidates).
+        let mut text_view = shared_with.map(|shared| {
+            let lines = lock(shared.lines);
+            let next = lines.next_seq_at(shared.upto);
+            (lines, next)
+        });
         for (text, wrapped) in &self.harvested[..count] {
             // A whole line that the text view also holds is stored there only.
-            let shared = match wrapped {
-                false if !text.is_empty() => lines.match_line(text, self.last_shared, window, next),
+            let shared = match (&text_view, wrapped) {
+                (Some((lines, next)), false) if !text.is_empty() => {
+                    lines.match_line(text, self.last_shared, window, *next)
+                }
                 _ => None,
             };
             if shared.is_some() {
@@ -423,7 +423,9 @@ impl Screen {
             }
             self.scrollback.push(text, *wrapped, shared);
         }
-        lines.pin_from(self.scrollback.shared.front().copied().unwrap_or(u64::MAX));
+        if let Some((lines, _)) = &mut text_view {
+            lines.pin_from(self.scrollback.shared.front().copied().unwrap_or(u64::MAX));
+        }
     }
 
     pub fn resize(&mut self, size: PaneSize) {
@@ -572,14 +574,13 @@ impl Screen {
         // Turning any mouse mode off turns mouse reporting off (xterm, tmux), so
         // all are reset first and only then is the one in use set.
         out.push_str("\x1b[?1000l\x1b[?1002l\x1b[?1003l");
-        for (on, code) in [
-            (mode.contains(TermMode::MOUSE_REPORT_CLICK), "1000"),
-            (mode.contains(TermMode::MOUSE_DRAG), "1002"),
-            (mode.contains(TermMode::MOUSE_MOTION), "1003"),
-        ] {
-            if on {
-                flag(true, code, &mut out);
-            }
+        let mouse = [
+            (TermMode::MOUSE_REPORT_CLICK, "1000"),
+            (TermMode::MOUSE_DRAG, "1002"),
+            (TermMode::MOUSE_MOTION, "1003"),
+        ];
+        for (_, code) in mouse.iter().filter(|(m, _)| mode.contains(*m)) {
+            let _ = write!(out, "\x1b[?{code}h");
         }
         flag(mode.contains(TermMode::SGR_MOUSE), "1006", &mut out);
         flag(mode.contains(TermMode::FOCUS_IN_OUT), "1004", &mut out);
@@ -634,7 +635,7 @@ fn row_text(row: &Row<Cell>, out: &mut String) -> bool {
     let cells = &row[..Column(row.occupied())];
     let used = cells
         .iter()
-        .rposition(|c| !matches!(c.c, ' ' | '\t') || c.extra.is_some())
+        .rposition(|c| !is_blank_char(c.c) || c.extra.is_some())
         .map_or(0, |i| i + 1);
     out.reserve(used);
     for cell in &cells[..used] {
@@ -699,10 +700,16 @@ fn safe_link(uri: &str) -> String {
         .collect()
 }
 
-/// A cell that shows nothing: a space, or a tab stop the emulator marked (it keeps
-/// `\t` in the first cell a tab skipped, for copying; a terminal shows a blank).
+/// A character that shows as a blank: a space, or the tab the emulator keeps in
+/// the first cell a tab skipped (for copying; a terminal shows nothing there).
+fn is_blank_char(c: char) -> bool {
+    matches!(c, ' ' | '\t')
+}
+
+/// A cell that shows nothing at all: a blank character with no colour, link or
+/// attribute that would show.
 fn is_blank(cell: &Cell) -> bool {
-    matches!(cell.c, ' ' | '\t')
+    is_blank_char(cell.c)
         && cell.hyperlink().is_none()
         && cell.bg == Color::Named(NamedColor::Background)
         && !cell

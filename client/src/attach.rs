@@ -90,6 +90,10 @@ pub fn parse_key(name: &str) -> Result<u8, String> {
     }
 }
 
+/// The key that detaches, and the prefix for pane commands, unless told otherwise.
+pub const DETACH_KEY: &str = "C-\\";
+pub const PREFIX_KEY: &str = "C-b";
+
 pub struct AttachOptions {
     pub read_only: bool,
     pub detach_key: u8,

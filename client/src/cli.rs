@@ -123,9 +123,9 @@ enum Command {
         /// Watch only: no typing, no resizing.
         #[arg(long)]
         read_only: bool,
-        #[arg(long, default_value = "C-\\")]
+        #[arg(long, default_value = fugue_client::attach::DETACH_KEY)]
         detach_key: String,
-        #[arg(long, default_value = "C-b")]
+        #[arg(long, default_value = fugue_client::attach::PREFIX_KEY)]
         prefix_key: String,
         /// Let the pane's programs set this terminal's clipboard (OSC 52; off by
         /// default, since any program in the pane could write to it).
@@ -270,8 +270,8 @@ async fn shell_attached(cli: &Cli) -> Result<ExitCode, ClientError> {
     let options = fugue_client::attach::AttachOptions {
         clipboard: false,
         read_only: false,
-        detach_key: fugue_client::attach::parse_key("C-\\").map_err(invalid)?,
-        prefix_key: fugue_client::attach::parse_key("C-b").map_err(invalid)?,
+        detach_key: fugue_client::attach::parse_key(fugue_client::attach::DETACH_KEY).map_err(invalid)?,
+        prefix_key: fugue_client::attach::parse_key(fugue_client::attach::PREFIX_KEY).map_err(invalid)?,
     };
     attach(&client, &pane.id.to_string(), options).await
 }

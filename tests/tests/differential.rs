@@ -218,6 +218,15 @@ fn script_for(dir: &Path, program: &str) -> String {
 }
 
 impl Pair {
+    /// A daemon of its own and a case directory `setup` fills, then both panes.
+    async fn for_case(program: &str, setup: impl FnOnce(&Path)) -> Pair {
+        let daemon = Daemon::start();
+        let dir = daemon.dir.path().join("case");
+        std::fs::create_dir_all(&dir).unwrap();
+        setup(&dir);
+        Pair::start(daemon, dir, program).await
+    }
+
     async fn start(daemon: Daemon, dir: PathBuf, program: &str) -> Pair {
         let script = script_for(&dir, program);
         let client = daemon.client().await;
@@ -283,10 +292,9 @@ impl Pair {
             false => Vec::new(),
         };
         // Both captures trim trailing blanks themselves; compared as they come.
-        let rows = c.lines.clone();
         (
             Screen {
-                rows,
+                rows: c.lines,
                 cursor: (c.cursor_row, c.cursor_col),
             },
             styled,
@@ -368,11 +376,7 @@ impl Pair {
 
 /// Runs one case: `setup` prepares files in the case's directory.
 async fn case(program: &str, setup: impl FnOnce(&Path), steps: &[Step]) {
-    let daemon = Daemon::start();
-    let dir = daemon.dir.path().join("case");
-    std::fs::create_dir_all(&dir).unwrap();
-    setup(&dir);
-    let pair = Pair::start(daemon, dir, program).await;
+    let pair = Pair::for_case(program, setup).await;
     for step in steps {
         pair.step(step).await;
     }
@@ -486,10 +490,7 @@ printf '\033[44m    blue blanks    \033[0m\n\033[5;7mblink inverse\033[25m still
 #[tokio::test]
 async fn dec_line_drawing() {
     let script = r#"printf '\033(0lqqk\nx  x\nmqqj\033(B plain q\n\033)0\016lqk\017 shifted\ndone'; exec sleep 60"#;
-    let daemon = Daemon::start();
-    let dir = daemon.dir.path().join("case");
-    std::fs::create_dir_all(&dir).unwrap();
-    let pair = Pair::start(daemon, dir, script).await;
+    let pair = Pair::for_case(script, no_files).await;
     let tmux = wait_for("the drawing on tmux's screen", DEADLINE, || async {
         let screen = pair.tmux_screen();
         screen.rows.iter().any(|r| r == "done").then_some(screen)

@@ -3,8 +3,8 @@
 
 use clap::{Args, Parser, Subcommand};
 use fugue_client::protocol::{
-    CaptureWhat, DaemonInfo, EnvVar, ErrorCode, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode, SessionInfo,
-    SizePolicy, SpawnSpec,
+    CaptureWhat, DaemonInfo, EnvVar, ErrorCode, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode, RestartPolicy,
+    SessionInfo, SizePolicy, SpawnSpec,
 };
 use fugue_client::views::{self, now_ms, CaptureView, DaemonView, PaneView, ReadView, SessionView};
 use fugue_client::{Client, ClientError, ConnectOptions};
@@ -214,6 +214,13 @@ struct RunArgs {
     /// Terminal size, COLSxROWS (default 120x40).
     #[arg(long)]
     size: Option<String>,
+    /// Start the process again when it ends: never, on-failure or always (backoff
+    /// from 1 s doubling to 60 s; kept across daemon restarts).
+    #[arg(long, default_value = "never", value_parser = RestartPolicy::parse)]
+    restart: RestartPolicy,
+    /// Restarts allowed in a row before the pane stays exited.
+    #[arg(long, value_name = "N")]
+    max_restarts: Option<u32>,
     /// The command and its arguments (after --). Empty: just a shell.
     #[arg(last = true)]
     command: Vec<String>,
@@ -698,6 +705,8 @@ fn spawn_spec(args: &RunArgs) -> Result<SpawnSpec, ClientError> {
     spec.purpose = args.purpose.clone();
     spec.size = args.size.as_deref().map(parse_size).transpose()?;
     spec.output_byte_limit = args.limit;
+    spec.restart = args.restart;
+    spec.max_restarts = args.max_restarts;
     Ok(spec)
 }
 
@@ -734,8 +743,8 @@ fn pane_json(info: &PaneInfo) -> Value {
 }
 
 fn daemon_text(info: &DaemonInfo) -> String {
-    format!(
-        "pid      {}\nversion  {} (protocol {})\nuptime   {}\nsocket   {}\nsessions {}\npanes    {} ({} running)",
+    let mut text = format!(
+        "pid      {}\nversion  {} (protocol {})\nuptime   {}\nsocket   {}\nsessions {}\npanes    {} ({} running)\nstate    {}",
         info.pid,
         info.version,
         info.protocol_version,
@@ -743,8 +752,16 @@ fn daemon_text(info: &DaemonInfo) -> String {
         info.socket,
         info.sessions,
         info.panes,
-        info.running_panes
-    )
+        info.running_panes,
+        if info.state_path.is_empty() { "not persisted" } else { &info.state_path },
+    );
+    if info.unpersisted_writes > 0 {
+        text.push_str(&format!(" ({} records not written)", info.unpersisted_writes));
+    }
+    if !info.recovery.is_empty() {
+        text.push_str(&format!("\nstart    {}", info.recovery));
+    }
+    text
 }
 
 /// Left-aligned columns separated by two spaces.
@@ -805,9 +822,16 @@ fn panes_table(panes: &[PaneInfo]) -> String {
                 short(p.id),
                 format!("{}:{}", p.session_name, p.index),
                 p.title.clone(),
-                match p.state {
-                    PaneState::Running => "running".into(),
-                    PaneState::Exited => format!("exited {}", exit.unwrap_or_default()),
+                match (p.state, p.restarts) {
+                    (PaneState::Running, 0) => "running".into(),
+                    (PaneState::Running, n) => format!("running (restarts {n})"),
+                    (PaneState::Exited, _) => format!("exited {}", exit.unwrap_or_default()),
+                    (PaneState::Restarting, n) => format!(
+                        "restarting ({} exit {}, restarts {n})",
+                        p.restart.as_str(),
+                        exit.unwrap_or_default()
+                    ),
+                    (PaneState::Lost, _) => "lost".into(),
                 },
                 p.pid.to_string(),
                 human_duration(views::uptime_ms(p)),

@@ -23,7 +23,9 @@ pub fn now_ms() -> u64 {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct StateView {
-    /// `running` or `exited`.
+    /// `running`, `exited`, `restarting` (its restart policy starts it again
+    /// after a backoff) or `lost` (it was running when the daemon went away; its
+    /// last screen and text stay readable).
     pub status: String,
     /// Exit code, if it exited normally.
     pub exit_code: Option<i32>,
@@ -67,6 +69,12 @@ pub struct PaneView {
     pub exited_at_ms: Option<u64>,
     /// How long it ran, or has been running.
     pub uptime_ms: u64,
+    /// `never`, `on-failure` or `always`.
+    pub restart: String,
+    /// Times its restart policy started it again (reset after a minute of healthy running).
+    pub restarts: u32,
+    /// How the run before the last restart ended.
+    pub last_exit: Option<String>,
 }
 
 impl From<&PaneInfo> for PaneView {
@@ -88,6 +96,9 @@ impl From<&PaneInfo> for PaneView {
             started_at_ms: info.started_at_ms,
             exited_at_ms: info.exited_at_ms,
             uptime_ms: uptime_ms(info),
+            restart: info.restart.as_str().into(),
+            restarts: info.restarts,
+            last_exit: info.last_exit.map(|e| e.to_string()),
         }
     }
 }
@@ -137,6 +148,12 @@ pub struct DaemonView {
     pub sessions: u32,
     pub panes: u32,
     pub running_panes: u32,
+    /// Where sessions and panes are recorded (empty: nowhere).
+    pub state_path: String,
+    /// What start-up restored or how the daemon was upgraded (empty: a fresh start).
+    pub recovery: String,
+    /// Records that could not be written (a full disk) since start.
+    pub unpersisted_writes: u64,
 }
 
 impl From<&DaemonInfo> for DaemonView {
@@ -151,6 +168,9 @@ impl From<&DaemonInfo> for DaemonView {
             sessions: info.sessions,
             panes: info.panes,
             running_panes: info.running_panes,
+            state_path: info.state_path.clone(),
+            recovery: info.recovery.clone(),
+            unpersisted_writes: info.unpersisted_writes,
         }
     }
 }

@@ -18,6 +18,10 @@ pub struct DaemonConfig {
     /// Caps of each pane's screen scrollback.
     pub scrollback_lines: usize,
     pub scrollback_bytes: usize,
+    /// The records database; `None` keeps nothing across restarts.
+    pub state: Option<PathBuf>,
+    /// Leave processes a crashed daemon left behind running (they are ended otherwise).
+    pub keep_orphans: bool,
 }
 
 impl DaemonConfig {
@@ -31,6 +35,8 @@ impl DaemonConfig {
             text_bytes: crate::terminal::output::DEFAULT_TEXT_BYTES,
             scrollback_lines: crate::terminal::screen::DEFAULT_SCROLLBACK_LINES,
             scrollback_bytes: crate::terminal::screen::DEFAULT_SCROLLBACK_BYTES,
+            state: None,
+            keep_orphans: false,
         }
     }
 }

@@ -19,5 +19,6 @@ pub mod config;
 mod memory;
 mod requests;
 pub mod serve;
+mod store;
 mod sync;
 pub mod terminal;

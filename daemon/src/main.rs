@@ -27,6 +27,13 @@ struct Args {
     /// Time between a kill signal and SIGKILL.
     #[arg(long, default_value = "3s", value_parser = parse_duration)]
     kill_grace: Duration,
+    /// Where sessions and panes are recorded ("none": nowhere). Default:
+    /// $XDG_STATE_HOME/fugue/state.db for the default socket, state-<socket hash>.db for others.
+    #[arg(long, value_name = "PATH")]
+    state: Option<PathBuf>,
+    /// Leave processes that a crashed daemon left behind running (default: end them).
+    #[arg(long)]
+    keep_orphans: bool,
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -79,6 +86,12 @@ fn main() -> ExitCode {
     config.exited_ttl = args.exited_ttl;
     config.max_running_panes = args.max_panes;
     config.kill_grace = args.kill_grace;
+    config.keep_orphans = args.keep_orphans;
+    config.state = match args.state {
+        Some(path) if path.as_os_str() == "none" => None,
+        Some(path) => Some(path),
+        None => default_state_path(&config.socket),
+    };
 
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -126,12 +139,35 @@ fn daemonize() -> std::io::Result<()> {
     Ok(())
 }
 
-fn log_path() -> Option<PathBuf> {
+/// `$XDG_STATE_HOME/fugue` (or `~/.local/state/fugue`): the log and the records.
+fn state_dir() -> Option<PathBuf> {
     let state = std::env::var_os("XDG_STATE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state")))?;
-    Some(state.join("fugue").join("fugued.log"))
+    Some(state.join("fugue"))
+}
+
+fn log_path() -> Option<PathBuf> {
+    Some(state_dir()?.join("fugued.log"))
+}
+
+/// One database per socket: `state.db` for the default socket, and for any other
+/// a name derived from its path, so two daemons never restore each other's panes.
+fn default_state_path(socket: &std::path::Path) -> Option<PathBuf> {
+    let dir = state_dir()?;
+    if socket == fugue_protocol::socket::socket_path(None) {
+        return Some(dir.join("state.db"));
+    }
+    // FNV-1a: stable across builds and versions (std's hasher is not).
+    let hash = socket
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf29ce484222325u64, |h, b| {
+            (h ^ *b as u64).wrapping_mul(0x100000001b3)
+        });
+    Some(dir.join(format!("state-{:08x}.db", hash as u32)))
 }
 
 fn init_logging(foreground: bool) -> Result<(), String> {

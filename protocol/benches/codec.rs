@@ -26,6 +26,9 @@ fn pane() -> PaneInfo {
         size: PaneSize::default(),
         started_at_ms: 1_700_000_000_000,
         exited_at_ms: None,
+        restart: Default::default(),
+        restarts: 0,
+        last_exit: None,
     }
 }
 

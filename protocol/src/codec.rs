@@ -173,6 +173,7 @@ mod tests {
                 state: if running { PaneState::Running } else { PaneState::Exited },
                 pid, exit: Some(ExitStatus { code, signal }), size: PaneSize { cols, rows },
                 started_at_ms: started, exited_at_ms: exited,
+                restart: RestartPolicy::OnFailure, restarts: index, last_exit: None,
             }
         }
     }
@@ -215,6 +216,8 @@ mod tests {
                     purpose: title,
                     size: size.map(|(cols, rows)| PaneSize { cols, rows }),
                     output_byte_limit: limit,
+                    restart: RestartPolicy::Always,
+                    max_restarts: limit.map(|l| l as u32),
                 },
             )
     }
@@ -334,11 +337,14 @@ mod tests {
                 pid: n,
                 version: "0.1.0".into(),
                 protocol_version: 1,
-                socket,
+                socket: socket.clone(),
                 started_at_ms: at,
                 sessions: n,
                 panes: n,
                 running_panes: n,
+                state_path: socket,
+                recovery: String::new(),
+                unpersisted_writes: at,
             })),
             session_info().prop_map(Response::Session),
             (session_info(), string())

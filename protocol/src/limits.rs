@@ -247,6 +247,7 @@ impl Request {
             | Request::Shutdown
             | Request::ListSessions
             | Request::Subscribe
+            | Request::UpgradeDaemon
             | Request::Cancel { .. } => Ok(()),
             Request::CreateSession { name, cwd, env } => {
                 validate_session_name(name)?;

@@ -87,6 +87,52 @@ pub struct SpawnSpec {
     pub size: Option<PaneSize>,
     /// Bytes of raw output kept; oldest dropped first. Default 1 MiB.
     pub output_byte_limit: Option<u64>,
+    /// Whether the process is started again when it ends.
+    pub restart: RestartPolicy,
+    /// Restarts allowed in a row (a minute of healthy running resets the count);
+    /// `None`: no limit.
+    pub max_restarts: Option<u32>,
+}
+
+/// When a pane's process is started again after it ends (with the same spec,
+/// after a backoff doubling from 1 s to 60 s).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RestartPolicy {
+    #[default]
+    Never,
+    /// After an exit with a non-zero code or a signal.
+    OnFailure,
+    Always,
+}
+
+impl RestartPolicy {
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "never" => Ok(Self::Never),
+            "on-failure" | "on_failure" => Ok(Self::OnFailure),
+            "always" => Ok(Self::Always),
+            _ => Err(format!(
+                "unknown restart policy '{text}'; use never, on-failure or always"
+            )),
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Never => "never",
+            Self::OnFailure => "on-failure",
+            Self::Always => "always",
+        }
+    }
+
+    /// Whether a process that ended with `status` is started again.
+    pub fn restarts_after(&self, status: &ExitStatus) -> bool {
+        match self {
+            Self::Never => false,
+            Self::OnFailure => status.code != Some(0),
+            Self::Always => true,
+        }
+    }
 }
 
 impl SpawnSpec {
@@ -103,6 +149,8 @@ impl SpawnSpec {
             purpose: None,
             size: None,
             output_byte_limit: None,
+            restart: RestartPolicy::Never,
+            max_restarts: None,
         }
     }
 }
@@ -247,6 +295,10 @@ pub enum Request {
     Cancel {
         id: u64,
     },
+    /// Replace the running daemon with the binary now on disk, keeping every pane
+    /// and process. Replies once the new binary was checked; connections then close
+    /// and clients reconnect to the upgraded daemon.
+    UpgradeDaemon,
 }
 
 impl Request {
@@ -282,6 +334,7 @@ impl Request {
             Request::WaitFor { .. } => "WaitFor",
             Request::AgentStatus { .. } => "AgentStatus",
             Request::Cancel { .. } => "Cancel",
+            Request::UpgradeDaemon => "UpgradeDaemon",
         }
     }
 }
@@ -486,6 +539,11 @@ impl std::fmt::Display for ExitStatus {
 pub enum PaneState {
     Running,
     Exited,
+    /// Its process ended and will be started again (restart policy) after a backoff.
+    Restarting,
+    /// It was running when the daemon went away (crash, kill, reboot); its last
+    /// screen and text stay readable.
+    Lost,
 }
 
 impl PaneState {
@@ -493,6 +551,8 @@ impl PaneState {
         match self {
             PaneState::Running => "running",
             PaneState::Exited => "exited",
+            PaneState::Restarting => "restarting",
+            PaneState::Lost => "lost",
         }
     }
 }
@@ -527,6 +587,11 @@ pub struct PaneInfo {
     pub size: PaneSize,
     pub started_at_ms: u64,
     pub exited_at_ms: Option<u64>,
+    pub restart: RestartPolicy,
+    /// Times the process was started again since the count was last reset.
+    pub restarts: u32,
+    /// How the previous run ended, for a pane that was restarted.
+    pub last_exit: Option<ExitStatus>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -539,6 +604,13 @@ pub struct DaemonInfo {
     pub sessions: u32,
     pub panes: u32,
     pub running_panes: u32,
+    /// Where sessions and panes are recorded; empty when they are not.
+    pub state_path: String,
+    /// What start-up restored ("restored 4 sessions, 12 panes: ..."), or how the
+    /// daemon was upgraded; empty for a fresh start.
+    pub recovery: String,
+    /// Records that could not be written (a full disk, say) since start.
+    pub unpersisted_writes: u64,
 }
 
 /// Output read from a pane.
@@ -599,6 +671,8 @@ pub enum Event {
     },
     PaneCreated(PaneInfo),
     PaneExited(PaneInfo),
+    /// A pane's process was started again by its restart policy.
+    PaneRestarted(PaneInfo),
     PaneRemoved {
         id: PaneId,
         session_id: SessionId,

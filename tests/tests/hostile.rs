@@ -631,7 +631,8 @@ async fn program_output_floods_stay_bounded() {
     bystander(&daemon).await;
 }
 
-/// SIGKILL leaves a stale socket; a new daemon on the same path takes it over.
+/// SIGKILL leaves a stale socket; a new daemon on the same path takes it over,
+/// and brings back the sessions the killed one had recorded.
 #[tokio::test]
 async fn sigkill_then_restart_on_the_same_socket() {
     let mut daemon = Daemon::start();
@@ -647,7 +648,20 @@ async fn sigkill_then_restart_on_the_same_socket() {
     let took = bystander(&daemon).await;
     println!("restart after SIGKILL: answered in {took:?}");
     let client = daemon.client().await;
-    assert!(client.list_sessions().await.unwrap().is_empty());
+    let names: Vec<String> = client
+        .list_sessions()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, vec!["before".to_string()]);
+    let status = client.daemon_status().await.unwrap();
+    assert!(
+        status.recovery.starts_with("restored 1 sessions"),
+        "{}",
+        status.recovery
+    );
 }
 
 /// Another uid, both ways: the daemon refuses a client that is not its uid (even

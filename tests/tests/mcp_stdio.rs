@@ -221,9 +221,13 @@ async fn the_bridge_survives_a_daemon_restart() {
     );
 
     daemon.restart(&[]);
-    // The next call reconnects; the new daemon starts empty.
+    // The next call reconnects; the new daemon brought back the session, and the
+    // terminal that was running when the daemon stopped is `lost`.
     let list = ok(&mcp, "fugue_list_sessions", json!({})).await;
-    assert!(list["sessions"].as_array().unwrap().is_empty(), "{list}");
+    assert_eq!(list["sessions"][0]["name"], "mcp", "{list}");
+    let terminals = ok(&mcp, "fugue_list", json!({})).await;
+    assert_eq!(terminals["terminals"][0]["id"], id.as_str(), "{terminals}");
+    assert_eq!(terminals["terminals"][0]["status"], "lost", "{terminals}");
     let again = ok(
         &mcp,
         "fugue_start",

@@ -154,19 +154,26 @@ pub enum PaneMsg {
 
 pub struct PaneArgs {
     pub id: PaneId,
-    /// The PTY master (non-blocking) and the process on it.
+    pub output: Arc<PaneOutput>,
+    pub exit: watch::Sender<Option<Exited>>,
+    pub shell: bool,
+    pub kill_grace: Duration,
+    /// The process on the PTY; `None` for a pane restored without one (lost when
+    /// the daemon went away), which keeps only its output.
+    pub process: Option<PaneProcess>,
+}
+
+/// A running process on its PTY, as a pane actor takes it over.
+pub struct PaneProcess {
+    /// The PTY master (non-blocking).
     pub master: OwnedFd,
     pub pid: u32,
     pub reaped: Reaped,
-    pub output: Arc<PaneOutput>,
     pub input: mpsc::Receiver<Vec<u8>>,
     /// For the emulator's answers to terminal queries.
     pub replies: mpsc::Sender<Vec<u8>>,
     /// Written to the PTY before any other input (a shell pane's command line).
     pub typed: Option<Vec<u8>>,
-    pub exit: watch::Sender<Option<Exited>>,
-    pub shell: bool,
-    pub kill_grace: Duration,
 }
 
 /// An attached client, as the size policy sees it.
@@ -180,8 +187,9 @@ struct Client {
 
 pub struct PaneState {
     id: PaneId,
-    master: Arc<AsyncFd<OwnedFd>>,
-    guard: ProcessGuard,
+    /// The PTY master and the process guard; `None` for a pane without a process.
+    master: Option<Arc<AsyncFd<OwnedFd>>>,
+    guard: Option<ProcessGuard>,
     reaped: Reaped,
     output: Arc<PaneOutput>,
     exit: watch::Sender<Option<Exited>>,
@@ -203,34 +211,22 @@ impl Actor for PaneActor {
     type Arguments = PaneArgs;
 
     async fn pre_start(&self, myself: ActorRef<PaneMsg>, args: PaneArgs) -> Result<PaneState, ActorProcessingErr> {
-        let reaped = args.reaped;
-        let guard = ProcessGuard::new(args.pid, reaped.clone(), args.kill_grace);
-        let master = Arc::new(crate::terminal::fd::register(
-            args.master,
-            tokio::io::Interest::READABLE | tokio::io::Interest::WRITABLE,
-        )?);
         let stop = CancellationToken::new();
-        let feed = PaneFeed::new(
-            args.output.clone(),
-            args.replies,
-            Box::new({
-                let pane = myself.clone();
-                move || {
-                    let _ = pane.cast(PaneMsg::OutputClosed);
-                }
-            }),
-        );
-        tokio::spawn(read_loop(master.clone(), args.output.clone(), feed, stop.clone()));
-        tokio::spawn(write_loop(master.clone(), args.input, args.typed, stop.clone()));
-        tokio::spawn({
-            let pane = myself.clone();
-            let mut reaped = reaped.clone();
-            async move {
-                if reaped.wait_for(|r| r.is_some()).await.is_ok() {
-                    let _ = pane.cast(PaneMsg::ProcessReaped);
-                }
+        let (master, guard, reaped) = match args.process {
+            Some(process) => {
+                let (master, guard, reaped) = start_io(&myself, process, &args.output, args.kill_grace, &stop)?;
+                (Some(master), Some(guard), reaped)
             }
-        });
+            None => (
+                None,
+                None,
+                watch::channel(Some(ExitStatus {
+                    code: None,
+                    signal: None,
+                }))
+                .1,
+            ),
+        };
         Ok(PaneState {
             id: args.id,
             master,
@@ -332,6 +328,44 @@ impl Actor for PaneActor {
     }
 }
 
+/// Starts the reader, the writer and the reap watch of a pane's process.
+fn start_io(
+    pane: &ActorRef<PaneMsg>,
+    process: PaneProcess,
+    output: &Arc<PaneOutput>,
+    kill_grace: Duration,
+    stop: &CancellationToken,
+) -> std::io::Result<(Arc<AsyncFd<OwnedFd>>, ProcessGuard, Reaped)> {
+    let reaped = process.reaped;
+    let guard = ProcessGuard::new(process.pid, reaped.clone(), kill_grace);
+    let master = Arc::new(crate::terminal::fd::register(
+        process.master,
+        tokio::io::Interest::READABLE | tokio::io::Interest::WRITABLE,
+    )?);
+    let feed = PaneFeed::new(
+        output.clone(),
+        process.replies,
+        Box::new({
+            let pane = pane.clone();
+            move || {
+                let _ = pane.cast(PaneMsg::OutputClosed);
+            }
+        }),
+    );
+    tokio::spawn(read_loop(master.clone(), output.clone(), feed, stop.clone()));
+    tokio::spawn(write_loop(master.clone(), process.input, process.typed, stop.clone()));
+    tokio::spawn({
+        let pane = pane.clone();
+        let mut reaped = reaped.clone();
+        async move {
+            if reaped.wait_for(|r| r.is_some()).await.is_ok() {
+                let _ = pane.cast(PaneMsg::ProcessReaped);
+            }
+        }
+    });
+    Ok((master, guard, reaped))
+}
+
 /// Reads one chunk: `None` at the end of the PTY (EOF, or EIO once the last
 /// process holding the terminal has gone). Reads go through one buffer per thread,
 /// and only what was read is copied out, so a pane costs no read buffer of its own.
@@ -429,7 +463,7 @@ async fn write_loop(
 
 impl PaneState {
     fn foreground_group(&self) -> Option<i32> {
-        pty::foreground_group(self.master.get_ref())
+        pty::foreground_group(self.master.as_ref()?.get_ref())
     }
 
     fn has_exited(&self) -> bool {
@@ -453,15 +487,15 @@ impl PaneState {
     }
 
     fn kill(&self, signal: i32) {
-        if self.has_exited() {
+        let Some(guard) = self.guard.as_ref().filter(|_| !self.has_exited()) else {
             return;
-        }
+        };
         if self.shell && signal == libc::SIGTERM {
             // Interactive shells ignore SIGTERM; a hang-up is how a closing terminal
             // ends them (and they pass it on to their jobs).
-            process::signal_group(self.guard.pid() as i32, libc::SIGHUP);
+            process::signal_group(guard.pid() as i32, libc::SIGHUP);
         }
-        self.guard.terminate(signal, self.foreground_group(), self.kill_grace);
+        guard.terminate(signal, self.foreground_group(), self.kill_grace);
     }
 
     fn resize(&self, size: PaneSize) -> Result<(), ErrorReply> {
@@ -470,7 +504,9 @@ impl PaneState {
         if self.output.size() == size {
             return Ok(());
         }
-        pty::set_size(self.master.get_ref(), size).map_err(|e| ErrorReply::internal(format!("resize failed: {e}")))?;
+        if let Some(master) = &self.master {
+            pty::set_size(master.get_ref(), size).map_err(|e| ErrorReply::internal(format!("resize failed: {e}")))?;
+        }
         self.output.resize(size);
         Ok(())
     }

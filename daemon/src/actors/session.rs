@@ -2,17 +2,27 @@
 //! metadata (order, titles, status) so lists are answered without asking each pane,
 //! enforces the running-pane cap, and removes exited panes after their TTL.
 
-use crate::actors::pane::{Exited, PaneActor, PaneArgs, PaneInput, PaneMsg};
+use crate::actors::pane::{Exited, PaneActor, PaneArgs, PaneInput, PaneMsg, PaneProcess};
 use crate::config::{now_ms, DaemonConfig};
+use crate::store::{PaneRecord, RecordedPane, SavedOutput, Store, SAVED_TEXT_LINES};
 use crate::terminal::pane_output::{OutputLimits, PaneOutput};
 use crate::terminal::process::{self, Reaped};
-use crate::terminal::pty::{self, LaunchRequest};
+use crate::terminal::pty::{self, Launch, LaunchRequest};
 use fugue_protocol::target::{self, Candidate};
-use fugue_protocol::{ErrorCode, ErrorReply, Event, PaneId, PaneInfo, PaneState, SessionId, SpawnSpec};
+use fugue_protocol::{ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneState, SessionId, SpawnSpec};
 use ractor::{Actor, ActorProcessingErr, ActorRef, DerivedActorRef, RpcReplyPort, SupervisionEvent};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::sync::{broadcast, watch};
+
+/// How often the screens of busy panes are written to the store.
+const CHECKPOINT: Duration = Duration::from_secs(2);
+/// First wait before a restart; it doubles up to [`RESTART_MAX_BACKOFF`].
+const RESTART_BACKOFF: Duration = Duration::from_secs(1);
+const RESTART_MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A run this long counts as healthy: the restart count and backoff start over.
+const HEALTHY_RUN: Duration = Duration::from_secs(60);
 
 /// Everything a request needs to act on one pane without going through its session.
 #[derive(Clone)]
@@ -34,11 +44,18 @@ impl PaneHandle {
 
 /// `info` with the state, exit and size the pane itself records (the one place
 /// each is kept).
+/// A lost pane (restored without a process) keeps its state and has no exit; a
+/// restarting one shows the exit it is restarting after.
 fn live_info(info: &PaneInfo, exit: &watch::Receiver<Option<Exited>>, output: &PaneOutput) -> PaneInfo {
     let mut info = info.clone();
     info.size = output.size();
+    if info.state == PaneState::Lost {
+        return info;
+    }
     if let Some(exited) = *exit.borrow() {
-        info.state = PaneState::Exited;
+        if info.state == PaneState::Running {
+            info.state = PaneState::Exited;
+        }
         info.exit = Some(exited.status);
         info.exited_at_ms = Some(exited.at_ms);
     }
@@ -78,12 +95,36 @@ pub enum SessionMsg {
     /// The supervisor renamed the session.
     Renamed(String),
     /// Kill and remove every pane, then stop. Replies with a receiver per process
-    /// that turns `Some` when it has been reaped.
-    Destroy(RpcReplyPort<Vec<Reaped>>),
+    /// that turns `Some` when it has been reaped. With `keep_records` (the daemon
+    /// is stopping) the records stay as they are, with the latest screens, so the
+    /// next daemon brings the panes back.
+    Destroy {
+        keep_records: bool,
+        reply: RpcReplyPort<Vec<Reaped>>,
+    },
     /// A pane's process ended and its output is drained.
     PaneExited(PaneId),
     /// Timer: the pane's exited TTL passed.
     ExpirePane(PaneId),
+    /// Timer: start a restarting pane's process again.
+    Respawn(PaneId),
+    /// Timer: record the screens of panes that changed.
+    Checkpoint,
+    /// Bring back recorded panes (at start-up); replies with what became of them.
+    Restore {
+        panes: Vec<RecordedPane>,
+        reply: RpcReplyPort<RestoreCounts>,
+    },
+}
+
+/// What [`SessionMsg::Restore`] did with the recorded panes.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RestoreCounts {
+    pub lost: u32,
+    pub restarted: u32,
+    pub exited: u32,
+    /// Exited too long ago to keep.
+    pub expired: u32,
 }
 
 /// What a session tells its parent (the supervisor's registry and pane index).
@@ -110,16 +151,28 @@ pub struct SessionArgs {
     pub config: Arc<DaemonConfig>,
     pub parent: DerivedActorRef<SessionReport>,
     pub events: broadcast::Sender<Event>,
+    pub store: Store,
 }
 
 struct PaneEntry {
-    /// Names and spawn facts; state, exit and size come from the pane ([`live_info`]).
+    /// Names and spawn facts; exit and size come from the pane ([`live_info`]);
+    /// the state here is `Running` unless the pane is restarting or lost.
     info: PaneInfo,
+    /// As the client asked, for restarts and the records.
+    spec: SpawnSpec,
     actor: ActorRef<PaneMsg>,
     input: PaneInput,
     exit: watch::Receiver<Option<Exited>>,
     reaped: Reaped,
     output: Arc<PaneOutput>,
+    /// When the current process started (clock ticks after boot, from /proc), to
+    /// recognise it after a crash.
+    pid_start: Option<u64>,
+    /// When the current process started, for the healthy-run reset.
+    run_started: Instant,
+    backoff: Duration,
+    /// The output's change count when its screen was last recorded.
+    checkpointed: u64,
 }
 
 impl PaneEntry {
@@ -130,6 +183,37 @@ impl PaneEntry {
     fn running(&self) -> bool {
         self.exit.borrow().is_none()
     }
+
+    /// Running, or about to run again: what the running-pane cap counts.
+    fn active(&self) -> bool {
+        self.running() || self.info.state == PaneState::Restarting
+    }
+
+    fn record(&self) -> PaneRecord {
+        PaneRecord {
+            info: self.info(),
+            spec: self.spec.clone(),
+            pid_start: self.pid_start,
+        }
+    }
+
+    fn saved_output(&self) -> SavedOutput {
+        let (screen, text) = self.output.saved(SAVED_TEXT_LINES);
+        SavedOutput {
+            size: self.output.size(),
+            screen,
+            text,
+        }
+    }
+}
+
+/// A pane's process as started: its actor and the ends the session keeps.
+struct Started {
+    actor: ActorRef<PaneMsg>,
+    input: PaneInput,
+    exit: watch::Receiver<Option<Exited>>,
+    reaped: Reaped,
+    pid: u32,
 }
 
 pub struct SessionState {
@@ -145,7 +229,12 @@ impl Actor for SessionActor {
     type State = SessionState;
     type Arguments = SessionArgs;
 
-    async fn pre_start(&self, _: ActorRef<SessionMsg>, args: SessionArgs) -> Result<SessionState, ActorProcessingErr> {
+    async fn pre_start(
+        &self,
+        myself: ActorRef<SessionMsg>,
+        args: SessionArgs,
+    ) -> Result<SessionState, ActorProcessingErr> {
+        myself.send_interval(CHECKPOINT, || SessionMsg::Checkpoint);
         Ok(SessionState {
             args,
             panes: Vec::new(),
@@ -173,6 +262,11 @@ impl Actor for SessionActor {
             SessionMsg::RenamePane { id, title, reply } => {
                 let _ = reply.send(state.rename_pane(id, title));
             }
+            SessionMsg::Respawn(id) => state.respawn(&myself, id).await,
+            SessionMsg::Checkpoint => state.checkpoint(),
+            SessionMsg::Restore { panes, reply } => {
+                let _ = reply.send(state.restore(&myself, panes).await);
+            }
             SessionMsg::Reorder { targets, reply } => {
                 let _ = reply.send(state.reorder(&targets));
             }
@@ -191,9 +285,16 @@ impl Actor for SessionActor {
                     pane.info.session_name = name.clone();
                 }
                 state.args.name = name;
+                state.persist_all();
             }
-            SessionMsg::Destroy(reply) => {
+            SessionMsg::Destroy { keep_records, reply } => {
                 let reaped = state.panes.iter().map(|p| p.reaped.clone()).collect();
+                if keep_records {
+                    for pane in state.panes.iter().filter(|p| p.running()) {
+                        state.args.store.output(pane.info.id, pane.saved_output());
+                    }
+                    state.args.store = Store::disabled();
+                }
                 while !state.panes.is_empty() {
                     state.remove(state.panes.len() - 1);
                 }
@@ -202,7 +303,7 @@ impl Actor for SessionActor {
             }
             SessionMsg::PaneExited(id) => state.pane_exited(&myself, id),
             SessionMsg::ExpirePane(id) => {
-                let expired = state.panes.iter().position(|p| p.info.id == id && !p.running());
+                let expired = state.panes.iter().position(|p| p.info.id == id && !p.active());
                 if let Some(index) = expired {
                     state.remove(index);
                 }
@@ -231,101 +332,22 @@ impl Actor for SessionActor {
 
 impl SessionState {
     async fn create_pane(&mut self, myself: &ActorRef<SessionMsg>, spec: SpawnSpec) -> Result<PaneHandle, ErrorReply> {
+        self.check_running_cap()?;
         let config = self.args.config.clone();
-        let running = self.running();
-        if running >= config.max_running_panes {
-            let names: Vec<String> = self
-                .panes
-                .iter()
-                .filter(|p| p.running())
-                .map(|p| format!("{} ({})", p.info.index, p.info.title))
-                .collect();
-            return Err(ErrorReply::new(
-                ErrorCode::LimitReached,
-                format!(
-                    "session '{}' already runs {running} panes, the limit is {}; release or kill one first. running: {}",
-                    self.args.name,
-                    config.max_running_panes,
-                    names.join(", ")
-                ),
-            ));
-        }
         let byte_limit = match spec.output_byte_limit {
             Some(0) => return Err(ErrorReply::invalid("output_byte_limit must be at least 1")),
             Some(n) => usize::try_from(n).map_err(|_| ErrorReply::invalid("output_byte_limit is too large"))?,
             None => crate::terminal::output::DEFAULT_BYTE_LIMIT,
         };
-        let mut env = self.args.env.clone();
-        env.extend(spec.env.iter().map(|v| (v.name.clone(), v.value.clone())));
-        let cwd = spec
-            .cwd
-            .as_deref()
-            .map(PathBuf::from)
-            .unwrap_or_else(|| self.args.cwd.clone());
-        let launch = pty::validate(LaunchRequest {
-            command: spec.command.as_deref(),
-            args: &spec.args,
-            env,
-            cwd: &cwd,
-            shell: spec.shell,
-            size: spec.size.unwrap_or_default(),
-        })?;
-
+        let launch = self.launch(&spec)?;
         let id = PaneId::new();
-        let extra_env = vec![
-            ("FUGUE_SOCKET".to_string(), config.socket.display().to_string()),
-            ("FUGUE_SESSION".to_string(), self.args.name.clone()),
-            ("FUGUE_PANE".to_string(), id.to_string()),
-        ];
-        let typed = pty::typed_input(&launch);
-        let spawned = pty::spawn(launch.clone(), extra_env).await?;
-        let pid = spawned.pid;
-        let (exit_tx, exit_rx) = watch::channel(None);
-        let limits = OutputLimits {
-            log_bytes: byte_limit,
-            text_lines: config.text_lines,
-            text_bytes: config.text_bytes,
-            scrollback_lines: config.scrollback_lines,
-            scrollback_bytes: config.scrollback_bytes,
-        };
-        let output = Arc::new(PaneOutput::new(limits, launch.size));
-        let (input, input_rx) = PaneInput::channel(id, exit_rx.clone(), output.clone());
+        let output = Arc::new(PaneOutput::new(limits(&config, byte_limit), launch.size));
+        let started = self.start(myself, id, &launch, spec.shell, &output).await?;
         let title = spec
             .title
             .clone()
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| default_title(&launch.display_command));
-        let reaped = process::watch_exit(pid, spawned.pidfd);
-        let args = PaneArgs {
-            id,
-            master: spawned.master,
-            pid,
-            reaped: reaped.clone(),
-            output: output.clone(),
-            input: input_rx,
-            replies: input.replies(),
-            typed,
-            exit: exit_tx,
-            shell: spec.shell,
-            kill_grace: config.kill_grace,
-        };
-        let (actor, _) = Actor::spawn_linked(None, PaneActor, args, myself.get_cell())
-            .await
-            .map_err(|e| {
-                // The pane actor owns the process guard; if it never started, make sure
-                // the process does not outlive the failed request.
-                process::signal_group(pid as i32, libc::SIGKILL);
-                ErrorReply::internal(format!("cannot start pane actor: {e}"))
-            })?;
-        tokio::spawn({
-            let session = myself.clone();
-            let mut exit = exit_rx.clone();
-            async move {
-                if exit.wait_for(|e| e.is_some()).await.is_ok() {
-                    let _ = session.cast(SessionMsg::PaneExited(id));
-                }
-            }
-        });
         let info = PaneInfo {
             id,
             session_id: self.args.id,
@@ -335,20 +357,28 @@ impl SessionState {
             purpose: spec.purpose.clone().unwrap_or_default(),
             command: launch.display_command.clone(),
             shell: spec.shell,
-            cwd: cwd.display().to_string(),
+            cwd: launch.cwd.display().to_string(),
             state: PaneState::Running,
-            pid,
+            pid: started.pid,
             exit: None,
             size: launch.size,
             started_at_ms: now_ms(),
             exited_at_ms: None,
+            restart: spec.restart,
+            restarts: 0,
+            last_exit: None,
         };
         self.panes.push(PaneEntry {
             info: info.clone(),
-            actor,
-            input,
-            exit: exit_rx,
-            reaped,
+            spec,
+            actor: started.actor,
+            input: started.input,
+            exit: started.exit,
+            reaped: started.reaped,
+            pid_start: process::start_time(started.pid),
+            run_started: Instant::now(),
+            backoff: RESTART_BACKOFF,
+            checkpointed: 0,
             output,
         });
         let _ = self.args.parent.cast(SessionReport::PaneAdded {
@@ -356,12 +386,153 @@ impl SessionState {
             session: self.args.id,
         });
         self.report_counts();
+        self.persist(self.panes.len() - 1);
         let _ = self.args.events.send(Event::PaneCreated(info));
         Ok(self.handle(self.panes.len() - 1, myself))
     }
 
+    fn check_running_cap(&self) -> Result<(), ErrorReply> {
+        let config = &self.args.config;
+        let running = self.running();
+        if running < config.max_running_panes {
+            return Ok(());
+        }
+        let names: Vec<String> = self
+            .panes
+            .iter()
+            .filter(|p| p.active())
+            .map(|p| format!("{} ({})", p.info.index, p.info.title))
+            .collect();
+        Err(ErrorReply::new(
+            ErrorCode::LimitReached,
+            format!(
+                "session '{}' already runs {running} panes, the limit is {}; release or kill one first. running: {}",
+                self.args.name,
+                config.max_running_panes,
+                names.join(", ")
+            ),
+        ))
+    }
+
+    /// The checked launch for `spec` in this session (its env and cwd).
+    fn launch(&self, spec: &SpawnSpec) -> Result<Launch, ErrorReply> {
+        let mut env = self.args.env.clone();
+        env.extend(spec.env.iter().map(|v| (v.name.clone(), v.value.clone())));
+        let cwd = spec
+            .cwd
+            .as_deref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.args.cwd.clone());
+        pty::validate(LaunchRequest {
+            command: spec.command.as_deref(),
+            args: &spec.args,
+            env,
+            cwd: &cwd,
+            shell: spec.shell,
+            size: spec.size.unwrap_or_default(),
+        })
+    }
+
+    /// Starts `launch` on a new PTY as pane `id`, writing to `output`.
+    async fn start(
+        &self,
+        myself: &ActorRef<SessionMsg>,
+        id: PaneId,
+        launch: &Launch,
+        shell: bool,
+        output: &Arc<PaneOutput>,
+    ) -> Result<Started, ErrorReply> {
+        let config = &self.args.config;
+        let extra_env = vec![
+            ("FUGUE_SOCKET".to_string(), config.socket.display().to_string()),
+            ("FUGUE_SESSION".to_string(), self.args.name.clone()),
+            ("FUGUE_PANE".to_string(), id.to_string()),
+        ];
+        let typed = pty::typed_input(launch);
+        let size = output.size();
+        let mut launch = launch.clone();
+        launch.size = size;
+        let spawned = pty::spawn(launch, extra_env).await?;
+        let pid = spawned.pid;
+        let reaped = process::watch_exit(pid, spawned.pidfd);
+        self.start_actor(myself, id, shell, output, Some((spawned.master, pid, reaped, typed)))
+            .await
+    }
+
+    /// The pane actor for pane `id`, with its process if it has one.
+    async fn start_actor(
+        &self,
+        myself: &ActorRef<SessionMsg>,
+        id: PaneId,
+        shell: bool,
+        output: &Arc<PaneOutput>,
+        process: Option<(std::os::fd::OwnedFd, u32, Reaped, Option<Vec<u8>>)>,
+    ) -> Result<Started, ErrorReply> {
+        let no_process = ExitStatus {
+            code: None,
+            signal: None,
+        };
+        let (exit_tx, exit_rx) = match process {
+            Some(_) => watch::channel(None),
+            None => watch::channel(Some(Exited {
+                status: no_process,
+                at_ms: now_ms(),
+            })),
+        };
+        let (input, input_rx) = PaneInput::channel(id, exit_rx.clone(), output.clone());
+        let (pid, reaped, process) = match process {
+            Some((master, pid, reaped, typed)) => (
+                pid,
+                reaped.clone(),
+                Some(PaneProcess {
+                    master,
+                    pid,
+                    reaped,
+                    input: input_rx,
+                    replies: input.replies(),
+                    typed,
+                }),
+            ),
+            None => (0, watch::channel(Some(no_process)).1, None),
+        };
+        let args = PaneArgs {
+            id,
+            output: output.clone(),
+            exit: exit_tx,
+            shell,
+            kill_grace: self.args.config.kill_grace,
+            process,
+        };
+        let (actor, _) = Actor::spawn_linked(None, PaneActor, args, myself.get_cell())
+            .await
+            .map_err(|e| {
+                // The pane actor owns the process guard; if it never started, make sure
+                // the process does not outlive the failed request.
+                process::signal_group(pid as i32, libc::SIGKILL);
+                ErrorReply::internal(format!("cannot start pane actor: {e}"))
+            })?;
+        if pid != 0 {
+            tokio::spawn({
+                let session = myself.clone();
+                let mut exit = exit_rx.clone();
+                async move {
+                    if exit.wait_for(|e| e.is_some()).await.is_ok() {
+                        let _ = session.cast(SessionMsg::PaneExited(id));
+                    }
+                }
+            });
+        }
+        Ok(Started {
+            actor,
+            input,
+            exit: exit_rx,
+            reaped,
+            pid,
+        })
+    }
+
     fn running(&self) -> usize {
-        self.panes.iter().filter(|p| p.running()).count()
+        self.panes.iter().filter(|p| p.active()).count()
     }
 
     fn handle(&self, index: usize, myself: &ActorRef<SessionMsg>) -> PaneHandle {
@@ -421,6 +592,7 @@ impl SessionState {
     fn rename_pane(&mut self, id: PaneId, title: String) -> Result<PaneInfo, ErrorReply> {
         let index = self.find(&PaneLookup::Id(id))?;
         self.panes[index].info.title = title;
+        self.persist(index);
         let info = self.panes[index].info();
         let _ = self.args.events.send(Event::PaneRenamed(info.clone()));
         Ok(info)
@@ -453,6 +625,7 @@ impl SessionState {
         let mut slots: Vec<Option<PaneEntry>> = self.panes.drain(..).map(Some).collect();
         self.panes = order.iter().filter_map(|i| slots[*i].take()).collect();
         self.renumber();
+        self.persist_all();
         let _ = self.args.events.send(Event::PanesReordered {
             session_id: self.args.id,
             panes: self.panes.iter().map(|p| p.info.id).collect(),
@@ -467,13 +640,217 @@ impl SessionState {
     }
 
     fn pane_exited(&mut self, myself: &ActorRef<SessionMsg>, id: PaneId) {
-        let Some(pane) = self.panes.iter().find(|p| p.info.id == id) else {
+        let Some(index) = self.panes.iter().position(|p| p.info.id == id && !p.running()) else {
             return;
         };
-        let info = pane.info();
-        myself.send_after(self.args.config.exited_ttl, move || SessionMsg::ExpirePane(id));
+        let pane = &mut self.panes[index];
+        if pane.info.state != PaneState::Running {
+            return;
+        }
+        let status = pane.exit.borrow().map(|e| e.status);
+        let healthy = pane.run_started.elapsed() >= HEALTHY_RUN;
+        if healthy {
+            pane.info.restarts = 0;
+            pane.backoff = RESTART_BACKOFF;
+        }
+        let allowed = pane.spec.max_restarts.is_none_or(|max| pane.info.restarts < max);
+        let restart = status.is_some_and(|s| pane.info.restart.restarts_after(&s)) && allowed;
+        let saved = pane.saved_output();
+        self.args.store.output(id, saved);
+        let pane = &mut self.panes[index];
+        if restart {
+            pane.info.state = PaneState::Restarting;
+            let wait = pane.backoff;
+            pane.backoff = (pane.backoff * 2).min(RESTART_MAX_BACKOFF);
+            myself.send_after(wait, move || SessionMsg::Respawn(id));
+            tracing::info!(pane = %id, ?status, after = ?wait, "restarting pane");
+        } else {
+            myself.send_after(self.args.config.exited_ttl, move || SessionMsg::ExpirePane(id));
+        }
+        let info = self.panes[index].info();
+        self.persist(index);
         self.report_counts();
         let _ = self.args.events.send(Event::PaneExited(info));
+    }
+
+    /// Starts a restarting pane's process again, with the same spec, on the same
+    /// output (offsets go on), as the same pane.
+    async fn respawn(&mut self, myself: &ActorRef<SessionMsg>, id: PaneId) {
+        let Some(index) = self
+            .panes
+            .iter()
+            .position(|p| p.info.id == id && p.info.state == PaneState::Restarting)
+        else {
+            return;
+        };
+        let pane = &self.panes[index];
+        let started = match self.launch(&pane.spec) {
+            Ok(launch) => self.start(myself, id, &launch, pane.spec.shell, &pane.output).await,
+            Err(err) => Err(err),
+        };
+        let pane = &mut self.panes[index];
+        match started {
+            Ok(started) => {
+                pane.actor.stop(Some("restarted".into()));
+                pane.info.last_exit = pane.exit.borrow().map(|e| e.status);
+                pane.info.restarts += 1;
+                pane.info.state = PaneState::Running;
+                pane.info.pid = started.pid;
+                pane.info.started_at_ms = now_ms();
+                pane.info.exit = None;
+                pane.info.exited_at_ms = None;
+                pane.pid_start = process::start_time(started.pid);
+                pane.run_started = Instant::now();
+                pane.actor = started.actor;
+                pane.input = started.input;
+                pane.exit = started.exit;
+                pane.reaped = started.reaped;
+                let info = pane.info();
+                let _ = self.args.events.send(Event::PaneRestarted(info));
+            }
+            Err(err) => {
+                tracing::warn!(pane = %id, %err, "restart failed; the pane stays exited");
+                pane.info.state = PaneState::Running;
+                myself.send_after(self.args.config.exited_ttl, move || SessionMsg::ExpirePane(id));
+            }
+        }
+        self.persist(index);
+        self.report_counts();
+    }
+
+    /// Records the screens of panes whose output changed since the last time.
+    fn checkpoint(&mut self) {
+        for pane in &mut self.panes {
+            let changes = *pane.output.changes().borrow();
+            if changes == pane.checkpointed || !pane.running() {
+                continue;
+            }
+            pane.checkpointed = changes;
+            self.args.store.output(pane.info.id, pane.saved_output());
+        }
+    }
+
+    fn persist(&self, index: usize) {
+        if let Some(pane) = self.panes.get(index) {
+            self.args.store.pane(pane.record());
+        }
+    }
+
+    fn persist_all(&self) {
+        for index in 0..self.panes.len() {
+            self.persist(index);
+        }
+    }
+
+    /// Brings back recorded panes: exited ones as they were (until their TTL),
+    /// ones that were running started again if their policy says so, otherwise
+    /// `lost`, with their last screen and text.
+    async fn restore(&mut self, myself: &ActorRef<SessionMsg>, panes: Vec<RecordedPane>) -> RestoreCounts {
+        let mut counts = RestoreCounts::default();
+        let ttl = self.args.config.exited_ttl.as_millis() as u64;
+        for (record, saved) in panes {
+            let PaneRecord { mut info, spec, .. } = record;
+            let id = info.id;
+            let was_running = matches!(info.state, PaneState::Running | PaneState::Restarting);
+            if !was_running && info.exited_at_ms.unwrap_or(0) + ttl < now_ms() {
+                counts.expired += 1;
+                self.args.store.delete_pane(id);
+                continue;
+            }
+            let limit = spec
+                .output_byte_limit
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(crate::terminal::output::DEFAULT_BYTE_LIMIT);
+            let limits = limits(&self.args.config, limit);
+            let output = Arc::new(match &saved {
+                Some(saved) => PaneOutput::from_saved(limits, saved.size, &saved.screen, &saved.text),
+                None => PaneOutput::new(limits, info.size),
+            });
+            let restart = was_running && spec.restart != fugue_protocol::RestartPolicy::Never;
+            let started = match restart {
+                true => match self.launch(&spec) {
+                    Ok(launch) => self.start(myself, id, &launch, spec.shell, &output).await,
+                    Err(err) => Err(err),
+                },
+                false => Err(ErrorReply::internal("not restarted")),
+            };
+            let (started, remaining_ms) = match started {
+                Ok(started) => {
+                    counts.restarted += 1;
+                    info.state = PaneState::Running;
+                    info.pid = started.pid;
+                    info.restarts += 1;
+                    info.started_at_ms = now_ms();
+                    info.exit = None;
+                    info.exited_at_ms = None;
+                    (started, None)
+                }
+                Err(_) => {
+                    let remaining = match (was_running, info.state) {
+                        (true, _) => {
+                            counts.lost += 1;
+                            info.state = PaneState::Lost;
+                            info.exited_at_ms = Some(now_ms());
+                            ttl
+                        }
+                        // Lost before the last restart: still lost, until its TTL.
+                        (false, PaneState::Lost) => {
+                            counts.lost += 1;
+                            (info.exited_at_ms.unwrap_or(0) + ttl).saturating_sub(now_ms())
+                        }
+                        (false, _) => {
+                            counts.exited += 1;
+                            info.state = PaneState::Running;
+                            (info.exited_at_ms.unwrap_or(0) + ttl).saturating_sub(now_ms())
+                        }
+                    };
+                    match self.start_actor(myself, id, spec.shell, &output, None).await {
+                        Ok(started) => (started, Some(remaining)),
+                        Err(err) => {
+                            tracing::warn!(pane = %id, %err, "cannot restore pane");
+                            continue;
+                        }
+                    }
+                }
+            };
+            if let Some(remaining) = remaining_ms {
+                myself.send_after(Duration::from_millis(remaining), move || SessionMsg::ExpirePane(id));
+            }
+            info.session_id = self.args.id;
+            info.session_name = self.args.name.clone();
+            let exited = info.exit.zip(info.exited_at_ms);
+            let pid = started.pid;
+            self.panes.push(PaneEntry {
+                info,
+                spec,
+                actor: started.actor,
+                input: started.input,
+                exit: started.exit,
+                reaped: started.reaped,
+                output,
+                pid_start: process::start_time(pid).filter(|_| pid != 0),
+                run_started: Instant::now(),
+                backoff: RESTART_BACKOFF,
+                checkpointed: 0,
+            });
+            // An exited pane's exit is the recorded one, not the restore's.
+            if let (Some((status, at_ms)), true) = (exited, pid == 0) {
+                let entry = self.panes.last_mut().map(|p| &mut p.exit);
+                if let Some(exit) = entry {
+                    let (tx, rx) = watch::channel(Some(Exited { status, at_ms }));
+                    drop(tx);
+                    *exit = rx;
+                }
+            }
+            let _ = self.args.parent.cast(SessionReport::PaneAdded {
+                pane: id,
+                session: self.args.id,
+            });
+        }
+        self.renumber();
+        self.persist_all();
+        self.report_counts();
+        counts
     }
 
     /// Removes a pane: its actor stops, and dropping its process guard hangs up and
@@ -481,7 +858,12 @@ impl SessionState {
     fn remove(&mut self, index: usize) {
         let entry = self.panes.remove(index);
         entry.actor.stop(Some("removed".into()));
+        self.args.store.delete_pane(entry.info.id);
         self.renumber();
+        // The panes after it moved up one.
+        for later in index..self.panes.len() {
+            self.persist(later);
+        }
         let _ = self
             .args
             .parent
@@ -499,6 +881,16 @@ impl SessionState {
             panes: self.panes.len() as u32,
             running: self.running() as u32,
         });
+    }
+}
+
+fn limits(config: &DaemonConfig, log_bytes: usize) -> OutputLimits {
+    OutputLimits {
+        log_bytes,
+        text_lines: config.text_lines,
+        text_bytes: config.text_bytes,
+        scrollback_lines: config.scrollback_lines,
+        scrollback_bytes: config.scrollback_bytes,
     }
 }
 

@@ -3,10 +3,14 @@
 //! It never calls into a pane; sessions only cast [`SessionReport`]s to it, so
 //! there is no call cycle and the session module does not know this one.
 
-use crate::actors::session::{SessionActor, SessionArgs, SessionMsg, SessionReport};
+use crate::actors::session::{RestoreCounts, SessionActor, SessionArgs, SessionMsg, SessionReport};
 use crate::config::{now_ms, DaemonConfig};
+use crate::store::{Loaded, SessionRecord, Store};
+use crate::terminal::process;
 use fugue_protocol::target::{self, Candidate};
-use fugue_protocol::{DaemonInfo, ErrorCode, ErrorReply, Event, PaneId, SessionId, SessionInfo, PROTOCOL_VERSION};
+use fugue_protocol::{
+    DaemonInfo, ErrorCode, ErrorReply, Event, PaneId, PaneState, SessionId, SessionInfo, PROTOCOL_VERSION,
+};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -49,6 +53,13 @@ pub enum SupervisorMsg {
     },
     Status(RpcReplyPort<DaemonInfo>),
     Subscribe(RpcReplyPort<broadcast::Receiver<Event>>),
+    /// Bring back what the store recorded (at start-up, before clients are served);
+    /// replies with the summary line.
+    Restore {
+        loaded: Loaded,
+        keep_orphans: bool,
+        reply: RpcReplyPort<String>,
+    },
     /// Destroy every session; replies with receivers that turn true as each
     /// process is reaped, so the caller can wait for them.
     Shutdown(RpcReplyPort<Vec<crate::terminal::process::Reaped>>),
@@ -74,11 +85,33 @@ impl TryFrom<SupervisorMsg> for SessionReport {
 
 struct SessionEntry {
     info: SessionInfo,
+    env: Vec<(String, String)>,
     actor: ActorRef<SessionMsg>,
+}
+
+impl SessionEntry {
+    fn record(&self, order: usize) -> SessionRecord {
+        SessionRecord {
+            id: self.info.id,
+            name: self.info.name.clone(),
+            cwd: self.info.cwd.clone(),
+            env: self.env.clone(),
+            created_at_ms: self.info.created_at_ms,
+            order: order as u32,
+        }
+    }
+}
+
+pub struct SupervisorArgs {
+    pub config: Arc<DaemonConfig>,
+    pub store: Store,
 }
 
 pub struct SupervisorState {
     config: Arc<DaemonConfig>,
+    store: Store,
+    /// What start-up restored, for `daemon status`.
+    recovery: String,
     started_at_ms: u64,
     /// In creation order, which is the order `ls` shows.
     sessions: Vec<SessionEntry>,
@@ -91,22 +124,50 @@ pub struct SupervisorState {
 const EVENT_BUFFER: usize = 1024;
 /// How long a session gets to hand back its panes when destroyed.
 const SESSION_CALL: Duration = Duration::from_secs(5);
+/// How long a session gets to bring back its recorded panes.
+const RESTORE_CALL: Duration = Duration::from_secs(30);
+
+/// Whether the process recorded for `pane` is still alive and still the pane's
+/// (same start time, `FUGUE_PANE` in its environment).
+fn is_orphan(pane: &crate::store::PaneRecord) -> bool {
+    let pid = pane.info.pid;
+    pid != 0
+        && pane.pid_start.is_some()
+        && process::start_time(pid) == pane.pid_start
+        && process::has_env(pid, "FUGUE_PANE", &pane.info.id.to_string())
+}
+
+/// Hangs up and terminates an orphan's process group, then kills it after the
+/// grace if the same process is still there.
+fn end_orphan(pid: u32, started: Option<u64>, grace: Duration) {
+    for signal in [libc::SIGHUP, libc::SIGTERM] {
+        process::signal_group(pid as i32, signal);
+    }
+    tokio::spawn(async move {
+        tokio::time::sleep(grace).await;
+        if process::start_time(pid) == started {
+            process::signal_group(pid as i32, libc::SIGKILL);
+        }
+    });
+}
 
 pub struct SupervisorActor;
 
 impl Actor for SupervisorActor {
     type Msg = SupervisorMsg;
     type State = SupervisorState;
-    type Arguments = Arc<DaemonConfig>;
+    type Arguments = SupervisorArgs;
 
     async fn pre_start(
         &self,
         _: ActorRef<SupervisorMsg>,
-        config: Arc<DaemonConfig>,
+        args: SupervisorArgs,
     ) -> Result<SupervisorState, ActorProcessingErr> {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Ok(SupervisorState {
-            config,
+            config: args.config,
+            store: args.store,
+            recovery: String::new(),
             started_at_ms: now_ms(),
             sessions: Vec::new(),
             pane_sessions: HashMap::new(),
@@ -156,6 +217,15 @@ impl Actor for SupervisorActor {
             }
             SupervisorMsg::Subscribe(reply) => {
                 let _ = reply.send(state.events.subscribe());
+            }
+            SupervisorMsg::Restore {
+                loaded,
+                keep_orphans,
+                reply,
+            } => {
+                let summary = state.restore(&myself, loaded, keep_orphans).await;
+                state.recovery.clone_from(&summary);
+                let _ = reply.send(summary);
             }
             SupervisorMsg::Shutdown(reply) => {
                 state.shutting_down = true;
@@ -232,33 +302,130 @@ impl SupervisorState {
         for (k, v) in &env {
             fugue_protocol::limits::check_env_var(k, v)?;
         }
-        let id = SessionId::new();
-        let args = SessionArgs {
-            id,
-            name: name.clone(),
-            cwd: cwd.clone(),
-            env,
-            config: self.config.clone(),
-            parent: myself.get_derived(),
-            events: self.events.clone(),
-        };
-        let (actor, _) = Actor::spawn_linked(None, SessionActor, args, myself.get_cell())
-            .await
-            .map_err(|e| ErrorReply::internal(format!("cannot start session actor: {e}")))?;
         let info = SessionInfo {
-            id,
+            id: SessionId::new(),
             name,
             cwd: cwd.display().to_string(),
             panes: 0,
             running_panes: 0,
             created_at_ms: now_ms(),
         };
+        let actor = self.spawn_session(myself, &info, cwd, env.clone()).await?;
         self.sessions.push(SessionEntry {
             info: info.clone(),
+            env,
             actor,
         });
+        self.persist_session(self.sessions.len() - 1);
         let _ = self.events.send(Event::SessionCreated(info.clone()));
         Ok(info)
+    }
+
+    async fn spawn_session(
+        &self,
+        myself: &ActorRef<SupervisorMsg>,
+        info: &SessionInfo,
+        cwd: PathBuf,
+        env: Vec<(String, String)>,
+    ) -> Result<ActorRef<SessionMsg>, ErrorReply> {
+        let args = SessionArgs {
+            id: info.id,
+            name: info.name.clone(),
+            cwd,
+            env,
+            config: self.config.clone(),
+            parent: myself.get_derived(),
+            events: self.events.clone(),
+            store: self.store.clone(),
+        };
+        let (actor, _) = Actor::spawn_linked(None, SessionActor, args, myself.get_cell())
+            .await
+            .map_err(|e| ErrorReply::internal(format!("cannot start session actor: {e}")))?;
+        Ok(actor)
+    }
+
+    fn persist_session(&self, index: usize) {
+        if let Some(entry) = self.sessions.get(index) {
+            self.store.session(entry.record(index));
+        }
+    }
+
+    /// Brings back the recorded sessions and their panes. Processes a crashed
+    /// daemon left running (recorded pid and start time, still carrying their
+    /// `FUGUE_PANE`) are ended unless `keep_orphans`; either way they are counted.
+    async fn restore(&mut self, myself: &ActorRef<SupervisorMsg>, loaded: Loaded, keep_orphans: bool) -> String {
+        let mut totals = RestoreCounts::default();
+        let (mut sessions, mut panes, mut orphans) = (0, 0, 0);
+        for (record, records) in loaded.sessions {
+            for (pane, _) in &records {
+                let was_running = matches!(pane.info.state, PaneState::Running | PaneState::Restarting);
+                if was_running && is_orphan(pane) {
+                    orphans += 1;
+                    tracing::warn!(pane = %pane.info.id, pid = pane.info.pid, kept = keep_orphans, "process left behind by the previous daemon");
+                    if !keep_orphans {
+                        end_orphan(pane.info.pid, pane.pid_start, self.config.kill_grace);
+                    }
+                }
+            }
+            let info = SessionInfo {
+                id: record.id,
+                name: record.name.clone(),
+                cwd: record.cwd.clone(),
+                panes: 0,
+                running_panes: 0,
+                created_at_ms: record.created_at_ms,
+            };
+            if self
+                .sessions
+                .iter()
+                .any(|s| s.info.name == info.name || s.info.id == info.id)
+            {
+                continue;
+            }
+            let Ok(actor) = self
+                .spawn_session(myself, &info, PathBuf::from(&record.cwd), record.env.clone())
+                .await
+            else {
+                continue;
+            };
+            panes += records.len();
+            let counts = actor
+                .call(
+                    |reply| SessionMsg::Restore { panes: records, reply },
+                    Some(RESTORE_CALL),
+                )
+                .await;
+            if let Ok(ractor::rpc::CallResult::Success(counts)) = counts {
+                totals.lost += counts.lost;
+                totals.restarted += counts.restarted;
+                totals.exited += counts.exited;
+                totals.expired += counts.expired;
+            }
+            sessions += 1;
+            self.sessions.push(SessionEntry {
+                info,
+                env: record.env,
+                actor,
+            });
+        }
+        for index in 0..self.sessions.len() {
+            self.persist_session(index);
+        }
+        let mut summary = match (sessions, loaded.moved_aside) {
+            (0, None) if orphans == 0 => return String::new(),
+            (_, Some(why)) => format!("state database unreadable ({why}); "),
+            _ => String::new(),
+        };
+        summary.push_str(&format!(
+            "restored {sessions} sessions, {panes} panes: {} lost, {} restarted, {} exited, {} expired",
+            totals.lost, totals.restarted, totals.exited, totals.expired
+        ));
+        if orphans > 0 {
+            let what = if keep_orphans { "left running" } else { "ended" };
+            summary.push_str(&format!("; {orphans} orphan processes {what}"));
+        }
+        tracing::info!("{summary}");
+        summary
     }
 
     fn find(&self, target: &str) -> Result<usize, ErrorReply> {
@@ -317,6 +484,7 @@ impl SupervisorState {
         }
         let entry = &mut self.sessions[index];
         let previous = std::mem::replace(&mut entry.info.name, name.clone());
+        self.store.session(entry.record(index));
         let _ = entry.actor.cast(SessionMsg::Renamed(name.clone()));
         let _ = self.events.send(Event::SessionRenamed {
             id: entry.info.id,
@@ -330,7 +498,12 @@ impl SupervisorState {
     async fn destroy(&mut self, index: usize) -> (SessionInfo, Vec<crate::terminal::process::Reaped>) {
         let entry = self.sessions.remove(index);
         self.pane_sessions.retain(|_, s| *s != entry.info.id);
-        let reaped = match entry.actor.call(SessionMsg::Destroy, Some(SESSION_CALL)).await {
+        if !self.shutting_down {
+            self.store.delete_session(entry.info.id);
+        }
+        let keep_records = self.shutting_down;
+        let destroy = |reply| SessionMsg::Destroy { keep_records, reply };
+        let reaped = match entry.actor.call(destroy, Some(SESSION_CALL)).await {
             Ok(ractor::rpc::CallResult::Success(reaped)) => reaped,
             _ => {
                 // Stopping the actor still drops every pane's process guard.
@@ -355,6 +528,9 @@ impl SupervisorState {
             sessions: self.sessions.len() as u32,
             panes: self.sessions.iter().map(|s| s.info.panes).sum(),
             running_panes: self.sessions.iter().map(|s| s.info.running_panes).sum(),
+            state_path: self.store.path().map(|p| p.display().to_string()).unwrap_or_default(),
+            recovery: self.recovery.clone(),
+            unpersisted_writes: self.store.failed_writes(),
         }
     }
 }

@@ -172,6 +172,9 @@ mod tests {
             size: Default::default(),
             started_at_ms: 0,
             exited_at_ms: None,
+            restart: Default::default(),
+            restarts: 0,
+            last_exit: None,
         };
         let chunk = OutputChunk {
             pane,

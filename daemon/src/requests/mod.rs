@@ -37,6 +37,7 @@ impl Handler {
             )),
             // The connection starts the shutdown once this reply is written.
             Request::Shutdown => Ok(Response::ShuttingDown),
+            Request::UpgradeDaemon => Err(ErrorReply::invalid("live upgrade is not available in this build")),
             Request::Subscribe => self.subscribe(conn).await,
             Request::CreateSession { name, cwd, env } => self.create_session(name, cwd, env).await,
             Request::DestroySession { session } => {

@@ -4,8 +4,9 @@
 use crate::config::DaemonConfig;
 mod connection;
 
-use crate::actors::supervisor::{SupervisorActor, SupervisorMsg};
+use crate::actors::supervisor::{SupervisorActor, SupervisorArgs, SupervisorMsg};
 use crate::requests::Handler;
+use crate::store::Store;
 use fugue_protocol::socket::{lock_path, prepare_socket_dir};
 use futures::StreamExt;
 use ractor::Actor;
@@ -97,9 +98,25 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
 
     claimed.listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let listener = UnixListener::from_std(claimed.listener).map_err(|e| e.to_string())?;
-    let (supervisor, supervisor_task) = Actor::spawn(None, SupervisorActor, config.clone())
+    let (store, loaded) = match &config.state {
+        Some(path) => Store::open(path),
+        None => (Store::disabled(), Default::default()),
+    };
+    let args = SupervisorArgs {
+        config: config.clone(),
+        store: store.clone(),
+    };
+    let (supervisor, supervisor_task) = Actor::spawn(None, SupervisorActor, args)
         .await
         .map_err(|e| format!("cannot start supervisor: {e}"))?;
+    let restore = |reply| SupervisorMsg::Restore {
+        loaded,
+        keep_orphans: config.keep_orphans,
+        reply,
+    };
+    if let Err(err) = supervisor.call(restore, None).await {
+        tracing::error!(%err, "restoring the records failed");
+    }
     let handler = Arc::new(Handler {
         supervisor: supervisor.clone(),
         shutdown: shutdown.clone(),
@@ -158,6 +175,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
     }
     supervisor.stop(None);
     let _ = supervisor_task.await;
+    store.flush().await;
     let _ = std::fs::remove_file(&claimed.path);
     // The lock file stays: removing it would let two daemons lock two different files.
     drop(claimed.lock);

@@ -4,6 +4,7 @@
 //! ends: an escape sequence, a UTF-8 character or a line cut across two reads comes
 //! out whole. Neither knows anything of sockets or actors.
 
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Default number of raw bytes kept per pane (`output_byte_limit`).
@@ -25,6 +26,14 @@ pub struct OutputLog {
     start: u64,
 }
 
+/// An [`OutputLog`] as it is handed to an upgraded daemon.
+#[derive(Serialize, Deserialize)]
+pub struct LogSnapshot {
+    #[serde(with = "serde_bytes")]
+    bytes: Vec<u8>,
+    start: u64,
+}
+
 /// Bytes read from an [`OutputLog`].
 #[derive(Debug, PartialEq, Eq)]
 pub struct LogRead {
@@ -42,6 +51,21 @@ impl OutputLog {
             limit: limit.max(1),
             start: 0,
         }
+    }
+
+    pub fn snapshot(&self) -> LogSnapshot {
+        LogSnapshot {
+            bytes: self.buf.iter().copied().collect(),
+            start: self.start,
+        }
+    }
+
+    /// The log of a snapshot, under this daemon's `limit` (older bytes go first).
+    pub fn from_snapshot(snapshot: LogSnapshot, limit: usize) -> Self {
+        let mut log = Self::new(limit);
+        log.start = snapshot.start;
+        log.push(&snapshot.bytes);
+        log
     }
 
     /// Offset one past the last byte produced.
@@ -118,7 +142,7 @@ impl OutputLog {
 }
 
 /// One completed line of the text view.
-#[derive(Debug)]
+#[derive(Debug, Serialize, Deserialize)]
 struct Line {
     text: String,
     /// Log offset at which the line was complete.
@@ -140,6 +164,7 @@ pub struct TextLines {
 /// (from `visible_from`); older lines stay only while the screen's scrollback
 /// refers to them (from `pinned_from`), so a line that is both in the text view
 /// and in the scrollback is stored once.
+#[derive(Serialize, Deserialize)]
 struct LineStore {
     /// Physically kept lines; `lines[0]` has sequence number `first_seq`.
     lines: VecDeque<Line>,
@@ -169,7 +194,34 @@ pub struct TextRead {
     pub truncated: bool,
 }
 
+/// A [`TextLines`] as it is handed to an upgraded daemon (its parser starts
+/// afresh: a sequence cut by the upgrade is lost).
+#[derive(Serialize, Deserialize)]
+pub struct TextSnapshot(LineStore);
+
 impl TextLines {
+    pub fn snapshot(&self) -> TextSnapshot {
+        let store = &self.lines;
+        TextSnapshot(LineStore {
+            lines: store
+                .lines
+                .iter()
+                .map(|l| Line {
+                    text: l.text.clone(),
+                    end: l.end,
+                })
+                .collect(),
+            current: store.current.clone(),
+            ..*store
+        })
+    }
+
+    pub fn from_snapshot(snapshot: TextSnapshot) -> Self {
+        let mut text = Self::new(1, 1);
+        text.lines = snapshot.0;
+        text
+    }
+
     pub fn new(max_lines: usize, max_bytes: usize) -> Self {
         Self {
             limiter: crate::terminal::string_limit::StringLimiter::new(),

@@ -20,10 +20,11 @@
 
 use crate::sync::lock;
 use crate::terminal::agent;
-use crate::terminal::output::{OutputLog, TextLines};
-use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, SharedText};
+use crate::terminal::output::{LogSnapshot, OutputLog, TextLines, TextSnapshot};
+use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, ScreenSnapshot, SharedText};
 use bytes::Bytes;
 use fugue_protocol::{AgentInfo, AgentState, CaptureWhat, PaneSize, ReadMode};
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -59,6 +60,17 @@ impl Default for OutputLimits {
             scrollback_bytes: screen::DEFAULT_SCROLLBACK_BYTES,
         }
     }
+}
+
+/// A pane's output as it is handed to an upgraded daemon: the raw log, the text
+/// view and the screen, with the offsets that go on from there.
+#[derive(Serialize, Deserialize)]
+pub struct OutputSnapshot {
+    log: LogSnapshot,
+    text: TextSnapshot,
+    screen: ScreenSnapshot,
+    /// Log offset the screen had seen.
+    fed: u64,
 }
 
 /// What a subscriber receives, in order.
@@ -209,6 +221,63 @@ impl PaneOutput {
         };
         self.changes.send_modify(|n| *n += 1);
         (replies, pending)
+    }
+
+    /// The screen's rows (with SGR attributes) and the text view's last
+    /// `text_lines` lines: what is kept of a pane when its process ends or the
+    /// daemon goes away.
+    pub fn saved(&self, text_lines: u32) -> (Vec<String>, Vec<String>) {
+        let screen = self
+            .capture(CaptureWhat::Screen, None, None, true, false)
+            .captured
+            .lines;
+        let text = lock(&self.text).read(text_lines as usize, None, MAX_READ_BYTES).lines;
+        (screen, text)
+    }
+
+    /// Everything kept of the output, for [`PaneOutput::from_snapshot`]. Taken
+    /// when nothing feeds the pane any more (its reader has stopped and the pool
+    /// has caught up), so the three parts agree.
+    pub fn snapshot(&self) -> OutputSnapshot {
+        let mut side = lock(&self.screen);
+        let text = lock(&self.text);
+        OutputSnapshot {
+            log: lock(&self.log).snapshot(),
+            text: text.snapshot(),
+            screen: side.screen.snapshot(),
+            fed: side.fed,
+        }
+    }
+
+    /// The output of a snapshot; `None` if its screen does not hold together.
+    pub fn from_snapshot(limits: OutputLimits, snapshot: OutputSnapshot) -> Option<Self> {
+        let screen = Screen::from_snapshot(snapshot.screen)?;
+        let output = Self::new(limits, screen.size());
+        *lock(&output.log) = OutputLog::from_snapshot(snapshot.log, limits.log_bytes);
+        *lock(&output.text) = TextLines::from_snapshot(snapshot.text);
+        let mut side = lock(&output.screen);
+        side.screen = screen;
+        side.fed = snapshot.fed;
+        drop(side);
+        Some(output)
+    }
+
+    /// A pane's output brought back from [`PaneOutput::saved`]: the rows drawn on
+    /// a screen of `size` and the lines in the text view (the raw log starts empty).
+    pub fn from_saved(limits: OutputLimits, size: PaneSize, screen: &[String], text: &[String]) -> Self {
+        let output = Self::new(limits, size);
+        let mut lines = String::new();
+        for line in text {
+            lines.push_str(line);
+            lines.push('\n');
+        }
+        lock(&output.text).push(lines.as_bytes(), 0);
+        let mut rows = String::from("\x1b[H\x1b[2J");
+        for (row, line) in screen.iter().enumerate().take(size.rows as usize) {
+            rows.push_str(&format!("\x1b[{};1H{line}", row + 1));
+        }
+        lock(&output.screen).screen.feed(rows.as_bytes());
+        output
     }
 
     /// All three at once, for callers without the pool (benchmarks, tests).

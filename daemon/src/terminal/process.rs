@@ -29,6 +29,23 @@ pub fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
+/// When process `pid` started, in clock ticks after boot (`/proc/PID/stat`
+/// field 22): with the pid, it names one process even after the pid is reused.
+pub fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold anything.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether process `pid` has `name=value` in its environment.
+pub fn has_env(pid: u32, name: &str, value: &str) -> bool {
+    let wanted = format!("{name}={value}");
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .map(|env| env.split(|b| *b == 0).any(|var| var == wanted.as_bytes()))
+        .unwrap_or(false)
+}
+
 /// Kills and reaps a process that was started but will not become a pane (its
 /// set-up failed half way). Blocking; used on the spawner thread only.
 pub struct KillOnDrop(pub u32);

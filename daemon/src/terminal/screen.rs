@@ -16,9 +16,10 @@ use alacritty_terminal::event::{Event, EventListener, WindowSize};
 use alacritty_terminal::grid::{Dimensions, Row};
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
-use alacritty_terminal::term::{Config, Term, TermMode};
+use alacritty_terminal::term::{Config, Term, TermMode, TermState};
 use alacritty_terminal::vte::ansi::{Color, NamedColor, Processor, Rgb};
 use fugue_protocol::PaneSize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -121,6 +122,7 @@ pub struct FeedReport {
 /// nothing is allocated per line once the caps are reached. A line that is also a
 /// line of the pane's text view (plain output) is not copied: the scrollback refers
 /// to it by its number there.
+#[derive(Serialize, Deserialize)]
 struct Scrollback {
     text: VecDeque<u8>,
     lines: VecDeque<ScrollLine>,
@@ -134,7 +136,7 @@ struct Scrollback {
     dropped: u64,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Serialize, Deserialize)]
 struct ScrollLine {
     len: u32,
     /// Continues on the next line (soft wrap).
@@ -244,6 +246,18 @@ pub struct SharedText<'a> {
     pub upto: u64,
 }
 
+/// A [`Screen`] as it is handed to an upgraded daemon: the emulator's whole
+/// state, the scrollback and the title. The parser starts afresh (a sequence cut
+/// by the upgrade is lost); a synchronized update under way is shown first.
+#[derive(Serialize, Deserialize)]
+pub struct ScreenSnapshot {
+    term: Option<TermState>,
+    size: PaneSize,
+    scrollback: Scrollback,
+    last_shared: Option<u64>,
+    title: String,
+}
+
 /// One pane's terminal. The emulator is created when the first output arrives, so
 /// a pane that has printed nothing costs a few hundred bytes, not a grid of cells.
 pub struct Screen {
@@ -278,6 +292,59 @@ impl Screen {
             harvested: Vec::new(),
             title: String::new(),
         }
+    }
+
+    /// The screen's state, for [`Screen::from_snapshot`].
+    pub fn snapshot(&mut self) -> ScreenSnapshot {
+        if let Some(term) = self.term.as_deref_mut() {
+            if self.parser.sync_timeout().sync_timeout().is_some() {
+                self.parser.stop_sync(term);
+            }
+        }
+        self.harvest_history(None);
+        let scrollback = &self.scrollback;
+        ScreenSnapshot {
+            term: self.term.as_deref().map(Term::state),
+            size: self.size,
+            scrollback: Scrollback {
+                text: scrollback.text.clone(),
+                lines: scrollback.lines.clone(),
+                shared: scrollback.shared.clone(),
+                ..*scrollback
+            },
+            last_shared: self.last_shared,
+            title: self.title.clone(),
+        }
+    }
+
+    /// The screen of a snapshot; `None` if its parts disagree.
+    pub fn from_snapshot(snapshot: ScreenSnapshot) -> Option<Self> {
+        let ScreenSnapshot {
+            term,
+            size,
+            scrollback,
+            last_shared,
+            title,
+        } = snapshot;
+        let mut screen = Self::new(size, scrollback.max_lines, scrollback.max_bytes);
+        if screen.size != size {
+            return None;
+        }
+        if let Some(state) = term {
+            let config = Config {
+                scrolling_history: HISTORY,
+                ..Config::default()
+            };
+            let term = Term::from_state(config, state, screen.reports.clone())?;
+            if term.columns() != size.cols as usize || term.screen_lines() != size.rows as usize {
+                return None;
+            }
+            screen.term = Some(Box::new(term));
+        }
+        screen.scrollback = scrollback;
+        screen.last_shared = last_shared;
+        screen.title = title;
+        Some(screen)
     }
 
     /// Feeds output to the emulator, harvesting scrolled-off lines as it goes.

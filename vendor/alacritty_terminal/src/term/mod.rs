@@ -330,6 +330,193 @@ pub struct Term<T> {
 }
 
 /// Configuration options for the [`Term`].
+/// fugue patch: everything a terminal's state is made of except its event
+/// listener, configuration, damage and selection, so a running terminal can be
+/// handed to another process (fugued's live upgrade) and go on where it was.
+#[cfg(feature = "serde")]
+#[derive(Serialize, Deserialize)]
+pub struct TermState {
+    grid: Grid<Cell>,
+    inactive_grid: Grid<Cell>,
+    /// The cursor and the saved cursor of `grid`, then of `inactive_grid`.
+    cursors: Vec<CursorState>,
+    active_charset: u8,
+    tabs: Vec<bool>,
+    mode: u32,
+    scroll_region: (i32, i32),
+    cursor_style: Option<(u8, bool)>,
+    title: Option<String>,
+    title_stack: Vec<Option<String>>,
+    keyboard_mode_stack: Vec<u8>,
+    inactive_keyboard_mode_stack: Vec<u8>,
+    colors: Vec<Option<Rgb>>,
+}
+
+#[cfg(feature = "serde")]
+#[derive(Serialize, Deserialize)]
+struct CursorState {
+    point: Point,
+    template: Cell,
+    /// G0-G3: whether each is DEC line drawing.
+    line_drawing: [bool; 4],
+    input_needs_wrap: bool,
+}
+
+#[cfg(feature = "serde")]
+impl CursorState {
+    fn of(cursor: &crate::grid::Cursor<Cell>) -> Self {
+        let sets = [CharsetIndex::G0, CharsetIndex::G1, CharsetIndex::G2, CharsetIndex::G3];
+        Self {
+            point: cursor.point,
+            template: cursor.template.clone(),
+            line_drawing: sets.map(|index| {
+                cursor.charsets[index] == StandardCharset::SpecialCharacterAndLineDrawing
+            }),
+            input_needs_wrap: cursor.input_needs_wrap,
+        }
+    }
+
+    fn cursor(self) -> crate::grid::Cursor<Cell> {
+        let mut cursor = crate::grid::Cursor { point: self.point, template: self.template, ..Default::default() };
+        let sets = [CharsetIndex::G0, CharsetIndex::G1, CharsetIndex::G2, CharsetIndex::G3];
+        for (index, line_drawing) in sets.into_iter().zip(self.line_drawing) {
+            if line_drawing {
+                cursor.charsets[index] = StandardCharset::SpecialCharacterAndLineDrawing;
+            }
+        }
+        cursor.input_needs_wrap = self.input_needs_wrap;
+        cursor
+    }
+}
+
+#[cfg(feature = "serde")]
+fn cursor_shape_code(shape: CursorShape) -> u8 {
+    match shape {
+        CursorShape::Block => 0,
+        CursorShape::Underline => 1,
+        CursorShape::Beam => 2,
+        CursorShape::HollowBlock => 3,
+        CursorShape::Hidden => 4,
+    }
+}
+
+#[cfg(feature = "serde")]
+fn cursor_shape(code: u8) -> CursorShape {
+    match code {
+        1 => CursorShape::Underline,
+        2 => CursorShape::Beam,
+        3 => CursorShape::HollowBlock,
+        4 => CursorShape::Hidden,
+        _ => CursorShape::Block,
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<T> Term<T> {
+    /// fugue patch: the terminal's state, for [`Term::from_state`].
+    pub fn state(&self) -> TermState {
+        let charset = match self.active_charset {
+            CharsetIndex::G0 => 0,
+            CharsetIndex::G1 => 1,
+            CharsetIndex::G2 => 2,
+            CharsetIndex::G3 => 3,
+        };
+        TermState {
+            grid: self.grid.clone(),
+            inactive_grid: self.inactive_grid.clone(),
+            cursors: [
+                &self.grid.cursor,
+                &self.grid.saved_cursor,
+                &self.inactive_grid.cursor,
+                &self.inactive_grid.saved_cursor,
+            ]
+            .into_iter()
+            .map(CursorState::of)
+            .collect(),
+            active_charset: charset,
+            tabs: self.tabs.tabs.clone(),
+            mode: self.mode.bits(),
+            scroll_region: (self.scroll_region.start.0, self.scroll_region.end.0),
+            cursor_style: self.cursor_style.map(|s| (cursor_shape_code(s.shape), s.blinking)),
+            title: self.title.clone(),
+            title_stack: self.title_stack.clone(),
+            keyboard_mode_stack: self.keyboard_mode_stack.iter().map(|m| m.bits()).collect(),
+            inactive_keyboard_mode_stack: self
+                .inactive_keyboard_mode_stack
+                .iter()
+                .map(|m| m.bits())
+                .collect(),
+            colors: (0..color::COUNT).map(|i| self.colors[i]).collect(),
+        }
+    }
+
+    /// fugue patch: a terminal in `state`, as [`Term::state`] took it. A state
+    /// whose parts disagree (sizes, regions, cursors off the grid) is refused.
+    pub fn from_state(config: Config, state: TermState, event_proxy: T) -> Option<Term<T>> {
+        let TermState { mut grid, mut inactive_grid, cursors, .. } = state;
+        let (columns, lines) = (grid.columns(), grid.screen_lines());
+        let sized = columns > 0
+            && lines > 0
+            && inactive_grid.columns() == columns
+            && inactive_grid.screen_lines() == lines
+            && state.tabs.len() == columns
+            && cursors.len() == 4
+            && state.colors.len() == color::COUNT;
+        let (top, bottom) = state.scroll_region;
+        if !sized || top < 0 || bottom as usize > lines || top >= bottom {
+            return None;
+        }
+        let mut cursors = cursors.into_iter().map(CursorState::cursor);
+        for cursor in [
+            &mut grid.cursor,
+            &mut grid.saved_cursor,
+            &mut inactive_grid.cursor,
+            &mut inactive_grid.saved_cursor,
+        ] {
+            *cursor = cursors.next()?;
+            let inside = cursor.point.line.0 >= 0
+                && (cursor.point.line.0 as usize) < lines
+                && cursor.point.column.0 < columns;
+            if !inside {
+                return None;
+            }
+        }
+        let mut colors = color::Colors::default();
+        for (i, rgb) in state.colors.into_iter().enumerate() {
+            colors[i] = rgb;
+        }
+        let keyboard = |bits: Vec<u8>| bits.into_iter().map(KeyboardModes::from_bits_truncate).collect();
+        Some(Term {
+            damage: TermDamageState::new(columns, lines),
+            config,
+            grid,
+            inactive_grid,
+            tabs: TabStops { tabs: state.tabs },
+            scroll_region: Line(top)..Line(bottom),
+            event_proxy,
+            inactive_keyboard_mode_stack: keyboard(state.inactive_keyboard_mode_stack),
+            keyboard_mode_stack: keyboard(state.keyboard_mode_stack),
+            active_charset: match state.active_charset {
+                1 => CharsetIndex::G1,
+                2 => CharsetIndex::G2,
+                3 => CharsetIndex::G3,
+                _ => CharsetIndex::G0,
+            },
+            vi_mode_cursor: Default::default(),
+            cursor_style: state.cursor_style.map(|(shape, blinking)| CursorStyle {
+                shape: cursor_shape(shape),
+                blinking,
+            }),
+            colors,
+            title_stack: state.title_stack,
+            is_focused: Default::default(),
+            selection: Default::default(),
+            title: state.title,
+            mode: TermMode::from_bits_truncate(state.mode),
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// The maximum amount of scrolling history.
@@ -2769,6 +2956,36 @@ mod tests {
         let deserialized = serde_json::from_str::<Grid<Cell>>(&serialized).expect("de");
 
         assert_eq!(deserialized, grid);
+    }
+
+    /// fugue patch: a terminal taken apart with `state` and put back together
+    /// with `from_state` goes on exactly where it was.
+    #[test]
+    #[cfg(feature = "serde")]
+    fn term_state_roundtrip() {
+        use crate::vte::ansi::Processor;
+        let size = TermSize::new(20, 6);
+        let mut original = Term::new(Config::default(), &size, VoidListener);
+        let mut parser: Processor = Processor::new();
+        let setup = "\x1b[1;31mred\x1b[0m\r\n\x1b[2;5r\x1b(0lqk\x1b(B\x1b[?1h\x1b[?2004h\x1b7\x1b[4;3H\x1b[4mu\x1b[?1049hALT\x1b[5 q";
+        parser.advance(&mut original, setup.as_bytes());
+        let json = serde_json::to_string(&original.state()).expect("ser");
+        let state = serde_json::from_str::<TermState>(&json).expect("de");
+        let mut copy = Term::from_state(Config::default(), state, VoidListener).expect("valid state");
+        assert_eq!(copy.grid, original.grid);
+        assert_eq!(copy.inactive_grid, original.inactive_grid);
+        assert_eq!(copy.grid.cursor, original.grid.cursor);
+        assert_eq!(copy.inactive_grid.saved_cursor, original.inactive_grid.saved_cursor);
+        assert_eq!(copy.mode, original.mode);
+        assert_eq!(copy.scroll_region, original.scroll_region);
+        assert_eq!(copy.cursor_style, original.cursor_style);
+        // The same input from here on gives the same terminal.
+        let more = "\x1b[?1049l\x1b8more\r\nline\r\nscrolls\r\nwithin\r\nthe region";
+        let mut copy_parser: Processor = Processor::new();
+        parser.advance(&mut original, more.as_bytes());
+        copy_parser.advance(&mut copy, more.as_bytes());
+        assert_eq!(copy.grid, original.grid);
+        assert_eq!(copy.grid.cursor, original.grid.cursor);
     }
 
     #[test]

@@ -101,7 +101,13 @@ pub struct AttachOptions {
     /// Let the pane's programs set this terminal's clipboard (OSC 52). Off by
     /// default: any program in the pane could otherwise write to it.
     pub clipboard: bool,
+    /// Where to reconnect when the connection drops (the daemon is being
+    /// upgraded, say): the attachment resumes with a redraw. `None`: end instead.
+    pub reconnect: Option<crate::ConnectOptions>,
 }
+
+/// How long a dropped attachment keeps trying to reconnect.
+const RECONNECT_FOR: std::time::Duration = std::time::Duration::from_secs(15);
 
 /// Removes clipboard writes (OSC 52) from a pane's output on its way to the
 /// local terminal, across chunk boundaries. Other sequences pass untouched.
@@ -238,8 +244,9 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
             "fugue attach needs a terminal on stdin and stdout".into(),
         ));
     }
+    let mut client = client.clone();
     let mut events = client.events()?;
-    let mut pane = resolve(client, target).await?;
+    let mut pane = resolve(&client, target).await?;
     let size = |read_only: bool| if read_only { None } else { terminal_size() };
     client
         .attach(&pane.id.to_string(), options.read_only, size(options.read_only))
@@ -254,6 +261,7 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
 
     let ended = loop {
         let id = pane.id.to_string();
+        let mut lost = false;
         tokio::select! {
             read = stdin.recv() => {
                 let Some(input) = read else { break Ended::Detached(pane.id) };
@@ -273,7 +281,7 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
                     break Ended::Detached(pane.id);
                 }
                 if let Some(step) = switch_to {
-                    if let Some(next) = neighbour(client, &pane, step).await? {
+                    if let Some(next) = neighbour(&client, &pane, step).await? {
                         client.detach(&id).await?;
                         client.attach(&next.id.to_string(), options.read_only, size(options.read_only)).await?;
                         pane = next;
@@ -281,8 +289,9 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
                 }
             }
             event = events.recv() => {
-                let Some(event) = event else { break Ended::DaemonGone };
                 match event {
+                    None => lost = true,
+                    Some(event) => match event {
                     Event::Redraw { pane: p, data } if p == pane.id => {
                         clipboard.reset();
                         let _ = stdout.write_all(&data);
@@ -298,6 +307,7 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
                     }
                     Event::Exited { pane: p, status } if p == pane.id => break Ended::Exited(p, status),
                     _ => {}
+                    },
                 }
             }
             _ = winch.recv() => {
@@ -305,7 +315,18 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
                     client.client_resize(&id, size).await?;
                 }
             }
-            _ = client.closed() => break Ended::DaemonGone,
+            _ = client.closed() => lost = true,
+        }
+        if lost {
+            let resumed = match &options.reconnect {
+                Some(connect) => reattach(connect, &pane, options.read_only, size(options.read_only)).await,
+                None => None,
+            };
+            let Some((resumed, resumed_events)) = resumed else {
+                break Ended::DaemonGone;
+            };
+            client = resumed;
+            events = resumed_events;
         }
     };
 
@@ -330,6 +351,32 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
     let _ = stdout.flush();
     drop(raw);
     Ok(ended)
+}
+
+/// Connects again and re-attaches to `pane` (whose redraw then comes first),
+/// retrying until [`RECONNECT_FOR`] has passed or the pane is gone.
+async fn reattach(
+    connect: &crate::ConnectOptions,
+    pane: &PaneInfo,
+    read_only: bool,
+    size: Option<PaneSize>,
+) -> Option<(Client, mpsc::Receiver<Event>)> {
+    let deadline = tokio::time::Instant::now() + RECONNECT_FOR;
+    let connect = connect.clone().autostart(false);
+    loop {
+        if let Ok(client) = Client::connect(connect.clone()).await {
+            let events = client.events().ok()?;
+            match client.attach(&pane.id.to_string(), read_only, size).await {
+                Ok(_) => return Some((client, events)),
+                Err(err) if err.code() == Some(ErrorCode::PaneNotFound) => return None,
+                Err(_) => {}
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 /// Keyboard input, read on a thread of its own: a blocking read of a terminal

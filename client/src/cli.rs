@@ -186,8 +186,14 @@ enum DaemonCommand {
     },
     /// Stop fugued: every pane is terminated.
     Stop,
-    /// Show pid, version, uptime, socket and counts.
+    /// Show pid, version, uptime, socket, counts, where the state is kept and what
+    /// start-up restored.
     Status,
+    /// Replace the running fugued with the binary now on disk, keeping every pane
+    /// and process (same pids, output goes on without a gap); attached clients
+    /// reconnect. If the new binary cannot take over, the old one keeps running
+    /// and says why (exit 1).
+    Upgrade,
 }
 
 #[derive(Args, Debug)]
@@ -279,6 +285,7 @@ async fn shell_attached(cli: &Cli) -> Result<ExitCode, ClientError> {
         read_only: false,
         detach_key: fugue_client::attach::parse_key(fugue_client::attach::DETACH_KEY).map_err(invalid)?,
         prefix_key: fugue_client::attach::parse_key(fugue_client::attach::PREFIX_KEY).map_err(invalid)?,
+        reconnect: Some(connect_options(cli)),
     };
     attach(&client, &pane.id.to_string(), options).await
 }
@@ -338,10 +345,14 @@ fn usage_error_line(err: &clap::Error) -> String {
     line.trim_start_matches("error: ").trim().to_string()
 }
 
-async fn connect(cli: &Cli, autostart: bool) -> Result<Client, ClientError> {
-    let mut options = ConnectOptions::default().client_name("fugue-cli").autostart(autostart);
+fn connect_options(cli: &Cli) -> ConnectOptions {
+    let mut options = ConnectOptions::default().client_name("fugue-cli");
     options.socket = cli.socket.clone();
-    Client::connect(options).await
+    options
+}
+
+async fn connect(cli: &Cli, autostart: bool) -> Result<Client, ClientError> {
+    Client::connect(connect_options(cli).autostart(autostart)).await
 }
 
 async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
@@ -529,6 +540,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
                 read_only: *read_only,
                 detach_key: fugue_client::attach::parse_key(detach_key).map_err(invalid)?,
                 prefix_key: fugue_client::attach::parse_key(prefix_key).map_err(invalid)?,
+                reconnect: Some(connect_options(cli)),
             };
             return attach(&client, target, options).await;
         }
@@ -594,6 +606,17 @@ async fn daemon(cli: &Cli, command: &DaemonCommand) -> Result<ExitCode, ClientEr
             let client = connect(cli, false).await?;
             let info = client.daemon_status().await?;
             out.print(json_of(DaemonView::from(&info)), || daemon_text(&info));
+        }
+        DaemonCommand::Upgrade => {
+            let info = Client::upgrade_daemon(connect_options(cli), Duration::from_secs(60)).await?;
+            let failed = info.recovery.starts_with("upgrade failed");
+            out.print(json_of(DaemonView::from(&info)), || match failed {
+                true => format!("fugue: {}", info.recovery),
+                false => info.recovery.clone(),
+            });
+            if failed {
+                return Ok(ExitCode::FAILURE);
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

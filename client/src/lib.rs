@@ -293,6 +293,43 @@ impl Client {
             .map_err(|_| ClientError::Protocol(format!("daemon still running {}s after shutdown", timeout.as_secs())))
     }
 
+    /// Asks the daemon to replace itself with the binary now on disk, keeping every
+    /// pane and process; waits until it answers again and returns its status, whose
+    /// `recovery` says how the upgrade went (it starts with "upgrade failed" when
+    /// the old daemon kept running).
+    pub async fn upgrade_daemon(options: ConnectOptions, timeout: Duration) -> Result<DaemonInfo> {
+        let options = options.autostart(false);
+        let client = Client::connect(options.clone()).await?;
+        let before = client.daemon_status().await?;
+        expect_reply!(client.request(Request::UpgradeDaemon).await?, Response::Upgrading => ())?;
+        let deadline = tokio::time::Instant::now() + timeout;
+        // Every connection closes when the hand-over begins.
+        let _ = tokio::time::timeout_at(deadline, client.closed()).await;
+        drop(client);
+        loop {
+            let answered = match Client::connect(options.clone()).await {
+                Ok(client) => Some(client.daemon_status().await),
+                Err(err @ ClientError::Daemon(_)) => Some(Err(err)),
+                Err(_) => None,
+            };
+            match answered {
+                Some(Ok(info)) if info.started_at_ms != before.started_at_ms || info.recovery != before.recovery => {
+                    return Ok(info)
+                }
+                // A daemon that speaks another protocol answered: the upgrade happened.
+                Some(Err(err)) if err.code() == Some(ErrorCode::ProtocolMismatch) => return Err(err),
+                _ => {}
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ClientError::Protocol(format!(
+                    "fugued did not answer within {}s of the upgrade",
+                    timeout.as_secs()
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     pub async fn create_session(&self, name: &str, cwd: Option<&Path>, env: Vec<EnvVar>) -> Result<SessionInfo> {
         let request = Request::CreateSession {
             name: name.to_string(),

@@ -22,6 +22,10 @@ pub struct DaemonConfig {
     pub state: Option<PathBuf>,
     /// Leave processes a crashed daemon left behind running (they are ended otherwise).
     pub keep_orphans: bool,
+    /// The binary a live upgrade executes (this one's path, read at start-up, so a
+    /// new binary installed there is the one that runs) and the arguments it gets.
+    pub exe: PathBuf,
+    pub args: Vec<std::ffi::OsString>,
 }
 
 impl DaemonConfig {
@@ -37,6 +41,8 @@ impl DaemonConfig {
             scrollback_bytes: crate::terminal::screen::DEFAULT_SCROLLBACK_BYTES,
             state: None,
             keep_orphans: false,
+            exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fugued")),
+            args: Vec::new(),
         }
     }
 }

@@ -86,11 +86,7 @@ impl Handover {
 
     /// The descriptors the next daemon inherits.
     pub fn inherited_fds(&self) -> Vec<RawFd> {
-        let masters = self
-            .sessions
-            .iter()
-            .flat_map(|s| &s.panes)
-            .filter_map(|p| p.master_fd);
+        let masters = self.sessions.iter().flat_map(|s| &s.panes).filter_map(|p| p.master_fd);
         [self.listener_fd, self.lock_fd].into_iter().chain(masters).collect()
     }
 }
@@ -157,7 +153,10 @@ pub fn check(exe: &Path, memfd: &std::fs::File) -> Result<(), String> {
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("{} did not read the handover within {CHECK_TIMEOUT:?}", exe.display()));
+                return Err(format!(
+                    "{} did not read the handover within {CHECK_TIMEOUT:?}",
+                    exe.display()
+                ));
             }
             Err(err) => return Err(err.to_string()),
         }
@@ -208,7 +207,10 @@ pub fn exec(exe: &Path, args: &[std::ffi::OsString], fds: &[RawFd], memfd: &std:
         }
     }
     let mut command = std::process::Command::new(exe);
-    command.args(args).arg("--handover-fd").arg(memfd.as_fd().as_raw_fd().to_string());
+    command
+        .args(args)
+        .arg("--handover-fd")
+        .arg(memfd.as_fd().as_raw_fd().to_string());
     let err = command.exec();
     for fd in &all {
         let _ = set(*fd, rustix::io::FdFlags::CLOEXEC);

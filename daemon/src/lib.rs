@@ -16,6 +16,7 @@
 
 mod actors;
 pub mod config;
+pub mod handover;
 mod memory;
 mod requests;
 pub mod serve;

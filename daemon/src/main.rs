@@ -3,7 +3,8 @@
 
 use clap::Parser;
 use fugue_daemon::config::DaemonConfig;
-use fugue_daemon::serve;
+use fugue_daemon::handover;
+use fugue_daemon::serve::{self, ClaimedSocket};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -34,6 +35,31 @@ struct Args {
     /// Leave processes that a crashed daemon left behind running (default: end them).
     #[arg(long)]
     keep_orphans: bool,
+    /// Live upgrade (internal): take over the state handed over on this descriptor.
+    #[arg(long, hide = true, value_name = "FD")]
+    handover_fd: Option<i32>,
+    /// Live upgrade (internal): read a handover on stdin and say whether this
+    /// binary can take it over.
+    #[arg(long, hide = true)]
+    check_handover: bool,
+}
+
+/// This process's arguments, as a live upgrade passes them on (without the
+/// descriptor of the handover it may have come from).
+fn upgrade_args() -> Vec<std::ffi::OsString> {
+    let mut args = Vec::new();
+    let mut given = std::env::args_os().skip(1);
+    while let Some(arg) = given.next() {
+        if arg == "--handover-fd" {
+            given.next();
+            continue;
+        }
+        if arg.to_string_lossy().starts_with("--handover-fd=") {
+            continue;
+        }
+        args.push(arg);
+    }
+    args
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -57,8 +83,33 @@ fn main() -> ExitCode {
     // that window must not kill us (children get default dispositions back).
     ignore_hangup();
     let args = Args::parse();
+    if args.check_handover {
+        return match handover::check_stdin() {
+            Ok(summary) => {
+                println!("{summary}");
+                ExitCode::SUCCESS
+            }
+            Err(why) => {
+                eprintln!("fugued: {why}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let socket = fugue_protocol::socket::socket_path(args.socket.as_deref());
-    let mut claimed = match serve::claim(&socket) {
+    // A live upgrade: the previous image of this process left the socket, its
+    // lock and the panes open for us, and is already detached.
+    let handed = match args.handover_fd.map(handover::read_fd).transpose() {
+        Ok(handed) => handed,
+        Err(why) => {
+            eprintln!("fugued: {why}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let claimed = match &handed {
+        Some(handover) => ClaimedSocket::inherited(socket.clone(), handover.listener_fd, handover.lock_fd),
+        None => serve::claim(&socket).map_err(|e| e.to_string()),
+    };
+    let mut claimed = match claimed {
         Ok(claimed) => claimed,
         Err(err) => {
             eprintln!("fugued: {err}");
@@ -67,7 +118,7 @@ fn main() -> ExitCode {
     };
     // Fork before any thread exists; the socket is already bound, so a client that
     // saw `fugued` return can connect at once.
-    if !args.foreground {
+    if !args.foreground && handed.is_none() {
         if let Err(err) = daemonize() {
             eprintln!("fugued: cannot detach: {err}");
             return ExitCode::FAILURE;
@@ -87,6 +138,7 @@ fn main() -> ExitCode {
     config.max_running_panes = args.max_panes;
     config.kill_grace = args.kill_grace;
     config.keep_orphans = args.keep_orphans;
+    config.args = upgrade_args();
     config.state = match args.state {
         Some(path) if path.as_os_str() == "none" => None,
         Some(path) => Some(path),
@@ -100,7 +152,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve::run(claimed, config)) {
+    match runtime.block_on(serve::run(claimed, config, handed)) {
         Ok(()) => {
             // Escalation timers and blocked PTY threads must not hold up the exit.
             runtime.shutdown_timeout(Duration::from_millis(100));

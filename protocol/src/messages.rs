@@ -635,6 +635,10 @@ pub enum Response {
     Pong,
     Daemon(DaemonInfo),
     ShuttingDown,
+    /// The upgrade begins once this reply is written: connections close, and the
+    /// daemon answers again (same pid) when the new binary has taken over, or
+    /// when the old one has taken its state back (its status then says why).
+    Upgrading,
     Session(SessionInfo),
     SessionRenamed {
         session: SessionInfo,

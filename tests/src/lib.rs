@@ -90,6 +90,8 @@ pub fn private_dir() -> tempfile::TempDir {
 pub struct Daemon {
     pub dir: tempfile::TempDir,
     pub socket: PathBuf,
+    /// The fugued binary it runs: the build's, or a copy (see [`Daemon::start_copy`]).
+    pub exe: PathBuf,
     child: Option<Child>,
 }
 
@@ -108,11 +110,31 @@ impl Daemon {
         Self::start_limited(&[], Some(nofile))
     }
 
+    /// Starts a copy of fugued kept in the test's directory (`bin/fugued`), so the
+    /// test can replace that file and upgrade the daemon to it.
+    pub fn start_copy(args: &[&str]) -> Daemon {
+        let dir = private_dir();
+        let exe = dir.path().join("bin").join("fugued");
+        std::fs::create_dir_all(exe.parent().expect("bin dir")).expect("bin dir");
+        std::fs::copy(bin("fugued"), &exe).expect("copy fugued");
+        let socket = dir.path().join("fugue.sock");
+        let child = Self::command(&exe, &dir, &socket, args).spawn().expect("start fugued");
+        let daemon = Daemon {
+            dir,
+            socket,
+            exe,
+            child: Some(child),
+        };
+        daemon.wait_ready();
+        daemon
+    }
+
     #[allow(unsafe_code)]
     fn start_limited(args: &[&str], nofile: Option<u64>) -> Daemon {
         let dir = private_dir();
         let socket = dir.path().join("fugue.sock");
-        let mut command = Self::command(&dir, &socket, args);
+        let exe = bin("fugued");
+        let mut command = Self::command(&exe, &dir, &socket, args);
         if let Some(limit) = nofile {
             use std::os::unix::process::CommandExt;
             // SAFETY: setrlimit is async-signal-safe, and `rlimit` lives in the closure.
@@ -133,23 +155,20 @@ impl Daemon {
         let daemon = Daemon {
             dir,
             socket,
+            exe,
             child: Some(child),
         };
         daemon.wait_ready();
         daemon
     }
 
-    fn spawn(dir: &tempfile::TempDir, socket: &Path, args: &[&str]) -> Child {
-        Self::command(dir, socket, args).spawn().expect("start fugued")
-    }
-
-    fn command(dir: &tempfile::TempDir, socket: &Path, args: &[&str]) -> Command {
+    fn command(exe: &Path, dir: &tempfile::TempDir, socket: &Path, args: &[&str]) -> Command {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(dir.path().join("fugued.stderr"))
             .expect("log file");
-        let mut command = Command::new(bin("fugued"));
+        let mut command = Command::new(exe);
         command
             .arg("--foreground")
             .arg("--socket")
@@ -205,7 +224,8 @@ impl Daemon {
     /// Starts a fresh daemon on the same socket (after the previous one exited).
     pub fn restart(&mut self, args: &[&str]) {
         assert!(self.child.is_none(), "stop the daemon first");
-        self.child = Some(Self::spawn(&self.dir, &self.socket, args));
+        let command = Self::command(&self.exe, &self.dir, &self.socket, args).spawn();
+        self.child = Some(command.expect("start fugued"));
         self.wait_ready();
     }
 
@@ -214,6 +234,14 @@ impl Daemon {
         let mut child = self.child.take().expect("running");
         send_signal(child.id(), signal);
         wait_until("fugued to exit", DEADLINE, || child.try_wait().expect("try_wait"))
+    }
+
+    /// Whether the daemon process has exited (without waiting).
+    pub fn has_exited(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(child) => child.try_wait().expect("try_wait").is_some(),
+            None => true,
+        }
     }
 
     /// Waits for the daemon to exit on its own (after a shutdown request).

@@ -17,7 +17,7 @@
 
 use crate::terminal::feed::PaneFeed;
 use crate::terminal::pane_output::{PaneOutput, Subscription};
-use crate::terminal::process::{self, ProcessGuard, Reaped};
+use crate::terminal::process::{self, ExitWatch, ProcessGuard, Reaped};
 use crate::terminal::{input, pty};
 use bytes::Bytes;
 use fugue_protocol::{ErrorReply, ExitStatus, PaneId, PaneSize, SizePolicy};
@@ -150,7 +150,22 @@ pub enum PaneMsg {
     OutputClosed,
     /// Timer: stop waiting for the reader and publish the exit.
     PublishExit,
+    /// Stop all I/O and let go of the process without ending it, for a live
+    /// upgrade; replies with what the next daemon needs. The actor stops after.
+    Freeze(RpcReplyPort<FrozenPane>),
 }
+
+/// A pane's process as [`PaneMsg::Freeze`] lets go of it.
+pub struct FrozenPane {
+    /// The PTY master; `None` for a pane without a process.
+    pub master: Option<OwnedFd>,
+    /// How the process ended, if it was reaped before the freeze.
+    pub exit: Option<ExitStatus>,
+    pub policy: SizePolicy,
+}
+
+/// Longest a freeze waits for the pool to take in what the reader had queued.
+const FREEZE_DRAIN: Duration = Duration::from_secs(2);
 
 pub struct PaneArgs {
     pub id: PaneId,
@@ -168,7 +183,7 @@ pub struct PaneProcess {
     /// The PTY master (non-blocking).
     pub master: OwnedFd,
     pub pid: u32,
-    pub reaped: Reaped,
+    pub exit_watch: ExitWatch,
     pub input: mpsc::Receiver<Vec<u8>>,
     /// For the emulator's answers to terminal queries.
     pub replies: mpsc::Sender<Vec<u8>>,
@@ -191,6 +206,12 @@ pub struct PaneState {
     master: Option<Arc<AsyncFd<OwnedFd>>>,
     guard: Option<ProcessGuard>,
     reaped: Reaped,
+    /// Stopped (without reaping) when the pane is frozen.
+    exit_watch: Option<ExitWatch>,
+    /// The reader and writer tasks.
+    io_tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// Turns true once everything read has been processed after the reader stopped.
+    processed: watch::Receiver<bool>,
     output: Arc<PaneOutput>,
     exit: watch::Sender<Option<Exited>>,
     shell: bool,
@@ -212,26 +233,34 @@ impl Actor for PaneActor {
 
     async fn pre_start(&self, myself: ActorRef<PaneMsg>, args: PaneArgs) -> Result<PaneState, ActorProcessingErr> {
         let stop = CancellationToken::new();
-        let (master, guard, reaped) = match args.process {
+        let (processed_tx, processed) = watch::channel(false);
+        let (master, guard, reaped, exit_watch, io_tasks) = match args.process {
             Some(process) => {
-                let (master, guard, reaped) = start_io(&myself, process, &args.output, args.kill_grace, &stop)?;
-                (Some(master), Some(guard), reaped)
+                let io = start_io(&myself, process, &args.output, args.kill_grace, &stop, processed_tx)?;
+                (
+                    Some(io.master),
+                    Some(io.guard),
+                    io.reaped,
+                    Some(io.exit_watch),
+                    io.tasks,
+                )
             }
-            None => (
-                None,
-                None,
-                watch::channel(Some(ExitStatus {
+            None => {
+                let no_process = ExitStatus {
                     code: None,
                     signal: None,
-                }))
-                .1,
-            ),
+                };
+                (None, None, watch::channel(Some(no_process)).1, None, Vec::new())
+            }
         };
         Ok(PaneState {
             id: args.id,
             master,
             guard,
             reaped,
+            exit_watch,
+            io_tasks,
+            processed,
             output: args.output,
             exit: args.exit,
             shell: args.shell,
@@ -323,9 +352,23 @@ impl Actor for PaneActor {
                 state.publish_exit();
             }
             PaneMsg::PublishExit => state.publish_exit(),
+            PaneMsg::Freeze(reply) => {
+                let frozen = state.freeze().await;
+                let _ = reply.send(frozen);
+                myself.stop(Some("handed over".into()));
+            }
         }
         Ok(())
     }
+}
+
+/// A running pane's I/O, as [`start_io`] set it up.
+struct PaneIo {
+    master: Arc<AsyncFd<OwnedFd>>,
+    guard: ProcessGuard,
+    reaped: Reaped,
+    exit_watch: ExitWatch,
+    tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 /// Starts the reader, the writer and the reap watch of a pane's process.
@@ -335,8 +378,9 @@ fn start_io(
     output: &Arc<PaneOutput>,
     kill_grace: Duration,
     stop: &CancellationToken,
-) -> std::io::Result<(Arc<AsyncFd<OwnedFd>>, ProcessGuard, Reaped)> {
-    let reaped = process.reaped;
+    processed: watch::Sender<bool>,
+) -> std::io::Result<PaneIo> {
+    let reaped = process.exit_watch.reaped.clone();
     let guard = ProcessGuard::new(process.pid, reaped.clone(), kill_grace);
     let master = Arc::new(crate::terminal::fd::register(
         process.master,
@@ -348,12 +392,15 @@ fn start_io(
         Box::new({
             let pane = pane.clone();
             move || {
+                processed.send_replace(true);
                 let _ = pane.cast(PaneMsg::OutputClosed);
             }
         }),
     );
-    tokio::spawn(read_loop(master.clone(), output.clone(), feed, stop.clone()));
-    tokio::spawn(write_loop(master.clone(), process.input, process.typed, stop.clone()));
+    let tasks = vec![
+        tokio::spawn(read_loop(master.clone(), output.clone(), feed, stop.clone())),
+        tokio::spawn(write_loop(master.clone(), process.input, process.typed, stop.clone())),
+    ];
     tokio::spawn({
         let pane = pane.clone();
         let mut reaped = reaped.clone();
@@ -363,7 +410,13 @@ fn start_io(
             }
         }
     });
-    Ok((master, guard, reaped))
+    Ok(PaneIo {
+        master,
+        guard,
+        reaped,
+        exit_watch: process.exit_watch,
+        tasks,
+    })
 }
 
 /// Reads one chunk: `None` at the end of the PTY (EOF, or EIO once the last
@@ -536,6 +589,39 @@ impl PaneState {
             if let Err(err) = self.resize(size) {
                 tracing::warn!(pane = %self.id, %err, "resize by size policy failed");
             }
+        }
+    }
+
+    /// Stops the reap watch (without reaping), the reader and the writer; waits
+    /// for the pool to take in what was read; lets go of the process and the
+    /// master. Output the program writes from now on waits in the PTY.
+    async fn freeze(&mut self) -> FrozenPane {
+        let exit = match self.exit_watch.take() {
+            Some(watch) => watch.stop().await,
+            None => *self.reaped.borrow(),
+        };
+        self.stop.cancel();
+        for task in self.io_tasks.drain(..) {
+            let _ = task.await;
+        }
+        if self.master.is_some() {
+            let processed = self.processed.wait_for(|done| *done);
+            if tokio::time::timeout(FREEZE_DRAIN, processed).await.is_err() {
+                tracing::warn!(pane = %self.id, "the output queue did not drain before the hand-over");
+            }
+        }
+        if let Some(guard) = self.guard.take() {
+            guard.disarm();
+        }
+        let master = self
+            .master
+            .take()
+            .and_then(|master| Arc::try_unwrap(master).ok())
+            .map(AsyncFd::into_inner);
+        FrozenPane {
+            master,
+            exit,
+            policy: self.policy,
         }
     }
 

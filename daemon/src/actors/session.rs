@@ -2,15 +2,19 @@
 //! metadata (order, titles, status) so lists are answered without asking each pane,
 //! enforces the running-pane cap, and removes exited panes after their TTL.
 
-use crate::actors::pane::{Exited, PaneActor, PaneArgs, PaneInput, PaneMsg, PaneProcess};
+use crate::actors::pane::{Exited, FrozenPane, PaneActor, PaneArgs, PaneInput, PaneMsg, PaneProcess};
 use crate::config::{now_ms, DaemonConfig};
+use crate::handover::{self, PaneHandover};
 use crate::store::{PaneRecord, RecordedPane, SavedOutput, Store, SAVED_TEXT_LINES};
 use crate::terminal::pane_output::{OutputLimits, PaneOutput};
-use crate::terminal::process::{self, Reaped};
+use crate::terminal::process::{self, ExitWatch, Reaped};
 use crate::terminal::pty::{self, Launch, LaunchRequest};
 use fugue_protocol::target::{self, Candidate};
-use fugue_protocol::{ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneState, SessionId, SpawnSpec};
+use fugue_protocol::{
+    ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneState, SessionId, SizePolicy, SpawnSpec,
+};
 use ractor::{Actor, ActorProcessingErr, ActorRef, DerivedActorRef, RpcReplyPort, SupervisionEvent};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -110,21 +114,46 @@ pub enum SessionMsg {
     Respawn(PaneId),
     /// Timer: record the screens of panes that changed.
     Checkpoint,
-    /// Bring back recorded panes (at start-up); replies with what became of them.
+    /// Bring back panes (at start-up); replies with what became of them.
     Restore {
-        panes: Vec<RecordedPane>,
+        panes: Vec<RestoredPane>,
         reply: RpcReplyPort<RestoreCounts>,
     },
+    /// Let go of every pane for a live upgrade, then stop (see [`crate::handover`]).
+    Freeze(RpcReplyPort<(Vec<PaneHandover>, Vec<OwnedFd>)>),
 }
 
-/// What [`SessionMsg::Restore`] did with the recorded panes.
+/// A pane to bring back at start-up.
+pub enum RestoredPane {
+    /// From the records.
+    Recorded(Box<RecordedPane>),
+    /// From the daemon this one replaced, process and all.
+    Handed(Box<PaneHandover>),
+}
+
+/// How long a pane gets to let go of its process for a live upgrade.
+const FREEZE_CALL: Duration = Duration::from_secs(5);
+
+/// What [`SessionMsg::Restore`] did with the panes.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RestoreCounts {
+    /// Handed over running, process and all.
+    pub kept: u32,
     pub lost: u32,
     pub restarted: u32,
     pub exited: u32,
     /// Exited too long ago to keep.
     pub expired: u32,
+}
+
+impl RestoreCounts {
+    pub fn add(&mut self, other: RestoreCounts) {
+        self.kept += other.kept;
+        self.lost += other.lost;
+        self.restarted += other.restarted;
+        self.exited += other.exited;
+        self.expired += other.expired;
+    }
 }
 
 /// What a session tells its parent (the supervisor's registry and pane index).
@@ -266,6 +295,10 @@ impl Actor for SessionActor {
             SessionMsg::Checkpoint => state.checkpoint(),
             SessionMsg::Restore { panes, reply } => {
                 let _ = reply.send(state.restore(&myself, panes).await);
+            }
+            SessionMsg::Freeze(reply) => {
+                let _ = reply.send(state.freeze().await);
+                myself.stop(Some("handed over".into()));
             }
             SessionMsg::Reorder { targets, reply } => {
                 let _ = reply.send(state.reorder(&targets));
@@ -454,9 +487,15 @@ impl SessionState {
         launch.size = size;
         let spawned = pty::spawn(launch, extra_env).await?;
         let pid = spawned.pid;
-        let reaped = process::watch_exit(pid, spawned.pidfd);
-        self.start_actor(myself, id, shell, output, Some((spawned.master, pid, reaped, typed)))
-            .await
+        let exit_watch = process::watch_exit(pid, spawned.pidfd);
+        self.start_actor(
+            myself,
+            id,
+            shell,
+            output,
+            Some((spawned.master, pid, exit_watch, typed)),
+        )
+        .await
     }
 
     /// The pane actor for pane `id`, with its process if it has one.
@@ -466,7 +505,7 @@ impl SessionState {
         id: PaneId,
         shell: bool,
         output: &Arc<PaneOutput>,
-        process: Option<(std::os::fd::OwnedFd, u32, Reaped, Option<Vec<u8>>)>,
+        process: Option<(OwnedFd, u32, ExitWatch, Option<Vec<u8>>)>,
     ) -> Result<Started, ErrorReply> {
         let no_process = ExitStatus {
             code: None,
@@ -481,13 +520,13 @@ impl SessionState {
         };
         let (input, input_rx) = PaneInput::channel(id, exit_rx.clone(), output.clone());
         let (pid, reaped, process) = match process {
-            Some((master, pid, reaped, typed)) => (
+            Some((master, pid, exit_watch, typed)) => (
                 pid,
-                reaped.clone(),
+                exit_watch.reaped.clone(),
                 Some(PaneProcess {
                     master,
                     pid,
-                    reaped,
+                    exit_watch,
                     input: input_rx,
                     replies: input.replies(),
                     typed,
@@ -742,115 +781,217 @@ impl SessionState {
         }
     }
 
-    /// Brings back recorded panes: exited ones as they were (until their TTL),
-    /// ones that were running started again if their policy says so, otherwise
-    /// `lost`, with their last screen and text.
-    async fn restore(&mut self, myself: &ActorRef<SessionMsg>, panes: Vec<RecordedPane>) -> RestoreCounts {
+    /// Brings back panes: handed over by the daemon this one replaced (running
+    /// ones keep their process), or recorded (see [`SessionState::restore_pane`]).
+    async fn restore(&mut self, myself: &ActorRef<SessionMsg>, panes: Vec<RestoredPane>) -> RestoreCounts {
         let mut counts = RestoreCounts::default();
-        let ttl = self.args.config.exited_ttl.as_millis() as u64;
-        for (record, saved) in panes {
-            let PaneRecord { mut info, spec, .. } = record;
-            let id = info.id;
-            let was_running = matches!(info.state, PaneState::Running | PaneState::Restarting);
-            if !was_running && info.exited_at_ms.unwrap_or(0) + ttl < now_ms() {
-                counts.expired += 1;
-                self.args.store.delete_pane(id);
-                continue;
-            }
-            let limit = spec
-                .output_byte_limit
-                .and_then(|n| usize::try_from(n).ok())
-                .unwrap_or(crate::terminal::output::DEFAULT_BYTE_LIMIT);
-            let limits = limits(&self.args.config, limit);
-            let output = Arc::new(match &saved {
-                Some(saved) => PaneOutput::from_saved(limits, saved.size, &saved.screen, &saved.text),
-                None => PaneOutput::new(limits, info.size),
-            });
-            let restart = was_running && spec.restart != fugue_protocol::RestartPolicy::Never;
-            let started = match restart {
-                true => match self.launch(&spec) {
-                    Ok(launch) => self.start(myself, id, &launch, spec.shell, &output).await,
-                    Err(err) => Err(err),
-                },
-                false => Err(ErrorReply::internal("not restarted")),
-            };
-            let (started, remaining_ms) = match started {
-                Ok(started) => {
-                    counts.restarted += 1;
-                    info.state = PaneState::Running;
-                    info.pid = started.pid;
-                    info.restarts += 1;
-                    info.started_at_ms = now_ms();
-                    info.exit = None;
-                    info.exited_at_ms = None;
-                    (started, None)
-                }
-                Err(_) => {
-                    let remaining = match (was_running, info.state) {
-                        (true, _) => {
-                            counts.lost += 1;
-                            info.state = PaneState::Lost;
-                            info.exited_at_ms = Some(now_ms());
-                            ttl
-                        }
-                        // Lost before the last restart: still lost, until its TTL.
-                        (false, PaneState::Lost) => {
-                            counts.lost += 1;
-                            (info.exited_at_ms.unwrap_or(0) + ttl).saturating_sub(now_ms())
-                        }
-                        (false, _) => {
-                            counts.exited += 1;
-                            info.state = PaneState::Running;
-                            (info.exited_at_ms.unwrap_or(0) + ttl).saturating_sub(now_ms())
-                        }
+        for pane in panes {
+            match pane {
+                RestoredPane::Recorded(recorded) => {
+                    let (record, saved) = *recorded;
+                    let limits = spec_limits(&self.args.config, &record.spec);
+                    let output = match &saved {
+                        Some(saved) => PaneOutput::from_saved(limits, saved.size, &saved.screen, &saved.text),
+                        None => PaneOutput::new(limits, record.info.size),
                     };
-                    match self.start_actor(myself, id, spec.shell, &output, None).await {
-                        Ok(started) => (started, Some(remaining)),
-                        Err(err) => {
-                            tracing::warn!(pane = %id, %err, "cannot restore pane");
-                            continue;
-                        }
-                    }
+                    self.restore_pane(myself, record, Arc::new(output), &mut counts).await;
                 }
-            };
-            if let Some(remaining) = remaining_ms {
-                myself.send_after(Duration::from_millis(remaining), move || SessionMsg::ExpirePane(id));
+                RestoredPane::Handed(handed) => self.take_over(myself, *handed, &mut counts).await,
             }
-            info.session_id = self.args.id;
-            info.session_name = self.args.name.clone();
-            let exited = info.exit.zip(info.exited_at_ms);
-            let pid = started.pid;
-            self.panes.push(PaneEntry {
-                info,
-                spec,
-                actor: started.actor,
-                input: started.input,
-                exit: started.exit,
-                reaped: started.reaped,
-                output,
-                pid_start: process::start_time(pid).filter(|_| pid != 0),
-                run_started: Instant::now(),
-                backoff: RESTART_BACKOFF,
-                checkpointed: 0,
-            });
-            // An exited pane's exit is the recorded one, not the restore's.
-            if let (Some((status, at_ms)), true) = (exited, pid == 0) {
-                let entry = self.panes.last_mut().map(|p| &mut p.exit);
-                if let Some(exit) = entry {
-                    let (tx, rx) = watch::channel(Some(Exited { status, at_ms }));
-                    drop(tx);
-                    *exit = rx;
-                }
-            }
-            let _ = self.args.parent.cast(SessionReport::PaneAdded {
-                pane: id,
-                session: self.args.id,
-            });
         }
         self.renumber();
         self.persist_all();
         self.report_counts();
         counts
+    }
+
+    /// A pane handed over by the previous daemon: a running one goes on with its
+    /// process and PTY; any other is restored like a recorded one.
+    async fn take_over(&mut self, myself: &ActorRef<SessionMsg>, handed: PaneHandover, counts: &mut RestoreCounts) {
+        let PaneHandover {
+            mut info,
+            spec,
+            pid_start,
+            master_fd,
+            exit,
+            output,
+            policy,
+        } = handed;
+        let limits = spec_limits(&self.args.config, &spec);
+        let output =
+            Arc::new(PaneOutput::from_snapshot(limits, output).unwrap_or_else(|| PaneOutput::new(limits, info.size)));
+        let master = master_fd.and_then(handover::inherited);
+        let live = match (master, exit, info.state) {
+            (Some(master), None, PaneState::Running) => match process::open_pidfd(info.pid) {
+                Ok(pidfd) => Some((master, info.pid, process::watch_exit(info.pid, pidfd), None)),
+                Err(err) => {
+                    tracing::warn!(pane = %info.id, pid = info.pid, %err, "handed-over process is gone");
+                    None
+                }
+            },
+            _ => None,
+        };
+        let Some(process) = live else {
+            if let (Some((status, at_ms)), PaneState::Running) = (exit, info.state) {
+                // It ended while the handover was made.
+                info.state = PaneState::Exited;
+                info.exit = Some(status);
+                info.exited_at_ms = Some(at_ms);
+            }
+            let record = PaneRecord { info, spec, pid_start };
+            return self.restore_pane(myself, record, output, counts).await;
+        };
+        let id = info.id;
+        match self.start_actor(myself, id, spec.shell, &output, Some(process)).await {
+            Ok(started) => {
+                counts.kept += 1;
+                let _ = started.actor.cast(PaneMsg::SetSizePolicy {
+                    policy,
+                    reply: ractor::concurrency::oneshot().0.into(),
+                });
+                self.add_restored(info, spec, started, output, pid_start);
+            }
+            Err(err) => tracing::warn!(pane = %id, %err, "cannot take over pane"),
+        }
+    }
+
+    /// A pane as recorded: an exited one as it was (until its TTL), one that was
+    /// running started again if its policy says so, otherwise `lost` with its last
+    /// screen and text.
+    async fn restore_pane(
+        &mut self,
+        myself: &ActorRef<SessionMsg>,
+        record: PaneRecord,
+        output: Arc<PaneOutput>,
+        counts: &mut RestoreCounts,
+    ) {
+        let ttl = self.args.config.exited_ttl.as_millis() as u64;
+        let PaneRecord { mut info, spec, .. } = record;
+        let id = info.id;
+        let was_running = matches!(info.state, PaneState::Running | PaneState::Restarting);
+        if !was_running && info.exited_at_ms.unwrap_or(0) + ttl < now_ms() {
+            counts.expired += 1;
+            self.args.store.delete_pane(id);
+            return;
+        }
+        let restart = was_running && spec.restart != fugue_protocol::RestartPolicy::Never;
+        let started = match restart {
+            true => match self.launch(&spec) {
+                Ok(launch) => self.start(myself, id, &launch, spec.shell, &output).await,
+                Err(err) => Err(err),
+            },
+            false => Err(ErrorReply::internal("not restarted")),
+        };
+        if let Ok(started) = started {
+            counts.restarted += 1;
+            info.state = PaneState::Running;
+            info.pid = started.pid;
+            info.restarts += 1;
+            info.started_at_ms = now_ms();
+            info.exit = None;
+            info.exited_at_ms = None;
+            let pid_start = process::start_time(started.pid);
+            self.add_restored(info, spec, started, output, pid_start);
+            return;
+        }
+        let remaining = match (was_running, info.state) {
+            (true, _) => {
+                counts.lost += 1;
+                info.state = PaneState::Lost;
+                info.exited_at_ms = Some(now_ms());
+                ttl
+            }
+            // Lost before the last restart: still lost, until its TTL.
+            (false, PaneState::Lost) => {
+                counts.lost += 1;
+                (info.exited_at_ms.unwrap_or(0) + ttl).saturating_sub(now_ms())
+            }
+            (false, _) => {
+                counts.exited += 1;
+                info.state = PaneState::Running;
+                (info.exited_at_ms.unwrap_or(0) + ttl).saturating_sub(now_ms())
+            }
+        };
+        let mut started = match self.start_actor(myself, id, spec.shell, &output, None).await {
+            Ok(started) => started,
+            Err(err) => {
+                tracing::warn!(pane = %id, %err, "cannot restore pane");
+                return;
+            }
+        };
+        // An exited pane's exit is the recorded one, not the restore's.
+        if let Some((status, at_ms)) = info.exit.zip(info.exited_at_ms) {
+            started.exit = watch::channel(Some(Exited { status, at_ms })).1;
+        }
+        myself.send_after(Duration::from_millis(remaining), move || SessionMsg::ExpirePane(id));
+        self.add_restored(info, spec, started, output, None);
+    }
+
+    fn add_restored(
+        &mut self,
+        mut info: PaneInfo,
+        spec: SpawnSpec,
+        started: Started,
+        output: Arc<PaneOutput>,
+        pid_start: Option<u64>,
+    ) {
+        let id = info.id;
+        info.session_id = self.args.id;
+        info.session_name = self.args.name.clone();
+        self.panes.push(PaneEntry {
+            info,
+            spec,
+            actor: started.actor,
+            input: started.input,
+            exit: started.exit,
+            reaped: started.reaped,
+            output,
+            pid_start,
+            run_started: Instant::now(),
+            backoff: RESTART_BACKOFF,
+            checkpointed: 0,
+        });
+        let _ = self.args.parent.cast(SessionReport::PaneAdded {
+            pane: id,
+            session: self.args.id,
+        });
+    }
+
+    /// Lets go of every pane for a live upgrade, in order, without touching the
+    /// records: what the next daemon needs, and the PTY masters it inherits.
+    async fn freeze(&mut self) -> (Vec<PaneHandover>, Vec<OwnedFd>) {
+        let mut handed = Vec::with_capacity(self.panes.len());
+        let mut fds = Vec::new();
+        for pane in std::mem::take(&mut self.panes) {
+            let info = pane.info();
+            let frozen = match pane.actor.call(PaneMsg::Freeze, Some(FREEZE_CALL)).await {
+                Ok(ractor::rpc::CallResult::Success(frozen)) => frozen,
+                _ => {
+                    tracing::warn!(pane = %info.id, "pane did not hand over; the next daemon shows it lost");
+                    FrozenPane {
+                        master: None,
+                        exit: None,
+                        policy: SizePolicy::Latest,
+                    }
+                }
+            };
+            let exit = match frozen.exit {
+                Some(status) => Some((status, now_ms())),
+                None => info.exit.zip(info.exited_at_ms),
+            };
+            let master_fd = frozen.master.as_ref().map(|m| m.as_raw_fd());
+            fds.extend(frozen.master);
+            handed.push(PaneHandover {
+                info,
+                spec: pane.spec,
+                pid_start: pane.pid_start,
+                master_fd,
+                exit,
+                output: pane.output.snapshot(),
+                policy: frozen.policy,
+            });
+        }
+        (handed, fds)
     }
 
     /// Removes a pane: its actor stops, and dropping its process guard hangs up and
@@ -882,6 +1023,15 @@ impl SessionState {
             running: self.running() as u32,
         });
     }
+}
+
+/// The buffer sizes of a pane started from `spec`.
+fn spec_limits(config: &DaemonConfig, spec: &SpawnSpec) -> OutputLimits {
+    let log_bytes = spec
+        .output_byte_limit
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(crate::terminal::output::DEFAULT_BYTE_LIMIT);
+    limits(config, log_bytes)
 }
 
 fn limits(config: &DaemonConfig, log_bytes: usize) -> OutputLimits {

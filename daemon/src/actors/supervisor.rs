@@ -3,8 +3,9 @@
 //! It never calls into a pane; sessions only cast [`SessionReport`]s to it, so
 //! there is no call cycle and the session module does not know this one.
 
-use crate::actors::session::{RestoreCounts, SessionActor, SessionArgs, SessionMsg, SessionReport};
+use crate::actors::session::{RestoreCounts, RestoredPane, SessionActor, SessionArgs, SessionMsg, SessionReport};
 use crate::config::{now_ms, DaemonConfig};
+use crate::handover::SessionHandover;
 use crate::store::{Loaded, SessionRecord, Store};
 use crate::terminal::process;
 use fugue_protocol::target::{self, Candidate};
@@ -13,6 +14,7 @@ use fugue_protocol::{
 };
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use std::collections::HashMap;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -56,10 +58,12 @@ pub enum SupervisorMsg {
     /// Bring back what the store recorded (at start-up, before clients are served);
     /// replies with the summary line.
     Restore {
-        loaded: Loaded,
-        keep_orphans: bool,
+        start: Start,
         reply: RpcReplyPort<String>,
     },
+    /// Let go of every session and pane for a live upgrade (requests are refused
+    /// until a `Restore`).
+    Freeze(RpcReplyPort<(Vec<SessionHandover>, Vec<OwnedFd>)>),
     /// Destroy every session; replies with receivers that turn true as each
     /// process is reaped, so the caller can wait for them.
     Shutdown(RpcReplyPort<Vec<crate::terminal::process::Reaped>>),
@@ -102,6 +106,20 @@ impl SessionEntry {
     }
 }
 
+/// Where start-up takes the sessions from.
+pub enum Start {
+    /// The records; processes a crashed daemon left behind are ended unless
+    /// `keep_orphans`.
+    Records { loaded: Loaded, keep_orphans: bool },
+    /// The daemon this one replaced in place (or this one, taking its state back
+    /// after a failed upgrade: `failed` says why).
+    Handover {
+        from_version: String,
+        sessions: Vec<SessionHandover>,
+        failed: Option<String>,
+    },
+}
+
 pub struct SupervisorArgs {
     pub config: Arc<DaemonConfig>,
     pub store: Store,
@@ -118,6 +136,8 @@ pub struct SupervisorState {
     pane_sessions: HashMap<PaneId, SessionId>,
     events: broadcast::Sender<Event>,
     shutting_down: bool,
+    /// Frozen for a live upgrade: sessions are being handed over.
+    upgrading: bool,
 }
 
 /// Events buffered per subscriber before it is told it lagged.
@@ -126,6 +146,17 @@ const EVENT_BUFFER: usize = 1024;
 const SESSION_CALL: Duration = Duration::from_secs(5);
 /// How long a session gets to bring back its recorded panes.
 const RESTORE_CALL: Duration = Duration::from_secs(30);
+
+/// Has `actor` bring back `panes`; what became of them.
+async fn restore_session(actor: &ActorRef<SessionMsg>, panes: Vec<RestoredPane>) -> RestoreCounts {
+    match actor
+        .call(|reply| SessionMsg::Restore { panes, reply }, Some(RESTORE_CALL))
+        .await
+    {
+        Ok(ractor::rpc::CallResult::Success(counts)) => counts,
+        _ => RestoreCounts::default(),
+    }
+}
 
 /// Whether the process recorded for `pane` is still alive and still the pane's
 /// (same start time, `FUGUE_PANE` in its environment).
@@ -173,6 +204,7 @@ impl Actor for SupervisorActor {
             pane_sessions: HashMap::new(),
             events,
             shutting_down: false,
+            upgrading: false,
         })
     }
 
@@ -218,14 +250,22 @@ impl Actor for SupervisorActor {
             SupervisorMsg::Subscribe(reply) => {
                 let _ = reply.send(state.events.subscribe());
             }
-            SupervisorMsg::Restore {
-                loaded,
-                keep_orphans,
-                reply,
-            } => {
-                let summary = state.restore(&myself, loaded, keep_orphans).await;
+            SupervisorMsg::Restore { start, reply } => {
+                let summary = match start {
+                    Start::Records { loaded, keep_orphans } => state.restore(&myself, loaded, keep_orphans).await,
+                    Start::Handover {
+                        from_version,
+                        sessions,
+                        failed,
+                    } => state.take_over(&myself, from_version, sessions, failed).await,
+                };
+                state.upgrading = false;
                 state.recovery.clone_from(&summary);
                 let _ = reply.send(summary);
+            }
+            SupervisorMsg::Freeze(reply) => {
+                state.upgrading = true;
+                let _ = reply.send(state.freeze().await);
             }
             SupervisorMsg::Shutdown(reply) => {
                 state.shutting_down = true;
@@ -277,9 +317,13 @@ impl SupervisorState {
     /// Refuses new work once shutdown began (sessions are being torn down, so
     /// "not found" would mislead).
     fn serving(&self) -> Result<(), ErrorReply> {
-        match self.shutting_down {
-            true => Err(ErrorReply::new(ErrorCode::ShuttingDown, "the daemon is shutting down")),
-            false => Ok(()),
+        match (self.shutting_down, self.upgrading) {
+            (true, _) => Err(ErrorReply::new(ErrorCode::ShuttingDown, "the daemon is shutting down")),
+            (_, true) => Err(ErrorReply::new(
+                ErrorCode::ShuttingDown,
+                "the daemon is being upgraded; reconnect in a moment",
+            )),
+            _ => Ok(()),
         }
     }
 
@@ -389,18 +433,11 @@ impl SupervisorState {
                 continue;
             };
             panes += records.len();
-            let counts = actor
-                .call(
-                    |reply| SessionMsg::Restore { panes: records, reply },
-                    Some(RESTORE_CALL),
-                )
-                .await;
-            if let Ok(ractor::rpc::CallResult::Success(counts)) = counts {
-                totals.lost += counts.lost;
-                totals.restarted += counts.restarted;
-                totals.exited += counts.exited;
-                totals.expired += counts.expired;
-            }
+            let records = records
+                .into_iter()
+                .map(|r| RestoredPane::Recorded(Box::new(r)))
+                .collect();
+            totals.add(restore_session(&actor, records).await);
             sessions += 1;
             self.sessions.push(SessionEntry {
                 info,
@@ -426,6 +463,88 @@ impl SupervisorState {
         }
         tracing::info!("{summary}");
         summary
+    }
+
+    /// Sessions handed over by the daemon this one replaced, process and all.
+    async fn take_over(
+        &mut self,
+        myself: &ActorRef<SupervisorMsg>,
+        from_version: String,
+        handed: Vec<SessionHandover>,
+        failed: Option<String>,
+    ) -> String {
+        let mut totals = RestoreCounts::default();
+        let mut panes = 0;
+        for SessionHandover { record, panes: handed } in handed {
+            let info = SessionInfo {
+                id: record.id,
+                name: record.name.clone(),
+                cwd: record.cwd.clone(),
+                panes: 0,
+                running_panes: 0,
+                created_at_ms: record.created_at_ms,
+            };
+            let actor = match self
+                .spawn_session(myself, &info, PathBuf::from(&record.cwd), record.env.clone())
+                .await
+            {
+                Ok(actor) => actor,
+                Err(err) => {
+                    tracing::error!(session = %info.name, %err, "cannot take over session");
+                    continue;
+                }
+            };
+            panes += handed.len();
+            let handed = handed.into_iter().map(|p| RestoredPane::Handed(Box::new(p))).collect();
+            totals.add(restore_session(&actor, handed).await);
+            self.sessions.push(SessionEntry {
+                info,
+                env: record.env,
+                actor,
+            });
+        }
+        let summary = match failed {
+            Some(why) => format!("upgrade failed, kept running: {why}"),
+            None => format!(
+                "upgraded in place from fugued {from_version} to {} (pid {})",
+                env!("CARGO_PKG_VERSION"),
+                std::process::id()
+            ),
+        };
+        let summary = format!(
+            "{summary}: {} sessions, {panes} panes: {} kept running, {} exited, {} lost, {} restarted",
+            self.sessions.len(),
+            totals.kept,
+            totals.exited,
+            totals.lost,
+            totals.restarted
+        );
+        tracing::info!("{summary}");
+        summary
+    }
+
+    /// Lets go of every session for a live upgrade, in order.
+    async fn freeze(&mut self) -> (Vec<SessionHandover>, Vec<OwnedFd>) {
+        let mut handed = Vec::with_capacity(self.sessions.len());
+        let mut fds = Vec::new();
+        for (order, entry) in std::mem::take(&mut self.sessions).into_iter().enumerate() {
+            let frozen = entry.actor.call(SessionMsg::Freeze, Some(SESSION_CALL)).await;
+            let (panes, session_fds) = match frozen {
+                Ok(ractor::rpc::CallResult::Success(frozen)) => frozen,
+                _ => {
+                    tracing::error!(session = %entry.info.name, "session did not hand over its panes");
+                    entry.actor.stop(Some("hand-over failed".into()));
+                    (Vec::new(), Vec::new())
+                }
+            };
+            fds.extend(session_fds);
+            handed.push(SessionHandover {
+                record: entry.record(order),
+                panes,
+            });
+        }
+        self.pane_sessions.clear();
+        (handed, fds)
     }
 
     fn find(&self, target: &str) -> Result<usize, ErrorReply> {

@@ -31,6 +31,8 @@ pub struct Outgoing {
     _permit: OwnedSemaphorePermit,
     /// The daemon begins to shut down once this frame is out.
     pub starts_shutdown: bool,
+    /// The daemon begins a live upgrade once this frame is out.
+    pub starts_upgrade: bool,
     /// The connection closes after this frame.
     pub fatal: bool,
 }
@@ -55,6 +57,13 @@ impl Outbox {
                 ..
             }
         );
+        let starts_upgrade = matches!(
+            frame,
+            ServerFrame::Reply {
+                result: Ok(Response::Upgrading),
+                ..
+            }
+        );
         let fatal = matches!(frame, ServerFrame::Fatal(_));
         let bytes = encode_or_explain(frame);
         let cost = bytes.len().clamp(1, OUT_QUEUE_BYTES) as u32;
@@ -64,6 +73,7 @@ impl Outbox {
                 frame: bytes.into(),
                 _permit: permit,
                 starts_shutdown,
+                starts_upgrade,
                 fatal,
             })
             .map_err(|_| Closed)

@@ -37,7 +37,8 @@ impl Handler {
             )),
             // The connection starts the shutdown once this reply is written.
             Request::Shutdown => Ok(Response::ShuttingDown),
-            Request::UpgradeDaemon => Err(ErrorReply::invalid("live upgrade is not available in this build")),
+            // The connection starts the upgrade once this reply is written.
+            Request::UpgradeDaemon => Ok(Response::Upgrading),
             Request::Subscribe => self.subscribe(conn).await,
             Request::CreateSession { name, cwd, env } => self.create_session(name, cwd, env).await,
             Request::DestroySession { session } => {

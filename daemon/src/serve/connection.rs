@@ -248,21 +248,27 @@ async fn handshake(reader: &mut FrameReader, writer: &mut OwnedWriteHalf, evicte
     None
 }
 
-/// Serves one connection until the client leaves or breaks the protocol.
-/// `shutdown` is cancelled when a client asks the daemon to shut down.
-pub async fn serve(
-    stream: UnixStream,
-    handler: Arc<Handler>,
-    shutdown: CancellationToken,
-    handshakes: Arc<Handshakes>,
-) {
+/// How connections reach the daemon's lifecycle.
+#[derive(Clone)]
+pub struct Lifecycle {
+    /// Cancelled when a client asks the daemon to shut down.
+    pub shutdown: CancellationToken,
+    /// Notified when a client asks for a live upgrade.
+    pub upgrade: Arc<tokio::sync::Notify>,
+    /// Bumped when every connection must close (an upgrade begins).
+    pub generation: tokio::sync::watch::Receiver<u64>,
+}
+
+/// Serves one connection until the client leaves or breaks the protocol, or
+/// the daemon closes every connection (see [`Lifecycle`]).
+pub async fn serve(stream: UnixStream, handler: Arc<Handler>, lifecycle: Lifecycle, handshakes: Arc<Handshakes>) {
     let (read, mut write) = stream.into_split();
     let mut reader = FrameReader::new(read);
     let (slot, evicted) = handshakes.register();
     let hello = handshake(&mut reader, &mut write, evicted).await;
     handshakes.finish(slot);
     if let Some(hello) = hello {
-        serve_client(hello, reader, write, handler, shutdown).await;
+        serve_client(hello, reader, write, handler, lifecycle).await;
     }
     handshakes.closed.notify_waiters();
 }
@@ -272,7 +278,7 @@ async fn serve_client(
     mut reader: FrameReader,
     mut write: OwnedWriteHalf,
     handler: Arc<Handler>,
-    shutdown: CancellationToken,
+    lifecycle: Lifecycle,
 ) {
     let client = hello.display_name();
     if hello.protocol_version != PROTOCOL_VERSION {
@@ -301,9 +307,14 @@ async fn serve_client(
     reader.codec.set_max_in(MAX_CLIENT_FRAME_BYTES);
 
     let (out, out_rx) = Outbox::new();
-    let write_task = tokio::spawn(write_loop(write, out_rx, shutdown));
+    let mut generation = lifecycle.generation.clone();
+    generation.mark_unchanged();
+    let write_task = tokio::spawn(write_loop(write, out_rx, lifecycle));
     let conn = Arc::new(Client::new(out));
-    read_loop(reader, handler, &conn).await;
+    tokio::select! {
+        _ = read_loop(reader, handler, &conn) => {}
+        _ = generation.changed() => {}
+    }
     // The client is gone or broke the protocol: stop its requests and attachments,
     // flush what is queued.
     conn.close();
@@ -384,7 +395,7 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
     }
 }
 
-async fn write_loop(write: OwnedWriteHalf, mut frames: mpsc::UnboundedReceiver<Outgoing>, shutdown: CancellationToken) {
+async fn write_loop(write: OwnedWriteHalf, mut frames: mpsc::UnboundedReceiver<Outgoing>, lifecycle: Lifecycle) {
     let mut writer = BufWriter::with_capacity(64 * 1024, write);
     while let Some(outgoing) = frames.recv().await {
         if let Err(err) = writer.write_all(&outgoing.frame).await {
@@ -392,14 +403,17 @@ async fn write_loop(write: OwnedWriteHalf, mut frames: mpsc::UnboundedReceiver<O
             return;
         }
         // Batch: flush only when nothing else is waiting.
-        if frames.is_empty() || outgoing.starts_shutdown || outgoing.fatal {
+        if frames.is_empty() || outgoing.starts_shutdown || outgoing.starts_upgrade || outgoing.fatal {
             if let Err(err) = writer.flush().await {
                 tracing::debug!(%err, "client write failed");
                 return;
             }
         }
         if outgoing.starts_shutdown {
-            shutdown.cancel();
+            lifecycle.shutdown.cancel();
+        }
+        if outgoing.starts_upgrade {
+            lifecycle.upgrade.notify_one();
         }
         if outgoing.fatal {
             return;

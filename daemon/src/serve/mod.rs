@@ -1,17 +1,21 @@
 //! The socket: claiming it (lock file, stale-socket check), accepting connections
-//! from our own uid only, and shutting down on a signal or a Shutdown request.
+//! from our own uid only, shutting down on a signal or a Shutdown request, and
+//! the steps of a live upgrade (on SIGUSR2 or an UpgradeDaemon request).
 
 use crate::config::DaemonConfig;
 mod connection;
 
-use crate::actors::supervisor::{SupervisorActor, SupervisorArgs, SupervisorMsg};
+use crate::actors::supervisor::{Start, SupervisorActor, SupervisorArgs, SupervisorMsg};
+use crate::handover::{self, Handover, HANDOVER_VERSION};
 use crate::requests::Handler;
 use crate::store::Store;
 use fugue_protocol::socket::{lock_path, prepare_socket_dir};
 use futures::StreamExt;
 use ractor::Actor;
+use ractor::ActorRef;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
+use std::os::fd::{AsRawFd, IntoRawFd, RawFd};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::UnixListener as StdListener;
 use std::path::{Path, PathBuf};
@@ -89,12 +93,27 @@ impl ClaimedSocket {
     }
 }
 
+impl ClaimedSocket {
+    /// The socket and lock a replaced daemon image left open for us.
+    pub fn inherited(path: PathBuf, listener_fd: RawFd, lock_fd: RawFd) -> Result<Self, String> {
+        let listener = handover::inherited(listener_fd).ok_or("the listening socket was not handed over")?;
+        let lock = handover::inherited(lock_fd).ok_or("the lock file was not handed over")?;
+        Ok(Self {
+            path,
+            listener: StdListener::from(listener),
+            lock: File::from(lock),
+        })
+    }
+}
+
 /// Runs the daemon until SIGTERM/SIGINT or a Shutdown request, then terminates every
-/// pane, removes the socket, and returns.
-pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), String> {
+/// pane, removes the socket, and returns. With `handover`, it takes over the panes
+/// of the daemon image it replaced; otherwise it restores the records.
+pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<Handover>) -> Result<(), String> {
     let config = Arc::new(config);
     let shutdown = CancellationToken::new();
-    watch_signals(shutdown.clone())?;
+    let upgrade = Arc::new(tokio::sync::Notify::new());
+    watch_signals(shutdown.clone(), upgrade.clone())?;
 
     claimed.listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let listener = UnixListener::from_std(claimed.listener).map_err(|e| e.to_string())?;
@@ -109,14 +128,18 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
     let (supervisor, supervisor_task) = Actor::spawn(None, SupervisorActor, args)
         .await
         .map_err(|e| format!("cannot start supervisor: {e}"))?;
-    let restore = |reply| SupervisorMsg::Restore {
-        loaded,
-        keep_orphans: config.keep_orphans,
-        reply,
+    let start = match handover {
+        Some(handover) => Start::Handover {
+            from_version: handover.from_version,
+            sessions: handover.sessions,
+            failed: None,
+        },
+        None => Start::Records {
+            loaded,
+            keep_orphans: config.keep_orphans,
+        },
     };
-    if let Err(err) = supervisor.call(restore, None).await {
-        tracing::error!(%err, "restoring the records failed");
-    }
+    restore(&supervisor, start).await;
     let handler = Arc::new(Handler {
         supervisor: supervisor.clone(),
         shutdown: shutdown.clone(),
@@ -125,10 +148,29 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
 
     let uid = rustix::process::getuid().as_raw();
     let handshakes = Arc::new(connection::Handshakes::default());
+    let (generation, generations) = tokio::sync::watch::channel(0u64);
+    let lifecycle = connection::Lifecycle {
+        shutdown: shutdown.clone(),
+        upgrade: upgrade.clone(),
+        generation: generations,
+    };
+    let upgrader = Upgrader {
+        supervisor: supervisor.clone(),
+        store: store.clone(),
+        config: config.clone(),
+        listener_fd: listener.as_raw_fd(),
+        lock_fd: claimed.lock.as_raw_fd(),
+    };
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = shutdown.cancelled() => break,
+            _ = upgrade.notified() => {
+                // Every client reconnects to whichever daemon answers next.
+                generation.send_modify(|g| *g += 1);
+                upgrader.upgrade().await;
+                continue;
+            }
         };
         let stream = match accepted {
             Ok((stream, _)) => stream,
@@ -151,7 +193,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
         tokio::spawn(connection::serve(
             stream,
             handler.clone(),
-            shutdown.clone(),
+            lifecycle.clone(),
             handshakes.clone(),
         ));
     }
@@ -181,6 +223,84 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig) -> Result<(), Str
     drop(claimed.lock);
     tracing::info!("bye");
     Ok(())
+}
+
+async fn restore(supervisor: &ActorRef<SupervisorMsg>, start: Start) {
+    if let Err(err) = supervisor
+        .call(|reply| SupervisorMsg::Restore { start, reply }, None)
+        .await
+    {
+        tracing::error!(%err, "restoring the sessions failed");
+    }
+}
+
+/// The steps of a live upgrade (see [`crate::handover`]).
+struct Upgrader {
+    supervisor: ActorRef<SupervisorMsg>,
+    store: Store,
+    config: Arc<DaemonConfig>,
+    listener_fd: RawFd,
+    lock_fd: RawFd,
+}
+
+impl Upgrader {
+    /// Freezes every pane, has the new binary check the handover, and re-executes
+    /// in place. Returns only if the upgrade failed, with the state taken back.
+    async fn upgrade(&self) {
+        let started = std::time::Instant::now();
+        tracing::info!(exe = %self.config.exe.display(), "live upgrade: handing over");
+        let frozen = self.supervisor.call(SupervisorMsg::Freeze, None).await;
+        let Ok(ractor::rpc::CallResult::Success((sessions, fds))) = frozen else {
+            tracing::error!("live upgrade: the sessions did not hand over");
+            return;
+        };
+        // Records written so far reach the disk before this image goes.
+        self.store.flush().await;
+        let handover = Handover {
+            version: HANDOVER_VERSION,
+            from_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at_ms: crate::config::now_ms(),
+            listener_fd: self.listener_fd,
+            lock_fd: self.lock_fd,
+            sessions,
+        };
+        let why = self.hand_over(&handover, started).await;
+        tracing::error!(reason = %why, "live upgrade failed; this daemon keeps running");
+        // The descriptors are found again by number, as the new image would.
+        for fd in fds {
+            let _ = fd.into_raw_fd();
+        }
+        let start = Start::Handover {
+            from_version: handover.from_version,
+            sessions: handover.sessions,
+            failed: Some(why),
+        };
+        restore(&self.supervisor, start).await;
+    }
+
+    /// Encodes, checks and executes; returns why it did not happen.
+    async fn hand_over(&self, handover: &Handover, started: std::time::Instant) -> String {
+        let memfd = match handover.encode().and_then(|bytes| {
+            tracing::info!(bytes = bytes.len(), "live upgrade: handover encoded");
+            handover::to_memfd(&bytes).map_err(|e| format!("cannot write the handover: {e}"))
+        }) {
+            Ok(memfd) => memfd,
+            Err(why) => return why,
+        };
+        let memfd = Arc::new(memfd);
+        let exe = self.config.exe.clone();
+        let checked = tokio::task::spawn_blocking({
+            let memfd = memfd.clone();
+            move || handover::check(&exe, &memfd)
+        })
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()));
+        if let Err(why) = checked {
+            return why;
+        }
+        tracing::info!(after = ?started.elapsed(), "live upgrade: the new binary read the handover; executing it");
+        handover::exec(&self.config.exe, &self.config.args, &handover.inherited_fds(), &memfd)
+    }
 }
 
 /// An accept failed. When descriptors ran out (EMFILE/ENFILE), free some by dropping
@@ -225,14 +345,19 @@ pub fn raise_fd_limit() -> std::io::Result<u64> {
     Ok(raised)
 }
 
-fn watch_signals(shutdown: CancellationToken) -> Result<(), String> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals =
-        signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP]).map_err(|e| format!("cannot watch signals: {e}"))?;
+fn watch_signals(shutdown: CancellationToken, upgrade: Arc<tokio::sync::Notify>) -> Result<(), String> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR2};
+    let mut signals = signal_hook_tokio::Signals::new([SIGTERM, SIGINT, SIGHUP, SIGUSR2])
+        .map_err(|e| format!("cannot watch signals: {e}"))?;
     tokio::spawn(async move {
         while let Some(signal) = signals.next().await {
             if signal == SIGHUP {
                 tracing::info!("SIGHUP ignored");
+                continue;
+            }
+            if signal == SIGUSR2 {
+                tracing::info!("SIGUSR2: live upgrade");
+                upgrade.notify_one();
                 continue;
             }
             tracing::info!(signal, "signal received");

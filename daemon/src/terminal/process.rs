@@ -85,39 +85,82 @@ fn try_reap(pid: Pid) -> Option<ExitStatus> {
     }
 }
 
-/// Starts watching `pid` through `pidfd`; the returned channel turns `Some` once
-/// the process has been reaped. Must be called inside the runtime.
-pub fn watch_exit(pid: u32, pidfd: OwnedFd) -> Reaped {
+/// The watch on one process's exit.
+pub struct ExitWatch {
+    pub reaped: Reaped,
+    stop: tokio_util::sync::CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl ExitWatch {
+    /// Stops watching without reaping (the process is being handed to an
+    /// upgraded daemon, which watches it from then on). Returns the exit if the
+    /// process was reaped before the watch stopped.
+    pub async fn stop(self) -> Option<ExitStatus> {
+        self.stop.cancel();
+        let _ = self.task.await;
+        *self.reaped.borrow()
+    }
+}
+
+/// Starts watching `pid` through `pidfd`; [`ExitWatch::reaped`] turns `Some`
+/// once the process has been reaped. Must be called inside the runtime.
+pub fn watch_exit(pid: u32, pidfd: OwnedFd) -> ExitWatch {
     let (reaped, receiver) = watch::channel(None);
+    let stop = tokio_util::sync::CancellationToken::new();
     let Some(pid) = Pid::from_raw(pid as i32) else {
         reaped.send_replace(Some(ExitStatus {
             code: None,
             signal: None,
         }));
-        return receiver;
+        return ExitWatch {
+            reaped: receiver,
+            stop,
+            task: tokio::spawn(async {}),
+        };
     };
-    tokio::spawn(async move {
-        let status = match crate::terminal::fd::register(pidfd, Interest::READABLE) {
-            Ok(pidfd) => loop {
-                match pidfd.readable().await {
-                    Ok(mut ready) => match try_reap(pid) {
-                        Some(status) => break status,
-                        None => ready.clear_ready(),
-                    },
-                    Err(err) => {
-                        tracing::error!(%err, "cannot poll a pidfd; waiting on a blocking thread");
-                        break wait_blocking(pid).await;
+    let stopped = stop.clone();
+    let task = tokio::spawn(async move {
+        let wait = async {
+            match crate::terminal::fd::register(pidfd, Interest::READABLE) {
+                Ok(pidfd) => loop {
+                    match pidfd.readable().await {
+                        Ok(mut ready) => match try_reap(pid) {
+                            Some(status) => break status,
+                            None => ready.clear_ready(),
+                        },
+                        Err(err) => {
+                            tracing::error!(%err, "cannot poll a pidfd; waiting on a blocking thread");
+                            break wait_blocking(pid).await;
+                        }
                     }
+                },
+                Err(err) => {
+                    tracing::error!(%err, "cannot register a pidfd; waiting on a blocking thread");
+                    wait_blocking(pid).await
                 }
-            },
-            Err(err) => {
-                tracing::error!(%err, "cannot register a pidfd; waiting on a blocking thread");
-                wait_blocking(pid).await
             }
         };
-        reaped.send_replace(Some(status));
+        tokio::select! {
+            biased;
+            _ = stopped.cancelled() => {}
+            status = wait => {
+                reaped.send_replace(Some(status));
+            }
+        }
     });
-    receiver
+    ExitWatch {
+        reaped: receiver,
+        stop,
+        task,
+    }
+}
+
+/// A pidfd for `pid`, a child this process did not start in its current image
+/// (handed over by the daemon it replaced).
+pub fn open_pidfd(pid: u32) -> std::io::Result<OwnedFd> {
+    let pid = Pid::from_raw(pid as i32).ok_or_else(|| std::io::Error::other("pid 0"))?;
+    Ok(rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty())?)
 }
 
 async fn wait_blocking(pid: Pid) -> ExitStatus {
@@ -145,6 +188,8 @@ async fn wait_blocking(pid: Pid) -> ExitStatus {
 /// its process behind.
 pub struct ProcessGuard {
     pid: u32,
+    /// Cleared when the process is handed over: dropping then leaves it alone.
+    armed: bool,
     reaped: Reaped,
     /// Time between the hang-up on drop and SIGKILL.
     grace: Duration,
@@ -152,7 +197,17 @@ pub struct ProcessGuard {
 
 impl ProcessGuard {
     pub fn new(pid: u32, reaped: Reaped, grace: Duration) -> Self {
-        Self { pid, reaped, grace }
+        Self {
+            pid,
+            armed: true,
+            reaped,
+            grace,
+        }
+    }
+
+    /// Lets go of the process without ending it (it is being handed over).
+    pub fn disarm(mut self) {
+        self.armed = false;
     }
 
     pub fn pid(&self) -> u32 {
@@ -209,7 +264,7 @@ fn groups(pid: i32, foreground: Option<i32>) -> Vec<i32> {
 
 impl Drop for ProcessGuard {
     fn drop(&mut self) {
-        if !self.has_exited() {
+        if self.armed && !self.has_exited() {
             signal_group(self.pid as i32, libc::SIGHUP);
             self.terminate(libc::SIGTERM, None, self.grace);
         }

@@ -46,12 +46,18 @@ pub struct Daemon {
 
 impl Daemon {
     pub async fn start(dir: &Path, name: &str) -> Result<Daemon, Error> {
+        Self::start_with(dir, name, &[]).await
+    }
+
+    /// Starts with extra `fugued` flags.
+    pub async fn start_with(dir: &Path, name: &str, args: &[&str]) -> Result<Daemon, Error> {
         let socket = dir.join(format!("{name}.sock"));
         let log_path = dir.join(format!("{name}.log"));
         let log = std::fs::File::create(&log_path).map_err(|e| e.to_string())?;
         let child = Command::new(bin("fugued")?)
             .args(["--foreground", "--socket"])
             .arg(&socket)
+            .args(args)
             .env("HOME", dir)
             .env("SHELL", "/bin/sh")
             .env("FUGUE_LOG", "warn")

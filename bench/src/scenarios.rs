@@ -28,6 +28,10 @@ struct Sizes {
     churn_clients: usize,
     churn_samples: usize,
     agent_frames: usize,
+    /// Panes running across the live upgrade (10 per session).
+    upgrade_panes: usize,
+    /// CreatePane calls timed with and without records.
+    creates: usize,
 }
 
 const FULL: Sizes = Sizes {
@@ -44,6 +48,8 @@ const FULL: Sizes = Sizes {
     churn_clients: 200,
     churn_samples: 200,
     agent_frames: 400,
+    upgrade_panes: 100,
+    creates: 300,
 };
 
 const QUICK: Sizes = Sizes {
@@ -60,6 +66,8 @@ const QUICK: Sizes = Sizes {
     churn_clients: 20,
     churn_samples: 20,
     agent_frames: 40,
+    upgrade_panes: 20,
+    creates: 30,
 };
 
 const COLS: u16 = 200;
@@ -77,37 +85,41 @@ pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Er
     let wanted = |n: u32| only.as_ref().is_none_or(|only| only.contains(&n));
     let mut rows = Vec::new();
     if wanted(1) || wanted(2) {
-        eprintln!("[1/9] throughput");
+        eprintln!("[1/10] throughput");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(throughput(dir.path(), &file, &sizes).await?);
     }
     if wanted(3) {
-        eprintln!("[3/9] request latency");
+        eprintln!("[3/10] request latency");
         rows.extend(latency(dir.path(), &sizes).await?);
     }
     if wanted(4) {
-        eprintln!("[4/9] memory");
+        eprintln!("[4/10] memory");
         rows.extend(memory(dir.path(), &sizes).await?);
     }
     if wanted(5) {
-        eprintln!("[5/9] reaction");
+        eprintln!("[5/10] reaction");
         rows.extend(reaction(dir.path(), &sizes).await?);
     }
     if wanted(6) {
-        eprintln!("[6/9] idle");
+        eprintln!("[6/10] idle");
         rows.extend(idle(dir.path(), &sizes).await?);
     }
     if wanted(7) {
-        eprintln!("[7/9] scale");
+        eprintln!("[7/10] scale");
         rows.extend(scale(dir.path(), &sizes).await?);
     }
     if wanted(8) {
-        eprintln!("[8/9] latency under churn");
+        eprintln!("[8/10] latency under churn");
         rows.extend(churn(dir.path(), &sizes).await?);
     }
     if wanted(9) {
-        eprintln!("[9/9] agent TUI");
+        eprintln!("[9/10] agent TUI");
         rows.extend(agent_tui(dir.path(), &sizes).await?);
+    }
+    if wanted(10) {
+        eprintln!("[10/10] records and live upgrade");
+        rows.extend(durable(dir.path(), &sizes).await?);
     }
     Ok(rows)
 }
@@ -310,7 +322,7 @@ async fn throughput(dir: &Path, (file, last): &(PathBuf, String), sizes: &Sizes)
         ),
     ];
 
-    eprintln!("[2/9] throughput with clients");
+    eprintln!("[2/10] throughput with clients");
     let (mut alone, mut reading, mut stalled) = (Vec::new(), Vec::new(), Vec::new());
     let idle_rss = env::rss_kib(daemon.pid());
     let mut stalled_peak = 0;
@@ -913,6 +925,153 @@ async fn agent_tui(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
             String::new(),
             "0",
             Some(torn == 0 && captures > 0),
+        ),
+    ])
+}
+
+/// A session of 10 panes on `client`, for [`request_times`].
+async fn request_session(client: &Client, session: &str) -> Result<(), Error> {
+    let err = |e: fugue_client::ClientError| e.to_string();
+    client.create_session(session, None, vec![]).await.map_err(err)?;
+    for _ in 0..9 {
+        client
+            .create_pane(direct(session, "sleep", &["3600"]))
+            .await
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Times `lists` ListPanes and `creates` CreatePane calls (each pane released
+/// again), in microseconds, appending to `list_us` and `create_us`.
+async fn request_times(
+    client: &Client,
+    session: &str,
+    (lists, creates): (usize, usize),
+    (list_us, create_us): (&mut Vec<f64>, &mut Vec<f64>),
+) -> Result<(), Error> {
+    let err = |e: fugue_client::ClientError| e.to_string();
+    for _ in 0..lists {
+        let started = Instant::now();
+        client.list_panes(Some(session)).await.map_err(err)?;
+        list_us.push(started.elapsed().as_secs_f64() * 1e6);
+    }
+    for _ in 0..creates {
+        let started = Instant::now();
+        let pane = client
+            .create_pane(direct(session, "sleep", &["3600"]))
+            .await
+            .map_err(err)?;
+        create_us.push(started.elapsed().as_secs_f64() * 1e6);
+        client.release_pane(&pane.id.to_string()).await.map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Scenario 10: what the records cost per request, and a live upgrade with many
+/// running panes (wall time to every pane answering again, processes kept).
+async fn durable(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let err = |e: fugue_client::ClientError| e.to_string();
+    // The same requests with records off and on, in alternating rounds so both
+    // see the machine in the same state.
+    let off = Daemon::start_with(dir, "records-off", &["--state", "none"]).await?;
+    let on = Daemon::start(dir, "records-on").await?;
+    let (off_client, on_client) = (off.client().await?, on.client().await?);
+    request_session(&off_client, "off").await?;
+    request_session(&on_client, "on").await?;
+    let rounds = 10;
+    let per_round = (sizes.latency_calls / rounds, sizes.creates / rounds);
+    let (mut list_off, mut create_off, mut list_on, mut create_on) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        request_times(&off_client, "off", per_round, (&mut list_off, &mut create_off)).await?;
+        request_times(&on_client, "on", per_round, (&mut list_on, &mut create_on)).await?;
+    }
+    drop((off_client, on_client, off, on));
+    let (list_off, create_off) = (median(&mut list_off), median(&mut create_off));
+    let (list_on, create_on) = (median(&mut list_on), median(&mut create_on));
+
+    let daemon = Daemon::start(dir, "upgrade").await?;
+    let client = daemon.client().await?;
+    for s in 0..sizes.upgrade_panes.div_ceil(10) {
+        let name = format!("u{s}");
+        client.create_session(&name, None, vec![]).await.map_err(err)?;
+        for p in 0..10.min(sizes.upgrade_panes - s * 10) {
+            let script = format!("echo pane {p} of {name}; exec sleep 3600");
+            client
+                .create_pane(direct(&name, "sh", &["-c", &script]))
+                .await
+                .map_err(err)?;
+        }
+    }
+    let before: Vec<(String, u32)> = client
+        .list_panes(None)
+        .await
+        .map_err(err)?
+        .into_iter()
+        .map(|p| (p.id.to_string(), p.pid))
+        .collect();
+    drop(client);
+    let options = fugue_client::ConnectOptions::default()
+        .socket(&daemon.socket)
+        .client_name("fugue-bench");
+    let started = Instant::now();
+    let info = Client::upgrade_daemon(options, Duration::from_secs(60))
+        .await
+        .map_err(err)?;
+    if !info.recovery.starts_with("upgraded in place") {
+        return Err(format!("upgrade failed: {}", info.recovery));
+    }
+    // Every pane answers: its status and a capture of its screen.
+    let client = daemon.client().await?;
+    let mut kept = 0;
+    for (id, pid) in &before {
+        let pane = client.pane_status(id).await.map_err(err)?;
+        client
+            .capture(id, CaptureWhat::Screen, (None, None), false, false)
+            .await
+            .map_err(err)?;
+        if pane.pid == *pid && pane.state == fugue_client::protocol::PaneState::Running {
+            kept += 1;
+        }
+    }
+    let took = started.elapsed().as_secs_f64();
+    let lost = before.len() - kept;
+    let ratio = |on: f64, off: f64| on / off;
+    Ok(vec![
+        row(
+            "10 records",
+            "ListPanes p50, records on vs off",
+            format!("{list_on:.0} us"),
+            format!("{list_off:.0} us off ({:.2}x)", ratio(list_on, list_off)),
+            "<= 1.10x",
+            Some(ratio(list_on, list_off) <= 1.10),
+        ),
+        row(
+            "10 records",
+            &format!("CreatePane p50 x{}, records on vs off", sizes.creates),
+            format!("{create_on:.0} us"),
+            format!("{create_off:.0} us off ({:.2}x)", ratio(create_on, create_off)),
+            "<= 1.10x",
+            Some(ratio(create_on, create_off) <= 1.10),
+        ),
+        row(
+            "10 upgrade",
+            &format!(
+                "live upgrade, {} running panes: command to every pane answering",
+                before.len()
+            ),
+            format!("{:.0} ms", took * 1e3),
+            String::new(),
+            "< 1 s",
+            Some(took < 1.0),
+        ),
+        row(
+            "10 upgrade",
+            "processes lost in the upgrade",
+            lost.to_string(),
+            format!("of {}", before.len()),
+            "0",
+            Some(lost == 0),
         ),
     ])
 }

@@ -364,13 +364,20 @@ async fn reattach(
     let deadline = tokio::time::Instant::now() + RECONNECT_FOR;
     let connect = connect.clone().autostart(false);
     loop {
-        if let Ok(client) = Client::connect(connect.clone()).await {
-            let events = client.events().ok()?;
-            match client.attach(&pane.id.to_string(), read_only, size).await {
-                Ok(_) => return Some((client, events)),
-                Err(err) if err.code() == Some(ErrorCode::PaneNotFound) => return None,
-                Err(_) => {}
+        match Client::connect(connect.clone()).await {
+            Ok(client) => {
+                let events = client.events().ok()?;
+                match client.attach(&pane.id.to_string(), read_only, size).await {
+                    Ok(_) => return Some((client, events)),
+                    Err(err) if err.code() == Some(ErrorCode::PaneNotFound) => return None,
+                    Err(_) => {}
+                }
             }
+            // An upgrading daemon keeps its listening socket open across the
+            // exec, so connects wait in its backlog; nobody listening means it
+            // stopped or died, and waiting would only delay saying so.
+            Err(ClientError::Connect { not_running: true, .. }) => return None,
+            Err(_) => {}
         }
         if tokio::time::Instant::now() >= deadline {
             return None;

@@ -47,7 +47,12 @@ pub enum ClientError {
     #[error("{0}")]
     Daemon(#[from] ErrorReply),
     #[error("cannot connect to fugued at {path}: {reason}")]
-    Connect { path: PathBuf, reason: String },
+    Connect {
+        path: PathBuf,
+        reason: String,
+        /// Nothing listens there (no socket, or nobody accepting on it).
+        not_running: bool,
+    },
     /// The socket or the process behind it is not ours: nothing was sent.
     #[error("refusing {path}: {reason}")]
     Untrusted { path: PathBuf, reason: String },
@@ -153,12 +158,14 @@ impl Client {
                 UnixStream::connect(&path).await.map_err(|e| ClientError::Connect {
                     path: path.clone(),
                     reason: e.to_string(),
+                    not_running: nobody_home(&e),
                 })?
             }
             Err(err) => {
                 return Err(ClientError::Connect {
                     path,
                     reason: describe_connect_error(&err),
+                    not_running: nobody_home(&err),
                 })
             }
         };

@@ -24,6 +24,8 @@ use std::time::Duration;
 const SCHEMA_VERSION: i64 = 1;
 /// Records written per transaction at most.
 const BATCH: usize = 512;
+/// How long the writer gathers records before a transaction.
+const GATHER: Duration = Duration::from_millis(20);
 /// Lines of text kept with a pane's record.
 pub const SAVED_TEXT_LINES: u32 = 1000;
 
@@ -85,6 +87,7 @@ pub struct SessionRecord {
 pub struct PaneRecord {
     pub info: PaneInfo,
     pub spec: SpawnSpec,
+    /// When the process started (`None`: the writer reads it from /proc).
     pub pid_start: Option<u64>,
 }
 
@@ -354,8 +357,12 @@ fn write_loop(mut conn: Connection, _lock: File, ops: mpsc::Receiver<Op>, failed
     let mut batch = Vec::new();
     while let Ok(first) = ops.recv() {
         batch.push(first);
-        while batch.len() < BATCH {
-            match ops.try_recv() {
+        // What arrives within the window goes into the same transaction: a burst
+        // of requests costs one commit, not one each.
+        let window = std::time::Instant::now() + GATHER;
+        while batch.len() < BATCH && !matches!(batch.last(), Some(Op::Flush(_))) {
+            let left = window.saturating_duration_since(std::time::Instant::now());
+            match ops.recv_timeout(left) {
                 Ok(op) => batch.push(op),
                 Err(_) => break,
             }
@@ -410,6 +417,14 @@ fn write_batch(conn: &mut Connection, ops: &[Op]) -> Result<(), StoreError> {
                 tx.execute("DELETE FROM sessions WHERE id = ?1", params![id.to_string()])?;
             }
             Op::Pane(p) => {
+                // When the process started, read here rather than on the request
+                // path; with the pid it recognises the process after a crash.
+                let running = p.info.state == fugue_protocol::PaneState::Running && p.info.pid != 0;
+                let pid_start = p.pid_start.or_else(|| {
+                    running
+                        .then(|| crate::terminal::process::start_time(p.info.pid))
+                        .flatten()
+                });
                 // A pane of a session deleted in the same batch has nowhere to go.
                 let session_exists: Option<i64> = tx
                     .query_row(
@@ -429,7 +444,7 @@ fn write_batch(conn: &mut Connection, ops: &[Op]) -> Result<(), StoreError> {
                         p.info.session_id.to_string(),
                         serde_json::to_string(&p.info)?,
                         serde_json::to_string(&p.spec)?,
-                        p.pid_start.map(|s| s as i64),
+                        pid_start.map(|s| s as i64),
                         now
                     ],
                 )?;

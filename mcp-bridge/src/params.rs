@@ -123,6 +123,12 @@ pub struct StartParams {
     pub rows: Option<u16>,
     /// Session to start in. Default: the bridge's session.
     pub session: Option<String>,
+    /// Start the process again when it ends: "never" (default), "on-failure" or
+    /// "always"; backoff from 1 s doubling to 60 s; kept across daemon restarts
+    /// (a dev server comes back once fugued starts).
+    pub restart: Option<String>,
+    /// Restarts allowed in a row before the terminal stays exited (default: no limit).
+    pub max_restarts: Option<u32>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

@@ -147,6 +147,13 @@ an interactive shell, which stays when the command ends. At most 10 running term
         spec.cwd = self.cwd_in_session(&client, &session, p.cwd.as_deref()).await?;
         spec.env = p.env.map(EnvInput::into_vars).unwrap_or_default();
         spec.output_byte_limit = p.output_byte_limit;
+        spec.restart = p
+            .restart
+            .as_deref()
+            .map(fugue_client::protocol::RestartPolicy::parse)
+            .transpose()?
+            .unwrap_or_default();
+        spec.max_restarts = p.max_restarts;
         if p.cols.is_some() || p.rows.is_some() {
             spec.size = Some(PaneSize {
                 cols: p.cols.unwrap_or(120),

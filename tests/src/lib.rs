@@ -236,6 +236,17 @@ impl Daemon {
         wait_until("fugued to exit", DEADLINE, || child.try_wait().expect("try_wait"))
     }
 
+    /// The records database of this daemon (one per socket, named after it).
+    pub fn state_db(&self) -> PathBuf {
+        let dir = self.dir.path().join("state").join("fugue");
+        let found = std::fs::read_dir(&dir)
+            .expect("state dir")
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "db"));
+        found.expect("a state database")
+    }
+
     /// Whether the daemon process has exited (without waiting).
     pub fn has_exited(&mut self) -> bool {
         match self.child.as_mut() {

@@ -4,7 +4,7 @@
 use fugue_client::protocol::{CaptureWhat, EnvVar, PaneInfo, PaneState, ReadMode, RestartPolicy, SpawnSpec};
 use fugue_client::Client;
 use fugue_tests::{private_dir, sh_spec, wait_for, wait_for_text, Daemon, DEADLINE};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 async fn screen(client: &Client, pane: &str) -> String {
     let capture = client
@@ -24,17 +24,6 @@ async fn text(client: &Client, pane: &str) -> Vec<String> {
 
 async fn pane(client: &Client, id: &str) -> PaneInfo {
     client.pane_status(id).await.expect("pane status")
-}
-
-/// The records database of a test daemon (one per socket, named after it).
-fn state_db(daemon: &Daemon) -> PathBuf {
-    let dir = daemon.dir.path().join("state").join("fugue");
-    let found = std::fs::read_dir(&dir)
-        .expect("state dir")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "db"));
-    found.expect("a state database")
 }
 
 /// Waits until the records hold `needle` on the saved screen of pane `id`.
@@ -166,7 +155,7 @@ async fn a_killed_daemon_leaves_lost_panes_and_its_orphans_are_handled() {
         let quiet_id = quiet.id.to_string();
         wait_for_text(&client, &quiet_id, "last-words").await;
         let orphan = start_orphan(&client, "crash").await;
-        let db = state_db(&daemon);
+        let db = daemon.state_db();
         wait_checkpointed(&db, &quiet_id, "last-words").await;
         wait_checkpointed(&db, &orphan.id.to_string(), "orphan-ready").await;
 

@@ -638,6 +638,16 @@ async fn sigkill_then_restart_on_the_same_socket() {
     let mut daemon = Daemon::start();
     let client = daemon.client().await;
     session_with(&client, "before").await;
+    // Records are written off the request path: wait until this one is on disk.
+    let db = daemon.state_db();
+    wait_for("the session in the records", DEADLINE, || async {
+        let conn = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM sessions WHERE name = 'before'", [], |r| r.get(0))
+            .ok()?;
+        (n == 1).then_some(())
+    })
+    .await;
     let status = daemon.signal_and_wait(libc::SIGKILL);
     assert_eq!(
         std::os::unix::process::ExitStatusExt::signal(&status),

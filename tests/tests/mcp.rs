@@ -621,3 +621,39 @@ async fn spawning_an_agent_needs_a_person_or_allow_spawn() {
     let spawned = ok(&allowed, "fugue_spawn_agent", json!({"prompt": "go", "name": "auto"})).await;
     assert_eq!(spawned["session"], "auto");
 }
+
+#[tokio::test]
+async fn a_terminal_started_with_a_restart_policy_comes_back() {
+    let daemon = Daemon::start();
+    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let err = fails(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "x", "command": "true", "restart": "sometimes"}),
+    )
+    .await;
+    assert!(
+        err.contains("unknown restart policy 'sometimes'; use never, on-failure or always"),
+        "{err}"
+    );
+    let started = ok(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "flaky", "command": "sh", "args": ["-c", "exit 4"], "shell": false,
+               "restart": "on-failure", "max_restarts": 1}),
+    )
+    .await;
+    let id = started["terminal_id"].as_str().unwrap().to_string();
+    let list = fugue_tests::wait_for("the restart to be tried and given up", DEADLINE, || async {
+        let list = ok(&mcp, "fugue_list", json!({})).await;
+        let terminal = list["terminals"]
+            .as_array()?
+            .iter()
+            .find(|t| t["id"] == id.as_str())?
+            .clone();
+        (terminal["restarts"] == 1 && terminal["status"] == "exited").then_some(terminal)
+    })
+    .await;
+    assert_eq!(list["restart"], "on-failure", "{list}");
+    assert_eq!(list["last_exit"], "exited with code 4", "{list}");
+}

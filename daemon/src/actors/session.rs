@@ -408,7 +408,8 @@ impl SessionState {
             input: started.input,
             exit: started.exit,
             reaped: started.reaped,
-            pid_start: process::start_time(started.pid),
+            // Read by the store's writer, off the request path.
+            pid_start: None,
             run_started: Instant::now(),
             backoff: RESTART_BACKOFF,
             checkpointed: 0,
@@ -738,7 +739,7 @@ impl SessionState {
                 pane.info.started_at_ms = now_ms();
                 pane.info.exit = None;
                 pane.info.exited_at_ms = None;
-                pane.pid_start = process::start_time(started.pid);
+                pane.pid_start = None;
                 pane.run_started = Instant::now();
                 pane.actor = started.actor;
                 pane.input = started.input;
@@ -890,7 +891,7 @@ impl SessionState {
             info.started_at_ms = now_ms();
             info.exit = None;
             info.exited_at_ms = None;
-            let pid_start = process::start_time(started.pid);
+            let pid_start = None;
             self.add_restored(info, spec, started, output, pid_start);
             return;
         }

@@ -12,20 +12,26 @@ pub fn daemon_binary() -> PathBuf {
     if let Some(path) = std::env::var_os("FUGUE_DAEMON").filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
     }
+    companion_binary("fugued")
+}
+
+/// One of fugue's programs (`fugued`, `fugue-web`): the one installed beside the
+/// running binary, else whatever `PATH` finds.
+pub fn companion_binary(name: &str) -> PathBuf {
     if let Ok(exe) = std::env::current_exe() {
-        let sibling = exe.with_file_name("fugued");
+        let sibling = exe.with_file_name(name);
         if sibling.is_file() {
             return sibling;
         }
         // Test binaries live one level below the real ones (target/debug/deps).
         if let Some(parent) = exe.parent().and_then(Path::parent) {
-            let up = parent.join("fugued");
+            let up = parent.join(name);
             if up.is_file() {
                 return up;
             }
         }
     }
-    PathBuf::from("fugued")
+    PathBuf::from(name)
 }
 
 /// Starts a detached `fugued` for `socket` unless one answers there already, and

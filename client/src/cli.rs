@@ -45,6 +45,13 @@ enum Command {
     Completions { shell: clap_complete::Shell },
     /// Write man pages (fugue.1 and one per command) into a directory.
     Man { dir: PathBuf },
+    /// Terminal tabs in the browser: runs `fugue-web` with these arguments
+    /// (`fugue web --help` lists them).
+    #[command(disable_help_flag = true)]
+    Web {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Create a session; prints its id.
     #[command(visible_alias = "new")]
     NewSession {
@@ -371,12 +378,15 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             println!("wrote {written} man pages to {}", dir.display());
             return Ok(ExitCode::SUCCESS);
         }
+        Command::Web { args } => return run_web(cli, args),
         _ => {}
     }
     let client = connect(cli, true).await?;
     let out = Output { json: cli.json };
     match command {
-        Command::Daemon(_) | Command::Completions { .. } | Command::Man { .. } => unreachable!("handled above"),
+        Command::Daemon(_) | Command::Completions { .. } | Command::Man { .. } | Command::Web { .. } => {
+            unreachable!("handled above")
+        }
         Command::NewSession { name, cwd, env } => {
             let cwd = absolute(cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
             let info = client.create_session(name, Some(&cwd), parse_env(env)?).await?;
@@ -731,6 +741,23 @@ fn spawn_spec(args: &RunArgs) -> Result<SpawnSpec, ClientError> {
     spec.restart = args.restart;
     spec.max_restarts = args.max_restarts;
     Ok(spec)
+}
+
+/// Replaces this process with `fugue-web` (so its output, signals and exit
+/// status are the user's), passing the daemon's socket on.
+fn run_web(cli: &Cli, args: &[String]) -> Result<ExitCode, ClientError> {
+    use std::os::unix::process::CommandExt;
+    let program = fugue_client::companion_binary("fugue-web");
+    let mut command = std::process::Command::new(&program);
+    if let Some(socket) = &cli.socket {
+        command.arg("--socket").arg(socket);
+    }
+    let err = command.args(args).exec();
+    eprintln!(
+        "fugue: cannot run {}: {err} (scripts/install puts it beside fugue)",
+        program.display()
+    );
+    Ok(ExitCode::FAILURE)
 }
 
 /// `45s`, `12m03s`, `3h07m`, `2d04h`.

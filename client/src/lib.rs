@@ -6,10 +6,12 @@
 
 pub mod attach;
 mod autostart;
+mod shared;
 pub mod views;
 
-pub use autostart::{daemon_binary, start_daemon};
+pub use autostart::{companion_binary, daemon_binary, start_daemon};
 pub use fugue_protocol as protocol;
+pub use shared::SharedClient;
 
 use fugue_protocol::codec::{CodecError, FrameCodec};
 use fugue_protocol::*;

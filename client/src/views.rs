@@ -5,7 +5,7 @@
 //! With the `schema` feature the views also describe themselves as JSON Schema
 //! (the MCP bridge publishes them as its tools' output schemas).
 
-use fugue_protocol::{CaptureResult, DaemonInfo, OutputChunk, PaneInfo, SessionInfo};
+use fugue_protocol::{CaptureResult, DaemonInfo, OutputChunk, PaneInfo, SessionInfo, WaitOutcome};
 use serde::Serialize;
 
 #[cfg(feature = "schema")]
@@ -247,6 +247,33 @@ impl From<CaptureResult> for CaptureView {
             alternate_screen: c.alternate_screen,
             title: c.title,
             scrollback_lines: c.scrollback_lines,
+        }
+    }
+}
+
+/// How a wait ended.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct WaitView {
+    /// Which condition ended the wait: exit, pattern, idle, agent_state or timeout.
+    pub condition: String,
+    /// The text the pattern matched.
+    pub matched: Option<String>,
+    pub elapsed_ms: u64,
+    #[serde(flatten)]
+    pub state: StateView,
+    /// Output offset at the end of the wait; pass as `since` (MCP: `since_offset`) to continue.
+    pub next_offset: u64,
+}
+
+impl From<WaitOutcome> for WaitView {
+    fn from(outcome: WaitOutcome) -> Self {
+        Self {
+            condition: outcome.condition.as_str().into(),
+            matched: outcome.matched,
+            elapsed_ms: outcome.elapsed_ms,
+            state: (&outcome.pane).into(),
+            next_offset: outcome.next_offset,
         }
     }
 }

@@ -1,12 +1,11 @@
 //! The bridge's side of fugued: one shared connection (reconnected when the daemon
 //! restarts), the default session, and turning daemon answers into tool messages.
 
-use fugue_client::{Client, ClientError, ConnectOptions};
+use fugue_client::{Client, ClientError, ConnectOptions, SharedClient};
 use fugue_protocol::ErrorCode;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
-use tokio::sync::Mutex;
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct BridgeConfig {
@@ -20,14 +19,11 @@ pub struct BridgeConfig {
     pub agent_commands: BTreeMap<String, String>,
 }
 
-/// Shared by every tool call. Calls run concurrently: the connection is cloned
-/// out of a lock held only for that, never across a call.
+/// Shared by every tool call; calls run concurrently on one connection.
 #[derive(Clone)]
 pub struct Bridge {
     pub config: Arc<BridgeConfig>,
-    client: Arc<RwLock<Option<Client>>>,
-    /// Serialises reconnects only.
-    reconnect: Arc<Mutex<()>>,
+    client: SharedClient,
 }
 
 /// A tool failure: the message the agent reads.
@@ -35,37 +31,17 @@ pub type ToolError = String;
 
 impl Bridge {
     pub fn new(config: BridgeConfig) -> Self {
+        let mut options = ConnectOptions::default().client_name("fugue-mcp");
+        options.socket = config.socket.clone();
         Self {
             config: Arc::new(config),
-            client: Arc::default(),
-            reconnect: Arc::default(),
+            client: SharedClient::new(options),
         }
     }
 
     /// A live connection, (re)connecting and starting the daemon if needed.
     pub async fn client(&self) -> Result<Client, ToolError> {
-        if let Some(client) = self.current() {
-            return Ok(client);
-        }
-        let _one_at_a_time = self.reconnect.lock().await;
-        if let Some(client) = self.current() {
-            return Ok(client);
-        }
-        let mut options = ConnectOptions::default().client_name("fugue-mcp");
-        options.socket = self.config.socket.clone();
-        let client = Client::connect(options)
-            .await
-            .map_err(|e| format!("cannot reach fugued: {e}"))?;
-        *self.client.write().expect("client lock") = Some(client.clone());
-        Ok(client)
-    }
-
-    fn current(&self) -> Option<Client> {
-        self.client
-            .read()
-            .expect("client lock")
-            .clone()
-            .filter(|c| !c.is_closed())
+        self.client.get().await.map_err(|e| format!("cannot reach fugued: {e}"))
     }
 
     /// The session a call works in: the given one, or the default (created on

@@ -242,19 +242,6 @@ pub struct WaitParams {
     pub timeout_ms: Option<u64>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct WaitResult {
-    /// Which condition ended the wait: exit, pattern, idle, agent_state or timeout.
-    pub condition: String,
-    /// The text the pattern matched.
-    pub matched: Option<String>,
-    pub elapsed_ms: u64,
-    #[serde(flatten)]
-    pub state: StateView,
-    /// Output offset at the end of the wait; pass as since_offset to continue.
-    pub next_offset: u64,
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExecParams {
     /// Program to run (or a shell command line when args is empty and it contains spaces).

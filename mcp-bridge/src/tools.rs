@@ -5,7 +5,7 @@
 
 use crate::bridge::{describe, Bridge, ToolError};
 use crate::params::*;
-use fugue_client::views::{self, PaneView, ReadView, StateView};
+use fugue_client::views::{self, PaneView, ReadView, StateView, WaitView};
 use fugue_client::Client;
 use fugue_protocol::{
     AgentState, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, ReadMode, SpawnSpec, WaitCondition,
@@ -411,7 +411,7 @@ waiting: no need to poll or sleep. Sends progress notifications while waiting; s
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
         cancel: CancellationToken,
-    ) -> Result<Json<WaitResult>, String> {
+    ) -> Result<Json<WaitView>, String> {
         let on = match p.on.as_deref() {
             None | Some("output") => MatchOn::Output,
             Some("screen") => MatchOn::Screen,
@@ -454,13 +454,7 @@ waiting: no need to poll or sleep. Sends progress notifications while waiting; s
             progress.abort();
         }
         let outcome = outcome?;
-        Ok(Json(WaitResult {
-            condition: outcome.condition.as_str().into(),
-            matched: outcome.matched,
-            elapsed_ms: outcome.elapsed_ms,
-            state: (&outcome.pane).into(),
-            next_offset: outcome.next_offset,
-        }))
+        Ok(Json(WaitView::from(outcome)))
     }
 
     #[tool(

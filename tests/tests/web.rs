@@ -1,0 +1,971 @@
+//! `fugue-web` for real: a real fugued, the real fugue-web binary on a loopback
+//! port, a real HTTP and WebSocket client, and (last) a real browser.
+
+use fugue_tests::{bin, private_dir, wait_for, Daemon, DEADLINE};
+use futures::{SinkExt, StreamExt};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+/// A `fugue-web` serving one test's daemon; killed when dropped.
+struct Web {
+    child: Child,
+    /// `http://127.0.0.1:PORT`
+    base: String,
+    port: u16,
+    token: String,
+    /// The URL it printed.
+    login: String,
+    http: reqwest::Client,
+}
+
+impl Web {
+    fn start(daemon: &Daemon, extra: &[&str]) -> Web {
+        let mut child = Self::command(daemon, extra)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start fugue-web");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let login = rx
+            .recv_timeout(DEADLINE)
+            .expect("fugue-web printed its URL")
+            .trim()
+            .to_string();
+        let rest = login.strip_prefix("http://127.0.0.1:").expect("a loopback URL");
+        let (port, token) = rest.split_once("/?token=").expect("URL with a token");
+        Web {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+            port: port.parse().expect("port"),
+            token: token.to_string(),
+            login,
+            http: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("http client"),
+        }
+    }
+
+    fn command(daemon: &Daemon, extra: &[&str]) -> Command {
+        let mut command = Command::new(bin("fugue-web"));
+        command
+            .args(["--listen", "127.0.0.1:0", "--socket"])
+            .arg(&daemon.socket)
+            .args(extra)
+            .env("FUGUE_LOG", "info")
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// An authorised request (Bearer token).
+    fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut request = self.request(method, path);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.expect("send");
+        let status = response.status();
+        let value = response.json::<Value>().await.unwrap_or(Value::Null);
+        (status, value)
+    }
+
+    async fn ws(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<WsStream, tokio_tungstenite::tungstenite::Error> {
+        let mut request = format!("ws://127.0.0.1:{}{path}", self.port).into_client_request()?;
+        for (name, value) in headers {
+            request.headers_mut().insert(
+                reqwest::header::HeaderName::from_bytes(name.as_bytes()).expect("name"),
+                value.parse().expect("value"),
+            );
+        }
+        tokio_tungstenite::connect_async(request)
+            .await
+            .map(|(stream, _)| stream)
+    }
+
+    fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+}
+
+impl Drop for Web {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+type WsStream = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Messages from `stream` until `done` says enough (or the deadline passes).
+async fn ws_until(stream: &mut WsStream, what: &str, mut done: impl FnMut(&Message) -> bool) -> Vec<Message> {
+    let mut seen = Vec::new();
+    let result = tokio::time::timeout(DEADLINE, async {
+        while let Some(message) = stream.next().await {
+            let message = message.expect("websocket message");
+            let stop = done(&message);
+            seen.push(message);
+            if stop {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(result.is_ok(), "timed out waiting for {what}; got {seen:?}");
+    seen
+}
+
+fn tabs_query(project: &Path, session: &str) -> String {
+    format!("project={}&session={session}", project.display())
+}
+
+async fn tab_names(web: &Web, project: &Path) -> Vec<String> {
+    let (status, list) = web
+        .call(
+            Method::GET,
+            &format!("/api/terminal/sessions?{}", tabs_query(project, "s")),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    list["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+fn assert_error(status: StatusCode, body: &Value, want_status: StatusCode, code: &str, mentions: &str) {
+    assert_eq!(status, want_status, "{body}");
+    assert_eq!(body["code"], code, "{body}");
+    let message = body["message"].as_str().expect("message");
+    assert!(message.contains(mentions), "{message:?} should mention {mentions:?}");
+    assert!(!message.contains('\n'));
+}
+
+#[tokio::test]
+async fn the_tabs_api_creates_lists_renames_reorders_and_closes() {
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let project = private_dir();
+    let project = project.path();
+    let create = |name: Option<&str>| {
+        let mut body = json!({"project": project, "session": "s"});
+        if let Some(name) = name {
+            body["name"] = json!(name);
+        }
+        web.call(Method::POST, "/api/terminal/sessions", Some(body))
+    };
+
+    let (status, first) = create(None).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    assert_eq!(first["name"], "Terminal 1");
+    assert_eq!(first["status"], "running");
+    assert_eq!(first["order"], 0);
+    let id = first["id"].as_str().unwrap().to_string();
+    assert_eq!(first["wsUrl"], format!("ws://127.0.0.1:{}/ws/panes/{id}", web.port));
+    assert_eq!(first["pane"]["cwd"], project.display().to_string());
+    let (_, second) = create(Some("  logs  ")).await;
+    assert_eq!(second["name"], "logs");
+    let (_, third) = create(None).await;
+    assert_eq!(third["name"], "Terminal 3");
+    let ids: Vec<String> = [&first, &second, &third]
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tab_names(&web, project).await, ["Terminal 1", "logs", "Terminal 3"]);
+
+    // The shell runs in the project directory, as the user's shell.
+    let pane = daemon.cli(&["--json", "status", &id]).json();
+    assert_eq!(pane["cwd"], project.display().to_string());
+
+    // Rename: trimmed, and empty becomes "Terminal".
+    let (status, renamed) = web
+        .call(
+            Method::PATCH,
+            &format!("/api/terminal/sessions/{id}"),
+            Some(json!({"name": "  build "})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{renamed}");
+    assert_eq!(renamed["success"], true);
+    assert_eq!(renamed["session"]["name"], "build");
+    let (_, renamed) = web
+        .call(
+            Method::PATCH,
+            &format!("/api/terminal/sessions/{}?{}", ids[2], tabs_query(project, "s")),
+            Some(json!({"name": "   "})),
+        )
+        .await;
+    assert_eq!(renamed["session"]["name"], "Terminal");
+
+    // Reorder: every id exactly once.
+    let reorder_path = format!("/api/terminal/sessions/reorder?{}", tabs_query(project, "s"));
+    let reorder = |ids: Vec<&str>| web.call(Method::PUT, &reorder_path, Some(json!({"orderedIds": ids})));
+    let (status, reordered) = reorder(vec![&ids[2], &ids[0], &ids[1]]).await;
+    assert_eq!(status, StatusCode::OK, "{reordered}");
+    assert_eq!(tab_names(&web, project).await, ["Terminal", "build", "logs"]);
+    let before = tab_names(&web, project).await;
+    let unknown = uuid::Uuid::new_v4().to_string();
+    let (status, body) = reorder(vec![&ids[2], &ids[0]]).await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        &format!("missing id \"{}\"", ids[1]),
+    );
+    let (status, body) = reorder(vec![&ids[2], &ids[0], &ids[1], &unknown]).await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        &format!("unknown id \"{unknown}\""),
+    );
+    let (status, body) = reorder(vec![&ids[2], &ids[0], &ids[0], &ids[1]]).await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        &format!("duplicate id \"{}\"", ids[0]),
+    );
+    assert_eq!(
+        tab_names(&web, project).await,
+        before,
+        "a refused reorder changes nothing"
+    );
+
+    // Delete: the tab and its terminal go; a tab of another scope is not found.
+    let other = private_dir();
+    let (status, body) = web
+        .call(
+            Method::DELETE,
+            &format!("/api/terminal/sessions/{}?{}", ids[1], tabs_query(other.path(), "s")),
+            None,
+        )
+        .await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "pane_not_found", &ids[1]);
+    let (status, body) = web
+        .call(
+            Method::DELETE,
+            &format!("/api/terminal/sessions/{}?{}", ids[1], tabs_query(project, "s")),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["success"], true);
+    assert_eq!(tab_names(&web, project).await, ["Terminal", "build"]);
+    assert!(!daemon.cli(&["status", &ids[1]]).status.success(), "the pane is gone");
+    let (status, body) = web
+        .call(Method::DELETE, &format!("/api/terminal/sessions/{unknown}"), None)
+        .await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "pane_not_found", &unknown);
+
+    // Another session of the same project is another tab bar.
+    let (_, list) = web
+        .call(
+            Method::GET,
+            &format!("/api/terminal/sessions?{}", tabs_query(project, "other")),
+            None,
+        )
+        .await;
+    assert_eq!(list["sessions"], json!([]));
+}
+
+#[tokio::test]
+async fn bad_tab_requests_get_one_line_errors_and_change_nothing() {
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let project = private_dir();
+    // (method, path, body, status, code, what the message names)
+    type Case = (Method, String, Option<Value>, StatusCode, &'static str, &'static str);
+    let cases: Vec<Case> = vec![
+        (
+            Method::GET,
+            "/api/terminal/sessions?project=relative/dir&session=s".into(),
+            None,
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "absolute path",
+        ),
+        (
+            Method::GET,
+            "/api/terminal/sessions?project=/no/such/dir&session=s".into(),
+            None,
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "existing directory",
+        ),
+        (
+            Method::GET,
+            format!("/api/terminal/sessions?project={}", project.path().display()),
+            None,
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "session",
+        ),
+        (
+            Method::GET,
+            format!("/api/terminal/sessions?{}", tabs_query(project.path(), &"x".repeat(65))),
+            None,
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "1-64 characters",
+        ),
+        (
+            Method::POST,
+            "/api/terminal/sessions".into(),
+            Some(json!({"project": project.path()})),
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "session",
+        ),
+        (
+            Method::PUT,
+            "/api/terminal/sessions/reorder".into(),
+            Some(json!({"orderedIds": []})),
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "project and session",
+        ),
+        (
+            Method::PATCH,
+            "/api/terminal/sessions/not-a-uuid".into(),
+            Some(json!({"name": "x"})),
+            StatusCode::NOT_FOUND,
+            "pane_not_found",
+            "not-a-uuid",
+        ),
+        (
+            Method::GET,
+            "/api/nothing-here".into(),
+            None,
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "/api/nothing-here",
+        ),
+    ];
+    for (method, path, body, status, code, mentions) in cases {
+        let (got, reply) = web.call(method.clone(), &path, body).await;
+        assert_error(got, &reply, status, code, mentions);
+    }
+    // Not JSON, and not declared JSON.
+    let response = web
+        .request(Method::POST, "/api/terminal/sessions")
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body: Value = response.json().await.unwrap();
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        "invalid JSON body",
+    );
+    let response = web
+        .request(Method::POST, "/api/terminal/sessions")
+        .body(json!({"project": project.path(), "session": "s"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body: Value = response.json().await.unwrap();
+    assert_error(
+        status,
+        &body,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "application/json",
+    );
+    let sessions = daemon.client().await.list_sessions().await.unwrap();
+    assert!(sessions.is_empty(), "nothing was created: {sessions:?}");
+}
+
+/// The daemon dies under fugue-web and comes back: fugue-web reconnects, and the
+/// listing reconciles (tabs whose terminal was lost with the old daemon are dropped).
+#[tokio::test]
+async fn a_daemon_restart_is_survived_and_lost_tabs_are_reconciled_away() {
+    let mut daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let project = private_dir();
+    for _ in 0..2 {
+        let body = json!({"project": project.path(), "session": "s"});
+        let (status, tab) = web.call(Method::POST, "/api/terminal/sessions", Some(body)).await;
+        assert_eq!(status, StatusCode::OK, "{tab}");
+    }
+    // Wait until both panes are on disk, then kill the daemon outright.
+    let db = daemon.state_db();
+    wait_for("both tabs in the records", DEADLINE, || async {
+        let conn = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+        let n: i64 = conn.query_row("SELECT count(*) FROM panes", [], |r| r.get(0)).ok()?;
+        (n == 2).then_some(())
+    })
+    .await;
+    daemon.signal_and_wait(libc::SIGKILL);
+    daemon.restart(&[]);
+    let list = wait_for("fugue-web to reach the new daemon", DEADLINE, || async {
+        let (status, list) = web
+            .call(
+                Method::GET,
+                &format!("/api/terminal/sessions?{}", tabs_query(project.path(), "s")),
+                None,
+            )
+            .await;
+        (status == StatusCode::OK).then_some(list)
+    })
+    .await;
+    assert_eq!(list["removed"], 2, "{list}");
+    assert_eq!(list["sessions"], json!([]));
+    let panes = daemon.client().await.list_panes(None).await.unwrap();
+    assert!(panes.is_empty(), "the lost panes were released: {panes:?}");
+}
+
+#[tokio::test]
+async fn the_rest_api_does_what_the_cli_does() {
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let (status, session) = web
+        .call(
+            Method::POST,
+            "/api/sessions",
+            Some(json!({"name": "api", "env": {"GREETING": "hello"}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{session}");
+    assert_eq!(session["name"], "api");
+    let (status, body) = web
+        .call(Method::POST, "/api/sessions", Some(json!({"name": "api"})))
+        .await;
+    assert_error(status, &body, StatusCode::CONFLICT, "name_taken", "api");
+
+    let spec = json!({"session": "api", "command": ["sh", "-c", "echo $GREETING-$((6*7)); read line; echo got-$line; exit 4"], "shell": false, "title": "worker", "cols": 100, "rows": 30});
+    let (status, pane) = web.call(Method::POST, "/api/panes", Some(spec)).await;
+    assert_eq!(status, StatusCode::OK, "{pane}");
+    assert_eq!((pane["cols"].as_u64(), pane["rows"].as_u64()), (Some(100), Some(30)));
+    let id = pane["id"].as_str().unwrap().to_string();
+
+    let (status, waited) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{id}/wait"),
+            Some(json!({"pattern": "hello-42", "timeout_ms": 10000})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{waited}");
+    assert_eq!(waited["condition"], "pattern");
+    let (_, read) = web
+        .call(Method::GET, &format!("/api/panes/{id}/read?lines=10"), None)
+        .await;
+    assert!(
+        read["lines"].as_array().unwrap().iter().any(|l| l == "hello-42"),
+        "{read}"
+    );
+    let (_, capture) = web.call(Method::GET, &format!("/api/panes/{id}/capture"), None).await;
+    assert_eq!(capture["lines"][0], "hello-42");
+    assert_eq!(capture["cols"], 100);
+
+    let (status, _) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{id}/write"),
+            Some(json!({"text": "typed", "enter": true})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, waited) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{id}/wait"),
+            Some(json!({"exit": true, "timeout_ms": 10000})),
+        )
+        .await;
+    assert_eq!(waited["condition"], "exit", "{waited}");
+    assert_eq!(waited["exit_code"], 4);
+    let (_, status_view) = web.call(Method::GET, &format!("/api/panes/{id}"), None).await;
+    assert_eq!(status_view["status"], "exited");
+    let (_, text) = web.call(Method::GET, &format!("/api/panes/{id}/read"), None).await;
+    assert!(text["text"].as_str().unwrap().contains("got-typed"), "{text}");
+
+    let (_, list) = web.call(Method::GET, "/api/panes?session=api", None).await;
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    let (status, renamed) = web
+        .call(
+            Method::PATCH,
+            &format!("/api/panes/{id}"),
+            Some(json!({"title": "done"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{renamed}");
+    assert_eq!(renamed["title"], "done");
+    let (status, _) = web.call(Method::DELETE, &format!("/api/panes/{id}"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = web.call(Method::GET, &format!("/api/panes/{id}"), None).await;
+    assert_error(status, &body, StatusCode::NOT_FOUND, "pane_not_found", &id[..8]);
+
+    // Keys, kill, and the limits the daemon applies, with its codes.
+    let (_, sleeper) = web
+        .call(
+            Method::POST,
+            "/api/panes",
+            Some(json!({"session": "api", "command": ["sleep", "60"], "shell": false})),
+        )
+        .await;
+    let sleeper = sleeper["id"].as_str().unwrap().to_string();
+    let (status, body) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{sleeper}/keys"),
+            Some(json!({"keys": ["NoSuchKey"]})),
+        )
+        .await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid_argument", "NoSuchKey");
+    let (status, killed) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{sleeper}/kill"),
+            Some(json!({"signal": "KILL"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{killed}");
+    let (status, body) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{sleeper}/wait"),
+            Some(json!({"exit": true, "timeout_ms": 0})),
+        )
+        .await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        "timeout_ms must be 1-600000",
+    );
+
+    let (status, daemon_view) = web.call(Method::GET, "/api/daemon", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(daemon_view["socket"], daemon.socket.display().to_string());
+    let (status, removed) = web.call(Method::DELETE, "/api/sessions/api", None).await;
+    assert_eq!(status, StatusCode::OK, "{removed}");
+    let (_, sessions) = web.call(Method::GET, "/api/sessions", None).await;
+    assert_eq!(sessions, json!([]));
+
+    // The document describes every route.
+    let (status, doc) = web.call(Method::GET, "/api/openapi.json", None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(doc["openapi"], "3.1.0");
+    for path in [
+        "/api/terminal/sessions",
+        "/api/terminal/sessions/reorder",
+        "/api/panes/{pane}/wait",
+        "/ws/panes/{pane}",
+    ] {
+        assert!(
+            doc["paths"][path].is_object(),
+            "{path} missing from the OpenAPI document"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_websocket_attaches_with_a_redraw_then_streams_and_takes_input() {
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let project = private_dir();
+    let (_, tab) = web
+        .call(
+            Method::POST,
+            "/api/terminal/sessions",
+            Some(json!({"project": project.path(), "session": "s"})),
+        )
+        .await;
+    let id = tab["id"].as_str().unwrap().to_string();
+    let path = format!("/ws/panes/{id}?cols=90&rows=20");
+    let mut socket = web
+        .ws(&path, &[("authorization", &web.bearer())])
+        .await
+        .expect("attach");
+    let first = ws_until(&mut socket, "the redraw", |_| true).await;
+    assert_eq!(first[0], Message::Text(json!({"type": "redraw"}).to_string().into()));
+    ws_until(&mut socket, "the redraw's bytes", |m| matches!(m, Message::Binary(_))).await;
+    let pane = daemon.cli(&["--json", "status", &id]).json();
+    assert_eq!((pane["cols"].as_u64(), pane["rows"].as_u64()), (Some(90), Some(20)));
+
+    socket
+        .send(Message::Binary(b"echo ws-$((6*7))\r".to_vec().into()))
+        .await
+        .unwrap();
+    let mut output = Vec::new();
+    ws_until(&mut socket, "the echo", |m| {
+        if let Message::Binary(data) = m {
+            output.extend_from_slice(data);
+        }
+        String::from_utf8_lossy(&output).contains("ws-42")
+    })
+    .await;
+    socket
+        .send(Message::Text(
+            json!({"type": "resize", "cols": 70, "rows": 15}).to_string().into(),
+        ))
+        .await
+        .unwrap();
+    wait_for("the browser's size", DEADLINE, || async {
+        let pane = daemon.cli(&["--json", "status", &id]).json();
+        (pane["cols"] == 70 && pane["rows"] == 15).then_some(())
+    })
+    .await;
+    socket.send(Message::Text("{\"type\":\"dance\"}".into())).await.unwrap();
+    let error = ws_until(&mut socket, "an error for a bad control message", |m| {
+        matches!(m, Message::Text(_))
+    })
+    .await;
+    assert!(format!("{error:?}").contains("bad control message"), "{error:?}");
+
+    // A read-only socket sees the output and can neither type nor resize.
+    let path = format!("/ws/panes/{id}?cols=40&rows=10&read_only=true");
+    let mut watcher = web.ws(&path, &[("authorization", &web.bearer())]).await.expect("watch");
+    ws_until(&mut watcher, "the watcher's redraw", |m| {
+        matches!(m, Message::Binary(_))
+    })
+    .await;
+    watcher
+        .send(Message::Binary(b"echo typed-by-$((1+1))-watchers\r".to_vec().into()))
+        .await
+        .unwrap();
+    socket
+        .send(Message::Binary(b"echo after-$((2+3))\r".to_vec().into()))
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    ws_until(&mut watcher, "the next echo, on the watcher", |m| {
+        if let Message::Binary(data) = m {
+            seen.extend_from_slice(data);
+        }
+        String::from_utf8_lossy(&seen).contains("after-5")
+    })
+    .await;
+    let text = daemon.cli(&["read", &id]).ok();
+    assert!(!text.contains("typed-by"), "a read-only socket typed: {text}");
+    let pane = daemon.cli(&["--json", "status", &id]).json();
+    assert_eq!(pane["cols"], 70, "a read-only socket resized");
+
+    // The shell exits: the socket says how.
+    socket.send(Message::Binary(b"exit 5\r".to_vec().into())).await.unwrap();
+    let end = ws_until(
+        &mut socket,
+        "the exit",
+        |m| matches!(m, Message::Text(t) if t.contains("exited")),
+    )
+    .await;
+    let last = end.last().unwrap().to_text().unwrap().to_string();
+    let last: Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(last["code"], 5);
+
+    // An unknown pane is a 404 before any upgrade.
+    let unknown = format!("/ws/panes/{}", uuid::Uuid::new_v4());
+    let refused = web.ws(&unknown, &[("authorization", &web.bearer())]).await;
+    assert_http_refusal(refused, 404);
+}
+
+#[tokio::test]
+async fn every_open_page_hears_of_tab_changes() {
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let mut events = web
+        .ws("/ws/events", &[("authorization", &web.bearer())])
+        .await
+        .expect("events");
+    // The CLI makes the change; the socket reports it.
+    daemon.cli(&["new-session", "elsewhere"]).ok();
+    let pane = daemon
+        .cli(&["run", "-s", "elsewhere", "--title", "cli-tab", "--", "sh"])
+        .ok();
+    let pane = pane.trim().to_string();
+    let seen = ws_until(&mut events, "pane_created", |m| {
+        m.to_text().is_ok_and(|t| t.contains("pane_created"))
+    })
+    .await;
+    let created: Value = serde_json::from_str(seen.last().unwrap().to_text().unwrap()).unwrap();
+    assert_eq!(created["pane"]["id"], pane);
+    assert_eq!(created["pane"]["title"], "cli-tab");
+    daemon.cli(&["rename-pane", &pane, "renamed"]).ok();
+    ws_until(&mut events, "pane_renamed", |m| {
+        m.to_text().is_ok_and(|t| t.contains("pane_renamed"))
+    })
+    .await;
+    daemon.cli(&["release", &pane]).ok();
+    let seen = ws_until(&mut events, "pane_removed", |m| {
+        m.to_text().is_ok_and(|t| t.contains("pane_removed"))
+    })
+    .await;
+    assert!(seen.last().unwrap().to_text().unwrap().contains(&pane));
+}
+
+fn assert_http_refusal(result: Result<WsStream, tokio_tungstenite::tungstenite::Error>, status: u16) {
+    match result {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status().as_u16(), status, "{response:?}")
+        }
+        Err(other) => panic!("expected HTTP {status}, got {other}"),
+        Ok(_) => panic!("expected HTTP {status}, the socket opened"),
+    }
+}
+
+/// One test per attack a web page (or a rebinding DNS name) could make on a
+/// local terminal server; each is refused with the right status, and nothing
+/// happens to any pane.
+#[tokio::test]
+async fn cross_site_attacks_are_refused() {
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let project = private_dir();
+    let (_, tab) = web
+        .call(
+            Method::POST,
+            "/api/terminal/sessions",
+            Some(json!({"project": project.path(), "session": "s"})),
+        )
+        .await;
+    let id = tab["id"].as_str().unwrap().to_string();
+    let attach = format!("/ws/panes/{id}");
+    let own_origin = web.base.clone();
+
+    // A WebSocket from a foreign page: right token (as a cookie), wrong Origin.
+    let cookie = format!("fugue_token_{}={}", web.port, web.token);
+    let refused = web
+        .ws(&attach, &[("origin", "http://evil.example"), ("cookie", &cookie)])
+        .await;
+    assert_http_refusal(refused, 403);
+    let refused = web.ws(&attach, &[("origin", "null"), ("cookie", &cookie)]).await;
+    assert_http_refusal(refused, 403);
+    // DNS rebinding: the right token, a foreign Host.
+    let response = web
+        .request(Method::GET, "/api/daemon")
+        .header("host", format!("evil.example:{}", web.port))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    let response = web
+        .http
+        .get(format!("{}/", web.base))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::FORBIDDEN,
+        "even the page is not served to a rebinding name"
+    );
+    // No token, a wrong token, a token in the URL.
+    for (path, auth) in [
+        ("/api/daemon", None),
+        ("/api/daemon", Some("Bearer nope")),
+        (attach.as_str(), None),
+    ] {
+        let mut request = web.http.get(format!("{}{path}", web.base));
+        if let Some(auth) = auth {
+            request = request.header("authorization", auth);
+        }
+        assert_eq!(
+            request.send().await.unwrap().status(),
+            StatusCode::UNAUTHORIZED,
+            "{path} {auth:?}"
+        );
+    }
+    let refused = web.ws(&attach, &[]).await;
+    assert_http_refusal(refused, 401);
+    let response = web
+        .http
+        .get(format!("{}/api/daemon?token={}", web.base, web.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let refused = web.ws(&format!("{attach}?token={}", web.token), &[]).await;
+    assert_http_refusal(refused, 401);
+    // The login link followed from another site: no cookie for it.
+    let response = web
+        .http
+        .get(&web.login)
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert!(response.headers().get("set-cookie").is_none());
+    // A form POST from another origin, cookie and all (a "simple" request).
+    let form = web
+        .http
+        .post(format!("{}/api/terminal/sessions", web.base))
+        .header("origin", "http://evil.example")
+        .header("cookie", &cookie)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("project={}&session=s", project.path().display()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status(), StatusCode::FORBIDDEN);
+    // The same without an Origin (an old browser, a script): not JSON, refused.
+    let form = web
+        .http
+        .post(format!("{}/api/terminal/sessions", web.base))
+        .header("cookie", &cookie)
+        .header("content-type", "text/plain")
+        .body(json!({"project": project.path(), "session": "s"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    // A cross-site fetch carrying the token in a header still fails on Origin.
+    let response = web
+        .request(Method::GET, "/api/daemon")
+        .header("origin", "http://127.0.0.1:1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+
+    // Nothing happened: one tab, nothing typed into it.
+    assert_eq!(tab_names(&web, project.path()).await, ["Terminal 1"]);
+    let panes = daemon.client().await.list_panes(None).await.unwrap();
+    assert_eq!(panes.len(), 1, "{panes:?}");
+    let text = daemon.cli(&["read", &id]).ok();
+    assert!(!text.contains("session=s") && !text.contains("project"), "{text}");
+
+    // The legitimate ways in: the login URL gives a strict cookie, which works,
+    // from our own origin.
+    let response = web.http.get(&web.login).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()["location"], "/");
+    let set_cookie = response.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(set_cookie.starts_with(&cookie), "{set_cookie}");
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(set_cookie.contains(attribute), "{set_cookie} lacks {attribute}");
+    }
+    let response = web
+        .http
+        .get(format!("{}/api/daemon", web.base))
+        .header("cookie", &cookie)
+        .header("origin", &own_origin)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let socket = web.ws(&attach, &[("origin", &own_origin), ("cookie", &cookie)]).await;
+    assert!(socket.is_ok(), "our own page may attach");
+
+    // Every answer carries the policy headers.
+    let page = web.http.get(format!("{}/", web.base)).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let csp = page.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.starts_with("default-src 'self'"), "{csp}");
+    assert!(csp.contains("script-src 'self';"), "{csp}");
+    assert_eq!(page.headers()["x-frame-options"], "DENY");
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+}
+
+#[test]
+fn only_loopback_without_tls_and_token_files_must_be_private() {
+    let daemon = Daemon::start();
+    let output = Web::command(&daemon, &[])
+        .args(["--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("refusing to listen on 0.0.0.0:0"), "{stderr}");
+    assert!(stderr.contains("ssh -L"), "{stderr}");
+    // `fugue web` is the same program, with the CLI's socket passed on.
+    let via_cli = daemon.cli(&["web", "--listen", "0.0.0.0:0"]);
+    assert!(!via_cli.status.success());
+    assert!(
+        via_cli.stderr.contains("refusing to listen on 0.0.0.0:0"),
+        "{}",
+        via_cli.stderr
+    );
+
+    let dir = private_dir();
+    let file = dir.path().join("token");
+    std::fs::write(&file, "a-fixed-token-of-some-length\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let output = Web::command(&daemon, &["--token-file", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("readable by others (mode 644)"), "{stderr}");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let web = Web::start(&daemon, &["--token-file", file.to_str().unwrap()]);
+    assert_eq!(web.token, "a-fixed-token-of-some-length");
+}
+
+/// The page in a real browser: tests/browser/tabs.mjs drives Debian's chromium
+/// through add, type, rename, drag, a refused reorder, close, reload and a second
+/// browser; its screenshots land in target/browser-artifacts.
+#[test]
+fn the_tab_bar_works_in_a_real_browser() {
+    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    assert!(
+        Path::new("/usr/bin/chromium").is_file(),
+        "/usr/bin/chromium is missing: the README's test command installs it (apt-get install chromium)"
+    );
+    assert!(
+        browser_dir.join("node_modules/playwright-core").is_dir(),
+        "playwright-core is missing: run `npm ci` in tests/browser (the README's test command does)"
+    );
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let project = private_dir();
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts");
+    let _ = std::fs::remove_dir_all(&artifacts);
+    let output = Command::new("node")
+        .arg(browser_dir.join("tabs.mjs"))
+        .current_dir(&browser_dir)
+        .env("FUGUE_WEB_URL", &web.login)
+        .env("FUGUE_BIN", bin("fugue"))
+        .env("FUGUE_SOCKET_PATH", &daemon.socket)
+        .env("ARTIFACTS", &artifacts)
+        .env("PROJECT", project.path())
+        .output()
+        .expect("run node");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(output.status.success(), "the browser test failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("all steps passed"), "{stdout}");
+    for shot in ["1-echo", "3-refused-reorder", "4-second-browser", "5-exited"] {
+        assert!(
+            artifacts.join(format!("{shot}.png")).is_file(),
+            "screenshot {shot} missing"
+        );
+    }
+}

@@ -1,0 +1,478 @@
+// fugue's browser page: a tab bar of terminals for one (project, session), each
+// tab a live xterm.js terminal attached over a WebSocket. No framework: the
+// state is `tabs` (as the server last said, or optimistically changed) and
+// `render()` draws the bar from it.
+(() => {
+  'use strict';
+
+  const Terminal = globalThis.Terminal;
+  const FitAddon = globalThis.FitAddon.FitAddon;
+  const encoder = new TextEncoder();
+  const $ = (id) => document.getElementById(id);
+
+  const scope = { project: '', session: '' };
+  let tabs = [];
+  let active = null;
+  const views = new Map(); // tab id -> TerminalView
+  let refreshTimer = null;
+
+  // ---- the API ----------------------------------------------------------------
+
+  async function api(method, path, body) {
+    const options = { method, credentials: 'same-origin', headers: {} };
+    if (body !== undefined) {
+      options.headers['Content-Type'] = 'application/json';
+      options.body = JSON.stringify(body);
+    }
+    const response = await fetch(path, options);
+    const data = await response.json().catch(() => ({}));
+    if (response.status === 401) {
+      throw new Error('Not logged in: open the URL fugue-web printed when it started (it carries ?token=…).');
+    }
+    if (!response.ok) throw new Error(data.message || `${response.status} ${response.statusText}`);
+    return data;
+  }
+
+  const scopeQuery = () =>
+    `project=${encodeURIComponent(scope.project)}&session=${encodeURIComponent(scope.session)}`;
+
+  let errorTimer = null;
+  function showError(message) {
+    const box = $('error');
+    box.textContent = message;
+    box.hidden = false;
+    clearTimeout(errorTimer);
+    errorTimer = setTimeout(() => { box.hidden = true; }, 8000);
+  }
+
+  // ---- tabs -------------------------------------------------------------------
+
+  async function refresh() {
+    try {
+      const list = await api('GET', `/api/terminal/sessions?${scopeQuery()}`);
+      tabs = list.sessions;
+      if (!tabs.some((t) => t.id === active)) active = tabs.length ? tabs[0].id : null;
+      render();
+    } catch (err) {
+      showError(err.message);
+    }
+  }
+
+  function scheduleRefresh() {
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(refresh, 80);
+  }
+
+  async function addTab() {
+    try {
+      const tab = await api('POST', '/api/terminal/sessions', { project: scope.project, session: scope.session });
+      tabs.push(tab);
+      activate(tab.id);
+    } catch (err) {
+      showError(`Cannot open a terminal: ${err.message}`);
+    }
+  }
+
+  async function closeTab(id) {
+    const index = tabs.findIndex((t) => t.id === id);
+    if (index < 0) return;
+    try {
+      await api('DELETE', `/api/terminal/sessions/${id}?${scopeQuery()}`);
+    } catch (err) {
+      showError(`Cannot close the terminal: ${err.message}`);
+      return;
+    }
+    tabs.splice(index, 1);
+    dropView(id);
+    if (active === id) {
+      const next = tabs[Math.min(index, tabs.length - 1)];
+      active = next ? next.id : null;
+    }
+    render();
+    focusActiveTab();
+  }
+
+  async function renameTab(id, name) {
+    const tab = tabs.find((t) => t.id === id);
+    if (!tab) return;
+    const before = tab.name;
+    tab.name = name.trim() || 'Terminal';
+    render();
+    try {
+      const reply = await api('PATCH', `/api/terminal/sessions/${id}?${scopeQuery()}`, { name });
+      tab.name = reply.session.name;
+    } catch (err) {
+      tab.name = before;
+      showError(`Cannot rename: ${err.message}`);
+    }
+    render();
+  }
+
+  /// Optimistic: the bar shows the new order at once, and goes back (with the
+  /// server's reason) if the server refuses it.
+  async function reorder(orderedIds) {
+    const before = tabs.slice();
+    tabs = orderedIds.map((id) => tabs.find((t) => t.id === id)).filter(Boolean);
+    tabs.forEach((t, i) => { t.order = i; });
+    render();
+    try {
+      const reply = await api('PUT', `/api/terminal/sessions/reorder?${scopeQuery()}`, { orderedIds });
+      tabs = reply.sessions;
+    } catch (err) {
+      tabs = before;
+      tabs.forEach((t, i) => { t.order = i; });
+      showError(`Reorder refused, reverted: ${err.message}`);
+    }
+    render();
+  }
+
+  function move(id, delta) {
+    const ids = tabs.map((t) => t.id);
+    const from = ids.indexOf(id);
+    const to = from + delta;
+    if (from < 0 || to < 0 || to >= ids.length) return;
+    ids.splice(to, 0, ids.splice(from, 1)[0]);
+    reorder(ids).then(focusActiveTab);
+  }
+
+  function activate(id) {
+    active = id;
+    render();
+    const view = views.get(id);
+    if (view) view.show();
+  }
+
+  function focusActiveTab() {
+    const el = document.querySelector(`.tab[data-id="${active}"]`);
+    if (el) el.focus();
+  }
+
+  function badge(tab) {
+    if (tab.agent) {
+      const label = { waiting_for_permission: 'needs you', busy: 'busy', idle: 'idle', exited: 'exited' }[tab.agent.state];
+      return { cls: tab.agent.state, text: `${tab.agent.kind}: ${label || tab.agent.state}` };
+    }
+    switch (tab.status) {
+      case 'running': return { cls: 'running', text: 'running' };
+      case 'exited': {
+        const failed = tab.signal || (tab.exitCode !== null && tab.exitCode !== 0);
+        const how = tab.signal ? tab.signal : `code ${tab.exitCode}`;
+        return { cls: failed ? 'failed' : 'exited', text: `exited ${how}` };
+      }
+      default: return { cls: tab.status, text: tab.status };
+    }
+  }
+
+  let dragged = null;
+  let pressing = false;
+  let drawn = '';
+
+  function render() {
+    const bar = $('tabs');
+    // A rename in progress, a press or a drag owns the bar until it ends; and
+    // a bar that would look the same is left alone (a press on it stays valid).
+    const look = JSON.stringify([active, tabs.map((t) => [t.id, t.name, badge(t).text, t.pane.cwd])]);
+    if (!bar.querySelector('input') && !dragged && !pressing && look !== drawn) {
+      const focused = document.activeElement && document.activeElement.closest('.tab');
+      bar.replaceChildren(...tabs.map(tabElement));
+      drawn = look;
+      if (focused) bar.querySelector(`.tab[data-id="${focused.dataset.id}"]`)?.focus();
+    }
+    $('empty').hidden = tabs.length > 0;
+    for (const tab of tabs) {
+      if (!views.has(tab.id)) views.set(tab.id, new TerminalView(tab.id));
+    }
+    for (const [id, view] of views) {
+      if (!tabs.some((t) => t.id === id)) dropView(id);
+      else if (id === active) view.show();
+      else view.hide();
+    }
+  }
+
+  function tabElement(tab) {
+    const el = document.createElement('div');
+    el.className = 'tab';
+    el.dataset.id = tab.id;
+    el.setAttribute('role', 'tab');
+    el.setAttribute('aria-selected', String(tab.id === active));
+    el.tabIndex = tab.id === active ? 0 : -1;
+    el.draggable = true;
+    el.title = `${tab.name} — ${tab.pane.cwd} (F2 rename, Delete close, Alt+Shift+←/→ move)`;
+
+    const name = document.createElement('span');
+    name.className = 'name';
+    name.textContent = tab.name;
+    const status = badge(tab);
+    const mark = document.createElement('span');
+    mark.className = `badge ${status.cls}`;
+    mark.textContent = status.text;
+    const close = document.createElement('button');
+    close.className = 'close';
+    close.type = 'button';
+    close.tabIndex = -1;
+    close.textContent = '×';
+    close.setAttribute('aria-label', `Close ${tab.name}`);
+    el.append(name, mark, close);
+
+    el.addEventListener('click', (e) => {
+      if (e.target === close) closeTab(tab.id);
+      else if (tab.id !== active) activate(tab.id);
+    });
+    el.addEventListener('dblclick', (e) => { if (e.target !== close) startRename(el, tab); });
+    el.addEventListener('keydown', (e) => tabKey(e, tab, el));
+    el.addEventListener('dragstart', (e) => {
+      dragged = tab.id;
+      el.classList.add('dragging');
+      e.dataTransfer.effectAllowed = 'move';
+      e.dataTransfer.setData('text/plain', tab.id);
+    });
+    el.addEventListener('dragend', () => { dragged = null; pressing = false; drawn = ''; render(); });
+    el.addEventListener('dragover', (e) => {
+      if (!dragged || dragged === tab.id) return;
+      e.preventDefault();
+      const after = e.offsetX > el.clientWidth / 2;
+      el.classList.toggle('drop-after', after);
+      el.classList.toggle('drop-before', !after);
+    });
+    el.addEventListener('dragleave', () => el.classList.remove('drop-after', 'drop-before'));
+    el.addEventListener('drop', (e) => {
+      e.preventDefault();
+      if (!dragged || dragged === tab.id) return;
+      const after = e.offsetX > el.clientWidth / 2;
+      const ids = tabs.map((t) => t.id).filter((id) => id !== dragged);
+      ids.splice(ids.indexOf(tab.id) + (after ? 1 : 0), 0, dragged);
+      dragged = null;
+      reorder(ids);
+    });
+    return el;
+  }
+
+  function tabKey(e, tab, el) {
+    const index = tabs.findIndex((t) => t.id === tab.id);
+    if (e.altKey && e.shiftKey && (e.key === 'ArrowLeft' || e.key === 'ArrowRight')) {
+      e.preventDefault();
+      move(tab.id, e.key === 'ArrowLeft' ? -1 : 1);
+      return;
+    }
+    const go = (i) => {
+      const next = tabs[(i + tabs.length) % tabs.length];
+      if (next) { activate(next.id); focusActiveTab(); }
+    };
+    switch (e.key) {
+      case 'ArrowLeft': e.preventDefault(); go(index - 1); break;
+      case 'ArrowRight': e.preventDefault(); go(index + 1); break;
+      case 'Home': e.preventDefault(); go(0); break;
+      case 'End': e.preventDefault(); go(tabs.length - 1); break;
+      case 'F2': e.preventDefault(); startRename(el, tab); break;
+      case 'Delete': e.preventDefault(); closeTab(tab.id); break;
+      case 'Enter': case ' ': e.preventDefault(); views.get(tab.id)?.focus(); break;
+      default:
+    }
+  }
+
+  function startRename(el, tab) {
+    const input = document.createElement('input');
+    input.value = tab.name;
+    input.setAttribute('aria-label', 'Terminal name');
+    let done = false;
+    const finish = (commit) => {
+      if (done) return;
+      done = true;
+      input.remove();
+      drawn = '';
+      if (commit && input.value !== tab.name) renameTab(tab.id, input.value);
+      else render();
+      focusActiveTab();
+    };
+    input.addEventListener('keydown', (e) => {
+      e.stopPropagation();
+      if (e.key === 'Enter') finish(true);
+      if (e.key === 'Escape') finish(false);
+    });
+    input.addEventListener('blur', () => finish(true));
+    el.querySelector('.name').replaceWith(input);
+    input.focus();
+    input.select();
+  }
+
+  function dropView(id) {
+    const view = views.get(id);
+    if (view) view.dispose();
+    views.delete(id);
+  }
+
+  // ---- terminals --------------------------------------------------------------
+
+  class TerminalView {
+    constructor(id) {
+      this.id = id;
+      this.backoff = 250;
+      this.disposed = false;
+      this.exited = false;
+      this.el = document.createElement('div');
+      this.el.className = 'terminal-view';
+      this.el.dataset.id = id;
+      this.el.hidden = true;
+      $('terminals').append(this.el);
+      this.term = new Terminal({
+        cursorBlink: true,
+        fontFamily: 'ui-monospace, "DejaVu Sans Mono", monospace',
+        fontSize: 14,
+        scrollback: 5000,
+      });
+      this.fit = new FitAddon();
+      this.term.loadAddon(this.fit);
+      this.term.open(this.el);
+      this.term.attachCustomKeyEventHandler((e) => shortcut(e) === null);
+      this.term.onData((data) => this.send(encoder.encode(data)));
+      this.term.onBinary((data) => this.send(Uint8Array.from(data, (c) => c.charCodeAt(0))));
+      this.term.onResize(({ cols, rows }) => this.control({ type: 'resize', cols, rows }));
+      this.connect();
+    }
+
+    connect() {
+      if (this.disposed) return;
+      const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+      const { cols, rows } = this.term;
+      const socket = new WebSocket(`${scheme}://${location.host}/ws/panes/${this.id}?cols=${cols}&rows=${rows}`);
+      socket.binaryType = 'arraybuffer';
+      this.socket = socket;
+      socket.onopen = () => {
+        this.backoff = 250;
+        connectionLost(this.id, false);
+      };
+      socket.onmessage = (e) => {
+        if (typeof e.data === 'string') this.onControl(JSON.parse(e.data));
+        else this.term.write(new Uint8Array(e.data));
+      };
+      socket.onclose = () => {
+        if (this.disposed || this.exited || this.socket !== socket) return;
+        connectionLost(this.id, true);
+        // Reconnect with backoff; a tab that is gone meanwhile is dropped by the refresh.
+        setTimeout(() => { scheduleRefresh(); this.connect(); }, this.backoff);
+        this.backoff = Math.min(this.backoff * 2, 8000);
+      };
+    }
+
+    onControl(message) {
+      switch (message.type) {
+        case 'redraw':
+          // The redraw repaints everything; reset first so no mode the program
+          // had set (mouse reporting, bracketed paste, ...) outlives it.
+          this.term.reset();
+          break;
+        case 'exited':
+          this.exited = true;
+          this.term.write(`\r\n\x1b[2m[${message.text}]\x1b[0m\r\n`);
+          scheduleRefresh();
+          break;
+        case 'error':
+          showError(message.message);
+          break;
+        default:
+      }
+    }
+
+    send(bytes) {
+      if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(bytes);
+    }
+
+    control(message) {
+      if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+    }
+
+    show() {
+      const wasHidden = this.el.hidden;
+      this.el.hidden = false;
+      this.fitNow();
+      if (wasHidden) this.focus();
+    }
+
+    hide() { this.el.hidden = true; }
+
+    focus() { this.term.focus(); }
+
+    fitNow() {
+      try { this.fit.fit(); } catch (_) { /* not laid out yet */ }
+    }
+
+    dispose() {
+      this.disposed = true;
+      if (this.socket) this.socket.close();
+      this.term.dispose();
+      this.el.remove();
+      connectionLost(this.id, false);
+    }
+  }
+
+  const lost = new Set();
+  function connectionLost(id, isLost) {
+    if (isLost) lost.add(id); else lost.delete(id);
+    $('connection').textContent = lost.size ? 'reconnecting…' : '';
+  }
+
+  /// The shortcut `e` is, as an action, or null. Shortcuts work everywhere, the
+  /// terminal included: xterm.js is told to leave them alone, and the document's
+  /// listener runs them (once).
+  function shortcut(e) {
+    if (e.type !== 'keydown' || !e.altKey || !e.shiftKey || e.ctrlKey || e.metaKey) return null;
+    const step = (delta) => () => {
+      const index = tabs.findIndex((t) => t.id === active);
+      const next = tabs[(index + delta + tabs.length) % tabs.length];
+      if (next) activate(next.id);
+    };
+    switch (e.key) {
+      case 'T': case 't': return addTab;
+      case 'W': case 'w': return () => { if (active) closeTab(active); };
+      case 'PageUp': return step(-1);
+      case 'PageDown': return step(1);
+      case 'Home': return focusActiveTab;
+      default: return null;
+    }
+  }
+
+  // ---- events -----------------------------------------------------------------
+
+  let eventsBackoff = 250;
+  function followEvents() {
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    const socket = new WebSocket(`${scheme}://${location.host}/ws/events`);
+    socket.onopen = () => { eventsBackoff = 250; scheduleRefresh(); };
+    socket.onmessage = () => scheduleRefresh();
+    socket.onclose = () => {
+      setTimeout(followEvents, eventsBackoff);
+      eventsBackoff = Math.min(eventsBackoff * 2, 8000);
+    };
+  }
+
+  // ---- start ------------------------------------------------------------------
+
+  async function start() {
+    const params = new URLSearchParams(location.search);
+    try {
+      const defaults = await api('GET', '/api/web/defaults');
+      scope.project = params.get('project') || defaults.project;
+      scope.session = params.get('session') || defaults.session;
+    } catch (err) {
+      showError(err.message);
+      return;
+    }
+    $('where').textContent = `${scope.project} · ${scope.session}`;
+    $('add').addEventListener('click', addTab);
+    $('tabs').addEventListener('pointerdown', () => { pressing = true; });
+    window.addEventListener('pointerup', () => { if (pressing) { pressing = false; render(); } });
+    document.addEventListener('keydown', (e) => {
+      const action = shortcut(e);
+      if (!action) return;
+      e.preventDefault();
+      action();
+    });
+    new ResizeObserver(() => views.get(active)?.fitNow()).observe($('terminals'));
+    await refresh();
+    followEvents();
+    // Agent badges change without a lifecycle event: look again every few seconds.
+    setInterval(() => { if (!document.hidden) scheduleRefresh(); }, 3000);
+  }
+
+  start();
+})();

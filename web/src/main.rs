@@ -1,0 +1,88 @@
+//! `fugue-web`: see the crate documentation and the README's "Browser" section.
+
+use clap::Parser;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Terminal tabs in the browser: fugue's HTTP API, WebSocket attach and a web page.
+#[derive(Parser)]
+#[command(name = "fugue-web", version, args_override_self = true)]
+struct Args {
+    /// Address to listen on; only loopback addresses (reach others over SSH).
+    #[arg(long, default_value = "127.0.0.1:7681")]
+    listen: SocketAddr,
+    /// fugued's socket (default: the usual one).
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// Read a fixed token from this file (mode 600) instead of making a new one.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Another name the server may be reached by (the Host header), e.g. a tunnel's.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
+    /// The project directory the page opens (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// The session within the project the page opens.
+    #[arg(long, default_value = "main")]
+    session: String,
+}
+
+fn main() -> std::process::ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(err) if !err.use_stderr() => {
+            let _ = err.print();
+            return std::process::ExitCode::SUCCESS;
+        }
+        Err(err) => {
+            let text = err.to_string();
+            let line = text
+                .lines()
+                .next()
+                .unwrap_or("bad arguments")
+                .trim_start_matches("error: ");
+            eprintln!("fugue-web: {line}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FUGUE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("fugue-web: cannot start the runtime: {err}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let config = fugue_web::Config {
+        listen: args.listen,
+        socket: args.socket,
+        token_file: args.token_file,
+        allow_hosts: args.allow_hosts,
+        project: match args.project.map_or_else(std::env::current_dir, Ok) {
+            Ok(dir) => std::path::absolute(&dir).unwrap_or(dir),
+            Err(err) => {
+                eprintln!("fugue-web: cannot tell the current directory: {err}");
+                return std::process::ExitCode::FAILURE;
+            }
+        },
+        session: args.session,
+    };
+    match runtime.block_on(fugue_web::run(config)) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("fugue-web: {err}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! Every route, once: the table builds both the router and the OpenAPI document,
+//! so the document cannot describe a route that does not exist (or miss one).
+
+use crate::error::ErrorBody;
+use crate::{api, tabs, ws, AppState};
+use axum::handler::Handler;
+use axum::http::Method;
+use axum::routing::{MethodFilter, MethodRouter};
+use axum::Router;
+use fugue_client::views::{CaptureView, DaemonView, PaneView, ReadView, SessionView, WaitView};
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde_json::{json, Map, Value};
+
+type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
+
+fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+pub struct Route {
+    method: Method,
+    path: &'static str,
+    summary: &'static str,
+    query: Option<SchemaFn>,
+    body: Option<SchemaFn>,
+    response: Option<SchemaFn>,
+    /// A WebSocket endpoint: answered with 101 Switching Protocols.
+    websocket: bool,
+    handler: MethodRouter<AppState>,
+}
+
+impl Route {
+    fn new<H, T>(method: Method, path: &'static str, summary: &'static str, handler: H) -> Self
+    where
+        H: Handler<T, AppState>,
+        T: 'static,
+    {
+        // The table only names standard methods, each of which has a filter.
+        let filter = MethodFilter::try_from(method.clone()).unwrap_or(MethodFilter::GET);
+        Self {
+            method,
+            path,
+            summary,
+            query: None,
+            body: None,
+            response: None,
+            websocket: false,
+            handler: axum::routing::on(filter, handler),
+        }
+    }
+
+    fn query<T: JsonSchema>(mut self) -> Self {
+        self.query = Some(schema_of::<T>);
+        self
+    }
+
+    fn body<T: JsonSchema>(mut self) -> Self {
+        self.body = Some(schema_of::<T>);
+        self
+    }
+
+    fn returns<T: JsonSchema>(mut self) -> Self {
+        self.response = Some(schema_of::<T>);
+        self
+    }
+
+    fn websocket(mut self) -> Self {
+        self.websocket = true;
+        self
+    }
+}
+
+pub fn table() -> Vec<Route> {
+    use Method as M;
+    vec![
+        // The terminal-tabs API.
+        Route::new(
+            M::GET,
+            "/api/terminal/sessions",
+            "List the tabs of a project's session (reconciling first)",
+            tabs::list,
+        )
+        .query::<tabs::TabScope>()
+        .returns::<tabs::TabList>(),
+        Route::new(
+            M::POST,
+            "/api/terminal/sessions",
+            "Open a new tab: a shell in the project directory",
+            tabs::create,
+        )
+        .body::<tabs::CreateTab>()
+        .returns::<tabs::TabView>(),
+        Route::new(
+            M::PUT,
+            "/api/terminal/sessions/reorder",
+            "Reorder the tabs: every id exactly once",
+            tabs::reorder,
+        )
+        .query::<tabs::OptionalScope>()
+        .body::<tabs::ReorderTabs>()
+        .returns::<tabs::ReorderedTabs>(),
+        Route::new(
+            M::DELETE,
+            "/api/terminal/sessions/{id}",
+            "Close a tab (its terminal is ended)",
+            tabs::delete,
+        )
+        .query::<tabs::OptionalScope>()
+        .returns::<tabs::Success>(),
+        Route::new(M::PATCH, "/api/terminal/sessions/{id}", "Rename a tab", tabs::rename)
+            .query::<tabs::OptionalScope>()
+            .body::<tabs::RenameTab>()
+            .returns::<tabs::RenamedTab>(),
+        Route::new(
+            M::GET,
+            "/api/web/defaults",
+            "The project and session a page opens by default",
+            defaults,
+        )
+        .returns::<crate::Defaults>(),
+        // fugue's own API.
+        Route::new(M::GET, "/api/daemon", "The daemon's status", api::daemon).returns::<DaemonView>(),
+        Route::new(M::GET, "/api/sessions", "List sessions", api::sessions).returns::<Vec<SessionView>>(),
+        Route::new(M::POST, "/api/sessions", "Create a session", api::create_session)
+            .body::<api::NewSession>()
+            .returns::<SessionView>(),
+        Route::new(
+            M::DELETE,
+            "/api/sessions/{session}",
+            "Destroy a session and its panes",
+            api::destroy_session,
+        )
+        .returns::<SessionView>(),
+        Route::new(
+            M::PATCH,
+            "/api/sessions/{session}",
+            "Rename a session",
+            api::rename_session,
+        )
+        .body::<api::Rename>()
+        .returns::<SessionView>(),
+        Route::new(M::GET, "/api/panes", "List panes", api::panes)
+            .query::<api::SessionFilter>()
+            .returns::<Vec<PaneView>>(),
+        Route::new(M::POST, "/api/panes", "Start a pane", api::create_pane)
+            .body::<api::NewPane>()
+            .returns::<PaneView>(),
+        Route::new(M::GET, "/api/panes/{pane}", "A pane's status", api::pane).returns::<PaneView>(),
+        Route::new(
+            M::DELETE,
+            "/api/panes/{pane}",
+            "Release a pane (killing it if it runs)",
+            api::release_pane,
+        )
+        .returns::<api::Done>(),
+        Route::new(M::PATCH, "/api/panes/{pane}", "Set a pane's title", api::rename_pane)
+            .body::<api::Title>()
+            .returns::<PaneView>(),
+        Route::new(
+            M::POST,
+            "/api/panes/{pane}/kill",
+            "Signal a pane's processes",
+            api::kill_pane,
+        )
+        .body::<api::Kill>()
+        .returns::<PaneView>(),
+        Route::new(M::POST, "/api/panes/{pane}/write", "Type text into a pane", api::write)
+            .body::<api::Write>()
+            .returns::<api::Done>(),
+        Route::new(M::POST, "/api/panes/{pane}/keys", "Press keys in a pane", api::keys)
+            .body::<api::Keys>()
+            .returns::<api::Done>(),
+        Route::new(M::GET, "/api/panes/{pane}/read", "Read a pane's output", api::read)
+            .query::<api::Read>()
+            .returns::<ReadView>(),
+        Route::new(
+            M::GET,
+            "/api/panes/{pane}/capture",
+            "Capture a pane's screen",
+            api::capture,
+        )
+        .query::<api::Capture>()
+        .returns::<CaptureView>(),
+        Route::new(
+            M::POST,
+            "/api/panes/{pane}/wait",
+            "Wait for output, exit or quiet",
+            api::wait,
+        )
+        .body::<api::Wait>()
+        .returns::<WaitView>(),
+        Route::new(M::GET, "/api/openapi.json", "This document", openapi_json),
+        // WebSockets.
+        Route::new(
+            M::GET,
+            "/ws/panes/{pane}",
+            "Attach: a redraw, then output; binary input and JSON resize back",
+            ws::attach,
+        )
+        .query::<ws::AttachQuery>()
+        .websocket(),
+        Route::new(
+            M::GET,
+            "/ws/events",
+            "Lifecycle events of sessions and panes, as JSON",
+            ws::events,
+        )
+        .websocket(),
+    ]
+}
+
+/// The router for the table (state still to be supplied).
+pub fn router() -> Router<AppState> {
+    table()
+        .into_iter()
+        .fold(Router::new(), |router, route| router.route(route.path, route.handler))
+}
+
+async fn defaults(axum::extract::State(state): axum::extract::State<AppState>) -> axum::Json<crate::Defaults> {
+    axum::Json(crate::Defaults {
+        project: state.defaults.project.clone(),
+        session: state.defaults.session.clone(),
+    })
+}
+
+async fn openapi_json() -> axum::Json<Value> {
+    axum::Json(document())
+}
+
+/// The OpenAPI 3.1 document of [`table`].
+pub fn document() -> Value {
+    let settings = |s: SchemaSettings| s.with(|s| s.definitions_path = "/components/schemas".into());
+    let mut requests = settings(SchemaSettings::draft2020_12()).into_generator();
+    let mut responses = settings(SchemaSettings::draft2020_12().for_serialize()).into_generator();
+    let mut inline = SchemaSettings::draft2020_12()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let error = schema_of::<ErrorBody>(&mut responses);
+    let mut paths = Map::new();
+    for route in table() {
+        let mut parameters: Vec<Value> = route
+            .path
+            .split('/')
+            .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .collect();
+        if let Some(query) = route.query {
+            parameters.extend(query_parameters(query(&mut inline)));
+        }
+        let mut responses_of = Map::new();
+        let ok = match (route.websocket, route.response) {
+            (true, _) => ("101", json!({"description": "Switching Protocols: the WebSocket"})),
+            (false, Some(schema)) => (
+                "200",
+                json!({"description": "OK", "content": {"application/json": {"schema": schema(&mut responses)}}}),
+            ),
+            (false, None) => ("200", json!({"description": "OK", "content": {"application/json": {}}})),
+        };
+        responses_of.insert(ok.0.into(), ok.1);
+        responses_of.insert(
+            "default".into(),
+            json!({"description": "An error: {code, message}", "content": {"application/json": {"schema": error}}}),
+        );
+        let mut operation = json!({
+            "summary": route.summary,
+            "operationId": operation_id(&route.method, route.path),
+            "parameters": parameters,
+            "responses": responses_of,
+        });
+        if let Some(body) = route.body {
+            operation["requestBody"] = json!({
+                "required": true,
+                "content": {"application/json": {"schema": body(&mut requests)}},
+            });
+        }
+        let item = paths
+            .entry(route.path.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+        item[route.method.as_str().to_ascii_lowercase()] = operation;
+    }
+    let mut schemas = requests.take_definitions(true);
+    schemas.extend(responses.take_definitions(true));
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "fugue-web",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "fugue's terminals over HTTP. Every request needs the token: `Authorization: Bearer TOKEN`, or the cookie the page gets.",
+        },
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "security": [{"bearer": []}],
+    })
+}
+
+/// One query parameter per property of an (inlined) object schema.
+fn query_parameters(schema: Schema) -> Vec<Value> {
+    let value = schema.to_value();
+    let required: Vec<&str> = value["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(properties) = value["properties"].as_object() else {
+        return Vec::new();
+    };
+    properties
+        .iter()
+        .map(|(name, schema)| {
+            let mut parameter = json!({
+                "name": name,
+                "in": "query",
+                "required": required.contains(&name.as_str()),
+                "schema": schema,
+            });
+            if let Some(description) = schema.get("description") {
+                parameter["description"] = description.clone();
+            }
+            parameter
+        })
+        .collect()
+}
+
+/// `get_api_panes_pane_read` from `GET /api/panes/{pane}/read`.
+fn operation_id(method: &Method, path: &str) -> String {
+    let mut id = method.as_str().to_ascii_lowercase();
+    for part in path.split('/').filter(|p| !p.is_empty()) {
+        id.push('_');
+        id.push_str(&part.replace(['{', '}', '.'], "").replace('-', "_"));
+    }
+    id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_is_documented_once_with_its_method() {
+        let doc = document();
+        let mut count = 0;
+        for route in table() {
+            let op = &doc["paths"][route.path][route.method.as_str().to_ascii_lowercase()];
+            assert!(op.is_object(), "{} {} missing", route.method, route.path);
+            count += 1;
+        }
+        let documented: usize = doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|p| p.as_object().unwrap().len())
+            .sum();
+        assert_eq!(documented, count);
+    }
+
+    #[test]
+    fn references_resolve() {
+        let doc = document();
+        let text = doc.to_string();
+        let schemas = doc["components"]["schemas"].as_object().unwrap();
+        for reference in text.split("\"$ref\":\"").skip(1) {
+            let target = reference.split('"').next().unwrap();
+            let name = target
+                .strip_prefix("#/components/schemas/")
+                .unwrap_or_else(|| panic!("{target}"));
+            assert!(schemas.contains_key(name), "{target} does not resolve");
+        }
+    }
+
+    #[test]
+    fn query_types_become_parameters() {
+        let doc = document();
+        let params = doc["paths"]["/api/terminal/sessions"]["get"]["parameters"]
+            .as_array()
+            .unwrap();
+        let names: Vec<&str> = params.iter().map(|p| p["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["project", "session"]);
+        assert!(params.iter().all(|p| p["required"] == true));
+    }
+}

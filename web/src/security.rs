@@ -1,0 +1,399 @@
+//! Who may talk to the server, checked on every request before any handler runs.
+//!
+//! A browser does not apply the same-origin policy to WebSocket connects, a
+//! body-less or `text/plain` POST is a "simple" request CORS never stops, and
+//! `SameSite=Lax` cookies do not tell ports apart: any page the user visits could
+//! otherwise drive their terminals. So every request is checked for
+//! - `Host`: a loopback name (or one given with `--allow-host`) with our port;
+//!   anything else is DNS rebinding (403);
+//! - `Origin`, when sent (browsers always send it on WebSocket connects and
+//!   cross-site writes): exactly this server's own origin (403);
+//! - `Sec-Fetch-Site: cross-site` on the API, the sockets and the token exchange (403);
+//! - the token, on the API and the sockets: the `HttpOnly; SameSite=Strict` cookie
+//!   the page got by exchanging the printed URL's `?token=`, or `Authorization:
+//!   Bearer` from scripts; never from a URL (401).
+//!
+//! Every response carries a strict Content-Security-Policy, `X-Frame-Options: DENY`
+//! and `nosniff`.
+
+use crate::error::ApiError;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Bytes of randomness in a generated token (printed as hex).
+const TOKEN_BYTES: usize = 32;
+/// Shortest token accepted from `--token-file`.
+const MIN_TOKEN_CHARS: usize = 16;
+/// Longest token accepted from `--token-file`.
+const MAX_TOKEN_CHARS: usize = 512;
+
+/// Scripts may only run from our own files; xterm.js writes its theme into
+/// `<style>` elements, hence `'unsafe-inline'` for styles (and styles only).
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; \
+     img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
+
+pub struct Security {
+    token: String,
+    port: u16,
+    tls: bool,
+    /// Host names (no port) this server answers to.
+    hosts: Vec<String>,
+    cookie: String,
+}
+
+impl Security {
+    /// `extra_hosts`: names besides the loopback ones that may appear in `Host`.
+    pub fn new(token: String, port: u16, tls: bool, extra_hosts: &[String]) -> Self {
+        let mut hosts: Vec<String> = ["127.0.0.1", "localhost", "[::1]"].map(String::from).to_vec();
+        hosts.extend(extra_hosts.iter().map(|h| h.to_ascii_lowercase()));
+        Self {
+            token,
+            port,
+            tls,
+            hosts,
+            // Cookies do not tell ports apart: one server's cookie must not
+            // overwrite (or be sent as) another's.
+            cookie: format!("fugue_token_{port}"),
+        }
+    }
+
+    pub fn tls(&self) -> bool {
+        self.tls
+    }
+
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// The address to print: opening it logs the browser in.
+    pub fn login_url(&self, host: &str) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{host}:{}/?token={}", self.port, self.token)
+    }
+
+    fn token_matches(&self, candidate: &str) -> bool {
+        let (a, b) = (self.token.as_bytes(), candidate.as_bytes());
+        // Compared in time independent of where they differ (the length is no secret).
+        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    }
+
+    /// The `Host` header, if it names this server.
+    fn check_host(&self, headers: &HeaderMap) -> Result<String, ApiError> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .ok_or_else(|| ApiError::forbidden("a Host header is required"))?
+            .to_ascii_lowercase();
+        let default_port = if self.tls { 443 } else { 80 };
+        let (name, port) = match host.rsplit_once(':') {
+            Some((name, port)) if !port.contains(']') => (name, port.parse::<u16>().ok()),
+            _ => (host.as_str(), Some(default_port)),
+        };
+        if port == Some(self.port) && self.hosts.iter().any(|h| h == name) {
+            return Ok(host);
+        }
+        Err(ApiError::forbidden(format!(
+            "host {host:?} is not this server (allowed: {} with port {}; add a name with --allow-host)",
+            self.hosts.join(", "),
+            self.port
+        )))
+    }
+
+    /// `Origin`, when present, must be this server's own origin.
+    fn check_origin(&self, headers: &HeaderMap, host: &str) -> Result<(), ApiError> {
+        let Some(origin) = headers.get(header::ORIGIN) else {
+            return Ok(());
+        };
+        let scheme = if self.tls { "https" } else { "http" };
+        let expected = format!("{scheme}://{host}");
+        match origin.to_str() {
+            Ok(origin) if origin.eq_ignore_ascii_case(&expected) => Ok(()),
+            _ => Err(ApiError::forbidden(format!(
+                "cross-origin request refused: Origin {origin:?} is not {expected}"
+            ))),
+        }
+    }
+
+    /// The token from the cookie or an `Authorization: Bearer` header.
+    fn check_token(&self, headers: &HeaderMap, query: Option<&str>) -> Result<(), ApiError> {
+        if query.is_some_and(|q| q.split('&').any(|kv| kv.starts_with("token="))) {
+            return Err(ApiError::unauthorized(
+                "the token is not taken from a URL here: send it as Authorization: Bearer TOKEN (the page uses its cookie)",
+            ));
+        }
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|h| h.to_str().ok())
+            .and_then(|h| h.strip_prefix("Bearer "));
+        let cookie = cookie_value(headers, &self.cookie);
+        match bearer.or(cookie.as_deref()) {
+            Some(token) if self.token_matches(token.trim()) => Ok(()),
+            Some(_) => Err(ApiError::unauthorized("wrong token")),
+            None => Err(ApiError::unauthorized(
+                "a token is required: open the URL fugue-web printed, or send Authorization: Bearer TOKEN",
+            )),
+        }
+    }
+
+    fn cookie_header(&self) -> HeaderValue {
+        let secure = if self.tls { "; Secure" } else { "" };
+        let value = format!(
+            "{}={}; HttpOnly; SameSite=Strict; Path=/{secure}",
+            self.cookie, self.token
+        );
+        HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
+    }
+}
+
+/// The value of cookie `name` in the request's `Cookie` headers.
+fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|h| h.to_str().ok())
+        .flat_map(|h| h.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+/// Where a request goes, for the checks it needs.
+#[derive(PartialEq)]
+enum Area {
+    /// `/api/...` and `/ws/...`: the token, always.
+    Protected,
+    /// `/?token=...`: the exchange of the printed URL for the cookie.
+    Login,
+    /// The page and its assets: not secret.
+    Page,
+}
+
+fn area(request: &Request) -> Area {
+    let path = request.uri().path();
+    if path.starts_with("/api/") || path == "/api" || path.starts_with("/ws/") {
+        return Area::Protected;
+    }
+    let has_token = request
+        .uri()
+        .query()
+        .is_some_and(|q| q.split('&').any(|kv| kv.starts_with("token=")));
+    if path == "/" && has_token {
+        return Area::Login;
+    }
+    Area::Page
+}
+
+/// Runs before every handler: see the module's documentation.
+pub async fn guard(State(security): State<Arc<Security>>, request: Request, next: Next) -> Response {
+    let mut response = match check(&security, &request) {
+        Ok(Some(early)) => early,
+        Ok(None) => next.run(request).await,
+        Err(err) => {
+            tracing::warn!(
+                method = %request.method(),
+                path = %request.uri().path(),
+                "refused: {}",
+                err.message
+            );
+            err.into_response()
+        }
+    };
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
+}
+
+/// `Ok(Some)`: answered here (the login redirect); `Ok(None)`: go on.
+fn check(security: &Security, request: &Request) -> Result<Option<Response>, ApiError> {
+    let headers = request.headers();
+    let host = security.check_host(headers)?;
+    security.check_origin(headers, &host)?;
+    let area = area(request);
+    let cross_site = headers
+        .get("sec-fetch-site")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"cross-site"));
+    if cross_site && area != Area::Page {
+        return Err(ApiError::forbidden("cross-site request refused"));
+    }
+    match area {
+        Area::Page => Ok(None),
+        Area::Protected => {
+            security.check_token(headers, request.uri().query())?;
+            Ok(None)
+        }
+        Area::Login => {
+            if request.method() != Method::GET {
+                return Err(ApiError::new(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "method_not_allowed",
+                    "use GET",
+                ));
+            }
+            let token = request
+                .uri()
+                .query()
+                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("token=")))
+                .unwrap_or_default();
+            if !security.token_matches(token) {
+                return Err(ApiError::unauthorized(
+                    "wrong token: open the URL fugue-web printed when it started",
+                ));
+            }
+            // The cookie, and the token out of the address bar and history (the
+            // rest of the query, which tab bar to show, stays).
+            let rest: Vec<&str> = request
+                .uri()
+                .query()
+                .unwrap_or_default()
+                .split('&')
+                .filter(|kv| !kv.is_empty() && !kv.starts_with("token="))
+                .collect();
+            let location = match rest.is_empty() {
+                true => "/".to_string(),
+                false => format!("/?{}", rest.join("&")),
+            };
+            let location = HeaderValue::from_str(&location).unwrap_or(HeaderValue::from_static("/"));
+            let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
+            response
+                .headers_mut()
+                .insert(header::SET_COOKIE, security.cookie_header());
+            Ok(Some(response))
+        }
+    }
+}
+
+/// A new random token, as hex.
+pub fn generate_token() -> std::io::Result<String> {
+    let mut bytes = [0u8; TOKEN_BYTES];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Reads a fixed token from `path`: one line, 16-512 characters, in a file only
+/// its owner can read.
+pub fn read_token_file(path: &Path) -> Result<String, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read token file {}: {e}", path.display()))?;
+    let mode = meta.permissions().mode() & 0o777;
+    if mode & 0o077 != 0 {
+        return Err(format!(
+            "token file {} is readable by others (mode {mode:o}); chmod 600 it",
+            path.display()
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read token file {}: {e}", path.display()))?;
+    let token = text.trim().to_string();
+    let chars = token.chars().count();
+    if !(MIN_TOKEN_CHARS..=MAX_TOKEN_CHARS).contains(&chars) {
+        return Err(format!(
+            "token in {} must be {MIN_TOKEN_CHARS}-{MAX_TOKEN_CHARS} characters, got {chars}",
+            path.display()
+        ));
+    }
+    if let Some(bad) = token
+        .chars()
+        .find(|c| !c.is_ascii_graphic() || matches!(c, ';' | ',' | '&' | '='))
+    {
+        return Err(format!(
+            "token in {} contains {bad:?}; use printable ASCII without ; , & =",
+            path.display()
+        ));
+    }
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (k, v) in pairs {
+            map.append(*k, HeaderValue::from_str(v).unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn hosts_are_loopback_names_with_our_port() {
+        let s = Security::new("t".repeat(64), 7681, false, &["box.local".into()]);
+        for ok in [
+            "127.0.0.1:7681",
+            "localhost:7681",
+            "[::1]:7681",
+            "box.local:7681",
+            "LOCALHOST:7681",
+        ] {
+            assert!(s.check_host(&headers(&[("host", ok)])).is_ok(), "{ok}");
+        }
+        for bad in [
+            "evil.example:7681",
+            "127.0.0.1:80",
+            "127.0.0.1",
+            "localhost.evil.example:7681",
+            "",
+        ] {
+            assert!(s.check_host(&headers(&[("host", bad)])).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn origin_must_be_our_own() {
+        let s = Security::new("t".repeat(64), 7681, false, &[]);
+        let host = "127.0.0.1:7681";
+        assert!(s.check_origin(&headers(&[]), host).is_ok());
+        assert!(s
+            .check_origin(&headers(&[("origin", "http://127.0.0.1:7681")]), host)
+            .is_ok());
+        for bad in [
+            "http://evil.example",
+            "http://127.0.0.1:7682",
+            "null",
+            "https://127.0.0.1:7681",
+            "http://localhost:7681",
+        ] {
+            assert!(s.check_origin(&headers(&[("origin", bad)]), host).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tokens_come_from_the_cookie_or_bearer_never_the_url() {
+        let token = "a".repeat(64);
+        let s = Security::new(token.clone(), 7681, false, &[]);
+        let cookie = format!("other=1; fugue_token_7681={token}");
+        assert!(s.check_token(&headers(&[("cookie", &cookie)]), None).is_ok());
+        let bearer = format!("Bearer {token}");
+        assert!(s.check_token(&headers(&[("authorization", &bearer)]), None).is_ok());
+        assert!(s
+            .check_token(&headers(&[("authorization", &bearer)]), Some(&format!("token={token}")))
+            .is_err());
+        assert!(s
+            .check_token(&headers(&[("cookie", &format!("fugue_token_7682={token}"))]), None)
+            .is_err());
+        assert!(s
+            .check_token(&headers(&[("authorization", "Bearer aaaa")]), None)
+            .is_err());
+        assert!(s.check_token(&headers(&[]), None).is_err());
+    }
+
+    #[test]
+    fn generated_tokens_are_long_and_differ() {
+        let (a, b) = (generate_token().unwrap(), generate_token().unwrap());
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+    }
+}

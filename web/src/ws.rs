@@ -1,0 +1,213 @@
+//! WebSockets: one pane attached per socket (`/ws/panes/{id}`), and the lifecycle
+//! events every open page follows (`/ws/events`).
+//!
+//! Each socket has its own daemon connection, so a browser that reads slowly is
+//! treated exactly like a slow `fugue attach`: this side stops reading the
+//! daemon, the daemon drops the output the browser could not take and sends a
+//! redraw when it catches up. The pane never waits for a browser.
+
+use crate::error::{ApiError, ApiResult, QueryParams};
+use crate::AppState;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, State};
+use axum::response::Response;
+use fugue_client::protocol::{Event, PaneSize};
+use fugue_client::views::PaneView;
+use fugue_client::Client;
+use futures::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+/// Largest message a browser may send (input is split into requests anyway).
+const MAX_MESSAGE: usize = 1 << 20;
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct AttachQuery {
+    /// The browser terminal's size; with both, it takes part in the pane's size policy.
+    pub cols: Option<u16>,
+    pub rows: Option<u16>,
+    /// Watch only: no input, no resizing.
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+/// What the page sends as text (input goes as binary).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Control {
+    Resize { cols: u16, rows: u16 },
+}
+
+async fn connect(state: &AppState) -> ApiResult<Client> {
+    let options = state.daemon.options().clone();
+    Ok(Client::connect(options).await?)
+}
+
+/// `GET /ws/panes/{id}`: a redraw first, then the pane's output; input and resize back.
+pub async fn attach(
+    State(state): State<AppState>,
+    Path(pane): Path<String>,
+    QueryParams(query): QueryParams<AttachQuery>,
+    upgrade: WebSocketUpgrade,
+) -> ApiResult<Response> {
+    let size = match (query.cols, query.rows) {
+        (Some(cols), Some(rows)) if !query.read_only => Some(PaneSize { cols, rows }),
+        _ => None,
+    };
+    let client = connect(&state).await?;
+    let events = client.events()?;
+    // Attached before the upgrade: an unknown pane is a plain 404, not a socket
+    // that opens and closes.
+    let info = client.attach(&pane, query.read_only, size).await?;
+    let read_only = query.read_only;
+    Ok(upgrade
+        .max_message_size(MAX_MESSAGE)
+        .on_upgrade(move |socket| follow_pane(socket, client, events, info.id, read_only)))
+}
+
+async fn follow_pane(
+    socket: WebSocket,
+    client: Client,
+    mut events: mpsc::Receiver<Event>,
+    pane: fugue_client::protocol::PaneId,
+    read_only: bool,
+) {
+    let target = pane.to_string();
+    let (mut to_browser, mut from_browser) = socket.split();
+    loop {
+        tokio::select! {
+            event = events.recv() => {
+                let Some(event) = event else {
+                    let _ = to_browser.send(text(json!({"type": "closed", "message": "lost the connection to fugued"}))).await;
+                    break;
+                };
+                let sent = match event {
+                    Event::Redraw { pane: p, data } if p == pane => {
+                        // The page resets its terminal (modes included) before drawing.
+                        match to_browser.send(text(json!({"type": "redraw"}))).await {
+                            Ok(()) => to_browser.send(Message::Binary(data.into())).await,
+                            Err(err) => Err(err),
+                        }
+                    }
+                    Event::Output { pane: p, data } if p == pane => to_browser.send(Message::Binary(data.into())).await,
+                    Event::Title { pane: p, title } if p == pane => {
+                        to_browser.send(text(json!({"type": "title", "title": title}))).await
+                    }
+                    Event::Bell { pane: p } if p == pane => to_browser.send(text(json!({"type": "bell"}))).await,
+                    Event::Exited { pane: p, status } if p == pane => {
+                        let message = json!({
+                            "type": "exited",
+                            "code": status.code,
+                            "signal": status.signal_name(),
+                            "text": status.to_string(),
+                        });
+                        to_browser.send(text(message)).await
+                    }
+                    _ => Ok(()),
+                };
+                if sent.is_err() {
+                    break;
+                }
+            }
+            message = from_browser.next() => {
+                let message = match message {
+                    Some(Ok(message)) => message,
+                    _ => break,
+                };
+                let failed = match message {
+                    Message::Binary(data) if !read_only => client.write_input(&target, &data).await.err(),
+                    Message::Text(body) if !read_only => match serde_json::from_str::<Control>(&body) {
+                        Ok(Control::Resize { cols, rows }) => {
+                            client.client_resize(&target, PaneSize { cols, rows }).await.err()
+                        }
+                        Err(err) => {
+                            let reply = json!({"type": "error", "message": format!("bad control message: {err}")});
+                            let _ = to_browser.send(text(reply)).await;
+                            None
+                        }
+                    },
+                    Message::Close(_) => break,
+                    _ => None,
+                };
+                if let Some(err) = failed {
+                    let reply = json!({"type": "error", "message": err.to_string()});
+                    if to_browser.send(text(reply)).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let _ = to_browser.close().await;
+}
+
+fn text(value: Value) -> Message {
+    Message::Text(value.to_string().into())
+}
+
+/// `GET /ws/events`: sessions and panes created, renamed, reordered, exited and
+/// removed, as JSON, for every open page.
+pub async fn events(State(state): State<AppState>, upgrade: WebSocketUpgrade) -> ApiResult<Response> {
+    let client = connect(&state).await?;
+    let events = client.subscribe().await.map_err(ApiError::from)?;
+    Ok(upgrade
+        .max_message_size(MAX_MESSAGE)
+        .on_upgrade(move |socket| follow_events(socket, client, events)))
+}
+
+async fn follow_events(socket: WebSocket, client: Client, mut events: mpsc::Receiver<Event>) {
+    let (mut to_browser, mut from_browser) = socket.split();
+    loop {
+        tokio::select! {
+            event = events.recv() => {
+                let Some(event) = event else { break };
+                let Some(message) = describe(&event) else { continue };
+                if to_browser.send(text(message)).await.is_err() {
+                    break;
+                }
+            }
+            message = from_browser.next() => {
+                if !matches!(message, Some(Ok(Message::Ping(_) | Message::Pong(_) | Message::Text(_) | Message::Binary(_)))) {
+                    break;
+                }
+            }
+        }
+    }
+    drop(client);
+    let _ = to_browser.close().await;
+}
+
+/// A lifecycle event as the page reads it; `None` for the pane-stream events.
+fn describe(event: &Event) -> Option<Value> {
+    let pane = |kind: &str, info: &fugue_client::protocol::PaneInfo| json!({"type": kind, "session_id": info.session_id.to_string(), "pane": PaneView::from(info)});
+    Some(match event {
+        Event::SessionCreated(info) => {
+            json!({"type": "session_created", "session_id": info.id.to_string(), "name": info.name})
+        }
+        Event::SessionDestroyed { id, name } => {
+            json!({"type": "session_destroyed", "session_id": id.to_string(), "name": name})
+        }
+        Event::SessionRenamed { id, name, .. } => {
+            json!({"type": "session_renamed", "session_id": id.to_string(), "name": name})
+        }
+        Event::PaneCreated(info) => pane("pane_created", info),
+        Event::PaneExited(info) => pane("pane_exited", info),
+        Event::PaneRestarted(info) => pane("pane_restarted", info),
+        Event::PaneRenamed(info) => pane("pane_renamed", info),
+        Event::PaneRemoved { id, session_id } => {
+            json!({"type": "pane_removed", "session_id": session_id.to_string(), "pane_id": id.to_string()})
+        }
+        Event::PanesReordered { session_id, panes } => json!({
+            "type": "panes_reordered",
+            "session_id": session_id.to_string(),
+            "panes": panes.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        }),
+        Event::Lagged { missed } => json!({"type": "lagged", "missed": missed}),
+        Event::Redraw { .. }
+        | Event::Output { .. }
+        | Event::Title { .. }
+        | Event::Bell { .. }
+        | Event::Exited { .. } => return None,
+    })
+}

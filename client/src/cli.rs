@@ -329,7 +329,7 @@ pub async fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(err) => {
-            eprintln!("fugue: {}; see fugue --help", usage_error_line(&err));
+            eprintln!("fugue: {}; see fugue --help", fugue_client::usage_error_line(&err));
             return ExitCode::from(2);
         }
     };
@@ -340,16 +340,6 @@ pub async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// A clap error as one line, without its `error: ` label: everything before the
-/// usage, so "required arguments were not provided" keeps which ones.
-fn usage_error_line(err: &clap::Error) -> String {
-    let text = err.render().to_string();
-    let message = text.split("\n\n").next().unwrap_or("invalid arguments");
-    let words: Vec<&str> = message.split_whitespace().collect();
-    let line = words.join(" ");
-    line.trim_start_matches("error: ").trim().to_string()
 }
 
 fn connect_options(cli: &Cli) -> ConnectOptions {

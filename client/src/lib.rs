@@ -35,6 +35,17 @@ macro_rules! expect_reply {
     };
 }
 
+/// A command-line error (clap's) as one line, without its `error: ` label:
+/// everything before the usage, so "required arguments were not provided" keeps
+/// which ones. Shared by fugue's programs.
+pub fn usage_error_line(err: &clap::Error) -> String {
+    let text = err.render().to_string();
+    let message = text.split("\n\n").next().unwrap_or("invalid arguments");
+    let words: Vec<&str> = message.split_whitespace().collect();
+    let line = words.join(" ");
+    line.trim_start_matches("error: ").trim().to_string()
+}
+
 /// Largest input sent in one request; bigger writes are split, in order.
 const WRITE_CHUNK: usize = 1024 * 1024;
 /// Events buffered for a caller that does not read them; more are dropped.

@@ -41,11 +41,12 @@ impl Web {
             .expect("fugue-web printed its URL")
             .trim()
             .to_string();
-        let rest = login.strip_prefix("http://127.0.0.1:").expect("a loopback URL");
+        let (scheme, rest) = login.split_once("://").expect("a URL");
+        let rest = rest.split_once(':').expect("host:port").1;
         let (port, token) = rest.split_once("/?token=").expect("URL with a token");
         Web {
             child,
-            base: format!("http://127.0.0.1:{port}"),
+            base: format!("{scheme}://127.0.0.1:{port}"),
             port: port.parse().expect("port"),
             token: token.to_string(),
             login,
@@ -968,4 +969,108 @@ fn the_tab_bar_works_in_a_real_browser() {
             "screenshot {shot} missing"
         );
     }
+}
+
+/// HTTPS with the user's certificate; with it, listening beyond loopback is allowed.
+#[test]
+fn tls_serves_https_and_allows_other_addresses() {
+    let daemon = Daemon::start();
+    let dir = private_dir();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=fugue-test",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("run openssl (the README's test command installs it)");
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let tls = ["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()];
+    let web = Web::start(&daemon, &tls);
+    assert!(web.login.starts_with("https://127.0.0.1:"), "{}", web.login);
+    let curl = |url: &str, extra: &[&str]| {
+        Command::new("curl")
+            .args(["-sS", "--max-time", "10", "--cacert", cert.to_str().unwrap()])
+            .args(extra)
+            .arg(url)
+            .output()
+            .expect("run curl")
+    };
+    let auth = format!("Authorization: Bearer {}", web.token);
+    let answer = curl(&format!("{}/api/daemon", web.base), &["-H", &auth]);
+    assert!(answer.status.success(), "{}", String::from_utf8_lossy(&answer.stderr));
+    let view: Value = serde_json::from_slice(&answer.stdout).expect("JSON over HTTPS");
+    assert_eq!(view["socket"], daemon.socket.display().to_string());
+    // The login over HTTPS sets a Secure cookie.
+    let login = curl(&web.login, &["-D", "-", "-o", "/dev/null"]);
+    let headers = String::from_utf8_lossy(&login.stdout).to_lowercase();
+    assert!(
+        headers.contains("set-cookie:") && headers.contains("; secure"),
+        "{headers}"
+    );
+    // Plain HTTP to the HTTPS port gets nothing.
+    let plain = curl(&format!("http://127.0.0.1:{}/api/daemon", web.port), &["-H", &auth]);
+    assert!(!String::from_utf8_lossy(&plain.stdout).contains("socket"));
+
+    // Beyond loopback, with TLS: it starts, on every address.
+    let mut wide = Web::command(&daemon, &tls)
+        .args(["--listen", "0.0.0.0:0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(wide.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _ = wide.kill();
+    let _ = wide.wait();
+    assert!(line.starts_with("https://") && line.contains("/?token="), "{line}");
+
+    // A key that is not the certificate's is refused at start, in one line.
+    let other_key = dir.path().join("other-key.pem");
+    let made = Command::new("openssl")
+        .args([
+            "genpkey",
+            "-algorithm",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-out",
+        ])
+        .arg(&other_key)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let mismatched = [
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        other_key.to_str().unwrap(),
+    ];
+    let output = Web::command(&daemon, &mismatched).output().unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("do not go together"), "{stderr}");
+    let output = Web::command(&daemon, &["--tls-cert", cert.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--tls-key"));
 }

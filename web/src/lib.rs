@@ -8,6 +8,7 @@ pub mod error;
 pub mod routes;
 pub mod security;
 pub mod tabs;
+mod tls;
 pub mod ws;
 
 use axum::extract::FromRef;
@@ -45,6 +46,9 @@ pub struct Config {
     pub token_file: Option<PathBuf>,
     /// Names besides the loopback ones the server may be reached by.
     pub allow_hosts: Vec<String>,
+    /// Certificate chain and key (PEM): serve HTTPS, which listening beyond
+    /// loopback requires.
+    pub tls: Option<(PathBuf, PathBuf)>,
     /// The page's project and session when its address names none.
     pub project: PathBuf,
     pub session: String,
@@ -52,10 +56,14 @@ pub struct Config {
 
 /// Binds, prints the login URL on stdout (once), and serves until SIGINT or SIGTERM.
 pub async fn run(config: Config) -> Result<(), String> {
-    if !config.listen.ip().is_loopback() {
+    let tls = match &config.tls {
+        Some((cert, key)) => Some(tls::load(cert, key)?),
+        None => None,
+    };
+    if !config.listen.ip().is_loopback() && tls.is_none() {
         return Err(format!(
-            "refusing to listen on {} (not a loopback address) without TLS; reach it over SSH instead: \
-             ssh -L 7681:127.0.0.1:7681 HOST, then open the URL it prints",
+            "refusing to listen on {} (not a loopback address) without TLS: give --tls-cert and --tls-key, \
+             or reach it over SSH: ssh -L 7681:127.0.0.1:7681 HOST, then open the URL it prints",
             config.listen
         ));
     }
@@ -67,7 +75,8 @@ pub async fn run(config: Config) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
     let bound = listener.local_addr().map_err(|e| e.to_string())?;
-    let security = Arc::new(Security::new(token, bound.port(), false, &config.allow_hosts));
+    let (url_host, hosts) = names(bound.ip(), &config.allow_hosts);
+    let security = Arc::new(Security::new(token, bound.port(), tls.is_some(), &hosts));
 
     let mut options = ConnectOptions::default().client_name("fugue-web");
     options.socket = config.socket;
@@ -90,18 +99,54 @@ pub async fn run(config: Config) -> Result<(), String> {
         .layer(axum::middleware::from_fn_with_state(security.clone(), security::guard))
         .with_state(state);
 
-    let host = match bound.ip() {
+    println!("{}", security.login_url(&url_host));
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    tracing::info!(%bound, tls = tls.is_some(), "serving");
+    let served = match tls {
+        Some(tls) => {
+            let listener = tls::TlsListener::new(listener, tls).map_err(|e| e.to_string())?;
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown_signal())
+                .await
+        }
+        None => {
+            use axum::serve::ListenerExt;
+            // Keystrokes and echoes are small writes: no Nagle delay on them.
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown_signal())
+                .await
+        }
+    };
+    served.map_err(|e| format!("server failed: {e}"))
+}
+
+/// The host to print in the URL, and the names `Host` may carry: the loopback
+/// ones (always), `--allow-host`'s, and the address listened on (or, on every
+/// address, this machine's name).
+fn names(ip: std::net::IpAddr, allow: &[String]) -> (String, Vec<String>) {
+    let literal = match ip {
         std::net::IpAddr::V6(ip) => format!("[{ip}]"),
         ip => ip.to_string(),
     };
-    println!("{}", security.login_url(&host));
-    use std::io::Write;
-    let _ = std::io::stdout().flush();
-    tracing::info!(%bound, "serving");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await
-        .map_err(|e| format!("server failed: {e}"))
+    let mut hosts = allow.to_vec();
+    if ip.is_loopback() {
+        return (literal, hosts);
+    }
+    if !ip.is_unspecified() {
+        hosts.push(literal.clone());
+        return (allow.first().cloned().unwrap_or(literal), hosts);
+    }
+    let machine = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty());
+    hosts.extend(machine.clone());
+    let shown = allow.first().cloned().or(machine).unwrap_or_else(|| "localhost".into());
+    (shown, hosts)
 }
 
 async fn not_found(uri: axum::http::Uri) -> error::ApiError {

@@ -20,6 +20,13 @@ struct Args {
     /// Another name the server may be reached by (the Host header), e.g. a tunnel's.
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
+    /// Serve HTTPS with this certificate chain (PEM); needs --tls-key. Required
+    /// to listen on anything but loopback.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// The project directory the page opens (default: the current directory).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
@@ -36,13 +43,10 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::SUCCESS;
         }
         Err(err) => {
-            let text = err.to_string();
-            let line = text
-                .lines()
-                .next()
-                .unwrap_or("bad arguments")
-                .trim_start_matches("error: ");
-            eprintln!("fugue-web: {line}");
+            eprintln!(
+                "fugue-web: {}; see fugue-web --help",
+                fugue_client::usage_error_line(&err)
+            );
             return std::process::ExitCode::from(2);
         }
     };
@@ -69,6 +73,7 @@ fn main() -> std::process::ExitCode {
         socket: args.socket,
         token_file: args.token_file,
         allow_hosts: args.allow_hosts,
+        tls: args.tls_cert.zip(args.tls_key),
         project: match args.project.map_or_else(std::env::current_dir, Ok) {
             Ok(dir) => std::path::absolute(&dir).unwrap_or(dir),
             Err(err) => {

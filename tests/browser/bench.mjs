@@ -1,0 +1,97 @@
+// The browser half of fugue-bench's browser scenario: opens the page on a tab
+// bar whose only tab the bench made, then obeys commands on stdin, one per line,
+// answering one JSON line each on stdout:
+//   ready ID         -> {"ready": true} once pane ID's tab is shown and attached
+//   latency ID N     -> {"samples_ms": [...]}: N keystrokes into ID, each from the
+//                       browser's keydown to its echo arriving on the tab's
+//                       WebSocket (and, separately, to its paint)
+//   quit
+// Timestamps are taken inside the page (the keydown event's and the message's
+// performance.now()), so the driver's own round trips are not counted.
+import { chromium } from 'playwright-core';
+import { createInterface } from 'node:readline';
+
+const url = process.env.FUGUE_WEB_URL;
+if (!url) throw new Error('FUGUE_WEB_URL is not set');
+
+const browser = await chromium.launch({
+  executablePath: '/usr/bin/chromium',
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+});
+const page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
+// Record when each pane-socket message arrives, and when each key goes down.
+await page.addInitScript(() => {
+  // pane id -> arrival times of its socket's binary messages
+  globalThis.__bench = { messages: {}, keys: [] };
+  const Native = globalThis.WebSocket;
+  globalThis.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      const match = String(args[0]).match(/\/ws\/panes\/([0-9a-f-]+)/);
+      if (match) {
+        const times = (globalThis.__bench.messages[match[1]] ||= []);
+        this.addEventListener('message', (e) => {
+          if (typeof e.data !== 'string') times.push(performance.now());
+        });
+      }
+    }
+  };
+  document.addEventListener('keydown', (e) => globalThis.__bench.keys.push(e.timeStamp), true);
+});
+await page.goto(url);
+
+const reply = (value) => process.stdout.write(`${JSON.stringify(value)}\n`);
+
+const shown = (id) => `.terminal-view[data-id="${id}"]:not([hidden])`;
+
+async function ready(id) {
+  await page.waitForSelector(`${shown(id)} .xterm-rows`, { timeout: 20000 });
+  await page.waitForFunction((id) => (globalThis.__bench.messages[id] || []).length > 0, id, { timeout: 20000 });
+  await page.click(`${shown(id)} .xterm-screen`);
+  reply({ ready: true });
+}
+
+async function latency(id, count) {
+  const samples = [];
+  const painted = [];
+  for (let i = 0; i < count; i++) {
+    const before = await page.evaluate((sel) => ({
+      messages: globalThis.__bench.messages[sel.id].length,
+      text: document.querySelector(`${sel.view} .xterm-rows`).textContent,
+    }), { id, view: shown(id) });
+    await page.keyboard.press('abcdefghij'[i % 10]);
+    const sample = await page.waitForFunction(
+      ({ id, view, messages, text }) => {
+        const b = globalThis.__bench;
+        if (b.messages[id].length <= messages) return null;
+        if (document.querySelector(`${view} .xterm-rows`).textContent === text) return null;
+        return { key: b.keys[b.keys.length - 1], echo: b.messages[id][messages], painted: performance.now() };
+      },
+      { id, view: shown(id), ...before },
+      { timeout: 10000, polling: 'raf' },
+    );
+    const { key, echo, painted: paint } = await sample.jsonValue();
+    samples.push(echo - key);
+    painted.push(paint - key);
+  }
+  // Leave the shell's line empty again.
+  await page.keyboard.press('Control+U');
+  reply({ samples_ms: samples, painted_ms: painted });
+}
+
+const lines = createInterface({ input: process.stdin });
+try {
+  for await (const line of lines) {
+    const [command, id, count] = line.trim().split(/\s+/);
+    if (command === 'ready') await ready(id);
+    else if (command === 'latency') await latency(id, Number(count));
+    else if (command === 'quit') break;
+    else reply({ error: `unknown command ${command}` });
+  }
+} catch (err) {
+  reply({ error: err.message });
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}

@@ -4,8 +4,8 @@
 //   ready ID         -> {"ready": true} once pane ID's tab is shown and attached
 //   latency ID N     -> {"samples_ms": [...]}: N keystrokes into ID, each from the
 //                       browser's keydown to its echo arriving on the tab's
-//                       WebSocket (and, separately, to its paint)
-//   quit
+//                       WebSocket (and, separately, to the first frame after it)
+//   quit (or the end of stdin)
 // Timestamps are taken inside the page (the keydown event's and the message's
 // performance.now()), so the driver's own round trips are not counted.
 import { chromium } from 'playwright-core';
@@ -23,9 +23,14 @@ const page = await (await browser.newContext({ viewport: { width: 1400, height: 
 // Record when each pane-socket message arrives, and when each key goes down.
 await page.addInitScript(() => {
   // pane id -> arrival times of its socket's binary messages
-  globalThis.__bench = { messages: {}, keys: [] };
+  globalThis.__bench = { messages: {}, sends: [], keys: [] };
   const Native = globalThis.WebSocket;
   globalThis.WebSocket = class extends Native {
+    send(data) {
+      if (typeof data !== 'string') globalThis.__bench.sends.push(performance.now());
+      super.send(data);
+    }
+
     constructor(...args) {
       super(...args);
       const match = String(args[0]).match(/\/ws\/panes\/([0-9a-f-]+)/);
@@ -54,30 +59,36 @@ async function ready(id) {
 
 async function latency(id, count) {
   const samples = [];
+  const sending = [];
   const painted = [];
   for (let i = 0; i < count; i++) {
-    const before = await page.evaluate((sel) => ({
-      messages: globalThis.__bench.messages[sel.id].length,
-      text: document.querySelector(`${sel.view} .xterm-rows`).textContent,
-    }), { id, view: shown(id) });
+    // Short lines: the shell's line is cleared every 40 keys.
+    if (i % 40 === 39) {
+      const settled = await page.evaluate((id) => globalThis.__bench.messages[id].length, id);
+      await page.keyboard.press('Control+U');
+      await page.waitForFunction(({ id, settled }) => globalThis.__bench.messages[id].length > settled, { id, settled });
+    }
+    const before = await page.evaluate((id) => globalThis.__bench.messages[id].length, id);
     await page.keyboard.press('abcdefghij'[i % 10]);
     const sample = await page.waitForFunction(
-      ({ id, view, messages, text }) => {
+      ({ id, before }) => {
         const b = globalThis.__bench;
-        if (b.messages[id].length <= messages) return null;
-        if (document.querySelector(`${view} .xterm-rows`).textContent === text) return null;
-        return { key: b.keys[b.keys.length - 1], echo: b.messages[id][messages], painted: performance.now() };
+        if (b.messages[id].length <= before) return null;
+        return { key: b.keys[b.keys.length - 1], sent: b.sends[b.sends.length - 1], echo: b.messages[id][before] };
       },
-      { id, view: shown(id), ...before },
-      { timeout: 10000, polling: 'raf' },
-    );
-    const { key, echo, painted: paint } = await sample.jsonValue();
+      { id, before },
+      { timeout: 10000, polling: 1 },
+    ).catch((err) => { throw new Error(`key ${i}: no echo: ${err.message}`); });
+    const { key, sent, echo } = await sample.jsonValue();
+    // The first frame after the echo arrived: when it can be on screen.
+    const frame = await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => done(performance.now()))));
     samples.push(echo - key);
-    painted.push(paint - key);
+    sending.push(sent - key);
+    painted.push(Math.max(frame, echo) - key);
   }
   // Leave the shell's line empty again.
   await page.keyboard.press('Control+U');
-  reply({ samples_ms: samples, painted_ms: painted });
+  reply({ samples_ms: samples, send_ms: sending, painted_ms: painted });
 }
 
 const lines = createInterface({ input: process.stdin });
@@ -93,5 +104,6 @@ try {
   reply({ error: err.message });
   process.exitCode = 1;
 } finally {
+  lines.close();
   await browser.close();
 }

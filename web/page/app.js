@@ -334,16 +334,29 @@
       if (this.disposed) return;
       const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
       const { cols, rows } = this.term;
-      const socket = new WebSocket(`${scheme}://${location.host}/ws/panes/${this.id}?cols=${cols}&rows=${rows}`);
+      const socket = new WebSocket(`${scheme}://${location.host}/ws/panes/${this.id}?cols=${cols}&rows=${rows}&flow=true`);
       socket.binaryType = 'arraybuffer';
       this.socket = socket;
+      this.processed = 0;
       socket.onopen = () => {
         this.backoff = 250;
         connectionLost(this.id, false);
       };
       socket.onmessage = (e) => {
-        if (typeof e.data === 'string') this.onControl(JSON.parse(e.data));
-        else this.term.write(new Uint8Array(e.data));
+        if (typeof e.data === 'string') {
+          this.onControl(JSON.parse(e.data));
+          return;
+        }
+        // Flow control: say what the terminal has processed, so the server
+        // sends no more than it can take (and a redraw if it fell behind).
+        const bytes = e.data.byteLength;
+        this.term.write(new Uint8Array(e.data), () => {
+          this.processed += bytes;
+          if (this.processed >= 65536) {
+            this.control({ type: 'ack', bytes: this.processed });
+            this.processed = 0;
+          }
+        });
       };
       socket.onclose = () => {
         if (this.disposed || this.exited || this.socket !== socket) return;

@@ -21,6 +21,10 @@ use tokio::sync::mpsc;
 
 /// Largest message a browser may send (input is split into requests anyway).
 const MAX_MESSAGE: usize = 1 << 20;
+/// With flow control, how far output may run ahead of what the page says its
+/// terminal has processed. Beyond it this side stops reading the daemon, which
+/// then drops what the page could not take and sends a redraw when it catches up.
+const FLOW_WINDOW: usize = 512 * 1024;
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct AttachQuery {
@@ -30,13 +34,26 @@ pub struct AttachQuery {
     /// Watch only: no input, no resizing.
     #[serde(default)]
     pub read_only: bool,
+    /// Flow control: the page acknowledges processed output with
+    /// `{"type":"ack","bytes":N}` and is sent at most 512 KiB ahead of that; a page
+    /// that falls further behind is resynchronised with a redraw. Without it, the
+    /// socket's own backpressure is all there is.
+    #[serde(default)]
+    pub flow: bool,
 }
 
 /// What the page sends as text (input goes as binary).
 #[derive(Debug, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Control {
-    Resize { cols: u16, rows: u16 },
+    Resize {
+        cols: u16,
+        rows: u16,
+    },
+    /// The page's terminal has processed this many more bytes of output.
+    Ack {
+        bytes: usize,
+    },
 }
 
 async fn connect(state: &AppState) -> ApiResult<Client> {
@@ -60,10 +77,10 @@ pub async fn attach(
     // Attached before the upgrade: an unknown pane is a plain 404, not a socket
     // that opens and closes.
     let info = client.attach(&pane, query.read_only, size).await?;
-    let read_only = query.read_only;
+    let (read_only, flow) = (query.read_only, query.flow);
     Ok(upgrade
         .max_message_size(MAX_MESSAGE)
-        .on_upgrade(move |socket| follow_pane(socket, client, events, info.id, read_only)))
+        .on_upgrade(move |socket| follow_pane(socket, client, events, info.id, read_only, flow)))
 }
 
 async fn follow_pane(
@@ -72,25 +89,31 @@ async fn follow_pane(
     mut events: mpsc::Receiver<Event>,
     pane: fugue_client::protocol::PaneId,
     read_only: bool,
+    flow: bool,
 ) {
     let target = pane.to_string();
     let (mut to_browser, mut from_browser) = socket.split();
+    let mut unacked = 0usize;
     loop {
         tokio::select! {
-            event = events.recv() => {
+            event = events.recv(), if !flow || unacked < FLOW_WINDOW => {
                 let Some(event) = event else {
                     let _ = to_browser.send(text(json!({"type": "closed", "message": "lost the connection to fugued"}))).await;
                     break;
                 };
                 let sent = match event {
                     Event::Redraw { pane: p, data } if p == pane => {
+                        unacked += data.len();
                         // The page resets its terminal (modes included) before drawing.
                         match to_browser.send(text(json!({"type": "redraw"}))).await {
                             Ok(()) => to_browser.send(Message::Binary(data.into())).await,
                             Err(err) => Err(err),
                         }
                     }
-                    Event::Output { pane: p, data } if p == pane => to_browser.send(Message::Binary(data.into())).await,
+                    Event::Output { pane: p, data } if p == pane => {
+                        unacked += data.len();
+                        to_browser.send(Message::Binary(data.into())).await
+                    }
                     Event::Title { pane: p, title } if p == pane => {
                         to_browser.send(text(json!({"type": "title", "title": title}))).await
                     }
@@ -117,7 +140,12 @@ async fn follow_pane(
                 };
                 let failed = match message {
                     Message::Binary(data) if !read_only => client.write_input(&target, &data).await.err(),
-                    Message::Text(body) if !read_only => match serde_json::from_str::<Control>(&body) {
+                    Message::Text(body) => match serde_json::from_str::<Control>(&body) {
+                        Ok(Control::Ack { bytes }) => {
+                            unacked = unacked.saturating_sub(bytes);
+                            None
+                        }
+                        Ok(Control::Resize { .. }) if read_only => None,
                         Ok(Control::Resize { cols, rows }) => {
                             client.client_resize(&target, PaneSize { cols, rows }).await.err()
                         }

@@ -14,9 +14,10 @@ const FUGUE = process.env.FUGUE_BIN;
 const SOCKET = process.env.FUGUE_SOCKET_PATH;
 const ARTIFACTS = process.env.ARTIFACTS;
 const PROJECT = process.env.PROJECT;
+const FAKE_AGENT = process.env.FAKE_AGENT;
 const DEADLINE = 15000;
 
-for (const [name, value] of Object.entries({ FUGUE_WEB_URL: URL_WITH_TOKEN, FUGUE_BIN: FUGUE, FUGUE_SOCKET_PATH: SOCKET, ARTIFACTS, PROJECT })) {
+for (const [name, value] of Object.entries({ FUGUE_WEB_URL: URL_WITH_TOKEN, FUGUE_BIN: FUGUE, FUGUE_SOCKET_PATH: SOCKET, ARTIFACTS, PROJECT, FAKE_AGENT })) {
   if (!value) throw new Error(`${name} is not set`);
 }
 mkdirSync(ARTIFACTS, { recursive: true });
@@ -185,6 +186,16 @@ try {
     { timeout: DEADLINE },
   );
   await screenshot(page, '5-exited');
+
+  begin('an agent waiting for permission shows on its tab');
+  fugue('run', '-s', session, '--title', 'agent', '--no-shell', '--', FAKE_AGENT, 'build it');
+  await page.waitForFunction(
+    () => [...document.querySelectorAll('#tabs .tab')].some((t) =>
+      t.querySelector('.name')?.textContent === 'agent' && t.querySelector('.badge')?.textContent === 'claude: needs you'),
+    null,
+    { timeout: DEADLINE },
+  );
+  await screenshot(page, '6-agent-needs-you');
 
   if (problems.length) throw new Error(`the page reported problems:\n${problems.join('\n')}`);
   log('all steps passed');

@@ -31,15 +31,23 @@ fn a_stale_socket_is_replaced() {
         .args(["--foreground", "--socket"])
         .arg(&socket)
         .env("XDG_STATE_HOME", dir.path())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(dir.path().join("fugued.log")).unwrap())
         .spawn()
         .unwrap();
+    // `daemon status` never starts a daemon: an `ls` here could auto-start a
+    // second one that races this one for the socket.
+    let pid = child.id();
     wait_until("the daemon to answer", DEADLINE, || {
-        cli(&socket, &dir, &["ls"]).status.success().then_some(())
+        let status = cli(&socket, &dir, &["--json", "daemon", "status"]);
+        (status.status.success() && status.json()["pid"] == pid).then_some(())
     });
     send_signal(child.id(), libc::SIGTERM);
     let status = wait_until("exit", DEADLINE, || child.try_wait().unwrap());
-    assert!(status.success());
+    let log = std::fs::read_to_string(dir.path().join("fugued.log")).unwrap_or_default();
+    assert!(
+        status.success(),
+        "fugued ended with {status} after SIGTERM; its log:\n{log}"
+    );
     assert!(!socket.exists(), "the socket is removed on shutdown");
 }
 

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -956,6 +957,7 @@ fn the_tab_bar_works_in_a_real_browser() {
         .env("FUGUE_SOCKET_PATH", &daemon.socket)
         .env("ARTIFACTS", &artifacts)
         .env("PROJECT", project.path())
+        .env("FAKE_AGENT", bin("fake-agent"))
         .output()
         .expect("run node");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -963,7 +965,13 @@ fn the_tab_bar_works_in_a_real_browser() {
     println!("{stdout}");
     assert!(output.status.success(), "the browser test failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("all steps passed"), "{stdout}");
-    for shot in ["1-echo", "3-refused-reorder", "4-second-browser", "5-exited"] {
+    for shot in [
+        "1-echo",
+        "3-refused-reorder",
+        "4-second-browser",
+        "5-exited",
+        "6-agent-needs-you",
+    ] {
         assert!(
             artifacts.join(format!("{shot}.png")).is_file(),
             "screenshot {shot} missing"
@@ -1073,4 +1081,71 @@ fn tls_serves_https_and_allows_other_addresses() {
         .unwrap();
     assert!(!output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("--tls-key"));
+}
+
+/// A page that stops acknowledging output (flow control) is sent no more than
+/// the window; when it catches up it is resynchronised with a redraw, and the
+/// pane never waited for it.
+#[tokio::test]
+async fn a_page_that_falls_behind_gets_a_bounded_window_then_a_redraw() {
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let (status, body) = web
+        .call(Method::POST, "/api/sessions", Some(json!({"name": "flow"})))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let script = "read x; head -c 30000000 /dev/zero | tr '\\0' x; echo; echo flow-$((1+1))-done; exec sleep 60";
+    let spec = json!({"session": "flow", "command": ["sh", "-c", script], "shell": false});
+    let (status, pane) = web.call(Method::POST, "/api/panes", Some(spec)).await;
+    assert_eq!(status, StatusCode::OK, "{pane}");
+    let id = pane["id"].as_str().unwrap().to_string();
+    let path = format!("/ws/panes/{id}?cols=80&rows=24&flow=true");
+    let mut socket = web
+        .ws(&path, &[("authorization", &web.bearer())])
+        .await
+        .expect("attach");
+    ws_until(&mut socket, "the first redraw", |m| matches!(m, Message::Binary(_))).await;
+
+    // 30 MB of output, and this page acknowledges nothing; the pane is not held up.
+    daemon.cli(&["write", &id, "go", "--enter"]).ok();
+    wait_for("the pane to finish its output", DEADLINE, || async {
+        let text = daemon.cli(&["read", &id, "--lines", "3"]).ok();
+        text.contains("flow-2-done").then_some(())
+    })
+    .await;
+    let mut unacked = 0usize;
+    while let Ok(Some(Ok(message))) = tokio::time::timeout(Duration::from_millis(500), socket.next()).await {
+        if let Message::Binary(data) = message {
+            unacked += data.len();
+        }
+    }
+    assert!(
+        unacked <= 1 << 20,
+        "{unacked} bytes were sent past a 512 KiB window with nothing acknowledged"
+    );
+
+    // Catching up, acknowledging everything as it comes: a redraw brings the end.
+    let ack = |bytes: usize| Message::Text(json!({"type": "ack", "bytes": bytes}).to_string().into());
+    socket.send(ack(unacked)).await.unwrap();
+    let (mut redrawn, mut screen) = (false, Vec::new());
+    let caught_up = tokio::time::timeout(DEADLINE, async {
+        while let Some(Ok(message)) = socket.next().await {
+            match message {
+                Message::Text(t) if t.contains("\"redraw\"") => {
+                    redrawn = true;
+                    screen.clear();
+                }
+                Message::Binary(data) => {
+                    screen.extend_from_slice(&data);
+                    socket.send(ack(data.len())).await.unwrap();
+                }
+                _ => {}
+            }
+            if redrawn && String::from_utf8_lossy(&screen).contains("flow-2-done") {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(caught_up.is_ok(), "no redraw with the pane's end (redrawn: {redrawn})");
 }

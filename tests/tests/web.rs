@@ -104,6 +104,14 @@ impl Web {
             .map(|(stream, _)| stream)
     }
 
+    /// Opens a tab (a shell in `project`) and returns its pane's id.
+    async fn new_tab(&self, project: &Path, session: &str) -> String {
+        let body = json!({"project": project, "session": session});
+        let (status, tab) = self.call(Method::POST, "/api/terminal/sessions", Some(body)).await;
+        assert_eq!(status, StatusCode::OK, "{tab}");
+        tab["id"].as_str().expect("id").to_string()
+    }
+
     fn bearer(&self) -> String {
         format!("Bearer {}", self.token)
     }
@@ -134,6 +142,18 @@ async fn ws_until(stream: &mut WsStream, what: &str, mut done: impl FnMut(&Messa
     .await;
     assert!(result.is_ok(), "timed out waiting for {what}; got {seen:?}");
     seen
+}
+
+/// Output from `stream` until it contains `needle`.
+async fn ws_output_until(stream: &mut WsStream, what: &str, needle: &str) {
+    let mut output = Vec::new();
+    ws_until(stream, what, |m| {
+        if let Message::Binary(data) = m {
+            output.extend_from_slice(data);
+        }
+        String::from_utf8_lossy(&output).contains(needle)
+    })
+    .await;
 }
 
 fn tabs_query(project: &Path, session: &str) -> String {
@@ -417,9 +437,7 @@ async fn a_daemon_restart_is_survived_and_lost_tabs_are_reconciled_away() {
     let web = Web::start(&daemon, &[]);
     let project = private_dir();
     for _ in 0..2 {
-        let body = json!({"project": project.path(), "session": "s"});
-        let (status, tab) = web.call(Method::POST, "/api/terminal/sessions", Some(body)).await;
-        assert_eq!(status, StatusCode::OK, "{tab}");
+        web.new_tab(project.path(), "s").await;
     }
     // Wait until both panes are on disk, then kill the daemon outright.
     let db = daemon.state_db();
@@ -600,14 +618,7 @@ async fn a_websocket_attaches_with_a_redraw_then_streams_and_takes_input() {
     let daemon = Daemon::start();
     let web = Web::start(&daemon, &[]);
     let project = private_dir();
-    let (_, tab) = web
-        .call(
-            Method::POST,
-            "/api/terminal/sessions",
-            Some(json!({"project": project.path(), "session": "s"})),
-        )
-        .await;
-    let id = tab["id"].as_str().unwrap().to_string();
+    let id = web.new_tab(project.path(), "s").await;
     let path = format!("/ws/panes/{id}?cols=90&rows=20");
     let mut socket = web
         .ws(&path, &[("authorization", &web.bearer())])
@@ -623,14 +634,7 @@ async fn a_websocket_attaches_with_a_redraw_then_streams_and_takes_input() {
         .send(Message::Binary(b"echo ws-$((6*7))\r".to_vec().into()))
         .await
         .unwrap();
-    let mut output = Vec::new();
-    ws_until(&mut socket, "the echo", |m| {
-        if let Message::Binary(data) = m {
-            output.extend_from_slice(data);
-        }
-        String::from_utf8_lossy(&output).contains("ws-42")
-    })
-    .await;
+    ws_output_until(&mut socket, "the echo", "ws-42").await;
     socket
         .send(Message::Text(
             json!({"type": "resize", "cols": 70, "rows": 15}).to_string().into(),
@@ -664,14 +668,7 @@ async fn a_websocket_attaches_with_a_redraw_then_streams_and_takes_input() {
         .send(Message::Binary(b"echo after-$((2+3))\r".to_vec().into()))
         .await
         .unwrap();
-    let mut seen = Vec::new();
-    ws_until(&mut watcher, "the next echo, on the watcher", |m| {
-        if let Message::Binary(data) = m {
-            seen.extend_from_slice(data);
-        }
-        String::from_utf8_lossy(&seen).contains("after-5")
-    })
-    .await;
+    ws_output_until(&mut watcher, "the next echo, on the watcher", "after-5").await;
     let text = daemon.cli(&["read", &id]).ok();
     assert!(!text.contains("typed-by"), "a read-only socket typed: {text}");
     let pane = daemon.cli(&["--json", "status", &id]).json();
@@ -747,14 +744,7 @@ async fn cross_site_attacks_are_refused() {
     let daemon = Daemon::start();
     let web = Web::start(&daemon, &[]);
     let project = private_dir();
-    let (_, tab) = web
-        .call(
-            Method::POST,
-            "/api/terminal/sessions",
-            Some(json!({"project": project.path(), "session": "s"})),
-        )
-        .await;
-    let id = tab["id"].as_str().unwrap().to_string();
+    let id = web.new_tab(project.path(), "s").await;
     let attach = format!("/ws/panes/{id}");
     let own_origin = web.base.clone();
 

@@ -25,6 +25,12 @@ const MAX_MESSAGE: usize = 1 << 20;
 /// terminal has processed. Beyond it this side stops reading the daemon, which
 /// then drops what the page could not take and sends a redraw when it catches up.
 const FLOW_WINDOW: usize = 512 * 1024;
+/// With flow control, output sent to a page per [`PAGE_SLICE`] at most (1.25 MiB/s):
+/// more than a person can read or a screen can show, far less than `cat` makes.
+/// Past it, the page gets a redraw instead of every byte, so a browser on the
+/// same machine does not spend the cores the daemon needs parsing output.
+const PAGE_SLICE_BYTES: usize = 128 * 1024;
+const PAGE_SLICE: std::time::Duration = std::time::Duration::from_millis(100);
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct AttachQuery {
@@ -94,9 +100,14 @@ async fn follow_pane(
     let target = pane.to_string();
     let (mut to_browser, mut from_browser) = socket.split();
     let mut unacked = 0usize;
+    let (mut slice_start, mut slice_bytes) = (tokio::time::Instant::now(), 0usize);
     loop {
+        let paced = flow && slice_bytes >= PAGE_SLICE_BYTES;
         tokio::select! {
-            event = events.recv(), if !flow || unacked < FLOW_WINDOW => {
+            _ = tokio::time::sleep_until(slice_start + PAGE_SLICE), if paced => {
+                (slice_start, slice_bytes) = (tokio::time::Instant::now(), 0);
+            }
+            event = events.recv(), if !flow || (unacked < FLOW_WINDOW && !paced) => {
                 let Some(event) = event else {
                     let _ = to_browser.send(text(json!({"type": "closed", "message": "lost the connection to fugued"}))).await;
                     break;
@@ -104,6 +115,7 @@ async fn follow_pane(
                 let sent = match event {
                     Event::Redraw { pane: p, data } if p == pane => {
                         unacked += data.len();
+                        slice_bytes += data.len();
                         // The page resets its terminal (modes included) before drawing.
                         match to_browser.send(text(json!({"type": "redraw"}))).await {
                             Ok(()) => to_browser.send(Message::Binary(data.into())).await,
@@ -111,7 +123,11 @@ async fn follow_pane(
                         }
                     }
                     Event::Output { pane: p, data } if p == pane => {
+                        if slice_start.elapsed() >= PAGE_SLICE {
+                            (slice_start, slice_bytes) = (tokio::time::Instant::now(), 0);
+                        }
                         unacked += data.len();
+                        slice_bytes += data.len();
                         to_browser.send(Message::Binary(data.into())).await
                     }
                     Event::Title { pane: p, title } if p == pane => {

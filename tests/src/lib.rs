@@ -357,6 +357,9 @@ pub fn cli_with_env(socket: &Path, dir: &tempfile::TempDir, args: &[&str], env: 
 pub struct Tmux {
     name: String,
     dir: PathBuf,
+    /// The server's pid: ended by pid too when dropped, since `kill-server`
+    /// cannot find a server whose socket directory is already gone.
+    server: Option<u32>,
 }
 
 impl Tmux {
@@ -371,9 +374,10 @@ impl Tmux {
             std::process::id(),
             NEXT_TMUX.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
-        let tmux = Tmux {
+        let mut tmux = Tmux {
             name,
             dir: dir.to_path_buf(),
+            server: None,
         };
         let size = (cols.to_string(), rows.to_string());
         tmux.run(&[
@@ -387,6 +391,7 @@ impl Tmux {
             &size.1,
             "bash --norc --noprofile",
         ]);
+        tmux.server = tmux.run(&["display-message", "-p", "#{pid}"]).trim().parse().ok();
         tmux
     }
 
@@ -456,6 +461,9 @@ static NEXT_TMUX: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::n
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.command().arg("kill-server").output();
+        if let Some(pid) = self.server.filter(|pid| !process_gone(*pid)) {
+            send_signal(pid, libc::SIGTERM);
+        }
     }
 }
 

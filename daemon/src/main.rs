@@ -211,14 +211,7 @@ fn default_state_path(socket: &std::path::Path) -> Option<PathBuf> {
     if socket == fugue_protocol::socket::socket_path(None) {
         return Some(dir.join("state.db"));
     }
-    // FNV-1a: stable across builds and versions (std's hasher is not).
-    let hash = socket
-        .as_os_str()
-        .as_encoded_bytes()
-        .iter()
-        .fold(0xcbf29ce484222325u64, |h, b| {
-            (h ^ *b as u64).wrapping_mul(0x100000001b3)
-        });
+    let hash = fugue_protocol::socket::path_hash(socket);
     Some(dir.join(format!("state-{:08x}.db", hash as u32)))
 }
 

@@ -3,6 +3,18 @@
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+/// FNV-1a (64-bit) of a path's bytes: a name derived from a path that stays the
+/// same across builds and versions (std's hasher does not), for the daemon's
+/// per-socket state file and fugue-web's per-project session names.
+pub fn path_hash(path: &Path) -> u64 {
+    path.as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
 /// The socket path: `explicit` (from `--socket`), else `$FUGUE_SOCKET`, else
 /// `$XDG_RUNTIME_DIR/fugue/fugue.sock`, else `/tmp/fugue-$UID/fugue.sock`.
 pub fn socket_path(explicit: Option<&Path>) -> PathBuf {

@@ -165,14 +165,8 @@ pub fn fugue_session_name(project: &Path, session: &str) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "root".into());
-    let hash = fnv1a(project.as_os_str().as_encoded_bytes()) & 0xff_ffff;
+    let hash = fugue_client::protocol::socket::path_hash(project) & 0xff_ffff;
     format!("{}@{}-{hash:06x}", clean(session, 24), clean(&base, 24))
-}
-
-fn fnv1a(bytes: &[u8]) -> u32 {
-    bytes
-        .iter()
-        .fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
 }
 
 /// The address a page or script attaches to a pane at.

@@ -81,6 +81,20 @@ pub struct SessionRecord {
     pub order: u32,
 }
 
+impl SessionRecord {
+    /// The session as it is listed before any of its panes is back.
+    pub fn info(&self) -> fugue_protocol::SessionInfo {
+        fugue_protocol::SessionInfo {
+            id: self.id,
+            name: self.name.clone(),
+            cwd: self.cwd.clone(),
+            panes: 0,
+            running_panes: 0,
+            created_at_ms: self.created_at_ms,
+        }
+    }
+}
+
 /// A pane as recorded: its info (names, order, status, exit, restarts) and the
 /// spec it was started from.
 #[derive(Clone, Debug)]

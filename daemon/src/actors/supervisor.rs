@@ -411,14 +411,7 @@ impl SupervisorState {
                     }
                 }
             }
-            let info = SessionInfo {
-                id: record.id,
-                name: record.name.clone(),
-                cwd: record.cwd.clone(),
-                panes: 0,
-                running_panes: 0,
-                created_at_ms: record.created_at_ms,
-            };
+            let info = record.info();
             if self
                 .sessions
                 .iter()
@@ -476,14 +469,7 @@ impl SupervisorState {
         let mut totals = RestoreCounts::default();
         let mut panes = 0;
         for SessionHandover { record, panes: handed } in handed {
-            let info = SessionInfo {
-                id: record.id,
-                name: record.name.clone(),
-                cwd: record.cwd.clone(),
-                panes: 0,
-                running_panes: 0,
-                created_at_ms: record.created_at_ms,
-            };
+            let info = record.info();
             let actor = match self
                 .spawn_session(myself, &info, PathBuf::from(&record.cwd), record.env.clone())
                 .await

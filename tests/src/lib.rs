@@ -117,16 +117,8 @@ impl Daemon {
         let exe = dir.path().join("bin").join("fugued");
         std::fs::create_dir_all(exe.parent().expect("bin dir")).expect("bin dir");
         std::fs::copy(bin("fugued"), &exe).expect("copy fugued");
-        let socket = dir.path().join("fugue.sock");
-        let child = Self::command(&exe, &dir, &socket, args).spawn().expect("start fugued");
-        let daemon = Daemon {
-            dir,
-            socket,
-            exe,
-            child: Some(child),
-        };
-        daemon.wait_ready();
-        daemon
+        let command = Self::command(&exe, &dir, &dir.path().join("fugue.sock"), args);
+        Self::launch(dir, exe, command)
     }
 
     #[allow(unsafe_code)]
@@ -151,10 +143,15 @@ impl Daemon {
                 });
             }
         }
+        Self::launch(dir, exe, command)
+    }
+
+    /// Spawns `command` (fugued on `dir`'s socket) and waits until it accepts.
+    fn launch(dir: tempfile::TempDir, exe: PathBuf, mut command: Command) -> Daemon {
         let child = command.spawn().expect("start fugued");
         let daemon = Daemon {
+            socket: dir.path().join("fugue.sock"),
             dir,
-            socket,
             exe,
             child: Some(child),
         };
@@ -234,6 +231,12 @@ impl Daemon {
         let mut child = self.child.take().expect("running");
         send_signal(child.id(), signal);
         wait_until("fugued to exit", DEADLINE, || child.try_wait().expect("try_wait"))
+    }
+
+    /// The names of the daemon's sessions.
+    pub async fn session_names(&self) -> Vec<String> {
+        let sessions = self.client().await.list_sessions().await.expect("list sessions");
+        sessions.into_iter().map(|s| s.name).collect()
     }
 
     /// The records database of this daemon (one per socket, named after it).

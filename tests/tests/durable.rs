@@ -323,14 +323,7 @@ async fn an_unreadable_database_is_moved_aside_and_the_daemon_starts_fresh() {
         client.shutdown(DEADLINE).await.unwrap();
         daemon.wait_exit();
         daemon.restart(&["--state", &state_arg]);
-        let client = daemon.client().await;
-        let names: Vec<String> = client
-            .list_sessions()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
+        let names = daemon.session_names().await;
         assert_eq!(names, vec!["fresh".to_string()], "{name}");
     }
 }

@@ -658,13 +658,7 @@ async fn sigkill_then_restart_on_the_same_socket() {
     let took = bystander(&daemon).await;
     println!("restart after SIGKILL: answered in {took:?}");
     let client = daemon.client().await;
-    let names: Vec<String> = client
-        .list_sessions()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
+    let names = daemon.session_names().await;
     assert_eq!(names, vec!["before".to_string()]);
     let status = client.daemon_status().await.unwrap();
     assert!(

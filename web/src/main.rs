@@ -8,7 +8,8 @@ use std::path::PathBuf;
 #[derive(Parser)]
 #[command(name = "fugue-web", version, args_override_self = true)]
 struct Args {
-    /// Address to listen on; only loopback addresses (reach others over SSH).
+    /// Address to listen on: loopback, or any with --tls-cert and --tls-key (or
+    /// reach it over an SSH tunnel).
     #[arg(long, default_value = "127.0.0.1:7681")]
     listen: SocketAddr,
     /// fugued's socket (default: the usual one).

@@ -4,6 +4,7 @@
 //! then `d`; prefix then `n`, `p` or a digit switches panes of the session. The
 //! terminal is restored however the attachment ends.
 
+use crate::output_filter::OutputFilter;
 use crate::{Client, ClientError};
 use fugue_protocol::{CaptureWhat, ErrorCode, Event, PaneId, PaneInfo, PaneSize};
 use std::io::{Read, Write};
@@ -109,81 +110,6 @@ pub struct AttachOptions {
 /// How long a dropped attachment keeps trying to reconnect.
 const RECONNECT_FOR: std::time::Duration = std::time::Duration::from_secs(15);
 
-/// Removes clipboard writes (OSC 52) from a pane's output on its way to the
-/// local terminal, across chunk boundaries. Other sequences pass untouched.
-#[derive(Default)]
-pub struct ClipboardFilter {
-    state: OscState,
-    /// Bytes held back while it is not yet known whether they start an OSC 52.
-    held: Vec<u8>,
-}
-
-#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
-enum OscState {
-    #[default]
-    Ground,
-    /// After ESC.
-    Escape,
-    /// After ESC ], reading the OSC number.
-    Number,
-    /// Inside an OSC 52, dropping it.
-    Dropping,
-    /// After ESC inside an OSC 52: `\` ends it.
-    DroppingEscape,
-}
-
-impl ClipboardFilter {
-    /// Starts over (before a redraw, or on another pane).
-    pub fn reset(&mut self) {
-        *self = Self::default();
-    }
-
-    pub fn filter(&mut self, data: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(data.len());
-        for &byte in data {
-            self.state = match (self.state, byte) {
-                (OscState::Ground, 0x1b) => self.hold(byte, OscState::Escape),
-                (OscState::Ground, _) => {
-                    out.push(byte);
-                    OscState::Ground
-                }
-                (OscState::Escape, b']') => self.hold(byte, OscState::Number),
-                (OscState::Number, b'0'..=b'9') if self.held.len() < 8 => self.hold(byte, OscState::Number),
-                (OscState::Number, b';') if self.held[2..] == *b"52" => {
-                    self.held.clear();
-                    OscState::Dropping
-                }
-                (OscState::Escape | OscState::Number, 0x1b) => {
-                    out.append(&mut self.held);
-                    self.hold(byte, OscState::Escape)
-                }
-                (OscState::Escape | OscState::Number, _) => {
-                    out.append(&mut self.held);
-                    out.push(byte);
-                    OscState::Ground
-                }
-                // BEL, or CAN and SUB (which cancel a sequence), end it.
-                (OscState::Dropping, 0x07 | 0x18 | 0x1a) => OscState::Ground,
-                (OscState::Dropping, 0x1b) => OscState::DroppingEscape,
-                (OscState::Dropping, _) => OscState::Dropping,
-                (OscState::DroppingEscape, b'\\') => OscState::Ground,
-                // Another escape sequence cuts the OSC short, as terminals do.
-                (OscState::DroppingEscape, 0x1b) => self.hold(byte, OscState::Escape),
-                (OscState::DroppingEscape, _) => {
-                    out.extend_from_slice(&[0x1b, byte]);
-                    OscState::Ground
-                }
-            };
-        }
-        out
-    }
-
-    fn hold(&mut self, byte: u8, next: OscState) -> OscState {
-        self.held.push(byte);
-        next
-    }
-}
-
 /// How the attachment ended.
 pub enum Ended {
     Detached(PaneId),
@@ -257,7 +183,8 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
     let mut stdin = keyboard();
     let mut keys = Keys::new(options.detach_key, options.prefix_key);
     let mut winch = signal(SignalKind::window_change()).map_err(|e| ClientError::Protocol(e.to_string()))?;
-    let mut clipboard = ClipboardFilter::default();
+    // One answer per terminal query (fugue's), and the clipboard only if allowed.
+    let mut filter = OutputFilter::new(options.clipboard);
 
     let ended = loop {
         let id = pane.id.to_string();
@@ -293,16 +220,12 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
                     None => lost = true,
                     Some(event) => match event {
                     Event::Redraw { pane: p, data } if p == pane.id => {
-                        clipboard.reset();
+                        filter.reset();
                         let _ = stdout.write_all(&data);
                         let _ = stdout.flush();
                     }
                     Event::Output { pane: p, data } if p == pane.id => {
-                        let data = match options.clipboard {
-                            true => data,
-                            false => clipboard.filter(&data),
-                        };
-                        let _ = stdout.write_all(&data);
+                        let _ = stdout.write_all(&filter.filter(&data));
                         let _ = stdout.flush();
                     }
                     Event::Exited { pane: p, status } if p == pane.id => break Ended::Exited(p, status),
@@ -465,22 +388,5 @@ mod tests {
         assert_eq!(parse_key("C-\\"), Ok(0x1c));
         assert_eq!(parse_key("C-a"), Ok(1));
         assert!(parse_key("F5").is_err());
-    }
-
-    #[test]
-    fn clipboard_writes_are_removed_wherever_the_chunks_split() {
-        let stream: &[u8] =
-            b"a\x1b]52;c;aGVsbG8=\x07b\x1b]0;title\x07c\x1b]52;;eA==\x1b\\d\x1b[1me\x1b]520;x\x07f\x1b]52;c;\x1b[31mg";
-        let expected: &[u8] = b"ab\x1b]0;title\x07cd\x1b[1me\x1b]520;x\x07f\x1b[31mg";
-        for split in 0..=stream.len() {
-            let mut filter = ClipboardFilter::default();
-            let mut out = filter.filter(&stream[..split]);
-            out.extend(filter.filter(&stream[split..]));
-            assert_eq!(out, expected, "split at {split}");
-        }
-        // Byte by byte, too.
-        let mut filter = ClipboardFilter::default();
-        let out: Vec<u8> = stream.iter().flat_map(|b| filter.filter(&[*b])).collect();
-        assert_eq!(out, expected);
     }
 }

@@ -6,6 +6,7 @@
 
 pub mod attach;
 mod autostart;
+pub mod output_filter;
 mod shared;
 pub mod views;
 

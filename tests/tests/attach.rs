@@ -220,3 +220,44 @@ fn detaching_from_a_full_screen_program_restores_the_terminal() {
     tmux.wait_for("main", "[detached from pane");
     assert_eq!(flags(), before, "alternate, mouse, cursor keys, keypad, cursor shown");
 }
+
+/// A terminal query from the pane gets one answer, fugue's, however many
+/// terminals are attached: the attached terminal (tmux here) never sees the
+/// query, so its answer cannot arrive as stray keystrokes. Before, tmux answered
+/// the cursor position and device attributes a second time.
+#[test]
+fn a_query_from_the_pane_is_answered_once_with_a_client_attached() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "dev"]).ok();
+    let tmux = Tmux::start(daemon.dir.path(), 80, 20);
+    // Once attached, asks for the cursor position, the kitty keyboard flags and the device
+    // attributes, then reads everything typed until an `x`: the answers, and a
+    // second copy of any the attached terminal sent.
+    let script = r#"stty raw -echo; echo waiting; IFS= read -r -n 1 go; printf '\033[6n\033[?u\033[c'; echo ready; IFS= read -r -d x reply; stty sane; r=$(printf %s "$reply" | tr '\033' '^'); echo "answers:[$r]""#;
+    let pane = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "dev",
+            "--no-shell",
+            "--",
+            "bash",
+            "-c",
+            &format!("{script}; sleep 60"),
+        ])
+        .ok();
+    tmux.type_line("main", &attach_command(&daemon, &pane, ""));
+    // The queries go out once the client is attached (and typed the `g`).
+    tmux.wait_for("main", "waiting");
+    tmux.send_keys("main", &["g"]);
+    tmux.wait_for("main", "ready");
+    tmux.send_keys("main", &["x"]);
+    let screen = tmux.wait_for("main", "answers:[");
+    let line = screen.lines().find(|l| l.contains("answers:[")).unwrap_or_default();
+    let answers = line
+        .split_once("answers:[")
+        .map_or("", |(_, rest)| rest.trim_end_matches(']'));
+    assert_eq!(answers.matches('R').count(), 1, "cursor position answers: {line}");
+    assert_eq!(answers.matches("^[?0u").count(), 1, "kitty flags answers: {line}");
+    assert_eq!(answers.matches('c').count(), 1, "device attributes answers: {line}");
+}

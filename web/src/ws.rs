@@ -11,6 +11,7 @@ use crate::AppState;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::response::Response;
+use fugue_client::output_filter::OutputFilter;
 use fugue_client::protocol::{Event, PaneSize};
 use fugue_client::views::PaneView;
 use fugue_client::Client;
@@ -101,6 +102,8 @@ async fn follow_pane(
     let (mut to_browser, mut from_browser) = socket.split();
     let mut unacked = 0usize;
     let (mut slice_start, mut slice_bytes) = (tokio::time::Instant::now(), 0usize);
+    // xterm.js answers terminal queries too; fugue's emulator already has.
+    let mut filter = OutputFilter::new(false);
     loop {
         let paced = flow && slice_bytes >= PAGE_SLICE_BYTES;
         tokio::select! {
@@ -114,6 +117,7 @@ async fn follow_pane(
                 };
                 let sent = match event {
                     Event::Redraw { pane: p, data } if p == pane => {
+                        filter.reset();
                         unacked += data.len();
                         slice_bytes += data.len();
                         // The page resets its terminal (modes included) before drawing.
@@ -126,6 +130,7 @@ async fn follow_pane(
                         if slice_start.elapsed() >= PAGE_SLICE {
                             (slice_start, slice_bytes) = (tokio::time::Instant::now(), 0);
                         }
+                        let data = filter.filter(&data);
                         unacked += data.len();
                         slice_bytes += data.len();
                         to_browser.send(Message::Binary(data.into())).await

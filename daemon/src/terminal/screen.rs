@@ -333,6 +333,7 @@ impl Screen {
         if let Some(state) = term {
             let config = Config {
                 scrolling_history: HISTORY,
+                kitty_keyboard: true,
                 ..Config::default()
             };
             let term = Term::from_state(config, state, screen.reports.clone())?;
@@ -417,6 +418,7 @@ impl Screen {
         self.term.get_or_insert_with(|| {
             let config = Config {
                 scrolling_history: HISTORY,
+                kitty_keyboard: true,
                 ..Config::default()
             };
             let dims = Dims {
@@ -541,6 +543,29 @@ impl Screen {
         self.mode().contains(TermMode::APP_CURSOR)
     }
 
+    /// The kitty keyboard protocol flags the program has set on the current screen
+    /// (1 disambiguate, 2 event types, 4 alternate keys, 8 all keys as escape
+    /// codes, 16 associated text); 0 for legacy keys.
+    pub fn kitty_keyboard_flags(&self) -> u8 {
+        let mode = self.mode();
+        [
+            TermMode::DISAMBIGUATE_ESC_CODES,
+            TermMode::REPORT_EVENT_TYPES,
+            TermMode::REPORT_ALTERNATE_KEYS,
+            TermMode::REPORT_ALL_KEYS_AS_ESC,
+            TermMode::REPORT_ASSOCIATED_TEXT,
+        ]
+        .iter()
+        .enumerate()
+        .filter(|(_, flag)| mode.contains(**flag))
+        .fold(0, |flags, (bit, _)| flags | 1 << bit)
+    }
+
+    /// Whether the program asked for focus in/out reports (mode 1004).
+    pub fn focus_events(&self) -> bool {
+        self.mode().contains(TermMode::FOCUS_IN_OUT)
+    }
+
     pub fn bracketed_paste(&self) -> bool {
         self.mode().contains(TermMode::BRACKETED_PASTE)
     }
@@ -651,6 +676,9 @@ impl Screen {
         }
         flag(mode.contains(TermMode::SGR_MOUSE), "1006", &mut out);
         flag(mode.contains(TermMode::FOCUS_IN_OUT), "1004", &mut out);
+        // The kitty keyboard flags of this screen, set outright (terminals
+        // without the protocol ignore it; detaching sets 0 again).
+        let _ = write!(out, "\x1b[={};1u", self.kitty_keyboard_flags());
         out.push_str(if mode.contains(TermMode::APP_KEYPAD) {
             "\x1b="
         } else {
@@ -997,6 +1025,27 @@ mod tests {
         s.feed(b"a\tb\r\nc\td\r\n\r\n");
         let all = s.capture(LineRange { start: -10, end: 1 }, false, false);
         assert!(all.lines.iter().all(|l| !l.contains('\t')), "{:?}", all.lines);
+    }
+
+    #[test]
+    fn kitty_keyboard_flags_are_kept_answered_and_redrawn() {
+        let mut s = screen(20, 4);
+        assert_eq!(s.feed(b"\x1b[?u").replies, b"\x1b[?0u");
+        s.feed(b"\x1b[>1u\x1b[>11u");
+        assert_eq!(s.kitty_keyboard_flags(), 11);
+        assert_eq!(s.feed(b"\x1b[?u").replies, b"\x1b[?11u");
+        assert!(String::from_utf8_lossy(&s.redraw()).contains("\x1b[=11;1u"));
+        // Pop one: back to the flags pushed before.
+        s.feed(b"\x1b[<u");
+        assert_eq!(s.kitty_keyboard_flags(), 1);
+        // The alternate screen has a stack of its own.
+        s.feed(b"\x1b[?1049h");
+        assert_eq!(s.kitty_keyboard_flags(), 0);
+        s.feed(b"\x1b[?1049l");
+        assert_eq!(s.kitty_keyboard_flags(), 1);
+        // A program pushing forever is bounded, and does not bring the emulator down.
+        s.feed(&b"\x1b[>3u".repeat(10_000));
+        assert_eq!(s.kitty_keyboard_flags(), 3);
     }
 
     #[test]

@@ -1480,7 +1480,9 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Pushing `{mode:?}` keyboard mode into the stack");
 
         if self.keyboard_mode_stack.len() >= KEYBOARD_MODE_STACK_MAX_DEPTH {
-            let removed = self.title_stack.remove(0);
+            // fugue patch: upstream removed from the title stack here, which
+            // panics when that stack is empty and lets this one grow unbounded.
+            let removed = self.keyboard_mode_stack.remove(0);
             trace!(
                 "Removing '{removed:?}' from bottom of keyboard mode stack that exceeds its \
                  maximum depth"
@@ -2448,7 +2450,9 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Pushing '{:?}' onto title stack", self.title);
 
         if self.title_stack.len() >= TITLE_STACK_MAX_DEPTH {
-            let removed = self.title_stack.remove(0);
+            // fugue patch: upstream removed from the title stack here, which
+            // panics when that stack is empty and lets this one grow unbounded.
+            let removed = self.keyboard_mode_stack.remove(0);
             trace!(
                 "Removing '{removed:?}' from bottom of title stack that exceeds its maximum depth"
             );

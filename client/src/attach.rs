@@ -85,7 +85,7 @@ fn flush(pending: &mut Vec<u8>, actions: &mut Vec<Action>) {
 
 /// A key name (`C-\`, `C-a`, ...) that must be one byte.
 pub fn parse_key(name: &str) -> Result<u8, String> {
-    match fugue_protocol::keys::encode_key(name, false)?.as_slice() {
+    match fugue_protocol::keys::encode_key(name, Default::default())?.as_slice() {
         [byte] => Ok(*byte),
         _ => Err(format!("'{name}' is not a single-byte key; use e.g. C-\\\\ or C-a")),
     }
@@ -185,6 +185,8 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
     let mut winch = signal(SignalKind::window_change()).map_err(|e| ClientError::Protocol(e.to_string()))?;
     // One answer per terminal query (fugue's), and the clipboard only if allowed.
     let mut filter = OutputFilter::new(options.clipboard);
+    // Whether this terminal was asked for modified keys in xterm's form.
+    let mut extended = false;
 
     let ended = loop {
         let id = pane.id.to_string();
@@ -221,11 +223,13 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
                     Some(event) => match event {
                     Event::Redraw { pane: p, data } if p == pane.id => {
                         filter.reset();
-                        let _ = stdout.write_all(&data);
+                        let _ = stdout.write_all(&filter.filter(&data));
+                        extended_keys(&mut stdout, &filter, &mut extended);
                         let _ = stdout.flush();
                     }
                     Event::Output { pane: p, data } if p == pane.id => {
                         let _ = stdout.write_all(&filter.filter(&data));
+                        extended_keys(&mut stdout, &filter, &mut extended);
                         let _ = stdout.flush();
                     }
                     Event::Exited { pane: p, status } if p == pane.id => break Ended::Exited(p, status),
@@ -263,9 +267,9 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
         _ => true,
     };
     // Attributes, cursor, cursor keys, bracketed paste, mouse, focus events, the
-    // kitty keyboard flags, keypad.
+    // kitty keyboard flags, modifyOtherKeys, keypad.
     let mut reset = String::from(
-        "\x1b[0m\x1b[?25h\x1b[?1l\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[=0;1u\x1b>",
+        "\x1b[0m\x1b[?25h\x1b[?1l\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[=0;1u\x1b[>4m\x1b>",
     );
     if alternate {
         reset.push_str("\x1b[?1049l");
@@ -274,6 +278,20 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
     let _ = stdout.flush();
     drop(raw);
     Ok(ended)
+}
+
+/// While the program in the pane uses the kitty keyboard protocol, asks the
+/// terminal for modified keys in xterm's modifyOtherKeys form as well, and back
+/// to its default after. A terminal with the kitty protocol got the program's
+/// own request and answers in kitty's form; one without it (xterm, tmux with
+/// `extended-keys`) now tells Shift+Enter from Enter, and fugued turns its form
+/// into kitty's for the program.
+fn extended_keys(stdout: &mut impl Write, filter: &OutputFilter, extended: &mut bool) {
+    let wanted = filter.kitty_keyboard();
+    if wanted != *extended {
+        *extended = wanted;
+        let _ = stdout.write_all(if wanted { b"\x1b[>4;1m" } else { b"\x1b[>4m" });
+    }
 }
 
 /// Connects again and re-attaches to `pane` (whose redraw then comes first),

@@ -17,10 +17,12 @@
 const MAX_HELD: usize = 64;
 
 /// Removes answered queries (and, unless allowed, clipboard writes) from a pane's
-/// output, keeping state across chunk boundaries.
+/// output, keeping state across chunk boundaries. On the way it follows the kitty
+/// keyboard flags the program sets (see [`OutputFilter::kitty_keyboard`]).
 #[derive(Debug, Default)]
 pub struct OutputFilter {
     allow_clipboard: bool,
+    keyboard: KittyFlags,
     state: State,
     /// Bytes held back while it is not yet known whether they start something
     /// to remove.
@@ -97,6 +99,7 @@ impl OutputFilter {
             (State::Csi, 0x20..=0x3f) if self.held.len() < MAX_HELD => self.hold(byte, State::Csi),
             (State::Csi, 0x40..=0x7e) => {
                 self.held.push(byte);
+                self.keyboard.observe(&self.held[2..]);
                 if !answered_query(&self.held[2..]) {
                     out.append(&mut self.held);
                 }
@@ -141,6 +144,13 @@ impl OutputFilter {
         }
     }
 
+    /// Whether the program has asked for keys in the kitty keyboard protocol's
+    /// encoding (flags 1 or 8 on the screen it is on), going by the output this
+    /// filter has seen since the last redraw.
+    pub fn kitty_keyboard(&self) -> bool {
+        self.keyboard.current() & (1 | 8) != 0
+    }
+
     fn hold(&mut self, byte: u8, next: State) -> State {
         self.held.push(byte);
         next
@@ -165,6 +175,78 @@ impl OutputFilter {
         }
         self.held.clear();
         State::Ground
+    }
+}
+
+/// The kitty keyboard flag stacks of the main and the alternate screen, as the
+/// program's `CSI > u` (push), `CSI < u` (pop) and `CSI = u` (set) leave them.
+#[derive(Debug, Default)]
+struct KittyFlags {
+    main: Vec<u8>,
+    alternate: Vec<u8>,
+    on_alternate: bool,
+}
+
+/// Deeper stacks drop their oldest entry, as terminals do.
+const MAX_KITTY_STACK: usize = 64;
+
+impl KittyFlags {
+    fn current(&self) -> u8 {
+        let stack = if self.on_alternate { &self.alternate } else { &self.main };
+        stack.last().copied().unwrap_or(0)
+    }
+
+    /// Follows one CSI sequence (what follows `ESC [`, final byte included).
+    fn observe(&mut self, sequence: &[u8]) {
+        let Some((&last, body)) = sequence.split_last() else {
+            return;
+        };
+        let (marker, params) = match body.split_first() {
+            Some((&m @ (b'?' | b'>' | b'=' | b'<'), rest)) => (Some(m), rest),
+            _ => (None, body),
+        };
+        let Ok(params) = std::str::from_utf8(params) else {
+            return;
+        };
+        let mut numbers = params.split(';').map(|p| p.parse::<u16>().ok());
+        let first = numbers.next().flatten();
+        let stack = if self.on_alternate {
+            &mut self.alternate
+        } else {
+            &mut self.main
+        };
+        match (marker, last) {
+            (Some(b'>'), b'u') => {
+                if stack.len() >= MAX_KITTY_STACK {
+                    stack.remove(0);
+                }
+                stack.push(first.unwrap_or(0) as u8 & 31);
+            }
+            (Some(b'<'), b'u') => {
+                let keep = stack.len().saturating_sub(first.unwrap_or(1).max(1) as usize);
+                stack.truncate(keep);
+            }
+            (Some(b'='), b'u') => {
+                let flags = first.unwrap_or(0) as u8 & 31;
+                let current = stack.last().copied().unwrap_or(0);
+                let new = match numbers.next().flatten().unwrap_or(1) {
+                    2 => current | flags,
+                    3 => current & !flags,
+                    _ => flags,
+                };
+                match stack.last_mut() {
+                    Some(top) => *top = new,
+                    None => stack.push(new),
+                }
+            }
+            (Some(b'?'), b'h' | b'l') => {
+                let switches = params.split(';').any(|p| matches!(p, "47" | "1047" | "1049"));
+                if switches {
+                    self.on_alternate = last == b'h';
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -233,6 +315,27 @@ mod tests {
         check(false, kept, kept);
         let mixed = [&b"x"[..], kept, stream, b"y"].concat();
         check(false, &mixed, &[&b"x"[..], kept, b"abc", b"y"].concat());
+    }
+
+    #[test]
+    fn the_kitty_keyboard_flags_are_followed_per_screen() {
+        let mut filter = OutputFilter::new(false);
+        let mut feed = |data: &[u8]| {
+            filter.filter(data);
+            filter.kitty_keyboard()
+        };
+        assert!(!feed(b"plain"));
+        assert!(feed(b"\x1b[>1u"));
+        assert!(!feed(b"\x1b[>2u"), "event types alone change no key");
+        assert!(feed(b"\x1b[<u"));
+        assert!(!feed(b"\x1b[?1049h"), "the alternate screen has its own stack");
+        assert!(feed(b"\x1b[=9;1u"));
+        assert!(!feed(b"\x1b[=9;3u"));
+        assert!(feed(b"\x1b[?1049l"));
+        assert!(!feed(b"\x1b[<5u"));
+        // A redraw sets the flags outright.
+        assert!(feed(b"\x1b[?1049l\x1b[=1;1u"));
+        assert!(!feed(&b"\x1b[<u".repeat(100)));
     }
 
     #[test]

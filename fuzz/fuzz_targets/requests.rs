@@ -4,7 +4,7 @@
 //! on client data.
 #![no_main]
 
-use fugue_protocol::keys::encode_key;
+use fugue_protocol::keys::{encode_key, KeyMode};
 use fugue_protocol::limits::{escape_for_display, strip_unsafe, truncate_for_display};
 use fugue_protocol::target::{resolve, validate_session_name, Candidate, PaneTarget};
 use fugue_protocol::{ClientFrame, ErrorCode, Request};
@@ -24,7 +24,11 @@ fn targets(text: &str) {
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     // Strings straight from the fuzzer, whatever a request would allow.
-    let _ = encode_key(&text, data.first().is_some_and(|b| b & 1 == 1));
+    let mode = KeyMode {
+        app_cursor: data.first().is_some_and(|b| b & 1 == 1),
+        kitty_flags: data.get(1).map_or(0, |b| b & 31),
+    };
+    let _ = encode_key(&text, mode);
     targets(&text);
     assert!(!escape_for_display(&text).chars().any(|c| c.is_control()));
     let _ = strip_unsafe(&text);
@@ -47,7 +51,7 @@ fuzz_target!(|data: &[u8]| {
     match &request {
         Request::SendKeys { keys, .. } => {
             for key in keys {
-                let _ = encode_key(key, false);
+                let _ = encode_key(key, KeyMode::default());
             }
         }
         Request::PaneStatus { pane } | Request::Capture { pane, .. } | Request::ReadOutput { pane, .. } => {

@@ -76,6 +76,16 @@ impl PaneInput {
         )
     }
 
+    /// Writes what an attached terminal typed; returns the focus it reported, if
+    /// it did (see [`input::from_terminal`]).
+    pub async fn typed(&self, data: Vec<u8>) -> Result<Option<bool>, ErrorReply> {
+        let (data, focus) = input::from_terminal(data, &self.output);
+        if !data.is_empty() {
+            self.send(&data).await?;
+        }
+        Ok(focus)
+    }
+
     /// Writes `data` as typed, or as a paste (bracketed if the program asked).
     pub async fn write(&self, data: Vec<u8>, paste: bool) -> Result<(), ErrorReply> {
         let data = match paste {
@@ -140,6 +150,11 @@ pub enum PaneMsg {
     ClientActive {
         id: u64,
     },
+    /// An attached client's terminal gained or lost focus.
+    ClientFocus {
+        id: u64,
+        focused: bool,
+    },
     SetSizePolicy {
         policy: SizePolicy,
         reply: RpcReplyPort<()>,
@@ -198,6 +213,9 @@ struct Client {
     size: Option<PaneSize>,
     /// Order of its last typing or resize; higher is more recent.
     last_active: u64,
+    /// Whether its terminal has focus, as it last reported (a client that can
+    /// type is taken to have it when it attaches).
+    focused: bool,
 }
 
 pub struct PaneState {
@@ -218,6 +236,10 @@ pub struct PaneState {
     kill_grace: Duration,
     drained: bool,
     clients: Vec<Client>,
+    /// The focus last reported to the program (`CSI I` or `CSI O`).
+    focus_reported: Option<bool>,
+    /// Where focus reports are written to the PTY (with the emulator's answers).
+    focus_input: Option<mpsc::Sender<Vec<u8>>>,
     policy: SizePolicy,
     activity: u64,
     /// Stops the reader and writer when the pane goes away.
@@ -234,6 +256,7 @@ impl Actor for PaneActor {
     async fn pre_start(&self, myself: ActorRef<PaneMsg>, args: PaneArgs) -> Result<PaneState, ActorProcessingErr> {
         let stop = CancellationToken::new();
         let (processed_tx, processed) = watch::channel(false);
+        let focus_input = args.process.as_ref().map(|p| p.replies.clone());
         let (master, guard, reaped, exit_watch, io_tasks) = match args.process {
             Some(process) => {
                 let io = start_io(&myself, process, &args.output, args.kill_grace, &stop, processed_tx)?;
@@ -267,6 +290,8 @@ impl Actor for PaneActor {
             kill_grace: args.kill_grace,
             drained: false,
             clients: Vec::new(),
+            focus_reported: None,
+            focus_input,
             policy: SizePolicy::Latest,
             activity: 0,
             stop,
@@ -304,9 +329,11 @@ impl Actor for PaneActor {
                     read_only,
                     size: client_size,
                     last_active: state.activity,
+                    focused: !read_only,
                 };
                 state.clients.push(pending);
                 state.apply_policy();
+                state.report_focus();
                 let (subscription, redraw) = state.output.subscribe();
                 if let Some(client) = state.clients.iter_mut().find(|c| c.id == 0) {
                     client.id = subscription.id;
@@ -317,6 +344,13 @@ impl Actor for PaneActor {
                 state.output.unsubscribe(id);
                 state.clients.retain(|c| c.id != id);
                 state.apply_policy();
+                state.report_focus();
+            }
+            PaneMsg::ClientFocus { id, focused } => {
+                if let Some(client) = state.clients.iter_mut().find(|c| c.id == id) {
+                    client.focused = focused;
+                }
+                state.report_focus();
             }
             PaneMsg::ClientResize { id, size } => {
                 state.activity += 1;
@@ -581,6 +615,21 @@ impl PaneState {
                 cols: a.cols.max(b.cols),
                 rows: a.rows.max(b.rows),
             }),
+        }
+    }
+
+    /// The pane has focus while any attached terminal has it. A program that
+    /// asked for focus events (mode 1004) hears of each change once, however
+    /// many terminals are attached and whichever of them reported it.
+    fn report_focus(&mut self) {
+        let focused = self.clients.iter().any(|c| c.focused);
+        if self.focus_reported == Some(focused) {
+            return;
+        }
+        self.focus_reported = Some(focused);
+        if let (Some(input), true) = (&self.focus_input, self.output.focus_events()) {
+            let report = if focused { b"\x1b[I" } else { b"\x1b[O" };
+            let _ = input.try_send(report.to_vec());
         }
     }
 

@@ -50,10 +50,12 @@ impl Attachments {
     }
 
     /// This client typed into `pane`: under the `latest` policy its size now wins.
-    pub fn typed(&self, pane: &PaneHandle) {
-        if let Some(id) = self.id(pane.info.id) {
-            let _ = pane.actor.cast(PaneMsg::ClientActive { id });
-        }
+    /// Returns its attachment's id if it is attached to the pane (then what it
+    /// types comes from a terminal showing the pane).
+    pub fn typed(&self, pane: &PaneHandle) -> Option<u64> {
+        let id = self.id(pane.info.id)?;
+        let _ = pane.actor.cast(PaneMsg::ClientActive { id });
+        Some(id)
     }
 
     pub fn detach_all(&self) {

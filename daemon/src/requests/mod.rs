@@ -71,8 +71,15 @@ impl Handler {
             Request::PaneStatus { pane } => Ok(Response::Pane(self.pane(&pane).await?.current_info())),
             Request::WriteInput { pane, data, paste } => {
                 let pane = self.pane(&pane).await?;
-                conn.attachments.typed(&pane);
-                pane.input.write(data, paste).await?;
+                match conn.attachments.typed(&pane) {
+                    // Keystrokes from a terminal attached to the pane.
+                    Some(id) if !paste => {
+                        if let Some(focused) = pane.input.typed(data).await? {
+                            let _ = pane.actor.cast(PaneMsg::ClientFocus { id, focused });
+                        }
+                    }
+                    _ => pane.input.write(data, paste).await?,
+                }
                 Ok(Response::Ok)
             }
             Request::SendKeys { pane, keys } => {

@@ -355,8 +355,18 @@ impl PaneOutput {
         }
     }
 
-    pub fn application_cursor(&self) -> bool {
-        lock(&self.screen).screen.application_cursor()
+    /// Whether the program asked for focus in/out reports (mode 1004).
+    pub fn focus_events(&self) -> bool {
+        lock(&self.screen).screen.focus_events()
+    }
+
+    /// How the program wants keys sent: cursor-key mode and kitty keyboard flags.
+    pub fn key_mode(&self) -> fugue_protocol::keys::KeyMode {
+        let screen = &lock(&self.screen).screen;
+        fugue_protocol::keys::KeyMode {
+            app_cursor: screen.application_cursor(),
+            kitty_flags: screen.kitty_keyboard_flags(),
+        }
     }
 
     pub fn bracketed_paste(&self) -> bool {

@@ -180,7 +180,7 @@ pub struct WriteParams {
 pub struct KeysParams {
     /// Terminal id.
     pub terminal_id: String,
-    /// Keys in order: Enter, Escape, Tab, Backspace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12, C-a..C-z, M-x, or single characters.
+    /// Keys in order: Enter, Escape, Tab, Backspace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12, C-a..C-z, M-x, S-x (Shift: S-Enter, S-Tab), or single characters; combine as C-M-a.
     pub keys: Vec<String>,
 }
 

@@ -319,7 +319,7 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
     }
 
     #[tool(
-        description = "Send keys to a terminal: Enter, Escape, Tab, Backspace, arrows, Home, End, PageUp, PageDown, F1-F12, C-a..C-z (Ctrl), M-x (Alt)."
+        description = "Send keys to a terminal: Enter, Escape, Tab, Backspace, arrows, Home, End, PageUp, PageDown, F1-F12, C-a..C-z (Ctrl), M-x (Alt), S-Enter (Shift). Encoded as the program asked: S-Enter reaches an agent TUI using the kitty keyboard protocol as Shift+Enter (a newline in Claude Code), a legacy program as Enter."
     )]
     async fn fugue_send_keys(&self, Parameters(p): Parameters<KeysParams>) -> Result<Json<Done>, String> {
         let client = self.client().await?;

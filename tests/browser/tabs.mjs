@@ -197,6 +197,27 @@ try {
   );
   await screenshot(page, '6-agent-needs-you');
 
+  begin('Shift+Enter reaches a program using the kitty keyboard protocol as Shift+Enter');
+  // The program pushes kitty flags, then prints each byte it reads in hex.
+  const reader = 'import os, tty\ntty.setraw(0)\nos.write(1, b"\\x1b[>1uready\\r\\n")\n'
+    + 'while True:\n    b = os.read(0, 1)\n    os.write(1, b.hex().encode() + b" ")\n    if b in (b"x", b""):\n        break\nos.read(0, 1)\n';
+  const keys = fugue('run', '-s', session, '--title', 'keys', '--no-shell', '--', 'python3', '-c', reader).trim();
+  await page.locator('#tabs .tab', { hasText: 'keys' }).click();
+  await page.waitForFunction(
+    () => [...document.querySelectorAll('.terminal-view:not([hidden]) .xterm-rows > div')].some((r) => r.textContent.includes('ready')),
+    null,
+    { timeout: DEADLINE },
+  );
+  await page.click('.terminal-view:not([hidden]) .xterm-screen');
+  await page.keyboard.press('Shift+Enter');
+  await page.keyboard.press('x');
+  const shiftEnter = '1b 5b 31 33 3b 32 75 78';
+  const deadline = Date.now() + DEADLINE;
+  while (!fugue('read', keys).includes(shiftEnter)) {
+    if (Date.now() > deadline) throw new Error(`the program read: ${fugue('read', keys)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
   if (problems.length) throw new Error(`the page reported problems:\n${problems.join('\n')}`);
   log('all steps passed');
 } catch (err) {

@@ -323,7 +323,16 @@
       this.fit = new FitAddon();
       this.term.loadAddon(this.fit);
       this.term.open(this.el);
-      this.term.attachCustomKeyEventHandler((e) => shortcut(e) === null);
+      // True while the program uses the kitty keyboard protocol (the server says).
+      this.kittyKeys = false;
+      this.term.attachCustomKeyEventHandler((e) => {
+        if (shortcut(e) !== null) return false;
+        const modified = this.kittyKeys ? modifiedKey(e) : null;
+        if (modified === null) return true;
+        e.preventDefault();
+        this.send(encoder.encode(modified));
+        return false;
+      });
       this.term.onData((data) => this.send(encoder.encode(data)));
       this.term.onBinary((data) => this.send(Uint8Array.from(data, (c) => c.charCodeAt(0))));
       this.term.onResize(({ cols, rows }) => this.control({ type: 'resize', cols, rows }));
@@ -382,6 +391,9 @@
         case 'error':
           showError(message.message);
           break;
+        case 'keyboard':
+          this.kittyKeys = message.kitty;
+          break;
         default:
       }
     }
@@ -422,6 +434,18 @@
   function connectionLost(id, isLost) {
     if (isLost) lost.add(id); else lost.delete(id);
     $('connection').textContent = lost.size ? 'reconnecting…' : '';
+  }
+
+  /// Enter, Tab, Backspace or Escape with Shift, Alt or Ctrl, in xterm's
+  /// modifyOtherKeys form (`CSI 27;mods;code~`), or null. xterm.js sends these
+  /// as the bare key (Shift+Enter as Enter); fugued turns this form into the
+  /// kitty keyboard protocol's for a program that uses it.
+  function modifiedKey(e) {
+    if (e.type !== 'keydown' || e.metaKey) return null;
+    const code = { Enter: 13, Tab: 9, Backspace: 127, Escape: 27 }[e.key];
+    const mods = (e.shiftKey ? 1 : 0) + (e.altKey ? 2 : 0) + (e.ctrlKey ? 4 : 0);
+    if (code === undefined || mods === 0) return null;
+    return `\x1b[27;${mods + 1};${code}~`;
   }
 
   /// The shortcut `e` is, as an action, or null. Shortcuts work everywhere, the

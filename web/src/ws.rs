@@ -104,6 +104,8 @@ async fn follow_pane(
     let (mut slice_start, mut slice_bytes) = (tokio::time::Instant::now(), 0usize);
     // xterm.js answers terminal queries too; fugue's emulator already has.
     let mut filter = OutputFilter::new(false);
+    // What the page was last told about the program's keyboard protocol.
+    let mut kitty_keys = false;
     loop {
         let paced = flow && slice_bytes >= PAGE_SLICE_BYTES;
         tokio::select! {
@@ -118,6 +120,7 @@ async fn follow_pane(
                 let sent = match event {
                     Event::Redraw { pane: p, data } if p == pane => {
                         filter.reset();
+                        let data = filter.filter(&data);
                         unacked += data.len();
                         slice_bytes += data.len();
                         // The page resets its terminal (modes included) before drawing.
@@ -149,6 +152,16 @@ async fn follow_pane(
                         to_browser.send(text(message)).await
                     }
                     _ => Ok(()),
+                };
+                // xterm.js has no kitty keyboard protocol: while the program
+                // uses it, the page sends modified keys in xterm's form, which
+                // fugued turns into kitty's.
+                let sent = match (sent, filter.kitty_keyboard()) {
+                    (Ok(()), kitty) if kitty != kitty_keys => {
+                        kitty_keys = kitty;
+                        to_browser.send(text(json!({"type": "keyboard", "kitty": kitty}))).await
+                    }
+                    (sent, _) => sent,
                 };
                 if sent.is_err() {
                     break;

@@ -4,8 +4,8 @@
 //! then `d`; prefix then `n`, `p` or a digit switches panes of the session. The
 //! terminal is restored however the attachment ends.
 
-use crate::output_filter::OutputFilter;
 use crate::{Client, ClientError};
+use fugue_protocol::output_filter::OutputFilter;
 use fugue_protocol::{CaptureWhat, ErrorCode, Event, PaneId, PaneInfo, PaneSize};
 use std::io::{Read, Write};
 use tokio::signal::unix::{signal, SignalKind};

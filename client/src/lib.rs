@@ -6,7 +6,6 @@
 
 pub mod attach;
 mod autostart;
-pub mod output_filter;
 mod shared;
 pub mod views;
 

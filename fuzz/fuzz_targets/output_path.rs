@@ -1,9 +1,10 @@
 //! A pane's whole output path, fed arbitrary program output: raw log, text view,
 //! screen with scrollback, terminal-query replies, captures, redraws and the agent
-//! detector. It must never panic and stay within its caps whatever is printed.
+//! detector, and the filter attach passes it through. It must never panic and stay within its caps whatever is printed.
 #![no_main]
 
 use fugue_daemon::terminal::pane_output::{OutputLimits, PaneOutput};
+use fugue_protocol::output_filter::OutputFilter;
 use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
 use libfuzzer_sys::fuzz_target;
 
@@ -26,9 +27,16 @@ fuzz_target!(|data: &[u8]| {
     let (_subscription, _) = output.subscribe();
     // Cut the input where a 0xff byte (rare in real output) says, so sequences
     // split across reads are covered.
+    let mut filter = OutputFilter::new(shape & 4 == 4);
+    let mut filtered = Vec::new();
     for chunk in data.split(|b| *b == 0xff) {
         let _ = output.push(chunk);
+        filtered.extend(filter.filter(chunk));
     }
+    // What attach passes on is the output with some sequences taken out: every
+    // byte it sends was in the output, in the same order.
+    let mut rest = data.iter().filter(|b| **b != 0xff);
+    assert!(filtered.iter().all(|b| rest.any(|r| r == b)), "the filter made up bytes");
     let _ = output.read(ReadMode::Text {
         lines: 1000,
         since: Some(3),

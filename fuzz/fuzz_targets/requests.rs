@@ -4,7 +4,7 @@
 //! on client data.
 #![no_main]
 
-use fugue_protocol::keys::{encode_key, KeyMode};
+use fugue_protocol::keys::{encode_key, kitty_from_terminal, KeyMode};
 use fugue_protocol::limits::{escape_for_display, strip_unsafe, truncate_for_display};
 use fugue_protocol::target::{resolve, validate_session_name, Candidate, PaneTarget};
 use fugue_protocol::{ClientFrame, ErrorCode, Request};
@@ -29,6 +29,8 @@ fuzz_target!(|data: &[u8]| {
         kitty_flags: data.get(1).map_or(0, |b| b & 31),
     };
     let _ = encode_key(&text, mode);
+    // What an attached terminal types, re-encoded for a kitty-protocol program.
+    let _ = kitty_from_terminal(data, mode);
     targets(&text);
     assert!(!escape_for_display(&text).chars().any(|c| c.is_control()));
     let _ = strip_unsafe(&text);

@@ -11,6 +11,7 @@ pub mod ids;
 pub mod keys;
 pub mod limits;
 pub mod messages;
+pub mod output_filter;
 pub mod signals;
 pub mod socket;
 pub mod target;

@@ -11,7 +11,7 @@ use crate::AppState;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::response::Response;
-use fugue_client::output_filter::OutputFilter;
+use fugue_client::protocol::output_filter::OutputFilter;
 use fugue_client::protocol::{Event, PaneSize};
 use fugue_client::views::PaneView;
 use fugue_client::Client;

@@ -201,6 +201,24 @@ enum DaemonCommand {
     /// reconnect. If the new binary cannot take over, the old one keeps running
     /// and says why (exit 1).
     Upgrade,
+    /// Start fugued at login: a systemd user socket and service (Linux; fugued
+    /// starts on the first connection, or at login) or a launchd agent (macOS).
+    Install(InstallArgs),
+    /// Remove what `daemon install` wrote, after disabling it.
+    Uninstall(InstallArgs),
+}
+
+#[derive(Args, Debug)]
+struct InstallArgs {
+    /// Show the files and the commands, change nothing.
+    #[arg(long)]
+    print: bool,
+    /// Write (or remove) the files only; do not run systemctl or launchctl.
+    #[arg(long)]
+    no_enable: bool,
+    /// The service manager (default: this system's).
+    #[arg(long, value_enum)]
+    manager: Option<crate::login::Manager>,
 }
 
 #[derive(Args, Debug)]
@@ -607,6 +625,8 @@ async fn daemon(cli: &Cli, command: &DaemonCommand) -> Result<ExitCode, ClientEr
             let info = client.daemon_status().await?;
             out.print(json_of(DaemonView::from(&info)), || daemon_text(&info));
         }
+        DaemonCommand::Install(install) => return login(&socket, install, true, &out),
+        DaemonCommand::Uninstall(install) => return login(&socket, install, false, &out),
         DaemonCommand::Upgrade => {
             let info = Client::upgrade_daemon(connect_options(cli), Duration::from_secs(60)).await?;
             let failed = info.recovery.starts_with("upgrade failed");
@@ -619,6 +639,68 @@ async fn daemon(cli: &Cli, command: &DaemonCommand) -> Result<ExitCode, ClientEr
             }
         }
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `fugue daemon install` and `uninstall`.
+fn login(socket: &std::path::Path, args: &InstallArgs, install: bool, out: &Output) -> Result<ExitCode, ClientError> {
+    use crate::login::{activation_commands, run_commands, unit_files, Manager};
+    let fail = |why: String| ClientError::Start(why);
+    let manager = args.manager.unwrap_or_else(Manager::native);
+    let fugued = crate::login::absolute_fugued(fugue_client::daemon_binary()).map_err(fail)?;
+    let files = unit_files(manager, &fugued, socket).map_err(fail)?;
+    let commands = match args.no_enable {
+        true => Vec::new(),
+        false => activation_commands(manager, install, &files[0].path),
+    };
+    let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+    let shown: Vec<String> = commands.iter().map(|c| c.join(" ")).collect();
+    if args.print {
+        out.print(
+            json!({"files": files.iter().map(|f| json!({"path": f.path, "text": f.text})).collect::<Vec<_>>(), "commands": shown}),
+            || {
+                let mut text = String::new();
+                for file in &files {
+                    text.push_str(&format!("# {}\n{}\n", file.path.display(), file.text));
+                }
+                for command in &shown {
+                    text.push_str(&format!("$ {command}\n"));
+                }
+                text.trim_end().to_string()
+            },
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if install {
+        for file in &files {
+            if let Some(dir) = file.path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
+            }
+            std::fs::write(&file.path, &file.text)
+                .map_err(|e| fail(format!("cannot write {}: {e}", file.path.display())))?;
+        }
+        run_commands(&commands).map_err(|e| fail(format!("wrote {}, but {e}", paths.join(", "))))?;
+    } else {
+        // Disable first (the manager needs the files for it), then remove them.
+        if let Err(err) = run_commands(&commands) {
+            eprintln!("fugue: {err}; removing the files anyway");
+        }
+        for file in &files {
+            match std::fs::remove_file(&file.path) {
+                Ok(()) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => return Err(fail(format!("cannot remove {}: {err}", file.path.display()))),
+            }
+        }
+    }
+    let verb = if install { "installed" } else { "removed" };
+    out.print(json!({verb: paths, "commands": shown}), || {
+        let mut text = format!("{verb} {}", paths.join(", "));
+        if !shown.is_empty() {
+            text.push_str(&format!(" (ran: {})", shown.join("; ")));
+        }
+        text
+    });
     Ok(ExitCode::SUCCESS)
 }
 

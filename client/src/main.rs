@@ -1,6 +1,7 @@
 //! `fugue`: the command-line client of fugued.
 
 mod cli;
+mod login;
 
 use std::process::ExitCode;
 

@@ -42,6 +42,10 @@ struct Args {
     /// binary can take it over.
     #[arg(long, hide = true)]
     check_handover: bool,
+    /// Live upgrade (internal): the listening socket handed over came from the
+    /// service manager (socket activation), which keeps its file.
+    #[arg(long, hide = true)]
+    activated_socket: bool,
 }
 
 /// This process's arguments, as a live upgrade passes them on (without the
@@ -105,9 +109,24 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let claimed = match &handed {
-        Some(handover) => ClaimedSocket::inherited(socket.clone(), handover.listener_fd, handover.lock_fd),
-        None => serve::claim(&socket).map_err(|e| e.to_string()),
+    // Socket activation (systemd, systemd-socket-activate): read before any thread
+    // exists, and never by an upgraded image (the socket comes in the hand-over).
+    let activated = match handed.is_none().then(activated_socket).transpose() {
+        Ok(activated) => activated.flatten(),
+        Err(why) => {
+            eprintln!("fugued: {why}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let claimed = match (&handed, activated) {
+        (Some(handover), _) => ClaimedSocket::inherited(
+            socket.clone(),
+            handover.listener_fd,
+            handover.lock_fd,
+            args.activated_socket,
+        ),
+        (None, Some(listener)) => serve::claim_activated(&socket, listener).map_err(|e| e.to_string()),
+        (None, None) => serve::claim(&socket).map_err(|e| e.to_string()),
     };
     let mut claimed = match claimed {
         Ok(claimed) => claimed,
@@ -139,6 +158,9 @@ fn main() -> ExitCode {
     config.kill_grace = args.kill_grace;
     config.keep_orphans = args.keep_orphans;
     config.args = upgrade_args();
+    if claimed.activated && !args.activated_socket {
+        config.args.push("--activated-socket".into());
+    }
     config.state = match args.state {
         Some(path) if path.as_os_str() == "none" => None,
         Some(path) => Some(path),
@@ -163,6 +185,35 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The listening socket a service manager passed (`LISTEN_PID` names us,
+/// `LISTEN_FDS` is 1: descriptor 3), if any. The variables are removed so that
+/// neither the panes nor an upgraded image of this process take them for theirs.
+fn activated_socket() -> Result<Option<std::os::fd::OwnedFd>, String> {
+    let fds = sd_notify::listen_fds().map_err(|e| format!("socket activation: {e}"))?;
+    for var in ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"] {
+        // No other thread exists yet (the caller runs first thing in main).
+        std::env::remove_var(var);
+    }
+    let fds: Vec<_> = fds.collect();
+    match fds[..] {
+        [] => Ok(None),
+        [fd] => Ok(Some(owned_listen_fd(fd))),
+        _ => Err(format!(
+            "socket activation passed {} sockets; fugued takes one (ListenStream= once)",
+            fds.len()
+        )),
+    }
+}
+
+#[allow(unsafe_code)]
+fn owned_listen_fd(fd: std::os::fd::RawFd) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    // SAFETY: by the sd_listen_fds protocol the service manager left this
+    // descriptor open for this process (LISTEN_PID is ours), and nothing else in
+    // the process has taken it: this runs once, before anything opens files.
+    unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }
 }
 
 #[allow(unsafe_code)]

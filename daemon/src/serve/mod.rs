@@ -38,11 +38,74 @@ pub struct ClaimedSocket {
     pub path: PathBuf,
     listener: StdListener,
     lock: File,
+    /// The socket came from the service manager (socket activation), which owns
+    /// the file: it stays when fugued stops, so the next connection starts it.
+    pub activated: bool,
 }
 
 /// Claims `socket`: one daemon per socket, guarded by a lock file beside it; a
 /// socket file that nothing answers on is stale and replaced.
 pub fn claim(socket: &Path) -> Result<ClaimedSocket, ClaimError> {
+    let lock = lock_socket(socket)?;
+    if socket.exists() {
+        if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+            return Err(ClaimError::AlreadyRunning(
+                "unknown: a daemon without a lock file answers".into(),
+            ));
+        }
+        tracing::info!(socket = %socket.display(), "replacing stale socket");
+        std::fs::remove_file(socket)
+            .map_err(|e| ClaimError::Other(format!("cannot remove stale socket {}: {e}", socket.display())))?;
+    }
+    let listener =
+        StdListener::bind(socket).map_err(|e| ClaimError::Other(format!("cannot bind {}: {e}", socket.display())))?;
+    let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
+    Ok(ClaimedSocket {
+        path: socket.to_path_buf(),
+        listener,
+        lock,
+        activated: false,
+    })
+}
+
+/// Claims the listening socket a service manager handed over (systemd's socket
+/// activation): it must be a Unix stream socket listening at `socket` itself, so
+/// the daemon's records and clients agree on where it is.
+pub fn claim_activated(socket: &Path, listener: std::os::fd::OwnedFd) -> Result<ClaimedSocket, ClaimError> {
+    use rustix::net::sockopt;
+    let refuse = |why: String| ClaimError::Other(format!("the socket from the service manager {why}"));
+    match (sockopt::socket_type(&listener), sockopt::socket_acceptconn(&listener)) {
+        (Ok(rustix::net::SocketType::STREAM), Ok(true)) => {}
+        _ => return Err(refuse("is not a listening stream socket".into())),
+    }
+    let listener = StdListener::from(listener);
+    let address = listener
+        .local_addr()
+        .map_err(|e| refuse(format!("has no address: {e}")))?;
+    match address.as_pathname() {
+        Some(path) if path == socket => {}
+        Some(path) => {
+            return Err(refuse(format!(
+                "is {}, but fugued serves {}; give it --socket {0}",
+                path.display(),
+                socket.display()
+            )))
+        }
+        None => return Err(refuse("is not a Unix socket with a path".into())),
+    }
+    let lock = lock_socket(socket)?;
+    // The unit says SocketMode=0600; a manager that made it wider does not decide.
+    let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
+    Ok(ClaimedSocket {
+        path: socket.to_path_buf(),
+        listener,
+        lock,
+        activated: true,
+    })
+}
+
+/// Takes the start-up lock beside `socket` (one daemon per socket).
+fn lock_socket(socket: &Path) -> Result<File, ClaimError> {
     prepare_socket_dir(socket).map_err(ClaimError::Other)?;
     let lock_file = lock_path(socket);
     let mut lock = std::fs::OpenOptions::new()
@@ -63,24 +126,7 @@ pub fn claim(socket: &Path) -> Result<ClaimedSocket, ClaimError> {
             pid.into()
         }));
     }
-    if socket.exists() {
-        if std::os::unix::net::UnixStream::connect(socket).is_ok() {
-            return Err(ClaimError::AlreadyRunning(
-                "unknown: a daemon without a lock file answers".into(),
-            ));
-        }
-        tracing::info!(socket = %socket.display(), "replacing stale socket");
-        std::fs::remove_file(socket)
-            .map_err(|e| ClaimError::Other(format!("cannot remove stale socket {}: {e}", socket.display())))?;
-    }
-    let listener =
-        StdListener::bind(socket).map_err(|e| ClaimError::Other(format!("cannot bind {}: {e}", socket.display())))?;
-    let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
-    Ok(ClaimedSocket {
-        path: socket.to_path_buf(),
-        listener,
-        lock,
-    })
+    Ok(lock)
 }
 
 impl ClaimedSocket {
@@ -95,13 +141,15 @@ impl ClaimedSocket {
 
 impl ClaimedSocket {
     /// The socket and lock a replaced daemon image left open for us.
-    pub fn inherited(path: PathBuf, listener_fd: RawFd, lock_fd: RawFd) -> Result<Self, String> {
+    /// `activated`: the socket came from the service manager to the first image.
+    pub fn inherited(path: PathBuf, listener_fd: RawFd, lock_fd: RawFd, activated: bool) -> Result<Self, String> {
         let listener = handover::inherited(listener_fd).ok_or("the listening socket was not handed over")?;
         let lock = handover::inherited(lock_fd).ok_or("the lock file was not handed over")?;
         Ok(Self {
             path,
             listener: StdListener::from(listener),
             lock: File::from(lock),
+            activated,
         })
     }
 }
@@ -144,7 +192,11 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
         supervisor: supervisor.clone(),
         shutdown: shutdown.clone(),
     });
-    tracing::info!(socket = %claimed.path.display(), pid = std::process::id(), "fugued ready");
+    tracing::info!(socket = %claimed.path.display(), pid = std::process::id(), activated = claimed.activated, "fugued ready");
+    // Readiness for a service manager (Type=notify); nothing without NOTIFY_SOCKET.
+    if let Err(err) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
+        tracing::warn!(%err, "cannot tell the service manager fugued is ready");
+    }
 
     let uid = rustix::process::getuid().as_raw();
     let handshakes = Arc::new(connection::Handshakes::default());
@@ -200,6 +252,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
 
     drop(listener);
     tracing::info!("shutting down");
+    let _ = sd_notify::notify(&[sd_notify::NotifyState::Stopping]);
     let reaped = match supervisor
         .call(SupervisorMsg::Shutdown, Some(Duration::from_secs(10)))
         .await
@@ -218,7 +271,9 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
     supervisor.stop(None);
     let _ = supervisor_task.await;
     store.flush().await;
-    let _ = std::fs::remove_file(&claimed.path);
+    if !claimed.activated {
+        let _ = std::fs::remove_file(&claimed.path);
+    }
     // The lock file stays: removing it would let two daemons lock two different files.
     drop(claimed.lock);
     tracing::info!("bye");

@@ -28,6 +28,12 @@ const SCRUBBED_ENV: &[&str] = &[
     "FUGUE_LOG",
     "TERM_PROGRAM",
     "TERM_PROGRAM_VERSION",
+    // What a service manager tells fugued itself (readiness socket, journal, watchdog).
+    "NOTIFY_SOCKET",
+    "JOURNAL_STREAM",
+    "WATCHDOG_PID",
+    "WATCHDOG_USEC",
+    "INVOCATION_ID",
 ];
 
 /// A validated spawn: everything checked, nothing created yet.

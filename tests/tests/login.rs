@@ -1,0 +1,219 @@
+//! fugued started at login: the systemd units `fugue daemon install` writes pass
+//! `systemd-analyze verify`, the launchd agent is a valid property list, and
+//! socket activation works for real: `systemd-socket-activate` holds the socket,
+//! starts fugued on the first connection and hands it the listening socket, and
+//! fugued tells a service manager when it is ready.
+
+use fugue_tests::{bin, cli, cli_with_env, private_dir, send_signal, wait_until, DEADLINE};
+use std::os::unix::net::UnixDatagram;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+#[test]
+fn the_systemd_units_verify_and_uninstall_removes_them() {
+    let dir = private_dir();
+    let socket = dir.path().join("fugue.sock");
+    let config = dir.path().join("config");
+    let env = [("XDG_CONFIG_HOME", config.to_str().unwrap())];
+    let install = |args: &[&str]| {
+        let mut all = vec!["daemon"];
+        all.extend_from_slice(args);
+        cli_with_env(&socket, &dir, &all, &env)
+    };
+
+    // --print changes nothing and shows the files and the commands it would run.
+    let printed = install(&["install", "--print", "--manager", "systemd"]).ok();
+    assert!(
+        printed.contains("systemctl --user enable --now fugued.socket fugued.service"),
+        "{printed}"
+    );
+    let units = config.join("systemd/user");
+    assert!(!units.exists());
+
+    let said = install(&["install", "--no-enable", "--manager", "systemd"]).ok();
+    assert!(said.starts_with("installed "), "{said}");
+    let service = std::fs::read_to_string(units.join("fugued.service")).unwrap();
+    let fugued = std::fs::canonicalize(bin("fugued")).unwrap();
+    assert!(
+        service.contains(&format!(
+            "ExecStart={} --foreground --socket {}",
+            fugued.display(),
+            socket.display()
+        )),
+        "{service}"
+    );
+    let verify = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(units.join("fugued.socket"))
+        .arg(units.join("fugued.service"))
+        .output()
+        .expect("systemd-analyze (Debian's systemd package; scripts/test installs it)");
+    let complaints = String::from_utf8_lossy(&verify.stderr);
+    assert!(
+        verify.status.success() && complaints.trim().is_empty(),
+        "systemd-analyze verify: {complaints}"
+    );
+
+    install(&["uninstall", "--no-enable", "--manager", "systemd"]).ok();
+    assert!(!units.join("fugued.socket").exists() && !units.join("fugued.service").exists());
+}
+
+#[test]
+fn the_launchd_agent_is_a_property_list_that_starts_fugued_at_login() {
+    let dir = private_dir();
+    let socket = dir.path().join("fugue.sock");
+    let printed = cli(
+        &socket,
+        &dir,
+        &["--json", "daemon", "install", "--print", "--manager", "launchd"],
+    )
+    .json();
+    let file = &printed["files"][0];
+    assert!(file["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("Library/LaunchAgents/dev.fugue.fugued.plist"));
+    // Python's plistlib is a real property-list parser.
+    let parsed = Command::new("python3")
+        .args([
+            "-c",
+            "import json, plistlib, sys; p = plistlib.loads(sys.stdin.buffer.read()); print(json.dumps(p))",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(file["text"].as_str().unwrap().as_bytes())?;
+            child.wait_with_output()
+        })
+        .expect("python3");
+    assert!(parsed.status.success(), "{}", String::from_utf8_lossy(&parsed.stderr));
+    let plist: serde_json::Value = serde_json::from_slice(&parsed.stdout).unwrap();
+    let fugued = std::fs::canonicalize(bin("fugued")).unwrap();
+    assert_eq!(plist["Label"], "dev.fugue.fugued");
+    assert_eq!(plist["RunAtLoad"], true);
+    assert_eq!(
+        plist["ProgramArguments"],
+        serde_json::json!([fugued, "--foreground", "--socket", socket])
+    );
+}
+
+/// `systemd-socket-activate` does what systemd's socket unit does: it listens,
+/// and on the first connection runs fugued with the listening socket as
+/// descriptor 3 (`LISTEN_FDS`). The CLI's connection is served by that fugued
+/// (same pid: the activator execs it), which says READY=1 on `NOTIFY_SOCKET`,
+/// and stopping it leaves the socket file to its owner.
+#[test]
+fn socket_activation_hands_fugued_its_socket_and_fugued_says_when_ready() {
+    let dir = private_dir();
+    let socket = dir.path().join("fugue.sock");
+    let notify_path = dir.path().join("notify");
+    let notify = UnixDatagram::bind(&notify_path).unwrap();
+    notify.set_read_timeout(Some(DEADLINE)).unwrap();
+    let state = dir.path().join("state");
+    let mut activator = Command::new("systemd-socket-activate")
+        .arg("--listen")
+        .arg(&socket)
+        .arg(format!("--setenv=NOTIFY_SOCKET={}", notify_path.display()))
+        .arg(format!("--setenv=XDG_STATE_HOME={}", state.display()))
+        .arg(format!("--setenv=HOME={}", dir.path().display()))
+        .arg("--setenv=PATH")
+        .arg(bin("fugued"))
+        .arg("--foreground")
+        .arg("--socket")
+        .arg(&socket)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("systemd-socket-activate (Debian's systemd package; scripts/test installs it)");
+    wait_until("the activator to listen", DEADLINE, || {
+        socket_exists(&socket).then_some(())
+    });
+
+    // The first connection starts fugued; nothing else could have (the CLI only
+    // starts a daemon when nothing listens).
+    let status = cli(&socket, &dir, &["--json", "daemon", "status"]).json();
+    assert_eq!(
+        status["pid"],
+        activator.id(),
+        "served by the activated fugued: {status}"
+    );
+    let mut ready = [0u8; 256];
+    let n = notify.recv(&mut ready).expect("a readiness message");
+    assert!(
+        String::from_utf8_lossy(&ready[..n]).lines().any(|l| l == "READY=1"),
+        "{:?}",
+        String::from_utf8_lossy(&ready[..n])
+    );
+    // It serves for real, and its panes do not inherit the activation variables.
+    cli(&socket, &dir, &["new-session", "dev"]).ok();
+    let pane = cli(
+        &socket,
+        &dir,
+        &["run", "-s", "dev", "--no-shell", "--", "sh", "-c", "env; echo env-done"],
+    )
+    .ok();
+    let env = wait_until("the pane's environment", DEADLINE, || {
+        let text = cli(&socket, &dir, &["read", &pane]).ok();
+        text.contains("env-done").then_some(text)
+    });
+    for variable in ["LISTEN_FDS=", "LISTEN_PID=", "NOTIFY_SOCKET="] {
+        assert!(
+            !env.lines().any(|l| l.starts_with(variable)),
+            "{variable} leaked:\n{env}"
+        );
+    }
+
+    cli(&socket, &dir, &["daemon", "stop"]).ok();
+    wait_until("fugued to exit", DEADLINE, || activator.try_wait().unwrap());
+    assert!(socket_exists(&socket), "the service manager's socket file was removed");
+    if activator.try_wait().unwrap().is_none() {
+        send_signal(activator.id(), libc::SIGKILL);
+    }
+}
+
+fn socket_exists(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
+}
+
+/// A unit whose socket and `--socket` disagree is refused with what to change,
+/// rather than served on a socket no client looks for.
+#[test]
+fn an_activated_socket_elsewhere_than_the_daemons_is_refused_clearly() {
+    let dir = private_dir();
+    let listening = dir.path().join("a.sock");
+    let mut activator = Command::new("systemd-socket-activate")
+        .arg("--listen")
+        .arg(&listening)
+        .arg(format!(
+            "--setenv=XDG_STATE_HOME={}",
+            dir.path().join("state").display()
+        ))
+        .arg(bin("fugued"))
+        .arg("--foreground")
+        .arg("--socket")
+        .arg(dir.path().join("b.sock"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("systemd-socket-activate");
+    wait_until("the activator to listen", DEADLINE, || {
+        socket_exists(&listening).then_some(())
+    });
+    let _trigger = std::os::unix::net::UnixStream::connect(&listening).unwrap();
+    let status = wait_until("fugued to give up", DEADLINE, || activator.try_wait().unwrap());
+    assert!(!status.success());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut activator.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("but fugued serves {}", dir.path().join("b.sock").display()))
+            && stderr.contains(&format!("give it --socket {}", listening.display())),
+        "{stderr}"
+    );
+}

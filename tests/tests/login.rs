@@ -107,7 +107,7 @@ fn the_launchd_agent_is_a_property_list_that_starts_fugued_at_login() {
 /// and on the first connection runs fugued with the listening socket as
 /// descriptor 3 (`LISTEN_FDS`). The CLI's connection is served by that fugued
 /// (same pid: the activator execs it), which says READY=1 on `NOTIFY_SOCKET`,
-/// and stopping it leaves the socket file to its owner.
+/// and stopping it, even after a live upgrade, leaves the socket file to its owner.
 #[test]
 fn socket_activation_hands_fugued_its_socket_and_fugued_says_when_ready() {
     let dir = private_dir();
@@ -168,6 +168,11 @@ fn socket_activation_hands_fugued_its_socket_and_fugued_says_when_ready() {
             "{variable} leaked:\n{env}"
         );
     }
+
+    // A live upgrade keeps the service manager's socket, and knows it is not its own.
+    cli(&socket, &dir, &["daemon", "upgrade"]).ok();
+    let status = cli(&socket, &dir, &["--json", "daemon", "status"]).json();
+    assert_eq!(status["pid"], activator.id(), "{status}");
 
     cli(&socket, &dir, &["daemon", "stop"]).ok();
     wait_until("fugued to exit", DEADLINE, || activator.try_wait().unwrap());

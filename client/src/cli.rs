@@ -30,6 +30,10 @@ struct Cli {
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     json: bool,
+    /// The daemon on another machine, over ssh: a name from
+    /// $XDG_CONFIG_HOME/fugue/hosts.toml or [user@]host[:port] (needs fugue there).
+    #[arg(long, global = true, env = "FUGUE_HOST", value_name = "HOST")]
+    host: Option<String>,
     /// Without a command: a new shell in the default session, attached (the
     /// session is created if needed), as `tmux` alone does.
     #[command(subcommand)]
@@ -64,7 +68,11 @@ enum Command {
         env: Vec<String>,
     },
     /// List sessions.
-    Ls,
+    Ls {
+        /// This machine's and every host's in hosts.toml, with a HOST column.
+        #[arg(long)]
+        all_hosts: bool,
+    },
     /// Rename a session.
     RenameSession { target: String, name: String },
     /// Kill a session and all its panes.
@@ -72,7 +80,15 @@ enum Command {
     /// Start a command in a new pane; prints the pane id.
     Run(RunArgs),
     /// List panes of one session, or of all.
-    Panes { session: Option<String> },
+    Panes {
+        session: Option<String>,
+        /// This machine's and every host's in hosts.toml, with a HOST column.
+        #[arg(long)]
+        all_hosts: bool,
+    },
+    /// Carry the fugue protocol between stdin/stdout and this machine's daemon
+    /// (starting it if needed): what `ssh HOST fugue proxy` runs for --host.
+    Proxy,
     /// Print a pane's output: the ANSI-stripped text view, or the raw log.
     Read {
         pane: String,
@@ -310,7 +326,7 @@ async fn shell_attached(cli: &Cli) -> Result<ExitCode, ClientError> {
         read_only: false,
         detach_key: fugue_client::attach::parse_key(fugue_client::attach::DETACH_KEY).map_err(invalid)?,
         prefix_key: fugue_client::attach::parse_key(fugue_client::attach::PREFIX_KEY).map_err(invalid)?,
-        reconnect: Some(connect_options(cli)),
+        reconnect: Some(connect_options(cli)?),
     };
     attach(&client, &pane.id.to_string(), options).await
 }
@@ -360,14 +376,123 @@ pub async fn main() -> ExitCode {
     }
 }
 
-fn connect_options(cli: &Cli) -> ConnectOptions {
+fn connect_options(cli: &Cli) -> Result<ConnectOptions, ClientError> {
     let mut options = ConnectOptions::default().client_name("fugue-cli");
     options.socket = cli.socket.clone();
-    options
+    if let Some(host) = &cli.host {
+        let remote = fugue_client::remote::resolve(host).map_err(|reason| ClientError::Connect {
+            path: PathBuf::from(format!("ssh://{host}")),
+            reason,
+            not_running: false,
+        })?;
+        options = options.host(remote);
+    }
+    Ok(options)
 }
 
 async fn connect(cli: &Cli, autostart: bool) -> Result<Client, ClientError> {
-    Client::connect(connect_options(cli).autostart(autostart)).await
+    Client::connect(connect_options(cli)?.autostart(autostart)).await
+}
+
+/// `fugue proxy`: the local daemon's socket on stdin and stdout, byte for byte.
+async fn proxy(cli: &Cli) -> Result<ExitCode, ClientError> {
+    if cli.host.is_some() {
+        return Err(ClientError::Protocol(
+            "proxy serves this machine's daemon; it takes no --host".into(),
+        ));
+    }
+    let (stream, _) = fugue_client::connect_socket(&connect_options(cli)?).await?;
+    let (mut from_daemon, mut to_daemon) = stream.into_split();
+    let mut stdin = tokio::io::stdin();
+    let mut stdout = tokio::io::stdout();
+    tokio::select! {
+        _ = tokio::io::copy(&mut stdin, &mut to_daemon) => {}
+        _ = tokio::io::copy(&mut from_daemon, &mut stdout) => {}
+    }
+    use tokio::io::AsyncWriteExt;
+    let _ = stdout.flush().await;
+    // A blocking read of stdin cannot be cancelled; leave without waiting for it.
+    std::process::exit(0)
+}
+
+/// What `--all-hosts` lists.
+enum Listing {
+    Sessions,
+    Panes(Option<String>),
+}
+
+/// `ls --all-hosts` and `panes --all-hosts`: this machine and every host of the
+/// hosts file, asked at once; a host that cannot be reached is reported and the
+/// others listed (exit 1 only when none answered).
+async fn list_all_hosts(cli: &Cli, listing: Listing) -> Result<ExitCode, ClientError> {
+    let hosts = fugue_client::remote::all_hosts().map_err(ClientError::Protocol)?;
+    // Listing starts no daemon here (a host's proxy starts its own, as any
+    // command there would).
+    let local = ConnectOptions {
+        socket: cli.socket.clone(),
+        ..ConnectOptions::default().client_name("fugue-cli").autostart(false)
+    };
+    let mut targets = vec![("local".to_string(), local)];
+    for remote in hosts {
+        let options = ConnectOptions::default().client_name("fugue-cli").host(remote.clone());
+        targets.push((remote.name, options));
+    }
+    let listing = &listing;
+    let answers = futures::future::join_all(targets.into_iter().map(|(name, options)| async move {
+        let listed = async {
+            let client = Client::connect(options).await?;
+            match listing {
+                Listing::Sessions => Ok::<_, ClientError>((client.list_sessions().await?, Vec::new())),
+                Listing::Panes(session) => Ok((Vec::new(), client.list_panes(session.as_deref()).await?)),
+            }
+        };
+        (name, listed.await)
+    }))
+    .await;
+    let answered = answers.iter().filter(|(_, a)| a.is_ok()).count();
+    let mut json_hosts = Vec::new();
+    let (mut rows, mut header) = (Vec::new(), Vec::new());
+    for (host, answer) in &answers {
+        match answer {
+            Ok((sessions, panes)) => {
+                let (head, host_rows, values) = match listing {
+                    Listing::Sessions => (
+                        SESSION_HEADER,
+                        sessions_rows(sessions),
+                        json!({"host": host, "sessions": sessions.iter().map(session_json).collect::<Vec<_>>()}),
+                    ),
+                    Listing::Panes(_) => (
+                        PANE_HEADER,
+                        panes_rows(panes),
+                        json!({"host": host, "panes": panes.iter().map(pane_json).collect::<Vec<_>>()}),
+                    ),
+                };
+                header = std::iter::once("HOST").chain(head.iter().copied()).collect();
+                rows.extend(
+                    host_rows
+                        .into_iter()
+                        .map(|row| std::iter::once(host.clone()).chain(row).collect()),
+                );
+                json_hosts.push(values);
+            }
+            Err(err) => {
+                json_hosts.push(json!({"host": host, "error": err.to_string()}));
+                if !cli.json {
+                    eprintln!("fugue: host {host}: {err}");
+                }
+            }
+        }
+    }
+    let out = Output { json: cli.json };
+    out.print(Value::Array(json_hosts), || match rows.is_empty() {
+        true => String::new(),
+        false => table(&header, rows),
+    });
+    Ok(if answered == 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
@@ -387,12 +512,24 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             return Ok(ExitCode::SUCCESS);
         }
         Command::Web { args } => return run_web(cli, args),
+        Command::Proxy => return proxy(cli).await,
+        Command::Ls { all_hosts: true } => return list_all_hosts(cli, Listing::Sessions).await,
+        Command::Panes {
+            session,
+            all_hosts: true,
+        } => return list_all_hosts(cli, Listing::Panes(session.clone())).await,
         _ => {}
     }
     let client = connect(cli, true).await?;
     let out = Output { json: cli.json };
     match command {
-        Command::Daemon(_) | Command::Completions { .. } | Command::Man { .. } | Command::Web { .. } => {
+        Command::Daemon(_)
+        | Command::Completions { .. }
+        | Command::Man { .. }
+        | Command::Web { .. }
+        | Command::Proxy
+        | Command::Ls { all_hosts: true }
+        | Command::Panes { all_hosts: true, .. } => {
             unreachable!("handled above")
         }
         Command::NewSession { name, cwd, env } => {
@@ -400,7 +537,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             let info = client.create_session(name, Some(&cwd), parse_env(env)?).await?;
             out.print(session_json(&info), || info.id.to_string());
         }
-        Command::Ls => {
+        Command::Ls { all_hosts: false } => {
             let sessions = client.list_sessions().await?;
             out.print(Value::Array(sessions.iter().map(session_json).collect()), || {
                 sessions_table(&sessions)
@@ -422,7 +559,10 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             let info = create_pane(&client, spawn_spec(args)?).await?;
             out.print(pane_json(&info), || info.id.to_string());
         }
-        Command::Panes { session } => {
+        Command::Panes {
+            session,
+            all_hosts: false,
+        } => {
             let panes = client.list_panes(session.as_deref()).await?;
             out.print(Value::Array(panes.iter().map(pane_json).collect()), || {
                 panes_table(&panes)
@@ -558,7 +698,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
                 read_only: *read_only,
                 detach_key: fugue_client::attach::parse_key(detach_key).map_err(invalid)?,
                 prefix_key: fugue_client::attach::parse_key(prefix_key).map_err(invalid)?,
-                reconnect: Some(connect_options(cli)),
+                reconnect: Some(connect_options(cli)?),
             };
             return attach(&client, target, options).await;
         }
@@ -628,7 +768,7 @@ async fn daemon(cli: &Cli, command: &DaemonCommand) -> Result<ExitCode, ClientEr
         DaemonCommand::Install(install) => return login(&socket, install, true, &out),
         DaemonCommand::Uninstall(install) => return login(&socket, install, false, &out),
         DaemonCommand::Upgrade => {
-            let info = Client::upgrade_daemon(connect_options(cli), Duration::from_secs(60)).await?;
+            let info = Client::upgrade_daemon(connect_options(cli)?, Duration::from_secs(60)).await?;
             let failed = info.recovery.starts_with("upgrade failed");
             out.print(json_of(DaemonView::from(&info)), || match failed {
                 true => format!("fugue: {}", info.recovery),
@@ -909,11 +1049,18 @@ fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
     out.join("\n")
 }
 
+const SESSION_HEADER: &[&str] = &["ID", "NAME", "PANES", "CREATED", "CWD"];
+const PANE_HEADER: &[&str] = &["ID", "PANE", "TITLE", "STATUS", "PID", "UPTIME", "PURPOSE"];
+
 fn sessions_table(sessions: &[SessionInfo]) -> String {
     if sessions.is_empty() {
         return "no sessions".into();
     }
-    let rows = sessions
+    table(SESSION_HEADER, sessions_rows(sessions))
+}
+
+fn sessions_rows(sessions: &[SessionInfo]) -> Vec<Vec<String>> {
+    sessions
         .iter()
         .map(|s| {
             vec![
@@ -924,15 +1071,18 @@ fn sessions_table(sessions: &[SessionInfo]) -> String {
                 s.cwd.clone(),
             ]
         })
-        .collect();
-    table(&["ID", "NAME", "PANES", "CREATED", "CWD"], rows)
+        .collect()
 }
 
 fn panes_table(panes: &[PaneInfo]) -> String {
     if panes.is_empty() {
         return "no panes".into();
     }
-    let rows = panes
+    table(PANE_HEADER, panes_rows(panes))
+}
+
+fn panes_rows(panes: &[PaneInfo]) -> Vec<Vec<String>> {
+    panes
         .iter()
         .map(|p| {
             let exit = p.exit.map(|e| match (e.code, e.signal_name()) {
@@ -960,6 +1110,5 @@ fn panes_table(panes: &[PaneInfo]) -> String {
                 p.purpose.clone(),
             ]
         })
-        .collect();
-    table(&["ID", "PANE", "TITLE", "STATUS", "PID", "UPTIME", "PURPOSE"], rows)
+        .collect()
 }

@@ -6,6 +6,7 @@
 
 pub mod attach;
 mod autostart;
+pub mod remote;
 mod shared;
 pub mod views;
 
@@ -98,6 +99,8 @@ pub struct ConnectOptions {
     pub autostart: bool,
     /// Shown in the daemon's logs.
     pub client_name: String,
+    /// A daemon on another machine, reached over ssh (`None`: this machine's).
+    pub host: Option<remote::Remote>,
 }
 
 impl Default for ConnectOptions {
@@ -106,6 +109,7 @@ impl Default for ConnectOptions {
             socket: None,
             autostart: true,
             client_name: "fugue-client".into(),
+            host: None,
         }
     }
 }
@@ -123,6 +127,11 @@ impl ConnectOptions {
 
     pub fn client_name(mut self, name: impl Into<String>) -> Self {
         self.client_name = name.into();
+        self
+    }
+
+    pub fn host(mut self, host: remote::Remote) -> Self {
+        self.host = Some(host);
         self
     }
 
@@ -162,41 +171,69 @@ fn nobody_home(err: &std::io::Error) -> bool {
 impl Client {
     /// Connects (starting the daemon first if allowed and needed) and handshakes.
     pub async fn connect(options: ConnectOptions) -> Result<Client> {
-        let path = options.socket_path();
-        check_socket_trust(&path)?;
-        let stream = match UnixStream::connect(&path).await {
-            Ok(stream) => stream,
-            Err(err) if options.autostart && nobody_home(&err) => {
-                start_daemon(&path).await?;
-                UnixStream::connect(&path).await.map_err(|e| ClientError::Connect {
-                    path: path.clone(),
-                    reason: e.to_string(),
-                    not_running: nobody_home(&e),
-                })?
-            }
-            Err(err) => {
-                return Err(ClientError::Connect {
-                    path,
-                    reason: describe_connect_error(&err),
-                    not_running: nobody_home(&err),
-                })
-            }
-        };
-        Self::handshake(stream, path, &options.client_name).await
+        if let Some(remote) = &options.host {
+            return Self::connect_remote(remote, &options.client_name).await;
+        }
+        let (stream, path) = connect_socket(&options).await?;
+        let (read, write) = stream.into_split();
+        Self::handshake_io(Box::new(read), Box::new(write), path, &options.client_name).await
     }
 
     /// Handshakes on an already connected stream.
     /// The peer must run as our uid (SO_PEERCRED): nothing is sent to anyone else.
     pub async fn handshake(stream: UnixStream, socket: PathBuf, client_name: &str) -> Result<Client> {
-        let cred = stream.peer_cred().map_err(|e| ClientError::Untrusted {
-            path: socket.clone(),
-            reason: format!("cannot read the server's credentials: {e}"),
-        })?;
-        socket::check_peer_uid(cred.uid(), "the server on this socket").map_err(|reason| ClientError::Untrusted {
-            path: socket.clone(),
-            reason,
-        })?;
+        check_peer(&stream, &socket)?;
         let (read, write) = stream.into_split();
+        Self::handshake_io(Box::new(read), Box::new(write), socket, client_name).await
+    }
+
+    /// Connects to a daemon on another machine through `ssh HOST fugue proxy`.
+    /// ssh authenticates the host and the user; the proxy on the far side
+    /// makes the local checks (socket ownership, the daemon's uid) there.
+    async fn connect_remote(remote: &remote::Remote, client_name: &str) -> Result<Client> {
+        let place = PathBuf::from(format!("ssh://{}", remote.name));
+        let failed = |reason: String| ClientError::Connect {
+            path: place.clone(),
+            reason,
+            not_running: false,
+        };
+        let mut command = remote.proxy_command();
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().map_err(|e| failed(format!("cannot run ssh: {e}")))?;
+        let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            return Err(failed("ssh's pipes were not set up".into()));
+        };
+        let said = remote::last_words(stderr);
+        let handshake = Self::handshake_io(Box::new(stdout), Box::new(stdin), place.clone(), client_name);
+        match tokio::time::timeout(REMOTE_CONNECT_TIMEOUT, handshake).await {
+            Ok(Ok(client)) => {
+                // The connection lives as long as ssh does; ssh ends when the
+                // client closes its end (the proxy reads end of input).
+                tokio::spawn(async move {
+                    let _ = child.wait().await;
+                });
+                Ok(client)
+            }
+            Ok(Err(ClientError::Closed(_))) => {
+                let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+                Err(failed(format!("ssh {}: {}", remote.destination, said.get().await)))
+            }
+            Ok(Err(other)) => Err(other),
+            Err(_) => Err(failed(format!(
+                "ssh {} did not connect within {} s",
+                remote.destination,
+                REMOTE_CONNECT_TIMEOUT.as_secs()
+            ))),
+        }
+    }
+
+    /// Handshakes over any byte stream (a Unix socket, or ssh's pipes).
+    async fn handshake_io(read: ReadHalf, write: WriteHalf, socket: PathBuf, client_name: &str) -> Result<Client> {
         let mut reader = FramedRead::new(read, FrameCodec::<ClientFrame, ServerFrame>::new());
         let mut writer = FramedWrite::new(write, FrameCodec::<ClientFrame, ServerFrame>::new());
         let hello = Hello {
@@ -595,8 +632,54 @@ fn describe_connect_error(err: &std::io::Error) -> String {
     }
 }
 
+/// How long connecting over ssh may take, handshake included.
+const REMOTE_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+type ReadHalf = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
+type WriteHalf = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+
+/// Connects to the daemon's socket on this machine (starting the daemon first if
+/// allowed and needed), after checking the socket and the daemon are ours.
+/// `fugue proxy` carries this stream to a client on another machine.
+pub async fn connect_socket(options: &ConnectOptions) -> Result<(UnixStream, PathBuf)> {
+    let path = options.socket_path();
+    check_socket_trust(&path)?;
+    let stream = match UnixStream::connect(&path).await {
+        Ok(stream) => stream,
+        Err(err) if options.autostart && nobody_home(&err) => {
+            start_daemon(&path).await?;
+            UnixStream::connect(&path).await.map_err(|e| ClientError::Connect {
+                path: path.clone(),
+                reason: e.to_string(),
+                not_running: nobody_home(&e),
+            })?
+        }
+        Err(err) => {
+            return Err(ClientError::Connect {
+                path,
+                reason: describe_connect_error(&err),
+                not_running: nobody_home(&err),
+            })
+        }
+    };
+    check_peer(&stream, &path)?;
+    Ok((stream, path))
+}
+
+/// The daemon behind `stream` must run as our uid (SO_PEERCRED).
+fn check_peer(stream: &UnixStream, socket: &Path) -> Result<()> {
+    let cred = stream.peer_cred().map_err(|e| ClientError::Untrusted {
+        path: socket.to_path_buf(),
+        reason: format!("cannot read the server's credentials: {e}"),
+    })?;
+    socket::check_peer_uid(cred.uid(), "the server on this socket").map_err(|reason| ClientError::Untrusted {
+        path: socket.to_path_buf(),
+        reason,
+    })
+}
+
 async fn write_loop(
-    mut writer: FramedWrite<tokio::net::unix::OwnedWriteHalf, FrameCodec<ClientFrame, ServerFrame>>,
+    mut writer: FramedWrite<WriteHalf, FrameCodec<ClientFrame, ServerFrame>>,
     mut frames: mpsc::Receiver<ClientFrame>,
 ) {
     while let Some(frame) = frames.recv().await {
@@ -611,7 +694,7 @@ async fn write_loop(
 }
 
 async fn read_loop(
-    mut reader: FramedRead<tokio::net::unix::OwnedReadHalf, FrameCodec<ClientFrame, ServerFrame>>,
+    mut reader: FramedRead<ReadHalf, FrameCodec<ClientFrame, ServerFrame>>,
     pending: Pending,
     (events, events_taken): (mpsc::Sender<Event>, Arc<std::sync::atomic::AtomicBool>),
     closed: watch::Sender<bool>,

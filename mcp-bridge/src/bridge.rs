@@ -10,6 +10,8 @@ use std::sync::Arc;
 #[derive(Clone, Debug)]
 pub struct BridgeConfig {
     pub socket: Option<PathBuf>,
+    /// The daemon on another machine, over ssh (`None`: this machine's).
+    pub host: Option<fugue_client::remote::Remote>,
     pub default_session: String,
     /// The bridge's working directory: the default session's cwd, and what
     /// relative paths are relative to when no session says otherwise.
@@ -33,6 +35,7 @@ impl Bridge {
     pub fn new(config: BridgeConfig) -> Self {
         let mut options = ConnectOptions::default().client_name("fugue-mcp");
         options.socket = config.socket.clone();
+        options.host = config.host.clone();
         Self {
             config: Arc::new(config),
             client: SharedClient::new(options),
@@ -51,10 +54,24 @@ impl Bridge {
             return Ok(name.to_string());
         }
         let name = &self.config.default_session;
-        match client.create_session(name, Some(&self.config.cwd), vec![]).await {
+        // On another machine the bridge's directory means nothing: the daemon's default.
+        let cwd = self.config.host.is_none().then_some(self.config.cwd.as_path());
+        match client.create_session(name, cwd, vec![]).await {
             Ok(_) => Ok(name.clone()),
             Err(err) if err.code() == Some(ErrorCode::NameTaken) => Ok(name.clone()),
             Err(err) => Err(describe(err)),
+        }
+    }
+
+    /// Resolves `path` against `base` (absolute paths stay) and, when the daemon
+    /// runs on this machine, checks it exists (a daemon on another machine
+    /// checks when it starts something there).
+    pub fn resolve_directory(&self, base: &str, path: Option<&str>) -> Result<Option<String>, ToolError> {
+        match self.config.host {
+            Some(_) => Ok(path
+                .filter(|p| !p.is_empty())
+                .map(|p| PathBuf::from(base).join(p).display().to_string())),
+            None => Self::directory(base, path),
         }
     }
 

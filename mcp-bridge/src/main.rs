@@ -16,6 +16,10 @@ struct Args {
     /// Socket of the daemon (default as for `fugue`).
     #[arg(long)]
     socket: Option<PathBuf>,
+    /// The daemon on another machine, over ssh: a name from
+    /// $XDG_CONFIG_HOME/fugue/hosts.toml or [user@]host[:port].
+    #[arg(long, env = "FUGUE_HOST", value_name = "HOST")]
+    host: Option<String>,
     /// Default session for tools called without one (created on first use).
     #[arg(long, env = "FUGUE_SESSION", default_value = "mcp")]
     session: String,
@@ -51,9 +55,17 @@ fn main() -> ExitCode {
         };
         agents.insert(name.to_string(), command.to_string());
     }
+    let host = match args.host.as_deref().map(fugue_client::remote::resolve).transpose() {
+        Ok(host) => host,
+        Err(err) => {
+            eprintln!("fugue-mcp: --host: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let config = bridge::BridgeConfig {
         socket: args.socket,
+        host,
         default_session: args.session,
         cwd,
         allow_spawn: args.allow_spawn,

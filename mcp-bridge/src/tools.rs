@@ -79,10 +79,14 @@ impl FugueTools {
     ) -> Result<Json<SessionView>, String> {
         let client = self.client().await?;
         let base = self.bridge.config.cwd.display().to_string();
-        let cwd = Bridge::directory(&base, p.cwd.as_deref())?.unwrap_or(base);
+        let cwd = match self.bridge.config.host {
+            // The bridge's own directory is on this machine, not the daemon's.
+            Some(_) => self.bridge.resolve_directory("/", p.cwd.as_deref())?,
+            None => Some(Bridge::directory(&base, p.cwd.as_deref())?.unwrap_or(base)),
+        };
         let env = p.env.map(EnvInput::into_vars).unwrap_or_default();
         let s = client
-            .create_session(&p.name, Some(std::path::Path::new(&cwd)), env)
+            .create_session(&p.name, cwd.as_deref().map(std::path::Path::new), env)
             .await
             .map_err(describe)?;
         Ok(Json(SessionView {
@@ -222,7 +226,7 @@ an interactive shell, which stays when the command ends. At most 10 running term
                     .unwrap_or_else(|| self.bridge.config.cwd.display().to_string())
             }
         };
-        Bridge::directory(&base, Some(cwd))
+        self.bridge.resolve_directory(&base, Some(cwd))
     }
 
     #[tool(

@@ -5,6 +5,7 @@
 //! command does that.
 
 pub mod procfs;
+pub mod sshd;
 
 pub use procfs::{children, comm, process_gone, rss_kib, threads};
 

@@ -51,6 +51,7 @@ async fn connect(daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp 
     let mut agents = BTreeMap::new();
     agents.insert("claude".to_string(), bin("fake-agent").display().to_string());
     let config = BridgeConfig {
+        host: None,
         socket: Some(daemon.socket.clone()),
         default_session: "mcp".into(),
         cwd: daemon.dir.path().to_path_buf(),

@@ -1,0 +1,107 @@
+//! A real OpenSSH server for the remote-host tests: Debian's `sshd` on a free
+//! loopback port, with a host key and a client key made for the test and the
+//! current user allowed in with that key alone. `ssh -F CONFIG fugue-test`
+//! reaches it, so `FUGUE_SSH` is all fugue needs to use it.
+
+use crate::{private_dir, send_signal, wait_until, DEADLINE};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+pub const SSHD: &str = "/usr/sbin/sshd";
+
+pub struct Sshd {
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+    /// An ssh client config whose `Host fugue-test` is this server.
+    pub client_config: PathBuf,
+    child: Child,
+}
+
+impl Sshd {
+    /// Starts the server; panics with what to install when sshd is missing.
+    pub fn start() -> Sshd {
+        assert!(
+            Path::new(SSHD).is_file(),
+            "{SSHD} is missing: the README's test command installs it (apt-get install openssh-server)"
+        );
+        let dir = private_dir();
+        let path = |name: &str| dir.path().join(name);
+        for key in ["host_key", "id"] {
+            let made = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(path(key))
+                .status()
+                .expect("ssh-keygen");
+            assert!(made.success(), "ssh-keygen failed");
+        }
+        std::fs::copy(path("id.pub"), path("authorized_keys")).expect("authorized_keys");
+        // sshd run as root wants its privilege separation directory.
+        if rustix::process::getuid().is_root() {
+            let _ = std::fs::create_dir_all("/run/sshd");
+        }
+        let port = free_port();
+        let user = current_user();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nPidFile {}\nAuthorizedKeysFile {}\n\
+             StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nAllowUsers {user}\n\
+             PrintMotd no\nLogLevel ERROR\n",
+            path("host_key").display(),
+            path("sshd.pid").display(),
+            path("authorized_keys").display(),
+        );
+        std::fs::write(path("sshd_config"), config).expect("sshd_config");
+        let client_config = path("ssh_config");
+        std::fs::write(
+            &client_config,
+            format!(
+                "Host fugue-test\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {}\n  \
+                 IdentitiesOnly yes\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  \
+                 BatchMode yes\n  LogLevel ERROR\n",
+                path("id").display()
+            ),
+        )
+        .expect("ssh_config");
+        let child = Command::new(SSHD)
+            .arg("-D")
+            .arg("-e")
+            .arg("-f")
+            .arg(path("sshd_config"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start sshd");
+        wait_until("sshd to listen", DEADLINE, || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
+        });
+        Sshd {
+            dir,
+            port,
+            client_config,
+            child,
+        }
+    }
+
+    /// `FUGUE_SSH` for fugue: ssh with this server's client config.
+    pub fn fugue_ssh(&self) -> String {
+        format!("ssh -F {}", self.client_config.display())
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        send_signal(self.child.id(), libc::SIGTERM);
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback port nothing listens on (now).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("local addr").port()
+}
+
+fn current_user() -> String {
+    let out = Command::new("id").arg("-un").output().expect("id -un");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}

@@ -1,0 +1,217 @@
+//! Daemons on other machines over OpenSSH, for real: a real sshd on a loopback
+//! port (the test's own keys), `ssh fugue-test fugue proxy` carrying the
+//! protocol, the CLI's `--host` and the hosts file, `--all-hosts` listings with
+//! a host that cannot be reached, and `fugue attach` over ssh inside tmux.
+
+use fugue_tests::sshd::{free_port, Sshd};
+use fugue_tests::{bin, cli_with_env, wait_until, CliOutput, Daemon, Tmux, DEADLINE};
+
+/// A daemon, an sshd, and a hosts file naming the daemon's machine `box` (and
+/// `gone`, an ssh port nothing listens on).
+struct Setup {
+    daemon: Daemon,
+    sshd: Sshd,
+    config: std::path::PathBuf,
+}
+
+impl Setup {
+    fn new() -> Setup {
+        let daemon = Daemon::start();
+        let sshd = Sshd::start();
+        let config = daemon.dir.path().join("config");
+        std::fs::create_dir_all(config.join("fugue")).unwrap();
+        std::fs::write(
+            config.join("fugue/hosts.toml"),
+            format!(
+                "[hosts.box]\nssh = \"fugue-test\"\nfugue_path = \"{}\"\nsocket = \"{}\"\n\n\
+                 [hosts.gone]\nssh = \"127.0.0.1:{}\"\nfugue_path = \"{}\"\n",
+                bin("fugue").display(),
+                daemon.socket.display(),
+                free_port(),
+                bin("fugue").display(),
+            ),
+        )
+        .unwrap();
+        Setup { daemon, sshd, config }
+    }
+
+    /// `fugue ARGS` on "another machine": a socket that does not exist, so
+    /// only `--host` can reach the daemon.
+    fn fugue(&self, args: &[&str]) -> CliOutput {
+        let nowhere = self.daemon.dir.path().join("no-daemon-here.sock");
+        let ssh = self.sshd.fugue_ssh();
+        let env = [
+            ("XDG_CONFIG_HOME", self.config.to_str().unwrap()),
+            ("FUGUE_SSH", ssh.as_str()),
+        ];
+        fugue_tests::cli_with_env(&nowhere, &self.daemon.dir, args, &env)
+    }
+}
+
+#[test]
+fn every_command_works_on_a_host_over_ssh() {
+    let setup = Setup::new();
+    let on_box = |args: &[&str]| {
+        let mut all = vec!["--host", "box"];
+        all.extend_from_slice(args);
+        setup.fugue(&all)
+    };
+    on_box(&["new-session", "far"]).ok();
+    let pane = on_box(&["run", "-s", "far", "--title", "remote-sh"]).ok();
+    on_box(&["write", &pane, "echo far-$((40+2))", "--enter"]).ok();
+    wait_until("the typed command's output, read over ssh", DEADLINE, || {
+        on_box(&["read", &pane]).ok().contains("far-42").then_some(())
+    });
+    assert!(on_box(&["capture", &pane]).ok().contains("far-42"));
+    // It is the daemon on that machine: the local CLI on its socket sees the same.
+    assert!(setup.daemon.cli(&["read", &pane]).ok().contains("far-42"));
+    let job = on_box(&["run", "-s", "far", "--no-shell", "--", "sh", "-c", "exit 3"]).ok();
+    let waited = on_box(&["--json", "wait", &job, "--timeout", "10"]).json();
+    assert_eq!(waited["exit_code"], 3, "{waited}");
+    let panes = on_box(&["--json", "panes", "far"]).json();
+    assert_eq!(panes[0]["title"], "remote-sh");
+    on_box(&["kill-session", "far"]).ok();
+    assert!(!setup.daemon.cli(&["ls"]).ok().contains("far"));
+
+    // A destination that is not in the hosts file is an ssh destination; its
+    // failure says what ssh said, on one line.
+    let unknown = setup.fugue(&["--host", "gone", "ls"]).err();
+    assert!(
+        unknown.starts_with("fugue: cannot connect to fugued at ssh://gone: ssh 127.0.0.1: ")
+            && unknown.contains("Connection refused")
+            && !unknown.contains('\n'),
+        "{unknown}"
+    );
+    let bad = setup.fugue(&["--host=-oProxyCommand=x", "ls"]).err();
+    assert!(bad.contains("expected [user@]host[:port]"), "{bad}");
+}
+
+#[test]
+fn all_hosts_lists_every_machine_and_reports_the_one_that_cannot_be_reached() {
+    let setup = Setup::new();
+    setup.fugue(&["--host", "box", "new-session", "on-box"]).ok();
+    let listed = setup.fugue(&["ls", "--all-hosts"]);
+    let table = listed.ok();
+    let header = table.lines().next().unwrap_or_default();
+    assert!(header.starts_with("HOST") && header.contains("NAME"), "{table}");
+    assert!(
+        table.lines().any(|l| l.starts_with("box ") && l.contains("on-box")),
+        "{table}"
+    );
+    assert!(
+        listed
+            .stderr
+            .contains("fugue: host gone: cannot connect to fugued at ssh://gone"),
+        "{}",
+        listed.stderr
+    );
+
+    let json = setup.fugue(&["--json", "panes", "--all-hosts"]).json();
+    let hosts: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["host"].as_str().unwrap())
+        .collect();
+    assert_eq!(hosts, ["local", "box", "gone"]);
+    // No daemon runs on "this machine" (its socket does not exist): reported, not started.
+    assert!(
+        json[0]["error"].as_str().unwrap().contains("no-daemon-here.sock"),
+        "{json}"
+    );
+    assert!(json[1]["panes"].is_array() && json[2]["error"].is_string(), "{json}");
+}
+
+/// `fugue --host box attach`, typed into as a person would (inside tmux):
+/// the redraw, typing, output and detaching all go through ssh.
+#[test]
+fn attach_works_over_ssh() {
+    let setup = Setup::new();
+    setup.daemon.cli(&["new-session", "far"]).ok();
+    let pane = setup.daemon.cli(&["run", "-s", "far"]).ok();
+    setup
+        .daemon
+        .cli(&["write", &pane, "echo before-$((1+1))", "--enter"])
+        .ok();
+    let tmux = Tmux::start(setup.daemon.dir.path(), 90, 20);
+    let command = format!(
+        "XDG_CONFIG_HOME={} FUGUE_SSH='{}' {} --socket /nonexistent/s --host box attach {pane}",
+        setup.config.display(),
+        setup.sshd.fugue_ssh(),
+        bin("fugue").display()
+    );
+    tmux.type_line("main", &command);
+    tmux.wait_for("main", "before-2");
+    tmux.type_line("main", "echo typed-$((6*7))");
+    tmux.wait_for("main", "typed-42");
+    wait_until("the typing in the pane itself", DEADLINE, || {
+        setup
+            .daemon
+            .cli(&["read", &pane])
+            .ok()
+            .contains("typed-42")
+            .then_some(())
+    });
+    tmux.send_keys("main", &["C-\\"]);
+    tmux.wait_for("main", "[detached from pane");
+    assert_eq!(
+        setup.daemon.cli(&["--json", "status", &pane]).json()["status"],
+        "running"
+    );
+}
+
+/// The proxy refuses to point elsewhere: it serves its own machine's daemon.
+#[test]
+fn proxy_takes_no_host() {
+    let daemon = Daemon::start();
+    let err = cli_with_env(&daemon.socket, &daemon.dir, &["--host", "box", "proxy"], &[]).err();
+    assert!(err.contains("proxy serves this machine's daemon"), "{err}");
+}
+
+/// `fugue-mcp --host box`: an agent here runs and watches a terminal on the
+/// other machine, through the real bridge and a real MCP client.
+#[tokio::test]
+async fn the_mcp_bridge_runs_terminals_on_a_host() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::ServiceExt;
+    let setup = Setup::new();
+    let mut command = tokio::process::Command::new(bin("fugue-mcp"));
+    command
+        .args(["--host", "box", "--socket", "/nonexistent/s"])
+        .env("XDG_CONFIG_HOME", &setup.config)
+        .env("FUGUE_SSH", setup.sshd.fugue_ssh())
+        .env("HOME", setup.daemon.dir.path())
+        .env_remove("FUGUE_SESSION")
+        .current_dir(setup.daemon.dir.path());
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn fugue-mcp");
+    let mcp = ().serve(transport).await.expect("MCP startup");
+    let call = |tool: &str, arguments: serde_json::Value| {
+        let params = CallToolRequestParams::new(tool.to_string())
+            .with_arguments(arguments.as_object().cloned().unwrap_or_default());
+        let mcp = &mcp;
+        async move {
+            let result = mcp.call_tool(params).await.expect("tool result");
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+            result.structured_content.expect("structuredContent")
+        }
+    };
+    let started = call(
+        "fugue_start",
+        serde_json::json!({"purpose": "far echo", "command": "echo from-$((2*21))"}),
+    )
+    .await;
+    let id = started["terminal_id"].as_str().unwrap().to_string();
+    call(
+        "fugue_wait",
+        serde_json::json!({"terminal_id": id, "pattern": "from-42", "timeout_ms": 10000}),
+    )
+    .await;
+    // The terminal runs in the daemon behind ssh.
+    assert!(setup.daemon.cli(&["read", &id]).ok().contains("from-42"));
+    let listed = call("fugue_list", serde_json::json!({})).await;
+    assert!(listed.to_string().contains(&id), "{listed}");
+    mcp.cancel().await.unwrap();
+}

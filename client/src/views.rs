@@ -49,6 +49,9 @@ impl From<&PaneInfo> for StateView {
 pub struct PaneView {
     /// The pane's id; any unique prefix of 4+ hex digits also names it.
     pub id: String,
+    /// The host it runs on, in listings that span hosts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     pub session: String,
     pub session_id: String,
     /// Position in its session (`SESSION:INDEX` names it).
@@ -81,6 +84,7 @@ impl From<&PaneInfo> for PaneView {
     fn from(info: &PaneInfo) -> Self {
         Self {
             id: info.id.to_string(),
+            host: None,
             session: info.session_name.clone(),
             session_id: info.session_id.to_string(),
             index: info.index,

@@ -3,9 +3,9 @@
 
 use fugue_client::{Client, ClientError, ConnectOptions, SharedClient};
 use fugue_protocol::ErrorCode;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Debug)]
 pub struct BridgeConfig {
@@ -26,6 +26,26 @@ pub struct BridgeConfig {
 pub struct Bridge {
     pub config: Arc<BridgeConfig>,
     client: SharedClient,
+    /// Connections to the daemons of other hosts (hosts.toml names), made on
+    /// first use and shared by every call after.
+    hosts: Arc<Mutex<HashMap<String, SharedClient>>>,
+}
+
+/// A terminal id as the agent sees it: `HOST/ID` for a terminal on another
+/// host, plain `ID` for one on the bridge's own daemon.
+pub fn split_terminal(id: &str) -> (Option<&str>, &str) {
+    match id.split_once('/') {
+        Some((host, local)) if !host.is_empty() => (Some(host), local),
+        _ => (None, id),
+    }
+}
+
+/// The id an agent uses for terminal `id` on `host`.
+pub fn qualify(host: Option<&str>, id: &str) -> String {
+    match host {
+        Some(host) => format!("{host}/{id}"),
+        None => id.to_string(),
+    }
 }
 
 /// A tool failure: the message the agent reads.
@@ -39,6 +59,7 @@ impl Bridge {
         Self {
             config: Arc::new(config),
             client: SharedClient::new(options),
+            hosts: Arc::default(),
         }
     }
 
@@ -47,15 +68,50 @@ impl Bridge {
         self.client.get().await.map_err(|e| format!("cannot reach fugued: {e}"))
     }
 
+    /// A live connection to `host`'s daemon (a hosts.toml name or an ssh
+    /// destination), or to the bridge's own when `None`.
+    pub async fn client_on(&self, host: Option<&str>) -> Result<Client, ToolError> {
+        let Some(host) = host else {
+            return self.client().await;
+        };
+        let shared = {
+            let mut hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+            match hosts.get(host) {
+                Some(shared) => shared.clone(),
+                None => {
+                    let remote = fugue_client::remote::resolve(host)?;
+                    let options = ConnectOptions::default().client_name("fugue-mcp").host(remote);
+                    let shared = SharedClient::new(options);
+                    hosts.insert(host.to_string(), shared.clone());
+                    shared
+                }
+            }
+        };
+        shared
+            .get()
+            .await
+            .map_err(|e| format!("cannot reach fugued on {host}: {e}"))
+    }
+
+    /// Whether `host` (or the bridge's own daemon) runs on another machine.
+    pub fn remote(&self, host: Option<&str>) -> bool {
+        host.is_some() || self.config.host.is_some()
+    }
+
     /// The session a call works in: the given one, or the default (created on
     /// first use in the bridge's working directory).
-    pub async fn session(&self, client: &Client, session: Option<&str>) -> Result<String, ToolError> {
+    pub async fn session(
+        &self,
+        client: &Client,
+        session: Option<&str>,
+        host: Option<&str>,
+    ) -> Result<String, ToolError> {
         if let Some(name) = session.filter(|s| !s.is_empty()) {
             return Ok(name.to_string());
         }
         let name = &self.config.default_session;
         // On another machine the bridge's directory means nothing: the daemon's default.
-        let cwd = self.config.host.is_none().then_some(self.config.cwd.as_path());
+        let cwd = (!self.remote(host)).then_some(self.config.cwd.as_path());
         match client.create_session(name, cwd, vec![]).await {
             Ok(_) => Ok(name.clone()),
             Err(err) if err.code() == Some(ErrorCode::NameTaken) => Ok(name.clone()),
@@ -66,12 +122,17 @@ impl Bridge {
     /// Resolves `path` against `base` (absolute paths stay) and, when the daemon
     /// runs on this machine, checks it exists (a daemon on another machine
     /// checks when it starts something there).
-    pub fn resolve_directory(&self, base: &str, path: Option<&str>) -> Result<Option<String>, ToolError> {
-        match self.config.host {
-            Some(_) => Ok(path
+    pub fn resolve_directory(
+        &self,
+        base: &str,
+        path: Option<&str>,
+        host: Option<&str>,
+    ) -> Result<Option<String>, ToolError> {
+        match self.remote(host) {
+            true => Ok(path
                 .filter(|p| !p.is_empty())
                 .map(|p| PathBuf::from(base).join(p).display().to_string())),
-            None => Self::directory(base, path),
+            false => Self::directory(base, path),
         }
     }
 

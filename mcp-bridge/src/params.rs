@@ -101,6 +101,8 @@ pub struct RenameSessionResult {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct StartParams {
+    /// Host to run on: a hosts.toml name or [user@]host[:port] (over ssh). Default: the bridge's daemon. The terminal id then reads HOST/ID.
+    pub host: Option<String>,
     /// What this terminal is for, shown in lists so people and agents recognise it (e.g. "web dev server port 9100").
     pub purpose: String,
     /// Command to run. With shell=true it is typed into an interactive shell (so shell syntax works and the shell stays after it ends); optional then.
@@ -145,11 +147,22 @@ pub struct ListParams {
     pub session: Option<String>,
     /// List terminals of every session.
     pub all_sessions: Option<bool>,
+    /// Also every host of hosts.toml (all their sessions), ids as HOST/ID.
+    pub all_hosts: Option<bool>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TerminalList {
     pub terminals: Vec<PaneView>,
+    /// Hosts that could not be listed (with all_hosts), and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreachable: Vec<HostError>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HostError {
+    pub host: String,
+    pub error: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -244,6 +257,8 @@ pub struct WaitParams {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExecParams {
+    /// Host to run on: a hosts.toml name or [user@]host[:port] (over ssh). Default: the bridge's daemon.
+    pub host: Option<String>,
     /// Program to run (or a shell command line when args is empty and it contains spaces).
     pub command: String,
     /// Arguments, each one word.

@@ -3,7 +3,7 @@
 //! says what was wrong and what would work; rmcp reports arguments that do not
 //! fit a tool's schema the same way.
 
-use crate::bridge::{describe, Bridge, ToolError};
+use crate::bridge::{describe, qualify, split_terminal, Bridge, ToolError};
 use crate::params::*;
 use fugue_client::views::{self, PaneView, ReadView, StateView, WaitView};
 use fugue_client::Client;
@@ -25,9 +25,9 @@ pub struct FugueTools {
     tool_router: ToolRouter<Self>,
 }
 
-fn terminal_status(info: &PaneInfo, message: String) -> TerminalStatus {
+fn terminal_status(terminal_id: String, info: &PaneInfo, message: String) -> TerminalStatus {
     TerminalStatus {
-        terminal_id: info.id.to_string(),
+        terminal_id,
         state: info.into(),
         message,
     }
@@ -44,6 +44,12 @@ impl FugueTools {
 
     async fn client(&self) -> Result<Client, ToolError> {
         self.bridge.client().await
+    }
+
+    /// The connection a terminal id (`HOST/ID` or `ID`) lives on, and its id there.
+    async fn terminal(&self, terminal_id: &str) -> Result<(Client, String), ToolError> {
+        let (host, id) = split_terminal(terminal_id);
+        Ok((self.bridge.client_on(host).await?, id.to_string()))
     }
 
     // ---- sessions ----
@@ -81,7 +87,7 @@ impl FugueTools {
         let base = self.bridge.config.cwd.display().to_string();
         let cwd = match self.bridge.config.host {
             // The bridge's own directory is on this machine, not the daemon's.
-            Some(_) => self.bridge.resolve_directory("/", p.cwd.as_deref())?,
+            Some(_) => self.bridge.resolve_directory("/", p.cwd.as_deref(), None)?,
             None => Some(Bridge::directory(&base, p.cwd.as_deref())?.unwrap_or(base)),
         };
         let env = p.env.map(EnvInput::into_vars).unwrap_or_default();
@@ -140,15 +146,16 @@ reuse a terminal that already runs the same thing instead of starting a duplicat
 an interactive shell, which stays when the command ends. At most 10 running terminals per session."
     )]
     async fn fugue_start(&self, Parameters(p): Parameters<StartParams>) -> Result<Json<StartResult>, String> {
-        let client = self.client().await?;
-        let session = self.bridge.session(&client, p.session.as_deref()).await?;
+        let host = p.host.as_deref();
+        let client = self.bridge.client_on(host).await?;
+        let session = self.bridge.session(&client, p.session.as_deref(), host).await?;
         let mut spec = SpawnSpec::new(&session);
         spec.command = p.command;
         spec.args = p.args.unwrap_or_default();
         spec.shell = p.shell.unwrap_or(true);
         spec.title = p.title;
         spec.purpose = Some(p.purpose);
-        spec.cwd = self.cwd_in_session(&client, &session, p.cwd.as_deref()).await?;
+        spec.cwd = self.cwd_in_session(&client, &session, p.cwd.as_deref(), host).await?;
         spec.env = p.env.map(EnvInput::into_vars).unwrap_or_default();
         spec.output_byte_limit = p.output_byte_limit;
         spec.restart = p
@@ -172,7 +179,7 @@ an interactive shell, which stays when the command ends. At most 10 running term
             Err(err) => return Err(describe(err)),
         };
         Ok(Json(StartResult {
-            terminal_id: info.id.to_string(),
+            terminal_id: qualify(host, &info.id.to_string()),
             session: info.session_name,
             pid: info.pid,
             title: info.title,
@@ -211,6 +218,7 @@ an interactive shell, which stays when the command ends. At most 10 running term
         client: &Client,
         session: &str,
         cwd: Option<&str>,
+        host: Option<&str>,
     ) -> Result<Option<String>, ToolError> {
         let Some(cwd) = cwd.filter(|c| !c.is_empty()) else {
             return Ok(None);
@@ -226,7 +234,7 @@ an interactive shell, which stays when the command ends. At most 10 running term
                     .unwrap_or_else(|| self.bridge.config.cwd.display().to_string())
             }
         };
-        self.bridge.resolve_directory(&base, Some(cwd))
+        self.bridge.resolve_directory(&base, Some(cwd), host)
     }
 
     #[tool(
@@ -234,17 +242,59 @@ an interactive shell, which stays when the command ends. At most 10 running term
         annotations(read_only_hint = true)
     )]
     async fn fugue_list(&self, Parameters(p): Parameters<ListParams>) -> Result<Json<TerminalList>, String> {
+        if p.all_hosts.unwrap_or(false) {
+            return self.list_all_hosts(p).await;
+        }
         let client = self.client().await?;
-        let panes = match p.all_sessions.unwrap_or(false) {
-            true => client.list_panes(None).await.map_err(describe)?,
-            false => {
-                let session = self.bridge.session(&client, p.session.as_deref()).await?;
-                client.list_panes(Some(&session)).await.map_err(describe)?
-            }
-        };
+        let panes = self.list_on(&client, &p, None).await?;
         Ok(Json(TerminalList {
             terminals: panes.iter().map(PaneView::from).collect(),
+            unreachable: Vec::new(),
         }))
+    }
+
+    async fn list_on(&self, client: &Client, p: &ListParams, host: Option<&str>) -> Result<Vec<PaneInfo>, ToolError> {
+        match p.all_sessions.unwrap_or(false) || host.is_some() {
+            true => client.list_panes(None).await.map_err(describe),
+            false => {
+                let session = self.bridge.session(client, p.session.as_deref(), host).await?;
+                client.list_panes(Some(&session)).await.map_err(describe)
+            }
+        }
+    }
+
+    /// The bridge's own terminals and every hosts.toml host's (all sessions),
+    /// ids as `HOST/ID`; a host that cannot be reached is listed as such.
+    async fn list_all_hosts(&self, p: ListParams) -> Result<Json<TerminalList>, String> {
+        let hosts = fugue_client::remote::all_hosts()?;
+        let mut names: Vec<Option<String>> = vec![None];
+        names.extend(hosts.into_iter().map(|h| Some(h.name)));
+        let p = &p;
+        let listed = futures::future::join_all(names.iter().map(|host| async move {
+            let host = host.as_deref();
+            let client = self.bridge.client_on(host).await?;
+            self.list_on(&client, p, host).await
+        }))
+        .await;
+        let mut list = TerminalList {
+            terminals: Vec::new(),
+            unreachable: Vec::new(),
+        };
+        for (host, panes) in names.iter().zip(listed) {
+            match panes {
+                Ok(panes) => list.terminals.extend(panes.iter().map(|pane| {
+                    let mut view = PaneView::from(pane);
+                    view.id = qualify(host.as_deref(), &view.id);
+                    view.host = host.clone();
+                    view
+                })),
+                Err(error) => list.unreachable.push(HostError {
+                    host: host.clone().unwrap_or_else(|| "local".into()),
+                    error,
+                }),
+            }
+        }
+        Ok(Json(list))
     }
 
     #[tool(
@@ -253,7 +303,7 @@ next_offset of your previous read) to get only what is new; readers never distur
         annotations(read_only_hint = true)
     )]
     async fn fugue_read(&self, Parameters(p): Parameters<ReadParams>) -> Result<Json<ReadView>, String> {
-        let client = self.client().await?;
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
         let mode = match p.raw.unwrap_or(false) {
             true => ReadMode::Raw {
                 since: p.since_offset,
@@ -265,7 +315,7 @@ next_offset of your previous read) to get only what is new; readers never distur
             },
         };
         let raw = matches!(mode, ReadMode::Raw { .. });
-        let chunk = client.read_output(&p.terminal_id, mode).await.map_err(describe)?;
+        let chunk = client.read_output(&terminal, mode).await.map_err(describe)?;
         let mut text = match raw {
             // Raw output keeps its escape sequences, but as visible text (`\x1b[31m`):
             // no control byte reaches the agent's context.
@@ -294,23 +344,17 @@ next_offset of your previous read) to get only what is new; readers never distur
 bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop it."
     )]
     async fn fugue_write(&self, Parameters(p): Parameters<WriteParams>) -> Result<Json<Done>, String> {
-        let client = self.client().await?;
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
         let submit = p.submit.unwrap_or(false);
         match submit {
-            true => client
-                .paste(&p.terminal_id, p.input.as_bytes())
-                .await
-                .map_err(describe)?,
+            true => client.paste(&terminal, p.input.as_bytes()).await.map_err(describe)?,
             false => client
-                .write_input(&p.terminal_id, p.input.as_bytes())
+                .write_input(&terminal, p.input.as_bytes())
                 .await
                 .map_err(describe)?,
         }
         if submit {
-            client
-                .send_keys(&p.terminal_id, &["Enter".into()])
-                .await
-                .map_err(describe)?;
+            client.send_keys(&terminal, &["Enter".into()]).await.map_err(describe)?;
         }
         Ok(Json(Done {
             success: true,
@@ -326,8 +370,8 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
         description = "Send keys to a terminal: Enter, Escape, Tab, Backspace, arrows, Home, End, PageUp, PageDown, F1-F12, C-a..C-z (Ctrl), M-x (Alt), S-Enter (Shift). Encoded as the program asked: S-Enter reaches an agent TUI using the kitty keyboard protocol as Shift+Enter (a newline in Claude Code), a legacy program as Enter."
     )]
     async fn fugue_send_keys(&self, Parameters(p): Parameters<KeysParams>) -> Result<Json<Done>, String> {
-        let client = self.client().await?;
-        client.send_keys(&p.terminal_id, &p.keys).await.map_err(describe)?;
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        client.send_keys(&terminal, &p.keys).await.map_err(describe)?;
         Ok(Json(Done {
             success: true,
             message: format!("sent {}", p.keys.join(" ")),
@@ -336,8 +380,8 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
 
     #[tool(description = "Interrupt (Ctrl-C, SIGINT) the terminal's running program; the terminal and its shell stay.")]
     async fn fugue_interrupt(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<Done>, String> {
-        let client = self.client().await?;
-        client.interrupt(&p.terminal_id).await.map_err(describe)?;
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        client.interrupt(&terminal).await.map_err(describe)?;
         Ok(Json(Done {
             success: true,
             message: "SIGINT sent to the foreground process".into(),
@@ -349,14 +393,11 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
         annotations(destructive_hint = true)
     )]
     async fn fugue_kill(&self, Parameters(p): Parameters<KillParams>) -> Result<Json<TerminalStatus>, String> {
-        let client = self.client().await?;
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
         let signal = p.signal.unwrap_or_else(|| "TERM".into());
-        client
-            .kill_pane(&p.terminal_id, Some(&signal))
-            .await
-            .map_err(describe)?;
+        client.kill_pane(&terminal, Some(&signal)).await.map_err(describe)?;
         let (info, _) = client
-            .wait_for_exit(&p.terminal_id, Some(Duration::from_secs(5)))
+            .wait_for_exit(&terminal, Some(Duration::from_secs(5)))
             .await
             .map_err(describe)?;
         let message = match info.exit {
@@ -366,7 +407,7 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
                 signal.trim_start_matches("SIG")
             ),
         };
-        Ok(Json(terminal_status(&info, message)))
+        Ok(Json(terminal_status(p.terminal_id, &info, message)))
     }
 
     #[tool(
@@ -374,8 +415,8 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
         annotations(destructive_hint = true)
     )]
     async fn fugue_release(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<Done>, String> {
-        let client = self.client().await?;
-        client.release_pane(&p.terminal_id).await.map_err(describe)?;
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        client.release_pane(&terminal).await.map_err(describe)?;
         Ok(Json(Done {
             success: true,
             message: "terminal released".into(),
@@ -390,14 +431,14 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
         &self,
         Parameters(p): Parameters<CaptureParams>,
     ) -> Result<Json<views::CaptureView>, String> {
-        let client = self.client().await?;
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
         let what = if p.scrollback.unwrap_or(false) {
             CaptureWhat::All
         } else {
             CaptureWhat::Screen
         };
         let c = client
-            .capture(&p.terminal_id, what, (None, None), p.ansi.unwrap_or(false), false)
+            .capture(&terminal, what, (None, None), p.ansi.unwrap_or(false), false)
             .await
             .map_err(describe)?;
         Ok(Json(c.into()))
@@ -431,7 +472,7 @@ waiting: no need to poll or sleep. Sends progress notifications while waiting; s
             agent_state,
         };
         let timeout = Duration::from_millis(p.timeout_ms.unwrap_or(30_000));
-        let client = self.client().await?;
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
         let progress = meta.get_progress_token().map(|token| {
             let started = Instant::now();
             tokio::spawn(async move {
@@ -450,7 +491,7 @@ waiting: no need to poll or sleep. Sends progress notifications while waiting; s
             })
         });
         let outcome = tokio::select! {
-            outcome = client.wait_for(&p.terminal_id, until, timeout) => outcome.map_err(describe),
+            outcome = client.wait_for(&terminal, until, timeout) => outcome.map_err(describe),
             // Dropping the request future cancels it in the daemon too.
             _ = cancel.cancelled() => Err("the wait was cancelled".to_string()),
         };
@@ -466,8 +507,9 @@ waiting: no need to poll or sleep. Sends progress notifications while waiting; s
 timeout_ms; otherwise return its terminal_id to keep following it with fugue_read / fugue_wait."
     )]
     async fn fugue_exec(&self, Parameters(p): Parameters<ExecParams>) -> Result<Json<ExecResult>, String> {
-        let client = self.client().await?;
-        let session = self.bridge.session(&client, p.session.as_deref()).await?;
+        let host = p.host.as_deref();
+        let client = self.bridge.client_on(host).await?;
+        let session = self.bridge.session(&client, p.session.as_deref(), host).await?;
         let mut spec = SpawnSpec::new(&session);
         let args = p.args.unwrap_or_default();
         if args.is_empty() && p.command.trim().contains(char::is_whitespace) {
@@ -483,7 +525,7 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
             "exec: {}",
             fugue_client::protocol::limits::truncate_for_display(&p.command, 200)
         ));
-        spec.cwd = self.cwd_in_session(&client, &session, p.cwd.as_deref()).await?;
+        spec.cwd = self.cwd_in_session(&client, &session, p.cwd.as_deref(), host).await?;
         spec.env = p.env.map(EnvInput::into_vars).unwrap_or_default();
         // Checked before anything starts, so a refused timeout leaves no pane behind.
         let timeout_ms = p.timeout_ms.unwrap_or(10_000);
@@ -504,7 +546,7 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
             .map_err(describe)?;
         let state = StateView::from(&info);
         Ok(Json(ExecResult {
-            terminal_id: id,
+            terminal_id: qualify(host, &id),
             finished,
             exit_code: state.exit_code,
             signal: state.signal,
@@ -553,8 +595,8 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
         &self,
         Parameters(p): Parameters<TerminalParams>,
     ) -> Result<Json<AgentStatusView>, String> {
-        let client = self.client().await?;
-        let status = client.agent_status(&p.terminal_id).await.map_err(describe)?;
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        let status = client.agent_status(&terminal).await.map_err(describe)?;
         Ok(Json(AgentStatusView {
             terminal_id: p.terminal_id,
             agent: status.agent.map(|a| a.as_str().into()),
@@ -578,12 +620,13 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
         self.answer_permission(&p.terminal_id, "Escape").await
     }
 
-    async fn answer_permission(&self, terminal: &str, key: &str) -> Result<Json<AgentStatusView>, String> {
-        let client = self.client().await?;
+    async fn answer_permission(&self, terminal_id: &str, key: &str) -> Result<Json<AgentStatusView>, String> {
+        let (client, terminal) = self.terminal(terminal_id).await?;
+        let terminal = terminal.as_str();
         let before = client.agent_status(terminal).await.map_err(describe)?;
         if before.state != AgentState::WaitingForPermission {
             return Err(format!(
-                "the agent in {terminal} is not waiting for permission (it is {}); nothing to answer",
+                "the agent in {terminal_id} is not waiting for permission (it is {}); nothing to answer",
                 before.state.as_str()
             ));
         }
@@ -599,7 +642,7 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
             .map_err(describe)?;
         let after = client.agent_status(terminal).await.map_err(describe)?;
         Ok(Json(AgentStatusView {
-            terminal_id: terminal.to_string(),
+            terminal_id: terminal_id.to_string(),
             agent: after.agent.map(|a| a.as_str().into()),
             state: after.state.as_str().into(),
             since: after.since_ms,
@@ -611,24 +654,18 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
         description = "Give an agent CLI a prompt: the text is pasted, then Enter is sent separately. Reports whether the agent went busy."
     )]
     async fn fugue_send_prompt(&self, Parameters(p): Parameters<PromptParams>) -> Result<Json<PromptResult>, String> {
-        let client = self.client().await?;
-        client
-            .paste(&p.terminal_id, p.text.as_bytes())
-            .await
-            .map_err(describe)?;
-        client
-            .send_keys(&p.terminal_id, &["Enter".into()])
-            .await
-            .map_err(describe)?;
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        client.paste(&terminal, p.text.as_bytes()).await.map_err(describe)?;
+        client.send_keys(&terminal, &["Enter".into()]).await.map_err(describe)?;
         let until = WaitUntil {
             agent_state: Some(AgentState::Busy),
             ..WaitUntil::default()
         };
         let outcome = client
-            .wait_for(&p.terminal_id, until, Duration::from_secs(5))
+            .wait_for(&terminal, until, Duration::from_secs(5))
             .await
             .map_err(describe)?;
-        let state = client.agent_status(&p.terminal_id).await.map_err(describe)?.state;
+        let state = client.agent_status(&terminal).await.map_err(describe)?.state;
         Ok(Json(PromptResult {
             terminal_id: p.terminal_id,
             went_busy: outcome.condition == WaitCondition::AgentState,

@@ -215,3 +215,71 @@ async fn the_mcp_bridge_runs_terminals_on_a_host() {
     assert!(listed.to_string().contains(&id), "{listed}");
     mcp.cancel().await.unwrap();
 }
+
+/// One bridge, several machines: terminals on a host are `HOST/ID`, started
+/// with `host`, read and waited on like local ones, and `fugue_list(all_hosts)`
+/// shows every host's (an unreachable one under `unreachable`).
+#[tokio::test]
+async fn the_mcp_bridge_addresses_terminals_on_every_host() {
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::ServiceExt;
+    let setup = Setup::new();
+    let here = Daemon::start();
+    let mut command = tokio::process::Command::new(bin("fugue-mcp"));
+    command
+        .arg("--socket")
+        .arg(&here.socket)
+        .env("XDG_CONFIG_HOME", &setup.config)
+        .env("FUGUE_SSH", setup.sshd.fugue_ssh())
+        .env("HOME", here.dir.path())
+        .env_remove("FUGUE_SESSION")
+        .env_remove("FUGUE_HOST")
+        .current_dir(here.dir.path());
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn fugue-mcp");
+    let mcp = ().serve(transport).await.expect("MCP startup");
+    let call = |tool: &str, arguments: serde_json::Value| {
+        let params = CallToolRequestParams::new(tool.to_string())
+            .with_arguments(arguments.as_object().cloned().unwrap_or_default());
+        let mcp = &mcp;
+        async move {
+            let result = mcp.call_tool(params).await.expect("tool result");
+            assert_ne!(result.is_error, Some(true), "{result:?}");
+            result.structured_content.expect("structuredContent")
+        }
+    };
+    let far = call(
+        "fugue_start",
+        serde_json::json!({"purpose": "on box", "command": "echo on-box-$((3*3))", "host": "box"}),
+    )
+    .await;
+    let far_id = far["terminal_id"].as_str().unwrap().to_string();
+    let uuid = far_id.strip_prefix("box/").expect("a HOST/ID terminal id").to_string();
+    call(
+        "fugue_wait",
+        serde_json::json!({"terminal_id": far_id, "pattern": "on-box-9", "timeout_ms": 10000}),
+    )
+    .await;
+    let read = call("fugue_read", serde_json::json!({"terminal_id": far_id})).await;
+    assert!(read["text"].as_str().unwrap().contains("on-box-9"));
+    assert!(setup.daemon.cli(&["read", &uuid]).ok().contains("on-box-9"));
+
+    let near = call(
+        "fugue_start",
+        serde_json::json!({"purpose": "here", "command": "sleep 30"}),
+    )
+    .await;
+    let near_id = near["terminal_id"].as_str().unwrap().to_string();
+    assert!(!near_id.contains('/'), "{near_id}");
+    assert!(here.cli(&["status", &near_id]).ok().contains("running"));
+
+    let listed = call("fugue_list", serde_json::json!({"all_hosts": true})).await;
+    let terminals = listed["terminals"].as_array().unwrap();
+    let find = |id: &str| terminals.iter().find(|t| t["id"] == id).cloned();
+    assert_eq!(find(&far_id).map(|t| t["host"].clone()), Some("box".into()), "{listed}");
+    assert!(find(&near_id).is_some_and(|t| t.get("host").is_none()), "{listed}");
+    assert_eq!(listed["unreachable"][0]["host"], "gone", "{listed}");
+    mcp.cancel().await.unwrap();
+}

@@ -198,7 +198,16 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
                 let mut detach = false;
                 for action in keys.feed(&input) {
                     match action {
-                        Action::Send(bytes) if !options.read_only => client.write_input(&id, &bytes).await?,
+                        Action::Send(bytes) if !options.read_only => match client.write_input(&id, &bytes).await {
+                            Ok(()) => {}
+                            // The connection dropped under the keystroke: reconnect
+                            // below (what was typed meanwhile is lost, as with ssh).
+                            Err(ClientError::Closed(_)) => {
+                                lost = true;
+                                break;
+                            }
+                            Err(err) => return Err(err),
+                        },
                         Action::Send(_) => {}
                         Action::Detach => detach = true,
                         Action::Next => switch_to = Some(Step::Next),

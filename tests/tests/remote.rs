@@ -123,7 +123,8 @@ fn all_hosts_lists_every_machine_and_reports_the_one_that_cannot_be_reached() {
 }
 
 /// `fugue --host box attach`, typed into as a person would (inside tmux):
-/// the redraw, typing, output and detaching all go through ssh.
+/// the redraw, typing, output and detaching all go through ssh, and a dropped
+/// ssh connection is reconnected with a redraw.
 #[test]
 fn attach_works_over_ssh() {
     let setup = Setup::new();
@@ -152,6 +153,30 @@ fn attach_works_over_ssh() {
             .contains("typed-42")
             .then_some(())
     });
+    // The ssh connection drops (killed here): attach reconnects through a new
+    // one and redraws, and typing goes on.
+    let ssh = format!("ssh -F {}", setup.sshd.client_config.display());
+    let ssh_pids = || {
+        let out = std::process::Command::new("pgrep").args(["-f", &ssh]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    let before = ssh_pids();
+    assert!(!before.is_empty(), "no ssh process behind the attachment");
+    let killed = std::process::Command::new("pkill")
+        .args(["-KILL", "-f", &ssh])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    // A new ssh means the client noticed and is reconnecting; what is typed
+    // from then on waits for the new connection.
+    wait_until("attach to reconnect through a new ssh", DEADLINE, || {
+        ssh_pids().iter().any(|pid| !before.contains(pid)).then_some(())
+    });
+    tmux.type_line("main", "echo again-$((5+5))");
+    tmux.wait_for("main", "again-10");
     tmux.send_keys("main", &["C-\\"]);
     tmux.wait_for("main", "[detached from pane");
     assert_eq!(

@@ -29,6 +29,8 @@ pub struct Remote {
     pub fugue_path: String,
     /// The remote daemon's socket; `None`: its default.
     pub socket: Option<String>,
+    /// A shell command line that replaces `ssh` (`$FUGUE_SSH` when resolved).
+    pub ssh_command: Option<String>,
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -99,6 +101,7 @@ pub fn resolve(name: &str) -> Result<Remote, String> {
                 port,
                 fugue_path: "fugue".into(),
                 socket: None,
+                ssh_command: fugue_ssh(),
             })
         }
     }
@@ -112,7 +115,13 @@ fn remote_from(name: &str, entry: &HostEntry) -> Result<Remote, String> {
         port,
         fugue_path: entry.fugue_path.clone().unwrap_or_else(|| "fugue".into()),
         socket: entry.socket.clone(),
+        ssh_command: fugue_ssh(),
     })
+}
+
+/// `$FUGUE_SSH`, if set.
+fn fugue_ssh() -> Option<String> {
+    std::env::var("FUGUE_SSH").ok().filter(|s| !s.trim().is_empty())
 }
 
 /// `[user@]host[:port]`; an IPv6 address goes in brackets (`[::1]:2222`).
@@ -172,7 +181,7 @@ fn shell_quote(text: &str) -> String {
 
 impl Remote {
     /// The command that connects to the remote daemon: `ssh [-p PORT] -T
-    /// DESTINATION fugue [--socket S] proxy`, through `$FUGUE_SSH` if set.
+    /// DESTINATION fugue [--socket S] proxy`, through `ssh_command` if set.
     pub fn proxy_command(&self) -> tokio::process::Command {
         let mut remote = vec![shell_quote(&self.fugue_path)];
         if let Some(socket) = &self.socket {
@@ -186,7 +195,7 @@ impl Remote {
         }
         // `--` keeps a destination from being read as an option.
         args.extend(["--".into(), self.destination.clone(), remote.join(" ")]);
-        let mut command = match std::env::var("FUGUE_SSH").ok().filter(|s| !s.trim().is_empty()) {
+        let mut command = match &self.ssh_command {
             // Like GIT_SSH_COMMAND: a shell command line, the arguments after it.
             Some(ssh) => {
                 let mut command = tokio::process::Command::new("sh");
@@ -270,6 +279,7 @@ mod tests {
             port: Some(2222),
             fugue_path: "/opt/my fugue/fugue".into(),
             socket: Some("/tmp/it's.sock".into()),
+            ssh_command: None,
         };
         let command = remote.proxy_command();
         let args: Vec<String> = command

@@ -86,10 +86,23 @@ impl Sshd {
     pub fn fugue_ssh(&self) -> String {
         format!("ssh -F {}", self.client_config.display())
     }
+
+    /// [`Sshd::fugue_ssh`] through a shared master connection (ControlMaster),
+    /// as people set it up to make connections after the first cheap.
+    pub fn fugue_ssh_multiplexed(&self) -> String {
+        format!(
+            "{} -o ControlMaster=auto -o ControlPath={}/cm-%C -o ControlPersist=60",
+            self.fugue_ssh(),
+            self.dir.path().display()
+        )
+    }
 }
 
 impl Drop for Sshd {
     fn drop(&mut self) {
+        // A master connection outlives its clients (ControlPersist): end it.
+        // (Its process title names its control path, in this directory.)
+        let _ = Command::new("pkill").arg("-f").arg(self.dir.path()).status();
         send_signal(self.child.id(), libc::SIGTERM);
         let _ = self.child.wait();
     }

@@ -36,7 +36,10 @@ fuzz_target!(|data: &[u8]| {
     // What attach passes on is the output with some sequences taken out: every
     // byte it sends was in the output, in the same order.
     let mut rest = data.iter().filter(|b| **b != 0xff);
-    assert!(filtered.iter().all(|b| rest.any(|r| r == b)), "the filter made up bytes");
+    assert!(
+        filtered.iter().all(|b| rest.any(|r| r == b)),
+        "the filter made up bytes"
+    );
     let _ = output.read(ReadMode::Text {
         lines: 1000,
         since: Some(3),

@@ -1046,6 +1046,12 @@ mod tests {
         // A program pushing forever is bounded, and does not bring the emulator down.
         s.feed(&b"\x1b[>3u".repeat(10_000));
         assert_eq!(s.kitty_keyboard_flags(), 3);
+        // The title stack, bounded the same way, keeps working on its own (with
+        // no keyboard modes pushed: a fix applied to the wrong stack panicked here).
+        let mut s = screen(20, 4);
+        s.feed(&b"\x1b[22t".repeat(5_000));
+        s.feed(b"\x1b]0;pushed\x07\x1b[22t\x1b]0;other\x07\x1b[23t");
+        assert_eq!(s.title(), "pushed");
     }
 
     #[test]

@@ -2450,9 +2450,7 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Pushing '{:?}' onto title stack", self.title);
 
         if self.title_stack.len() >= TITLE_STACK_MAX_DEPTH {
-            // fugue patch: upstream removed from the title stack here, which
-            // panics when that stack is empty and lets this one grow unbounded.
-            let removed = self.keyboard_mode_stack.remove(0);
+            let removed = self.title_stack.remove(0);
             trace!(
                 "Removing '{removed:?}' from bottom of title stack that exceeds its maximum depth"
             );

@@ -313,6 +313,22 @@ pub struct AgentStatusView {
     pub since: u64,
     /// The screen lines that decided the state.
     pub evidence: Vec<String>,
+    /// While it waits for permission: this prompt's id, which fugue_approve and
+    /// fugue_deny take, so an answer can only go to the prompt that was looked at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
+    /// Set when this prompt had already been answered: nothing was sent again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub already_answered: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AnswerParams {
+    /// Terminal id of the agent.
+    pub terminal_id: String,
+    /// The prompt_id fugue_agent_status gave for the prompt to answer. The answer is
+    /// sent only while that same prompt is on screen.
+    pub prompt_id: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -326,9 +342,12 @@ pub struct PromptParams {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PromptResult {
     pub terminal_id: String,
-    /// Whether the agent started working within 5 seconds.
+    /// Whether the agent started a turn within 5 seconds (its busy marker or a
+    /// permission prompt appeared; redrawing the input box does not count).
     pub went_busy: bool,
     pub state: String,
+    /// What happened, in a sentence (also when the turn did not start).
+    pub message: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

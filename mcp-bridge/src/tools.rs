@@ -3,13 +3,12 @@
 //! says what was wrong and what would work; rmcp reports arguments that do not
 //! fit a tool's schema the same way.
 
-use crate::bridge::{describe, qualify, split_terminal, Bridge, ToolError};
+use crate::bridge::{describe, prompt_id, qualify, split_terminal, Bridge, ToolError};
 use crate::params::*;
 use fugue_client::views::{self, PaneView, ReadView, StateView, WaitView};
 use fugue_client::Client;
 use fugue_protocol::{
-    AgentState, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, ReadMode, SpawnSpec, WaitCondition,
-    WaitUntil,
+    AgentState, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, ReadMode, SpawnSpec, WaitUntil,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
@@ -596,42 +595,90 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
         Parameters(p): Parameters<TerminalParams>,
     ) -> Result<Json<AgentStatusView>, String> {
         let (client, terminal) = self.terminal(&p.terminal_id).await?;
-        let status = client.agent_status(&terminal).await.map_err(describe)?;
+        let (status, prompt) = agent_prompt(&client, &terminal).await?;
         Ok(Json(AgentStatusView {
             terminal_id: p.terminal_id,
             agent: status.agent.map(|a| a.as_str().into()),
             state: status.state.as_str().into(),
             since: status.since_ms,
             evidence: status.evidence,
+            prompt_id: prompt,
+            already_answered: None,
         }))
     }
 
     #[tool(
-        description = "Approve the permission request an agent CLI is waiting on (presses Enter). Only while it waits for permission; returns its state after."
+        description = "Approve the permission request an agent CLI is waiting on (presses Enter), given the prompt_id \
+fugue_agent_status returned for it: nothing is sent unless that same prompt is still on screen, and answering it again \
+sends nothing. Returns the agent's state after."
     )]
-    async fn fugue_approve(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<AgentStatusView>, String> {
-        self.answer_permission(&p.terminal_id, "Enter").await
+    async fn fugue_approve(&self, Parameters(p): Parameters<AnswerParams>) -> Result<Json<AgentStatusView>, String> {
+        self.answer_permission(&p.terminal_id, &p.prompt_id, "approved", "Enter")
+            .await
     }
 
     #[tool(
-        description = "Deny the permission request an agent CLI is waiting on (presses Escape). Only while it waits for permission; returns its state after."
+        description = "Deny the permission request an agent CLI is waiting on (presses Escape), given the prompt_id \
+fugue_agent_status returned for it: nothing is sent unless that same prompt is still on screen, and answering it again \
+sends nothing. Returns the agent's state after."
     )]
-    async fn fugue_deny(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<AgentStatusView>, String> {
-        self.answer_permission(&p.terminal_id, "Escape").await
+    async fn fugue_deny(&self, Parameters(p): Parameters<AnswerParams>) -> Result<Json<AgentStatusView>, String> {
+        self.answer_permission(&p.terminal_id, &p.prompt_id, "denied", "Escape")
+            .await
     }
 
-    async fn answer_permission(&self, terminal_id: &str, key: &str) -> Result<Json<AgentStatusView>, String> {
+    async fn answer_permission(
+        &self,
+        terminal_id: &str,
+        wanted: &str,
+        answer: &str,
+        key: &str,
+    ) -> Result<Json<AgentStatusView>, String> {
         let (client, terminal) = self.terminal(terminal_id).await?;
         let terminal = terminal.as_str();
-        let before = client.agent_status(terminal).await.map_err(describe)?;
-        if before.state != AgentState::WaitingForPermission {
-            return Err(format!(
-                "the agent in {terminal_id} is not waiting for permission (it is {}); nothing to answer",
-                before.state.as_str()
-            ));
+        let view =
+            |status: fugue_protocol::AgentInfo, prompt: Option<String>, already: Option<String>| AgentStatusView {
+                terminal_id: terminal_id.to_string(),
+                agent: status.agent.map(|a| a.as_str().into()),
+                state: status.state.as_str().into(),
+                since: status.since_ms,
+                evidence: status.evidence,
+                prompt_id: prompt,
+                already_answered: already,
+            };
+        let previously = self
+            .bridge
+            .answered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(wanted);
+        let (before, shown) = agent_prompt(&client, terminal).await?;
+        if let Some(what) = previously {
+            // The same operation again: say so, send nothing.
+            return Ok(Json(view(before, shown, Some(what))));
+        }
+        match shown {
+            Some(shown) if shown == wanted => {}
+            Some(shown) => {
+                return Err(format!(
+                    "the agent in {terminal_id} now shows another prompt (prompt_id {shown}, not {wanted}); \
+nothing was sent: look at it with fugue_agent_status first"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "the agent in {terminal_id} is not waiting for permission (it is {}); nothing was sent",
+                    before.state.as_str()
+                ))
+            }
         }
         client.send_keys(terminal, &[key.to_string()]).await.map_err(describe)?;
-        // Let the agent react: until its state changes, or its screen settles.
+        self.bridge
+            .answered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .record(wanted, answer);
+        // Let the agent react: until its screen settles (or 5 s).
         let until = WaitUntil {
             idle_ms: Some(500),
             ..WaitUntil::default()
@@ -640,14 +687,8 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
             .wait_for(terminal, until, Duration::from_secs(5))
             .await
             .map_err(describe)?;
-        let after = client.agent_status(terminal).await.map_err(describe)?;
-        Ok(Json(AgentStatusView {
-            terminal_id: terminal_id.to_string(),
-            agent: after.agent.map(|a| a.as_str().into()),
-            state: after.state.as_str().into(),
-            since: after.since_ms,
-            evidence: after.evidence,
-        }))
+        let (after, prompt) = agent_prompt(&client, terminal).await?;
+        Ok(Json(view(after, prompt, None)))
     }
 
     #[tool(
@@ -655,21 +696,70 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
     )]
     async fn fugue_send_prompt(&self, Parameters(p): Parameters<PromptParams>) -> Result<Json<PromptResult>, String> {
         let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        let before = client
+            .read_output(
+                &terminal,
+                ReadMode::Raw {
+                    since: None,
+                    max_bytes: Some(0),
+                },
+            )
+            .await
+            .map_err(describe)?
+            .next_offset;
         client.paste(&terminal, p.text.as_bytes()).await.map_err(describe)?;
-        client.send_keys(&terminal, &["Enter".into()]).await.map_err(describe)?;
-        let until = WaitUntil {
-            agent_state: Some(AgentState::Busy),
+        // Enter only once the input box has taken the paste in (its echo, then
+        // quiet): some agent CLIs (Gemini) ignore an Enter that comes right after a
+        // bracketed paste. A program that echoes nothing gets Enter after a second.
+        let echoed = WaitUntil {
+            pattern: Some("[\\s\\S]".into()),
+            since: Some(before),
             ..WaitUntil::default()
         };
-        let outcome = client
-            .wait_for(&terminal, until, Duration::from_secs(5))
-            .await
-            .map_err(describe)?;
-        let state = client.agent_status(&terminal).await.map_err(describe)?.state;
+        let settled = WaitUntil {
+            idle_ms: Some(PASTE_SETTLE_MS),
+            ..WaitUntil::default()
+        };
+        for (until, timeout) in [(echoed, Duration::from_secs(1)), (settled, Duration::from_secs(2))] {
+            client.wait_for(&terminal, until, timeout).await.map_err(describe)?;
+        }
+        client.send_keys(&terminal, &["Enter".into()]).await.map_err(describe)?;
+        // A turn started when the agent shows it works (its busy marker) or asks
+        // for permission; output alone (the input box redrawn) is no proof.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let state = loop {
+            let status = client.agent_status(&terminal).await.map_err(describe)?;
+            let started = match status.state {
+                AgentState::WaitingForPermission => true,
+                AgentState::Busy => !status.evidence.is_empty(),
+                _ => false,
+            };
+            if started || Instant::now() >= deadline {
+                break (started, status.state);
+            }
+            let changed = WaitUntil {
+                idle_ms: Some(100),
+                ..WaitUntil::default()
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            let _ = client
+                .wait_for(&terminal, changed, left.min(Duration::from_millis(300)))
+                .await;
+        };
+        let (went_busy, state) = state;
+        let message = match went_busy {
+            true => format!("prompt submitted; the agent is {}", state.as_str()),
+            false => format!(
+                "the prompt was pasted and Enter sent, but no turn started within 5 s (the agent is {}); \
+it may still sit in the input box: look with fugue_capture",
+                state.as_str()
+            ),
+        };
         Ok(Json(PromptResult {
             terminal_id: p.terminal_id,
-            went_busy: outcome.condition == WaitCondition::AgentState,
+            went_busy,
             state: state.as_str().into(),
+            message,
         }))
     }
 
@@ -741,6 +831,26 @@ to confirm first (MCP elicitation); nothing starts unless they accept."
             agent,
         }))
     }
+}
+
+/// Quiet after a paste before Enter is sent (see fugue_send_prompt).
+const PASTE_SETTLE_MS: u64 = 150;
+
+/// An agent's status and, while it waits for permission, its prompt's id.
+async fn agent_prompt(
+    client: &Client,
+    terminal: &str,
+) -> Result<(fugue_protocol::AgentInfo, Option<String>), ToolError> {
+    let status = client.agent_status(terminal).await.map_err(describe)?;
+    if status.state != AgentState::WaitingForPermission {
+        return Ok((status, None));
+    }
+    let screen = client
+        .capture(terminal, CaptureWhat::Screen, (None, None), false, false)
+        .await
+        .map_err(describe)?;
+    let prompt = prompt_id(terminal, &status, &screen.lines);
+    Ok((status, prompt))
 }
 
 fn uuid_suffix() -> String {

@@ -7,16 +7,17 @@ use std::path::{Path, PathBuf};
 /// same across builds and versions (std's hasher does not), for the daemon's
 /// per-socket state file and fugue-web's per-project session names.
 pub fn path_hash(path: &Path) -> u64 {
-    path.as_os_str()
-        .as_encoded_bytes()
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-        })
+    stable_hash(path.as_os_str().as_encoded_bytes())
 }
 
-/// The socket path: `explicit` (from `--socket`), else `$FUGUE_SOCKET`, else
-/// `$XDG_RUNTIME_DIR/fugue/fugue.sock`, else `/tmp/fugue-$UID/fugue.sock`.
+/// FNV-1a (64-bit): a digest that stays the same across builds, versions and
+/// processes (for names and ids derived from content, not for security).
+pub fn stable_hash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 pub fn socket_path(explicit: Option<&Path>) -> PathBuf {
     if let Some(path) = explicit {
         return path.to_path_buf();

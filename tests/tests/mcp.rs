@@ -445,7 +445,12 @@ async fn error_paths_are_tool_errors_that_say_what_would_work() {
     )
     .await;
     assert!(err.contains("unknown key"), "{err}");
-    let err = fails(&mcp, "fugue_approve", json!({"terminal_id": "mcp:0"})).await;
+    let err = fails(
+        &mcp,
+        "fugue_approve",
+        json!({"terminal_id": "mcp:0", "prompt_id": "0123456789abcdef"}),
+    )
+    .await;
     assert!(err.contains("not waiting for permission (it is"), "{err}");
     let err = fails(&mcp, "fugue_spawn_agent", json!({"prompt": "hi", "agent": "hal"})).await;
     assert!(err.contains("unknown agent 'hal'; agents: claude"), "{err}");
@@ -521,8 +526,29 @@ async fn agents_are_detected_prompted_approved_and_denied() {
             .any(|l| l == "Do you want to proceed?"),
         "{status}"
     );
-    let after = ok(&mcp, "fugue_approve", json!({"terminal_id": id})).await;
+    let prompt = status["prompt_id"]
+        .as_str()
+        .expect("a prompt_id while waiting")
+        .to_string();
+    // An answer meant for another prompt is refused and nothing is sent.
+    let err = fails(
+        &mcp,
+        "fugue_approve",
+        json!({"terminal_id": id, "prompt_id": "0123456789abcdef"}),
+    )
+    .await;
+    assert!(
+        err.contains("now shows another prompt") && err.contains(&prompt),
+        "{err}"
+    );
+    let still = ok(&mcp, "fugue_agent_status", json!({"terminal_id": id})).await;
+    assert_eq!(still["state"], "waiting_for_permission");
+    let after = ok(&mcp, "fugue_approve", json!({"terminal_id": id, "prompt_id": prompt})).await;
     assert_ne!(after["state"], "waiting_for_permission");
+    assert!(after.get("already_answered").is_none(), "{after}");
+    // The same approval again: "already answered", nothing sent.
+    let again = ok(&mcp, "fugue_approve", json!({"terminal_id": id, "prompt_id": prompt})).await;
+    assert_eq!(again["already_answered"], "approved", "{again}");
     wait_state(&mcp, &id, "idle").await;
     let screen = ok(&mcp, "fugue_capture", json!({"terminal_id": id})).await;
     assert!(
@@ -541,7 +567,10 @@ async fn agents_are_detected_prompted_approved_and_denied() {
     )
     .await;
     wait_state(&mcp, &id, "waiting_for_permission").await;
-    ok(&mcp, "fugue_deny", json!({"terminal_id": id})).await;
+    let status = ok(&mcp, "fugue_agent_status", json!({"terminal_id": id})).await;
+    let second = status["prompt_id"].as_str().unwrap().to_string();
+    assert_ne!(second, prompt, "a new prompt has a new id");
+    ok(&mcp, "fugue_deny", json!({"terminal_id": id, "prompt_id": second})).await;
     wait_state(&mcp, &id, "idle").await;
     let screen = ok(&mcp, "fugue_capture", json!({"terminal_id": id})).await;
     assert!(
@@ -552,8 +581,54 @@ async fn agents_are_detected_prompted_approved_and_denied() {
             .any(|l| l.as_str().unwrap().contains("denied: delete it")),
         "{screen}"
     );
-    let err = fails(&mcp, "fugue_deny", json!({"terminal_id": id})).await;
+    let err = fails(
+        &mcp,
+        "fugue_deny",
+        json!({"terminal_id": id, "prompt_id": "0123456789abcdef"}),
+    )
+    .await;
     assert!(err.contains("it is idle"), "{err}");
+}
+
+/// An agent CLI that ignores an Enter right after a bracketed paste (Gemini CLI
+/// 0.61 does; fake-agent copies it here) still gets its prompt submitted: the
+/// bridge waits for the paste to settle before Enter. And when no turn starts,
+/// the result says so instead of claiming the agent went busy.
+#[tokio::test]
+async fn a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored() {
+    let daemon = Daemon::start();
+    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let start = |guard_ms: u32| {
+        json!({"purpose": "agent", "command": bin("fake-agent"), "shell": false,
+               "env": {"FAKE_AGENT_PASTE_GUARD_MS": guard_ms.to_string()}})
+    };
+    let agent = ok(&mcp, "fugue_start", start(50)).await;
+    let id = agent["terminal_id"].as_str().unwrap().to_string();
+    wait_state(&mcp, &id, "idle").await;
+    let prompted = ok(
+        &mcp,
+        "fugue_send_prompt",
+        json!({"terminal_id": id, "text": "build it"}),
+    )
+    .await;
+    assert_eq!(prompted["went_busy"], true, "{prompted}");
+    wait_state(&mcp, &id, "waiting_for_permission").await;
+
+    // An agent that takes no Enter for a minute after a paste: nothing starts.
+    let deaf = ok(&mcp, "fugue_start", start(60_000)).await;
+    let deaf_id = deaf["terminal_id"].as_str().unwrap().to_string();
+    wait_state(&mcp, &deaf_id, "idle").await;
+    let prompted = ok(
+        &mcp,
+        "fugue_send_prompt",
+        json!({"terminal_id": deaf_id, "text": "build it"}),
+    )
+    .await;
+    assert_eq!(prompted["went_busy"], false, "{prompted}");
+    assert!(
+        prompted["message"].as_str().unwrap().contains("no turn started"),
+        "{prompted}"
+    );
 }
 
 #[tokio::test]

@@ -2,9 +2,11 @@
 //! bridge's tests: idle at a `>` prompt; given a prompt it works for a moment
 //! ("esc to interrupt"), then asks "Do you want to proceed?" and reacts to Enter
 //! (approve) or Escape (deny). An argument is taken as the first prompt.
+//! With `FAKE_AGENT_PASTE_GUARD_MS=N` it ignores an Enter that comes within N ms
+//! of the end of a bracketed paste, as Gemini CLI 0.61 does.
 
 use std::io::{Read, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn raw_mode() {
     use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions, SpecialCodeIndex};
@@ -60,6 +62,16 @@ fn main() {
         last = work(&first, &mut input);
     }
     idle(&last);
+    let guard = std::env::var("FAKE_AGENT_PASTE_GUARD_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .map(Duration::from_millis);
+    if guard.is_some() {
+        // Gemini CLI takes pastes bracketed.
+        print!("\x1b[?2004h");
+        let _ = std::io::stdout().flush();
+    }
+    let mut paste_ended: Option<Instant> = None;
     let mut line = String::new();
     let mut buf = [0u8; 4096];
     loop {
@@ -67,11 +79,15 @@ fn main() {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
-        let text = String::from_utf8_lossy(&buf[..n])
-            .replace("\x1b[200~", "")
-            .replace("\x1b[201~", "");
+        let raw = String::from_utf8_lossy(&buf[..n]).into_owned();
+        if raw.contains("\x1b[201~") {
+            paste_ended = Some(Instant::now());
+        }
+        let text = raw.replace("\x1b[200~", "").replace("\x1b[201~", "");
         for c in text.chars() {
+            let too_soon = matches!((guard, paste_ended), (Some(guard), Some(at)) if at.elapsed() < guard);
             match c {
+                '\r' | '\n' if too_soon => {}
                 '\r' | '\n' if !line.trim().is_empty() => {
                     let prompt = std::mem::take(&mut line);
                     last = work(prompt.trim(), &mut input);

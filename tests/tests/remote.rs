@@ -48,6 +48,37 @@ impl Setup {
     }
 }
 
+type Mcp = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// The real `fugue-mcp` with `args`, seeing `setup`'s hosts file and sshd, run
+/// from `home`, and an MCP client connected to it.
+async fn mcp_bridge(setup: &Setup, args: &[&std::ffi::OsStr], home: &std::path::Path) -> Mcp {
+    use rmcp::ServiceExt;
+    let mut command = tokio::process::Command::new(bin("fugue-mcp"));
+    command
+        .args(args)
+        .env("XDG_CONFIG_HOME", &setup.config)
+        .env("FUGUE_SSH", setup.sshd.fugue_ssh())
+        .env("HOME", home)
+        .env_remove("FUGUE_SESSION")
+        .env_remove("FUGUE_HOST")
+        .current_dir(home);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn fugue-mcp");
+    ().serve(transport).await.expect("MCP startup")
+}
+
+/// Calls `tool`, which must succeed; its structured result.
+async fn call(mcp: &Mcp, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+    let params = rmcp::model::CallToolRequestParams::new(tool.to_string())
+        .with_arguments(arguments.as_object().cloned().unwrap_or_default());
+    let result = mcp.call_tool(params).await.expect("tool result");
+    assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
+    result.structured_content.expect("structuredContent")
+}
+
 #[test]
 fn every_command_works_on_a_host_over_ssh() {
     let setup = Setup::new();
@@ -197,46 +228,25 @@ fn proxy_takes_no_host() {
 /// other machine, through the real bridge and a real MCP client.
 #[tokio::test]
 async fn the_mcp_bridge_runs_terminals_on_a_host() {
-    use rmcp::model::CallToolRequestParams;
-    use rmcp::ServiceExt;
     let setup = Setup::new();
-    let mut command = tokio::process::Command::new(bin("fugue-mcp"));
-    command
-        .args(["--host", "box", "--socket", "/nonexistent/s"])
-        .env("XDG_CONFIG_HOME", &setup.config)
-        .env("FUGUE_SSH", setup.sshd.fugue_ssh())
-        .env("HOME", setup.daemon.dir.path())
-        .env_remove("FUGUE_SESSION")
-        .current_dir(setup.daemon.dir.path());
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn fugue-mcp");
-    let mcp = ().serve(transport).await.expect("MCP startup");
-    let call = |tool: &str, arguments: serde_json::Value| {
-        let params = CallToolRequestParams::new(tool.to_string())
-            .with_arguments(arguments.as_object().cloned().unwrap_or_default());
-        let mcp = &mcp;
-        async move {
-            let result = mcp.call_tool(params).await.expect("tool result");
-            assert_ne!(result.is_error, Some(true), "{result:?}");
-            result.structured_content.expect("structuredContent")
-        }
-    };
+    let args = ["--host", "box", "--socket", "/nonexistent/s"].map(std::ffi::OsStr::new);
+    let mcp = mcp_bridge(&setup, &args, setup.daemon.dir.path()).await;
     let started = call(
+        &mcp,
         "fugue_start",
         serde_json::json!({"purpose": "far echo", "command": "echo from-$((2*21))"}),
     )
     .await;
     let id = started["terminal_id"].as_str().unwrap().to_string();
     call(
+        &mcp,
         "fugue_wait",
         serde_json::json!({"terminal_id": id, "pattern": "from-42", "timeout_ms": 10000}),
     )
     .await;
     // The terminal runs in the daemon behind ssh.
     assert!(setup.daemon.cli(&["read", &id]).ok().contains("from-42"));
-    let listed = call("fugue_list", serde_json::json!({})).await;
+    let listed = call(&mcp, "fugue_list", serde_json::json!({})).await;
     assert!(listed.to_string().contains(&id), "{listed}");
     mcp.cancel().await.unwrap();
 }
@@ -246,36 +256,11 @@ async fn the_mcp_bridge_runs_terminals_on_a_host() {
 /// shows every host's (an unreachable one under `unreachable`).
 #[tokio::test]
 async fn the_mcp_bridge_addresses_terminals_on_every_host() {
-    use rmcp::model::CallToolRequestParams;
-    use rmcp::ServiceExt;
     let setup = Setup::new();
     let here = Daemon::start();
-    let mut command = tokio::process::Command::new(bin("fugue-mcp"));
-    command
-        .arg("--socket")
-        .arg(&here.socket)
-        .env("XDG_CONFIG_HOME", &setup.config)
-        .env("FUGUE_SSH", setup.sshd.fugue_ssh())
-        .env("HOME", here.dir.path())
-        .env_remove("FUGUE_SESSION")
-        .env_remove("FUGUE_HOST")
-        .current_dir(here.dir.path());
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn fugue-mcp");
-    let mcp = ().serve(transport).await.expect("MCP startup");
-    let call = |tool: &str, arguments: serde_json::Value| {
-        let params = CallToolRequestParams::new(tool.to_string())
-            .with_arguments(arguments.as_object().cloned().unwrap_or_default());
-        let mcp = &mcp;
-        async move {
-            let result = mcp.call_tool(params).await.expect("tool result");
-            assert_ne!(result.is_error, Some(true), "{result:?}");
-            result.structured_content.expect("structuredContent")
-        }
-    };
+    let mcp = mcp_bridge(&setup, &["--socket".as_ref(), here.socket.as_os_str()], here.dir.path()).await;
     let far = call(
+        &mcp,
         "fugue_start",
         serde_json::json!({"purpose": "on box", "command": "echo on-box-$((3*3))", "host": "box"}),
     )
@@ -283,15 +268,17 @@ async fn the_mcp_bridge_addresses_terminals_on_every_host() {
     let far_id = far["terminal_id"].as_str().unwrap().to_string();
     let uuid = far_id.strip_prefix("box/").expect("a HOST/ID terminal id").to_string();
     call(
+        &mcp,
         "fugue_wait",
         serde_json::json!({"terminal_id": far_id, "pattern": "on-box-9", "timeout_ms": 10000}),
     )
     .await;
-    let read = call("fugue_read", serde_json::json!({"terminal_id": far_id})).await;
+    let read = call(&mcp, "fugue_read", serde_json::json!({"terminal_id": far_id})).await;
     assert!(read["text"].as_str().unwrap().contains("on-box-9"));
     assert!(setup.daemon.cli(&["read", &uuid]).ok().contains("on-box-9"));
 
     let near = call(
+        &mcp,
         "fugue_start",
         serde_json::json!({"purpose": "here", "command": "sleep 30"}),
     )
@@ -300,7 +287,7 @@ async fn the_mcp_bridge_addresses_terminals_on_every_host() {
     assert!(!near_id.contains('/'), "{near_id}");
     assert!(here.cli(&["status", &near_id]).ok().contains("running"));
 
-    let listed = call("fugue_list", serde_json::json!({"all_hosts": true})).await;
+    let listed = call(&mcp, "fugue_list", serde_json::json!({"all_hosts": true})).await;
     let terminals = listed["terminals"].as_array().unwrap();
     let find = |id: &str| terminals.iter().find(|t| t["id"] == id).cloned();
     assert_eq!(find(&far_id).map(|t| t["host"].clone()), Some("box".into()), "{listed}");

@@ -3,8 +3,8 @@
 
 use clap::{Args, Parser, Subcommand};
 use fugue_client::protocol::{
-    CaptureWhat, DaemonInfo, EnvVar, ErrorCode, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode, RestartPolicy,
-    SessionInfo, SizePolicy, SpawnSpec,
+    CaptureWhat, DaemonInfo, EnvVar, ErrorCode, Event, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode,
+    RestartPolicy, SessionInfo, SizePolicy, SpawnSpec,
 };
 use fugue_client::views::{self, now_ms, CaptureView, DaemonView, PaneView, ReadView, SessionView};
 use fugue_client::{Client, ClientError, ConnectOptions};
@@ -89,6 +89,9 @@ enum Command {
     /// Carry the fugue protocol between stdin/stdout and this machine's daemon
     /// (starting it if needed): what `ssh HOST fugue proxy` runs for --host.
     Proxy,
+    /// Print session and pane lifecycle events as they happen (a line each; with
+    /// --json one JSON object per line), until interrupted.
+    Events,
     /// Print a pane's output: the ANSI-stripped text view, or the raw log.
     Read {
         pane: String,
@@ -415,6 +418,49 @@ async fn proxy(cli: &Cli) -> Result<ExitCode, ClientError> {
     std::process::exit(0)
 }
 
+/// `fugue events`: lifecycle events, one per line, flushed as they come.
+async fn events(cli: &Cli) -> Result<ExitCode, ClientError> {
+    let client = connect(cli, true).await?;
+    let mut events = client.subscribe().await?;
+    let mut stdout = std::io::stdout();
+    while let Some(event) = events.recv().await {
+        let Some(value) = fugue_client::views::lifecycle_event(&event) else {
+            continue;
+        };
+        let line = match cli.json {
+            true => value.to_string(),
+            false => event_line(&event, &value),
+        };
+        if writeln!(stdout, "{line}").and_then(|()| stdout.flush()).is_err() {
+            // The reader went away (a closed pipe): done.
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+    Err(ClientError::Closed(String::new()))
+}
+
+/// An event as a line: its type, then what it is about.
+fn event_line(event: &Event, value: &Value) -> String {
+    let kind = value["type"].as_str().unwrap_or("event");
+    let pane = |p: &PaneInfo| format!("{}:{} {} {}", p.session_name, p.index, short(p.id), p.title);
+    let about = match event {
+        Event::SessionCreated(info) => format!("{} {}", info.name, short(info.id)),
+        Event::SessionDestroyed { id, name } => format!("{name} {}", short(*id)),
+        Event::SessionRenamed {
+            id,
+            previous_name,
+            name,
+        } => format!("{previous_name} -> {name} {}", short(*id)),
+        Event::PaneCreated(p) | Event::PaneRestarted(p) | Event::PaneRenamed(p) => pane(p),
+        Event::PaneExited(p) => format!("{} {}", pane(p), p.exit.map(|e| e.to_string()).unwrap_or_default()),
+        Event::PaneRemoved { id, .. } => short(*id),
+        Event::PanesReordered { panes, .. } => panes.iter().map(|p| short(*p)).collect::<Vec<_>>().join(" "),
+        Event::Lagged { missed } => format!("{missed} events missed; list again to catch up"),
+        _ => String::new(),
+    };
+    format!("{kind} {about}").trim_end().to_string()
+}
+
 /// What `--all-hosts` lists.
 enum Listing {
     Sessions,
@@ -513,6 +559,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         }
         Command::Web { args } => return run_web(cli, args),
         Command::Proxy => return proxy(cli).await,
+        Command::Events => return events(cli).await,
         Command::Ls { all_hosts: true } => return list_all_hosts(cli, Listing::Sessions).await,
         Command::Panes {
             session,
@@ -528,6 +575,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         | Command::Man { .. }
         | Command::Web { .. }
         | Command::Proxy
+        | Command::Events
         | Command::Ls { all_hosts: true }
         | Command::Panes { all_hosts: true, .. } => {
             unreachable!("handled above")

@@ -281,3 +281,41 @@ impl From<WaitOutcome> for WaitView {
         }
     }
 }
+
+/// A lifecycle event as JSON (`type` and what changed), as `fugue events --json`
+/// prints it and fugue-web's events socket sends it; `None` for the events of an
+/// attached pane's stream.
+pub fn lifecycle_event(event: &fugue_protocol::Event) -> Option<serde_json::Value> {
+    use fugue_protocol::Event;
+    use serde_json::json;
+    let pane = |kind: &str, info: &fugue_protocol::PaneInfo| json!({"type": kind, "session_id": info.session_id.to_string(), "pane": PaneView::from(info)});
+    Some(match event {
+        Event::SessionCreated(info) => {
+            json!({"type": "session_created", "session_id": info.id.to_string(), "name": info.name})
+        }
+        Event::SessionDestroyed { id, name } => {
+            json!({"type": "session_destroyed", "session_id": id.to_string(), "name": name})
+        }
+        Event::SessionRenamed { id, name, .. } => {
+            json!({"type": "session_renamed", "session_id": id.to_string(), "name": name})
+        }
+        Event::PaneCreated(info) => pane("pane_created", info),
+        Event::PaneExited(info) => pane("pane_exited", info),
+        Event::PaneRestarted(info) => pane("pane_restarted", info),
+        Event::PaneRenamed(info) => pane("pane_renamed", info),
+        Event::PaneRemoved { id, session_id } => {
+            json!({"type": "pane_removed", "session_id": session_id.to_string(), "pane_id": id.to_string()})
+        }
+        Event::PanesReordered { session_id, panes } => json!({
+            "type": "panes_reordered",
+            "session_id": session_id.to_string(),
+            "panes": panes.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        }),
+        Event::Lagged { missed } => json!({"type": "lagged", "missed": missed}),
+        Event::Redraw { .. }
+        | Event::Output { .. }
+        | Event::Title { .. }
+        | Event::Bell { .. }
+        | Event::Exited { .. } => return None,
+    })
+}

@@ -68,3 +68,81 @@ fn wait_timeout_has_its_own_exit_status() {
     let err = daemon.cli(&["frobnicate"]).err();
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// `fugue events` prints lifecycle events as they happen, whoever causes them:
+/// a line each, or one JSON object per line with --json (what fugue-web's events
+/// socket sends), flushed at once so a pipe reader sees each without waiting.
+#[test]
+fn fugue_events_prints_lifecycle_events_as_lines_or_json() {
+    use std::io::BufRead;
+    let daemon = Daemon::start();
+    daemon.cli(&["ls"]).ok();
+    for json in [false, true] {
+        let mut command = std::process::Command::new(fugue_tests::bin("fugue"));
+        command.arg("--socket").arg(&daemon.socket);
+        if json {
+            command.arg("--json");
+        }
+        let mut child = command
+            .arg("events")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        // Subscribed once its first event arrives: create sessions until one does.
+        let session = format!("ev{}", json as u8);
+        let mut seen = Vec::new();
+        let deadline = std::time::Instant::now() + DEADLINE;
+        let mut made = 0;
+        while !seen.iter().any(|l: &String| l.contains(&session)) {
+            assert!(std::time::Instant::now() < deadline, "no event line: {seen:?}");
+            daemon.cli(&["new-session", &format!("{session}-{made}")]).ok();
+            made += 1;
+            if let Ok(line) = lines.recv_timeout(Duration::from_millis(200)) {
+                seen.push(line);
+            }
+        }
+        let pane = daemon
+            .cli(&[
+                "run",
+                "-s",
+                &format!("{session}-0"),
+                "--no-shell",
+                "--",
+                "sh",
+                "-c",
+                "exit 3",
+            ])
+            .ok();
+        let want = |line: &str| match json {
+            false => line.starts_with("pane_exited ") && line.contains("exited with code 3"),
+            true => line.contains("\"type\":\"pane_exited\"") && line.contains(&pane),
+        };
+        while !seen.iter().any(|l| want(l)) {
+            let line = lines
+                .recv_timeout(DEADLINE)
+                .unwrap_or_else(|_| panic!("no pane_exited: {seen:?}"));
+            seen.push(line);
+        }
+        if json {
+            for line in &seen {
+                let value: serde_json::Value = serde_json::from_str(line).expect("one JSON object per line");
+                assert!(value["type"].is_string(), "{line}");
+            }
+        } else {
+            assert!(seen.iter().any(|l| l.starts_with("session_created ")), "{seen:?}");
+            assert!(seen.iter().any(|l| l.starts_with("pane_created ")), "{seen:?}");
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

@@ -13,7 +13,6 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 use fugue_client::protocol::output_filter::OutputFilter;
 use fugue_client::protocol::{Event, PaneSize};
-use fugue_client::views::PaneView;
 use fugue_client::Client;
 use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
@@ -224,7 +223,7 @@ async fn follow_events(socket: WebSocket, client: Client, mut events: mpsc::Rece
         tokio::select! {
             event = events.recv() => {
                 let Some(event) = event else { break };
-                let Some(message) = describe(&event) else { continue };
+                let Some(message) = fugue_client::views::lifecycle_event(&event) else { continue };
                 if to_browser.send(text(message)).await.is_err() {
                     break;
                 }
@@ -238,38 +237,4 @@ async fn follow_events(socket: WebSocket, client: Client, mut events: mpsc::Rece
     }
     drop(client);
     let _ = to_browser.close().await;
-}
-
-/// A lifecycle event as the page reads it; `None` for the pane-stream events.
-fn describe(event: &Event) -> Option<Value> {
-    let pane = |kind: &str, info: &fugue_client::protocol::PaneInfo| json!({"type": kind, "session_id": info.session_id.to_string(), "pane": PaneView::from(info)});
-    Some(match event {
-        Event::SessionCreated(info) => {
-            json!({"type": "session_created", "session_id": info.id.to_string(), "name": info.name})
-        }
-        Event::SessionDestroyed { id, name } => {
-            json!({"type": "session_destroyed", "session_id": id.to_string(), "name": name})
-        }
-        Event::SessionRenamed { id, name, .. } => {
-            json!({"type": "session_renamed", "session_id": id.to_string(), "name": name})
-        }
-        Event::PaneCreated(info) => pane("pane_created", info),
-        Event::PaneExited(info) => pane("pane_exited", info),
-        Event::PaneRestarted(info) => pane("pane_restarted", info),
-        Event::PaneRenamed(info) => pane("pane_renamed", info),
-        Event::PaneRemoved { id, session_id } => {
-            json!({"type": "pane_removed", "session_id": session_id.to_string(), "pane_id": id.to_string()})
-        }
-        Event::PanesReordered { session_id, panes } => json!({
-            "type": "panes_reordered",
-            "session_id": session_id.to_string(),
-            "panes": panes.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-        }),
-        Event::Lagged { missed } => json!({"type": "lagged", "missed": missed}),
-        Event::Redraw { .. }
-        | Event::Output { .. }
-        | Event::Title { .. }
-        | Event::Bell { .. }
-        | Event::Exited { .. } => return None,
-    })
 }

@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = encode_key(&text, mode);
     // What an attached terminal types, re-encoded for a kitty-protocol program.
-    let _ = kitty_from_terminal(data, mode);
+    let _ = kitty_from_terminal(data, || mode);
     targets(&text);
     assert!(!escape_for_display(&text).chars().any(|c| c.is_control()));
     let _ = strip_unsafe(&text);

@@ -213,16 +213,21 @@ fn encode_named(key: Named, mods: Mods, mode: KeyMode) -> Vec<u8> {
 /// reports modified keys in xterm's modifyOtherKeys form (`CSI 27;mods;code~`),
 /// which becomes the kitty form (`CSI code;mods u`), and an Escape keypress as a
 /// lone ESC, which becomes `CSI 27u` (the very ambiguity the protocol removes).
-pub fn kitty_from_terminal(data: &[u8], mode: KeyMode) -> Option<Vec<u8>> {
+///
+/// `mode` is asked for only when `data` holds something to re-encode: most
+/// keystrokes never need the program's mode (which takes the screen's lock).
+pub fn kitty_from_terminal(data: &[u8], mode: impl FnOnce() -> KeyMode) -> Option<Vec<u8>> {
+    const MODIFIED: &[u8] = b"\x1b[27;";
+    let lone_escape = data == b"\x1b";
+    if !lone_escape && !data.windows(MODIFIED.len()).any(|w| w == MODIFIED) {
+        return None;
+    }
+    let mode = mode();
     if !kitty(mode) {
         return None;
     }
-    if data == b"\x1b" {
+    if lone_escape {
         return Some(encode_named(Named::Escape, Mods::default(), mode));
-    }
-    const MODIFIED: &[u8] = b"\x1b[27;";
-    if !data.windows(MODIFIED.len()).any(|w| w == MODIFIED) {
-        return None;
     }
     let mut out = Vec::with_capacity(data.len() + 8);
     let mut at = 0;
@@ -413,7 +418,8 @@ mod tests {
     #[test]
     fn keys_from_a_terminal_are_reencoded_for_the_kitty_protocol() {
         let flag1 = kitty(KITTY_DISAMBIGUATE);
-        let typed = |data: &[u8], mode| kitty_from_terminal(data, mode).map(|b| String::from_utf8(b).unwrap());
+        let typed =
+            |data: &[u8], mode: KeyMode| kitty_from_terminal(data, || mode).map(|b| String::from_utf8(b).unwrap());
         // xterm's modifyOtherKeys form of Shift+Enter, Ctrl+Shift+A and Ctrl+Tab.
         assert_eq!(typed(b"\x1b[27;2;13~", flag1).as_deref(), Some("\x1b[13;2u"));
         assert_eq!(typed(b"x\x1b[27;6;65~y", flag1).as_deref(), Some("x\x1b[97;6uy"));

@@ -34,7 +34,7 @@ pub fn keys(names: &[String], output: &PaneOutput) -> Result<Vec<u8>, String> {
 /// the program uses the kitty keyboard protocol and the terminal does not.
 pub fn from_terminal(data: Vec<u8>, output: &PaneOutput) -> (Vec<u8>, Option<bool>) {
     let (data, focus) = take_focus_reports(data);
-    let data = kitty_from_terminal(&data, output.key_mode()).unwrap_or(data);
+    let data = kitty_from_terminal(&data, || output.key_mode()).unwrap_or(data);
     (data, focus)
 }
 

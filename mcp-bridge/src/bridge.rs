@@ -160,6 +160,18 @@ impl Bridge {
         }
     }
 
+    /// The directory of a new session on the bridge's daemon: `path` against
+    /// the bridge's directory (checked to exist), or that directory itself. On
+    /// another machine the bridge's directory means nothing: `path` against `/`,
+    /// or the daemon's default (`None`).
+    pub fn new_session_dir(&self, path: Option<&str>) -> Result<Option<String>, ToolError> {
+        if self.remote(None) {
+            return self.resolve_directory("/", path, None);
+        }
+        let base = self.config.cwd.display().to_string();
+        Ok(Some(Self::directory(&base, path)?.unwrap_or(base)))
+    }
+
     /// Resolves `path` against `base` (absolute paths stay) and, when the daemon
     /// runs on this machine, checks it exists (a daemon on another machine
     /// checks when it starts something there).

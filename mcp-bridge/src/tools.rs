@@ -83,12 +83,7 @@ impl FugueTools {
         Parameters(p): Parameters<CreateSessionParams>,
     ) -> Result<Json<SessionView>, String> {
         let client = self.client().await?;
-        let base = self.bridge.config.cwd.display().to_string();
-        let cwd = match self.bridge.config.host {
-            // The bridge's own directory is on this machine, not the daemon's.
-            Some(_) => self.bridge.resolve_directory("/", p.cwd.as_deref(), None)?,
-            None => Some(Bridge::directory(&base, p.cwd.as_deref())?.unwrap_or(base)),
-        };
+        let cwd = self.bridge.new_session_dir(p.cwd.as_deref())?;
         let env = p.env.map(EnvInput::into_vars).unwrap_or_default();
         let s = client
             .create_session(&p.name, cwd.as_deref().map(std::path::Path::new), env)
@@ -596,15 +591,7 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
     ) -> Result<Json<AgentStatusView>, String> {
         let (client, terminal) = self.terminal(&p.terminal_id).await?;
         let (status, prompt) = agent_prompt(&client, &terminal).await?;
-        Ok(Json(AgentStatusView {
-            terminal_id: p.terminal_id,
-            agent: status.agent.map(|a| a.as_str().into()),
-            state: status.state.as_str().into(),
-            since: status.since_ms,
-            evidence: status.evidence,
-            prompt_id: prompt,
-            already_answered: None,
-        }))
+        Ok(Json(agent_view(p.terminal_id, status, prompt, None)))
     }
 
     #[tool(
@@ -636,16 +623,6 @@ sends nothing. Returns the agent's state after."
     ) -> Result<Json<AgentStatusView>, String> {
         let (client, terminal) = self.terminal(terminal_id).await?;
         let terminal = terminal.as_str();
-        let view =
-            |status: fugue_protocol::AgentInfo, prompt: Option<String>, already: Option<String>| AgentStatusView {
-                terminal_id: terminal_id.to_string(),
-                agent: status.agent.map(|a| a.as_str().into()),
-                state: status.state.as_str().into(),
-                since: status.since_ms,
-                evidence: status.evidence,
-                prompt_id: prompt,
-                already_answered: already,
-            };
         let previously = self
             .bridge
             .answered
@@ -655,7 +632,7 @@ sends nothing. Returns the agent's state after."
         let (before, shown) = agent_prompt(&client, terminal).await?;
         if let Some(what) = previously {
             // The same operation again: say so, send nothing.
-            return Ok(Json(view(before, shown, Some(what))));
+            return Ok(Json(agent_view(terminal_id.to_string(), before, shown, Some(what))));
         }
         match shown {
             Some(shown) if shown == wanted => {}
@@ -688,7 +665,7 @@ nothing was sent: look at it with fugue_agent_status first"
             .await
             .map_err(describe)?;
         let (after, prompt) = agent_prompt(&client, terminal).await?;
-        Ok(Json(view(after, prompt, None)))
+        Ok(Json(agent_view(terminal_id.to_string(), after, prompt, None)))
     }
 
     #[tool(
@@ -789,10 +766,10 @@ to confirm first (MCP elicitation); nothing starts unless they accept."
         {
             return Err(format!("a session named '{name}' already exists; choose another name"));
         }
-        let base = self.bridge.config.cwd.display().to_string();
-        let dir = Bridge::directory(&base, p.working_dir.as_deref())?.unwrap_or(base);
+        let dir = self.bridge.new_session_dir(p.working_dir.as_deref())?;
+        let place = dir.as_deref().unwrap_or("its daemon's default directory");
 
-        let question = format!("Start {agent} in {dir} with prompt {:?}?", p.prompt);
+        let question = format!("Start {agent} in {place} with prompt {:?}?", p.prompt);
         match peer.elicit::<SpawnConfirmation>(question).await {
             Ok(Some(SpawnConfirmation { confirm: true })) | Err(rmcp::service::ElicitationError::NoContent) => {}
             Ok(_) | Err(rmcp::service::ElicitationError::UserDeclined) | Err(rmcp::service::ElicitationError::UserCancelled) => {
@@ -807,7 +784,7 @@ to confirm first (MCP elicitation); nothing starts unless they accept."
         }
 
         client
-            .create_session(&name, Some(std::path::Path::new(&dir)), vec![])
+            .create_session(&name, dir.as_deref().map(std::path::Path::new), vec![])
             .await
             .map_err(describe)?;
         let mut words = command.split_whitespace().map(String::from);
@@ -835,6 +812,24 @@ to confirm first (MCP elicitation); nothing starts unless they accept."
 
 /// Quiet after a paste before Enter is sent (see fugue_send_prompt).
 const PASTE_SETTLE_MS: u64 = 150;
+
+/// What fugue_agent_status, fugue_approve and fugue_deny return.
+fn agent_view(
+    terminal_id: String,
+    status: fugue_protocol::AgentInfo,
+    prompt_id: Option<String>,
+    already_answered: Option<String>,
+) -> AgentStatusView {
+    AgentStatusView {
+        terminal_id,
+        agent: status.agent.map(|a| a.as_str().into()),
+        state: status.state.as_str().into(),
+        since: status.since_ms,
+        evidence: status.evidence,
+        prompt_id,
+        already_answered,
+    }
+}
 
 /// An agent's status and, while it waits for permission, its prompt's id.
 async fn agent_prompt(

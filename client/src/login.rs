@@ -203,7 +203,7 @@ pub fn activation_commands(manager: Manager, install: bool, plist: &Path) -> Vec
             own(&["systemctl", "--user", "daemon-reload"]),
         ],
         (Manager::Launchd, install) => {
-            let domain = format!("gui/{}", rustix_uid());
+            let domain = format!("gui/{}", rustix::process::getuid().as_raw());
             match install {
                 true => vec![vec![
                     "launchctl".into(),
@@ -219,10 +219,6 @@ pub fn activation_commands(manager: Manager, install: bool, plist: &Path) -> Vec
             }
         }
     }
-}
-
-fn rustix_uid() -> u32 {
-    rustix::process::getuid().as_raw()
 }
 
 /// Runs `commands` in order; the first that fails says why.

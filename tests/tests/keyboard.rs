@@ -49,15 +49,9 @@ fn read_hex(daemon: &Daemon, pane: &str) -> String {
 }
 
 fn wait_hex(daemon: &Daemon, pane: &str, hex: &str) {
-    let deadline = std::time::Instant::now() + DEADLINE;
-    while !read_hex(daemon, pane).contains(hex) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "'{hex}' not read by the program: {}",
-            read_hex(daemon, pane)
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until(&format!("'{hex}' read by the program"), DEADLINE, || {
+        read_hex(daemon, pane).contains(hex).then_some(())
+    });
 }
 
 fn attach_command(daemon: &Daemon, pane: &str) -> String {

@@ -483,43 +483,44 @@ async fn list_all_hosts(cli: &Cli, listing: Listing) -> Result<ExitCode, ClientE
         let options = ConnectOptions::default().client_name("fugue-cli").host(remote.clone());
         targets.push((remote.name, options));
     }
+    let (key, head) = match listing {
+        Listing::Sessions => ("sessions", SESSION_HEADER),
+        Listing::Panes(_) => ("panes", PANE_HEADER),
+    };
     let listing = &listing;
+    // Each host's answer: its listing as JSON values and as table rows.
     let answers = futures::future::join_all(targets.into_iter().map(|(name, options)| async move {
         let listed = async {
             let client = Client::connect(options).await?;
-            match listing {
-                Listing::Sessions => Ok::<_, ClientError>((client.list_sessions().await?, Vec::new())),
-                Listing::Panes(session) => Ok((Vec::new(), client.list_panes(session.as_deref()).await?)),
-            }
+            Ok::<_, ClientError>(match listing {
+                Listing::Sessions => {
+                    let sessions = client.list_sessions().await?;
+                    (
+                        sessions.iter().map(session_json).collect::<Vec<_>>(),
+                        sessions_rows(&sessions),
+                    )
+                }
+                Listing::Panes(session) => {
+                    let panes = client.list_panes(session.as_deref()).await?;
+                    (panes.iter().map(pane_json).collect(), panes_rows(&panes))
+                }
+            })
         };
         (name, listed.await)
     }))
     .await;
     let answered = answers.iter().filter(|(_, a)| a.is_ok()).count();
-    let mut json_hosts = Vec::new();
-    let (mut rows, mut header) = (Vec::new(), Vec::new());
-    for (host, answer) in &answers {
+    let header: Vec<&str> = std::iter::once("HOST").chain(head.iter().copied()).collect();
+    let (mut json_hosts, mut rows) = (Vec::new(), Vec::new());
+    for (host, answer) in answers {
         match answer {
-            Ok((sessions, panes)) => {
-                let (head, host_rows, values) = match listing {
-                    Listing::Sessions => (
-                        SESSION_HEADER,
-                        sessions_rows(sessions),
-                        json!({"host": host, "sessions": sessions.iter().map(session_json).collect::<Vec<_>>()}),
-                    ),
-                    Listing::Panes(_) => (
-                        PANE_HEADER,
-                        panes_rows(panes),
-                        json!({"host": host, "panes": panes.iter().map(pane_json).collect::<Vec<_>>()}),
-                    ),
-                };
-                header = std::iter::once("HOST").chain(head.iter().copied()).collect();
+            Ok((values, host_rows)) => {
+                json_hosts.push(json!({"host": host, key: values}));
                 rows.extend(
                     host_rows
                         .into_iter()
                         .map(|row| std::iter::once(host.clone()).chain(row).collect()),
                 );
-                json_hosts.push(values);
             }
             Err(err) => {
                 json_hosts.push(json!({"host": host, "error": err.to_string()}));

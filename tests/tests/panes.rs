@@ -262,7 +262,9 @@ async fn rename_and_reorder_panes() {
         );
     }
     daemon.cli(&["rename-pane", &ids[2], "third"]).ok();
-    daemon.cli(&["reorder", "dev", &ids[2], "dev:0", &ids[1][..8]]).ok();
+    // A prefix with its hyphen: eight hex digits can all be decimal digits
+    // (one id in 43), and a bare number in a reorder is an index.
+    daemon.cli(&["reorder", "dev", &ids[2], "dev:0", &ids[1][..9]]).ok();
     let panes = client.list_panes(Some("dev")).await.unwrap();
     let order: Vec<String> = panes.iter().map(|p| p.id.to_string()).collect();
     assert_eq!(order, [ids[2].clone(), ids[0].clone(), ids[1].clone()]);

@@ -4,6 +4,7 @@
 //! The binaries must be built first (`cargo build --workspace`); the README's test
 //! command does that.
 
+pub mod agents;
 pub mod procfs;
 pub mod sshd;
 
@@ -109,6 +110,35 @@ impl Daemon {
     /// Starts with soft and hard open-file limits of `nofile` (which it cannot raise).
     pub fn start_with_rlimit_nofile(nofile: u64) -> Daemon {
         Self::start_limited(&[], Some(nofile))
+    }
+
+    /// Starts fugued in a network namespace of its own with only loopback up
+    /// (`unshare --net`, so as root): its panes, and what joins the namespace with
+    /// `nsenter`, reach nothing beyond 127.0.0.1 of that namespace. The socket is a
+    /// file, so clients outside still connect.
+    pub fn start_offline() -> Daemon {
+        let dir = private_dir();
+        let socket = dir.path().join("fugue.sock");
+        let exe = bin("fugued");
+        let inner = Self::command(&exe, &dir, &socket, &[]);
+        // `unshare` runs `sh`, which brings loopback up and becomes fugued (same pid).
+        let mut command = Command::new("unshare");
+        command
+            .args(["--net", "--", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""])
+            .arg(&exe)
+            .args(inner.get_args());
+        for (key, value) in inner.get_envs() {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        let log = std::fs::File::options()
+            .append(true)
+            .open(dir.path().join("fugued.stderr"))
+            .expect("log file");
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
+        Self::launch(dir, exe, command)
     }
 
     /// Starts a copy of fugued kept in the test's directory (`bin/fugued`), so the

@@ -1,0 +1,244 @@
+//! The real agent CLIs (Claude Code, Codex, Gemini CLI) run offline: each in a
+//! private HOME with the configuration that skips its onboarding, pointed at the
+//! model stub (`src/bin/model-stub.rs`), inside a network namespace that has only
+//! loopback (the daemon runs there, so do its panes and the stub).
+//!
+//! The CLIs are the npm packages pinned in `tests/agents/package.json`, which
+//! scripts/test installs into `tests/agents/node_modules`.
+
+use crate::{bin, wait_until, Daemon, DEADLINE};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// One of the real agent CLIs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cli {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Cli {
+    pub const ALL: [Cli; 3] = [Cli::Claude, Cli::Codex, Cli::Gemini];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cli::Claude => "claude",
+            Cli::Codex => "codex",
+            Cli::Gemini => "gemini",
+        }
+    }
+
+    /// The pinned version (tests/agents/package.json).
+    pub fn version(self) -> String {
+        let package = match self {
+            Cli::Claude => "@anthropic-ai/claude-code",
+            Cli::Codex => "@openai/codex",
+            Cli::Gemini => "@google/gemini-cli",
+        };
+        let manifest: Value = serde_json::from_str(
+            &std::fs::read_to_string(agents_dir().join("package.json")).expect("tests/agents/package.json"),
+        )
+        .expect("package.json is JSON");
+        manifest["dependencies"][package]
+            .as_str()
+            .expect("pinned version")
+            .to_string()
+    }
+
+    /// The CLI's executable in the test install.
+    pub fn executable(self) -> PathBuf {
+        let path = agents_dir().join("node_modules/.bin").join(self.name());
+        assert!(
+            path.exists(),
+            "{} is not installed: scripts/test installs the agent CLIs (npm ci in tests/agents)",
+            path.display()
+        );
+        path
+    }
+}
+
+fn agents_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("agents")
+}
+
+/// The model stub, in the daemon's network namespace.
+pub struct ModelStub {
+    child: Child,
+    pub port: u16,
+    log: PathBuf,
+}
+
+impl ModelStub {
+    /// Starts the stub in `daemon`'s network namespace (see [`Daemon::start_offline`]).
+    pub fn start(daemon: &Daemon) -> ModelStub {
+        let log = daemon.dir.path().join("model-stub.log");
+        let mut child = Command::new("nsenter")
+            .arg(format!("--net=/proc/{}/ns/net", daemon.pid()))
+            .arg("--")
+            .arg(bin("model-stub"))
+            .arg("--log")
+            .arg(&log)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start model-stub");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("model-stub's port");
+        let port = line
+            .strip_prefix("listening ")
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("model-stub said {line:?}"));
+        ModelStub { child, port, log }
+    }
+
+    /// Everything the stub recorded so far, in order.
+    pub fn events(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// Unix ms of the `n`th (from 0) recorded `event` (turn_started, tool_requested,
+    /// tool_result, turn_finished), waiting for it.
+    pub fn nth(&self, event: &str, n: usize) -> u64 {
+        wait_until(&format!("the model stub's {event} #{n}"), DEADLINE * 4, || {
+            self.events()
+                .iter()
+                .filter(|e| e["event"] == event)
+                .nth(n)
+                .and_then(|e| e["at"].as_u64())
+        })
+    }
+}
+
+impl Drop for ModelStub {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// How to start one CLI in a pane: program, arguments, environment, directory.
+pub struct Launch {
+    pub cli: Cli,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub project: PathBuf,
+    pub home: PathBuf,
+}
+
+impl Launch {
+    /// The `fugue_start` arguments that run it directly (no shell) at 120x40.
+    pub fn start_params(&self, purpose: &str) -> Value {
+        let env: serde_json::Map<String, Value> = self.env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        json!({
+            "purpose": purpose,
+            "command": self.program,
+            "args": self.args,
+            "shell": false,
+            "cwd": self.project,
+            "env": env,
+            "cols": 120,
+            "rows": 40,
+        })
+    }
+}
+
+/// A dummy Anthropic key: Claude Code asks about a key it has not seen approved,
+/// so its last 20 characters go into `customApiKeyResponses.approved`.
+const ANTHROPIC_KEY: &str = "sk-ant-api03-fugue-test-key-not-a-real-one-0000";
+
+/// Writes `cli`'s configuration into a private HOME under `root` and says how to
+/// start it in a fresh project directory, with `prompt` as its first prompt.
+pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch {
+    let home = root.join(format!("home-{}", cli.name()));
+    let project = root.join(format!("project-{}", cli.name()));
+    std::fs::create_dir_all(&project).expect("project dir");
+    let project = project.canonicalize().expect("project path");
+    let write = |relative: &str, text: String| {
+        let path = home.join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("config dir");
+        std::fs::write(&path, text).expect("write config");
+    };
+    let base = format!("http://127.0.0.1:{}", stub.port);
+    let mut env = vec![("HOME".to_string(), home.display().to_string())];
+    let args;
+    match cli {
+        Cli::Claude => {
+            let config = json!({
+                "hasCompletedOnboarding": true,
+                "theme": "dark",
+                "projects": {project.display().to_string(): {
+                    "hasTrustDialogAccepted": true,
+                    "hasCompletedProjectOnboarding": true,
+                }},
+                "customApiKeyResponses": {"approved": [&ANTHROPIC_KEY[ANTHROPIC_KEY.len() - 20..]], "rejected": []},
+            });
+            write(".claude.json", config.to_string());
+            env.extend([
+                ("ANTHROPIC_BASE_URL".into(), base),
+                ("ANTHROPIC_API_KEY".into(), ANTHROPIC_KEY.into()),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
+                ("DISABLE_AUTOUPDATER".into(), "1".into()),
+            ]);
+            args = vec!["--permission-mode".into(), "default".into(), prompt.into()];
+        }
+        Cli::Codex => {
+            let config = format!(
+                "model = \"gpt-stub\"\nmodel_provider = \"stub\"\napproval_policy = \"on-request\"\n\
+                 sandbox_mode = \"read-only\"\n\n[model_providers.stub]\nname = \"stub\"\n\
+                 base_url = \"{base}/v1\"\nwire_api = \"responses\"\nenv_key = \"STUB_API_KEY\"\n\n\
+                 [projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+                project.display()
+            );
+            write(".codex/config.toml", config);
+            env.push(("STUB_API_KEY".into(), "stub".into()));
+            args = vec![prompt.into()];
+        }
+        Cli::Gemini => {
+            let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+            write(".gemini/settings.json", settings.to_string());
+            let trusted = json!({project.display().to_string(): "TRUST_FOLDER"});
+            write(".gemini/trustedFolders.json", trusted.to_string());
+            env.extend([
+                ("GOOGLE_GEMINI_BASE_URL".into(), base),
+                ("GEMINI_API_KEY".into(), "stub".into()),
+            ]);
+            args = vec!["--prompt-interactive".into(), prompt.into()];
+        }
+    }
+    Launch {
+        cli,
+        program: cli.executable(),
+        args,
+        env,
+        project,
+        home,
+    }
+}
+
+/// Ends every process whose HOME is `home` (Codex leaves a detached app-server
+/// daemon behind when it exits).
+pub fn end_processes_with_home(home: &Path) {
+    let needle = format!("HOME={}", home.display());
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if environ.split(|b| *b == 0).any(|var| var == needle.as_bytes()) {
+            crate::send_signal(pid as u32, libc::SIGKILL);
+        }
+    }
+}

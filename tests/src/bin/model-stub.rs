@@ -1,0 +1,472 @@
+//! A model stub for running the real agent CLIs (Claude Code, Codex, Gemini CLI)
+//! offline: just enough of Anthropic Messages (SSE), OpenAI Responses (SSE) and
+//! Gemini generateContent / streamGenerateContent to play one scripted turn.
+//!
+//! The turn: a new user prompt gets a few streamed words (slowly, so the turn is
+//! visibly running), then a request to run one shell command that writes a file
+//! (`touch NAME`, NAME from `FILE=NAME` in the prompt), which brings up the CLI's
+//! real permission prompt. Once the tool's result comes back the stub streams a
+//! last sentence and ends the turn. Requests without tools (titles, summaries,
+//! "who speaks next" checks) get a short plain answer.
+//!
+//! `model-stub --log FILE` listens on 127.0.0.1 (an ephemeral port), prints
+//! `listening PORT` on stdout, and appends one JSON line per event to FILE, each
+//! with a Unix-ms `at`, so a test can tell when a real transition happened:
+//! `turn_started`, `tool_requested`, `tool_result`, `turn_finished`.
+
+use axum::body::{Body, Bytes};
+use axum::http::{header, Method, StatusCode, Uri};
+use axum::response::Response;
+use serde_json::{json, Value};
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Words streamed before the tool call and after its result.
+const BEFORE_TOOL: &[&str] = &["Let ", "me ", "create ", "that ", "file ", "for ", "you."];
+const AFTER_TOOL: &[&str] = &["Done: ", "the ", "file ", "is ", "there."];
+const PLAIN_ANSWER: &str = "Stub title";
+
+struct Stub {
+    log: Mutex<Option<std::fs::File>>,
+    /// Pause between streamed chunks, so a running turn lasts long enough to see.
+    chunk_delay: Duration,
+}
+
+impl Stub {
+    fn record(&self, event: &str, api: &str, detail: Value) {
+        let line = json!({"at": unix_ms(), "event": event, "api": api, "detail": detail});
+        eprintln!("model-stub: {line}");
+        let mut log = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(file) = log.as_mut() {
+            let _ = writeln!(file, "{line}");
+        }
+    }
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// What the stub answers to one request.
+enum Turn {
+    /// No tools offered: a side request (title, summary, next speaker).
+    Plain,
+    /// A fresh prompt: words, then the shell call.
+    AskTool { command: String },
+    /// The tool's result came back: words, then the end of the turn.
+    Finish,
+}
+
+/// The turn for a request offering a shell tool. The prompt is the latest user
+/// text naming a file (`FILE=NAME`, NAME of letters, digits and `._-`); the turn
+/// asks to `touch NAME` unless that call is already in the conversation (then its
+/// result, run or refused, is back and the turn ends). Deciding from the whole
+/// conversation keeps it right whatever else a CLI adds (system notes, tool
+/// results of earlier turns).
+fn decide(user_texts: &[String], body: &str) -> Turn {
+    let name = user_texts
+        .iter()
+        .rev()
+        .find_map(|text| text.rsplit("FILE=").next().filter(|_| text.contains("FILE=")))
+        .map(|rest| {
+            rest.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "._-".contains(*c))
+                .collect::<String>()
+        })
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "fugue-stub.txt".into());
+    let command = format!("touch {name}");
+    match body.contains(&command) {
+        true => Turn::Finish,
+        false => Turn::AskTool { command },
+    }
+}
+
+/// The texts of the messages with `role` in a list of API messages.
+fn texts_of(messages: &Value, role: &str, content_key: &str) -> Vec<String> {
+    messages
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter(|m| m["role"] == role)
+                .map(|m| text_of(&m[content_key]))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut log_path = None;
+    let mut chunk_ms = 250u64;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--log" => log_path = args.next(),
+            "--chunk-ms" => chunk_ms = args.next().and_then(|v| v.parse().ok()).unwrap_or(chunk_ms),
+            other => {
+                eprintln!("model-stub: unknown argument {other}; use --log FILE [--chunk-ms N]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let log = log_path.map(|p| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .unwrap_or_else(|e| panic!("cannot open log {p}: {e}"))
+    });
+    let stub = Arc::new(Stub {
+        log: Mutex::new(log),
+        chunk_delay: Duration::from_millis(chunk_ms),
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1");
+    let port = listener.local_addr().expect("local address").port();
+    println!("listening {port}");
+    let _ = std::io::stdout().flush();
+    let app = axum::Router::new().fallback(move |method: Method, uri: Uri, body: Bytes| {
+        let stub = stub.clone();
+        async move { answer(stub, method, uri, body).await }
+    });
+    axum::serve(listener, app).await.expect("serve");
+}
+
+async fn answer(stub: Arc<Stub>, method: Method, uri: Uri, body: Bytes) -> Response {
+    let path = uri.path().to_string();
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let text = String::from_utf8_lossy(&body).into_owned();
+    if let Ok(dir) = std::env::var("MODEL_STUB_DUMP") {
+        // For finding out what a new CLI version sends.
+        let _ = std::fs::write(format!("{dir}/{}.json", unix_ms()), &body);
+    }
+    stub.record(
+        "request",
+        "",
+        json!({"method": method.as_str(), "uri": uri.to_string(), "bytes": body.len()}),
+    );
+    if method != Method::POST {
+        return json_response(StatusCode::NOT_FOUND, json!({"error": {"message": "not here"}}));
+    }
+    if path.ends_with("/count_tokens") {
+        return json_response(StatusCode::OK, json!({"input_tokens": 12}));
+    }
+    if path.ends_with("/messages") {
+        return anthropic(stub, &request, &text).await;
+    }
+    if path.ends_with("/responses") {
+        return openai(stub, &request, &text).await;
+    }
+    if path.contains(":countTokens") {
+        return json_response(StatusCode::OK, json!({"totalTokens": 12}));
+    }
+    if path.contains(":streamGenerateContent") || path.contains(":generateContent") {
+        return gemini(stub, &request, &text, path.contains(":stream")).await;
+    }
+    json_response(
+        StatusCode::NOT_FOUND,
+        json!({"error": {"message": format!("model-stub has no {path}")}}),
+    )
+}
+
+fn json_response(status: StatusCode, value: Value) -> Response {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(value.to_string()))
+        .unwrap_or_default()
+}
+
+/// An SSE response whose events are sent one by one with the stub's delay between
+/// them, up to and including `events[marker_at]`, which completes what the turn
+/// asked for (the tool call, or the last words): `marker` is recorded right after
+/// it is sent, and the events after it (the stream's bookkeeping) follow at once.
+fn sse(
+    stub: Arc<Stub>,
+    events: Vec<String>,
+    marker_at: usize,
+    marker: Option<(&'static str, &'static str, Value)>,
+) -> Response {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+    tokio::spawn(async move {
+        let mut marker = marker;
+        for (n, event) in events.into_iter().enumerate() {
+            if n > 0 && n <= marker_at {
+                tokio::time::sleep(stub.chunk_delay).await;
+            }
+            if tx.send(Ok(Bytes::from(event))).await.is_err() {
+                return;
+            }
+            if n >= marker_at {
+                if let Some((event, api, detail)) = marker.take() {
+                    stub.record(event, api, detail);
+                }
+            }
+        }
+    });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Body::from_stream(tokio_stream_from(rx)))
+        .unwrap_or_default()
+}
+
+fn tokio_stream_from(
+    mut rx: tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>,
+) -> impl futures::Stream<Item = Result<Bytes, std::io::Error>> {
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+}
+
+fn sse_event(name: Option<&str>, data: &Value) -> String {
+    match name {
+        Some(name) => format!("event: {name}\ndata: {data}\n\n"),
+        None => format!("data: {data}\n\n"),
+    }
+}
+
+/// The text of the last user message, whatever shape the API gives it.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(text_of).collect::<Vec<_>>().join(" "),
+        Value::Object(map) => ["text", "content", "parts"]
+            .iter()
+            .filter_map(|k| map.get(*k))
+            .map(text_of)
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => String::new(),
+    }
+}
+
+// ---- Anthropic Messages -------------------------------------------------------
+
+fn anthropic_turn(request: &Value, body: &str) -> (Turn, Option<String>) {
+    let tool = request["tools"]
+        .as_array()
+        .and_then(|tools| tools.iter().find(|t| t["name"] == "Bash"))
+        .map(|_| "Bash".to_string());
+    if tool.is_none() {
+        return (Turn::Plain, tool);
+    }
+    (decide(&texts_of(&request["messages"], "user", "content"), body), tool)
+}
+
+async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
+    let (turn, tool) = anthropic_turn(request, body);
+    let model = request["model"].as_str().unwrap_or("claude-stub").to_string();
+    let streaming = request["stream"].as_bool().unwrap_or(false);
+    let (words, tool_call): (Vec<&str>, Option<String>) = match &turn {
+        Turn::Plain => (vec![PLAIN_ANSWER], None),
+        Turn::AskTool { command } => (BEFORE_TOOL.to_vec(), Some(command.clone())),
+        Turn::Finish => (AFTER_TOOL.to_vec(), None),
+    };
+    let stop_reason = if tool_call.is_some() { "tool_use" } else { "end_turn" };
+    if !streaming {
+        let mut content = vec![json!({"type": "text", "text": words.concat()})];
+        if let (Some(command), Some(name)) = (&tool_call, &tool) {
+            content.push(json!({"type": "tool_use", "id": "toolu_stub1", "name": name, "input": {"command": command}}));
+        }
+        return json_response(
+            StatusCode::OK,
+            json!({"id": "msg_stub", "type": "message", "role": "assistant", "model": model,
+                   "content": content, "stop_reason": stop_reason, "stop_sequence": null,
+                   "usage": {"input_tokens": 12, "output_tokens": 8}}),
+        );
+    }
+    let mut events = vec![sse_event(
+        Some("message_start"),
+        &json!({"type": "message_start", "message": {"id": "msg_stub", "type": "message", "role": "assistant",
+            "model": model, "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+    )];
+    events.push(sse_event(
+        Some("content_block_start"),
+        &json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    ));
+    for word in &words {
+        events.push(sse_event(
+            Some("content_block_delta"),
+            &json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": word}}),
+        ));
+    }
+    events.push(sse_event(
+        Some("content_block_stop"),
+        &json!({"type": "content_block_stop", "index": 0}),
+    ));
+    if let (Some(command), Some(name)) = (&tool_call, &tool) {
+        events.push(sse_event(
+            Some("content_block_start"),
+            &json!({"type": "content_block_start", "index": 1,
+                    "content_block": {"type": "tool_use", "id": "toolu_stub1", "name": name, "input": {}}}),
+        ));
+        events.push(sse_event(
+            Some("content_block_delta"),
+            &json!({"type": "content_block_delta", "index": 1,
+                    "delta": {"type": "input_json_delta", "partial_json": json!({"command": command}).to_string()}}),
+        ));
+        events.push(sse_event(
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": 1}),
+        ));
+    }
+    let marker_at = events.len() - 1;
+    events.push(sse_event(
+        Some("message_delta"),
+        &json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+                "usage": {"output_tokens": 20}}),
+    ));
+    events.push(sse_event(Some("message_stop"), &json!({"type": "message_stop"})));
+    sse(stub.clone(), events, marker_at, record_turn(&stub, "anthropic", &turn))
+}
+
+/// Records the start of a turn now; returns what to record once it is streamed.
+fn record_turn(stub: &Stub, api: &'static str, turn: &Turn) -> Option<(&'static str, &'static str, Value)> {
+    match turn {
+        Turn::Plain => None,
+        Turn::AskTool { command } => {
+            stub.record("turn_started", api, json!({"command": command}));
+            Some(("tool_requested", api, json!({"command": command})))
+        }
+        Turn::Finish => {
+            stub.record("tool_result", api, Value::Null);
+            Some(("turn_finished", api, Value::Null))
+        }
+    }
+}
+
+// ---- OpenAI Responses (Codex) --------------------------------------------------
+
+/// The shell tool Codex offers, and the arguments that make it ask a person.
+fn codex_tool_call(request: &Value, command: &str) -> Option<(String, Value)> {
+    let tools = request["tools"].as_array()?;
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    let why = "to create the file the user asked for";
+    if names.contains(&"shell_command") {
+        return Some((
+            "shell_command".into(),
+            json!({"command": command, "sandbox_permissions": "require_escalated", "justification": why}),
+        ));
+    }
+    if names.contains(&"exec_command") {
+        return Some((
+            "exec_command".into(),
+            json!({"cmd": command, "sandbox_permissions": "require_escalated", "justification": why}),
+        ));
+    }
+    if names.contains(&"shell") {
+        return Some((
+            "shell".into(),
+            json!({"command": ["bash", "-lc", command], "sandbox_permissions": "require_escalated", "justification": why}),
+        ));
+    }
+    None
+}
+
+async fn openai(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
+    let turn = match codex_tool_call(request, "") {
+        None => Turn::Plain,
+        Some(_) => decide(&texts_of(&request["input"], "user", "content"), body),
+    };
+    let call = match &turn {
+        Turn::AskTool { command } => codex_tool_call(request, command),
+        _ => None,
+    };
+    let words: Vec<&str> = match turn {
+        Turn::Plain => vec![PLAIN_ANSWER],
+        Turn::AskTool { .. } => BEFORE_TOOL.to_vec(),
+        Turn::Finish => AFTER_TOOL.to_vec(),
+    };
+    let event = |data: Value| sse_event(data["type"].as_str(), &data);
+    let mut events = vec![event(
+        json!({"type": "response.created", "response": {"id": "resp_stub", "status": "in_progress"}}),
+    )];
+    events.push(event(json!({"type": "response.output_item.added", "output_index": 0,
+        "item": {"type": "message", "id": "msg_stub", "role": "assistant", "status": "in_progress", "content": []}})));
+    for word in &words {
+        events.push(event(
+            json!({"type": "response.output_text.delta", "item_id": "msg_stub",
+            "output_index": 0, "content_index": 0, "delta": word}),
+        ));
+    }
+    events.push(event(json!({"type": "response.output_item.done", "output_index": 0,
+        "item": {"type": "message", "id": "msg_stub", "role": "assistant", "status": "completed",
+                 "content": [{"type": "output_text", "text": words.concat(), "annotations": []}]}})));
+    if let (Turn::AskTool { .. }, Some((name, arguments))) = (&turn, &call) {
+        events.push(event(json!({"type": "response.output_item.done", "output_index": 1,
+            "item": {"type": "function_call", "id": "fc_stub", "call_id": "call_stub1", "status": "completed",
+                     "name": name, "arguments": arguments.to_string()}})));
+    }
+    let marker_at = events.len() - 1;
+    events.push(event(
+        json!({"type": "response.completed", "response": {"id": "resp_stub", "status": "completed",
+        "usage": {"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens": 8, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 20}}}),
+    ));
+    sse(stub.clone(), events, marker_at, record_turn(&stub, "openai", &turn))
+}
+
+// ---- Gemini generateContent -----------------------------------------------------
+
+async fn gemini(stub: Arc<Stub>, request: &Value, body: &str, streaming: bool) -> Response {
+    let offers_shell = request["tools"].as_array().is_some_and(|tools| {
+        tools.iter().any(|t| {
+            t["functionDeclarations"]
+                .as_array()
+                .is_some_and(|f| f.iter().any(|d| d["name"] == "run_shell_command"))
+        })
+    });
+    let wants_json = request["generationConfig"]["responseMimeType"] == "application/json";
+    let turn = match offers_shell {
+        false => Turn::Plain,
+        true => decide(&texts_of(&request["contents"], "user", "parts"), body),
+    };
+    let usage = json!({"promptTokenCount": 12, "candidatesTokenCount": 8, "totalTokenCount": 20});
+    let chunk = |parts: Value, finish: Option<&str>| {
+        let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+        if let Some(reason) = finish {
+            candidate["finishReason"] = json!(reason);
+        }
+        json!({"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-stub"})
+    };
+    if !streaming || matches!(turn, Turn::Plain) {
+        // Side requests: "who speaks next" and similar checks want JSON back.
+        let text = if wants_json {
+            json!({"reasoning": "The model finished its answer.", "next_speaker": "user"}).to_string()
+        } else {
+            PLAIN_ANSWER.to_string()
+        };
+        let body = chunk(json!([{"text": text}]), Some("STOP"));
+        if streaming {
+            return sse(stub, vec![sse_event(None, &body)], 0, None);
+        }
+        return json_response(StatusCode::OK, body);
+    }
+    let words: Vec<&str> = match &turn {
+        Turn::AskTool { .. } => BEFORE_TOOL.to_vec(),
+        _ => AFTER_TOOL.to_vec(),
+    };
+    let mut events: Vec<String> = words
+        .iter()
+        .map(|w| sse_event(None, &chunk(json!([{"text": w}]), None)))
+        .collect();
+    let last_chunk = match &turn {
+        Turn::AskTool { command } => chunk(
+            json!([{"functionCall": {"name": "run_shell_command",
+                "args": {"command": command, "description": "Create the file the user asked for."}}}]),
+            Some("STOP"),
+        ),
+        _ => chunk(json!([{"text": " "}]), Some("STOP")),
+    };
+    events.push(sse_event(None, &last_chunk));
+    let marker_at = events.len() - 1;
+    sse(stub.clone(), events, marker_at, record_turn(&stub, "gemini", &turn))
+}

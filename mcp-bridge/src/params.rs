@@ -249,7 +249,7 @@ pub struct WaitParams {
     pub since_offset: Option<u64>,
     /// Return once the terminal printed nothing for this many milliseconds.
     pub idle_ms: Option<u64>,
-    /// Return when the agent CLI in the terminal reaches this state: waiting_for_permission, busy, idle or exited.
+    /// Return when the agent CLI in the terminal reaches this state: waiting_for_permission, busy, idle, starting, unknown or exited.
     pub agent_state: Option<String>,
     /// Give up after this many milliseconds. Default 30000.
     pub timeout_ms: Option<u64>,
@@ -308,10 +308,24 @@ pub struct AgentStatusView {
     pub terminal_id: String,
     /// claude, codex or gemini; null when no agent CLI was recognised.
     pub agent: Option<String>,
+    /// In one word: starting, busy, waiting_for_permission, idle, unknown (recognised
+    /// but unreadable: never answerable) or exited.
     pub state: String,
+    /// Is a turn running: running, not_running or unknown.
+    pub turn: String,
+    /// Does the agent need a person: nothing or permission.
+    pub needs: String,
+    /// Where the state was read: session_file (the agent's own status file) or screen.
+    pub source: String,
+    /// The agent's version, when it shows or records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The agent's own session id (Claude Code), to resume it later.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     /// Unix ms since the state was first seen.
     pub since: u64,
-    /// The screen lines that decided the state.
+    /// The screen lines (or status file fields) that decided the state.
     pub evidence: Vec<String>,
     /// While it waits for permission: this prompt's id, which fugue_approve and
     /// fugue_deny take, so an answer can only go to the prompt that was looked at.

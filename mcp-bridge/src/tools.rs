@@ -582,7 +582,7 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
     }
 
     #[tool(
-        description = "What the agent CLI in a terminal is doing: waiting_for_permission, busy, idle or exited, since when, and the screen lines that decided.",
+        description = "What the agent CLI in a terminal is doing: state (starting, busy, waiting_for_permission, idle, unknown or exited), the two axes behind it (turn: running / not_running / unknown; needs: nothing / permission), where that was read (source: session_file or screen), its version, since when, and what decided.",
         annotations(read_only_hint = true)
     )]
     async fn fugue_agent_status(
@@ -824,6 +824,11 @@ fn agent_view(
         terminal_id,
         agent: status.agent.map(|a| a.as_str().into()),
         state: status.state.as_str().into(),
+        turn: status.state.turn().as_str().into(),
+        needs: status.state.needs().as_str().into(),
+        source: status.source.as_str().into(),
+        version: status.version,
+        session_id: status.session_id,
         since: status.since_ms,
         evidence: status.evidence,
         prompt_id,

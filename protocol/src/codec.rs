@@ -269,7 +269,7 @@ mod tests {
                 any::<bool>(),
                 prop::option::of(any::<u64>()),
                 prop::option::of(any::<u64>()),
-                0..5u8,
+                0..7u8,
                 any::<u64>()
             )
                 .prop_map(|(pane, exit, pattern, screen, since, idle_ms, state, timeout_ms)| {
@@ -287,6 +287,8 @@ mod tests {
                                 Some(AgentState::Idle),
                                 Some(AgentState::WaitingForPermission),
                                 Some(AgentState::Exited),
+                                Some(AgentState::Starting),
+                                Some(AgentState::Unknown),
                             ][state as usize],
                         },
                         timeout_ms,
@@ -393,6 +395,9 @@ mod tests {
                         Some(AgentKind::Gemini),
                     ][k as usize],
                     state: AgentState::Idle,
+                    source: StateSource::Screen,
+                    version: evidence.first().cloned(),
+                    session_id: None,
                     since_ms,
                     evidence,
                 })

@@ -413,12 +413,17 @@ impl AgentKind {
     }
 }
 
+/// What an agent CLI is doing, in one word (the two axes below, summed up).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AgentState {
     WaitingForPermission,
     Busy,
     Idle,
     Exited,
+    /// Started, its interface not recognised yet (or its first prompt not run yet).
+    Starting,
+    /// Recognised, but nothing on screen says what it is doing: never answerable.
+    Unknown,
 }
 
 impl AgentState {
@@ -428,6 +433,8 @@ impl AgentState {
             AgentState::Busy => "busy",
             AgentState::Idle => "idle",
             AgentState::Exited => "exited",
+            AgentState::Starting => "starting",
+            AgentState::Unknown => "unknown",
         }
     }
 
@@ -437,9 +444,81 @@ impl AgentState {
             "busy" => Ok(AgentState::Busy),
             "idle" => Ok(AgentState::Idle),
             "exited" => Ok(AgentState::Exited),
+            "starting" => Ok(AgentState::Starting),
+            "unknown" => Ok(AgentState::Unknown),
             _ => Err(format!(
-                "unknown agent state '{text}'; use waiting_for_permission, busy, idle or exited"
+                "unknown agent state '{text}'; use waiting_for_permission, busy, idle, starting, unknown or exited"
             )),
+        }
+    }
+
+    /// Whether a turn is running.
+    pub fn turn(&self) -> TurnState {
+        match self {
+            AgentState::WaitingForPermission | AgentState::Busy => TurnState::Running,
+            AgentState::Idle | AgentState::Exited => TurnState::NotRunning,
+            AgentState::Starting | AgentState::Unknown => TurnState::Unknown,
+        }
+    }
+
+    /// Whether the agent needs a person.
+    pub fn needs(&self) -> Attention {
+        match self {
+            AgentState::WaitingForPermission => Attention::Permission,
+            _ => Attention::Nothing,
+        }
+    }
+}
+
+/// Is a turn running?
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TurnState {
+    Running,
+    NotRunning,
+    Unknown,
+}
+
+impl TurnState {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TurnState::Running => "running",
+            TurnState::NotRunning => "not_running",
+            TurnState::Unknown => "unknown",
+        }
+    }
+}
+
+/// Does the agent need a person?
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Attention {
+    Nothing,
+    /// It asks to be allowed to do something (approve or deny).
+    Permission,
+}
+
+impl Attention {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Attention::Nothing => "nothing",
+            Attention::Permission => "permission",
+        }
+    }
+}
+
+/// Where an agent's state was read from, most trusted first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StateSource {
+    /// The agent's own status file (Claude Code's `~/.claude/sessions/<pid>.json`).
+    SessionFile,
+    /// The rendered screen, matched against the agent's known markers.
+    Screen,
+}
+
+impl StateSource {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            StateSource::SessionFile => "session_file",
+            StateSource::Screen => "screen",
         }
     }
 }
@@ -450,9 +529,14 @@ pub struct AgentInfo {
     /// `None` when no known agent CLI was recognised.
     pub agent: Option<AgentKind>,
     pub state: AgentState,
+    pub source: StateSource,
+    /// The agent's version, when it shows or records it.
+    pub version: Option<String>,
+    /// The agent's own session id (to resume it), when it records one.
+    pub session_id: Option<String>,
     /// Unix ms since the state was first seen.
     pub since_ms: u64,
-    /// The screen lines that decided.
+    /// The screen lines (or status file fields) that decided.
     pub evidence: Vec<String>,
 }
 

@@ -170,8 +170,7 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
     };
     let base = format!("http://127.0.0.1:{}", stub.port);
     let mut env = vec![("HOME".to_string(), home.display().to_string())];
-    let args;
-    match cli {
+    let args = match cli {
         Cli::Claude => {
             let config = json!({
                 "hasCompletedOnboarding": true,
@@ -189,7 +188,7 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
                 ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
                 ("DISABLE_AUTOUPDATER".into(), "1".into()),
             ]);
-            args = vec!["--permission-mode".into(), "default".into(), prompt.into()];
+            vec!["--permission-mode".into(), "default".into(), prompt.into()]
         }
         Cli::Codex => {
             let config = format!(
@@ -201,7 +200,7 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
             );
             write(".codex/config.toml", config);
             env.push(("STUB_API_KEY".into(), "stub".into()));
-            args = vec![prompt.into()];
+            vec![prompt.into()]
         }
         Cli::Gemini => {
             let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
@@ -212,9 +211,9 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
                 ("GOOGLE_GEMINI_BASE_URL".into(), base),
                 ("GEMINI_API_KEY".into(), "stub".into()),
             ]);
-            args = vec!["--prompt-interactive".into(), prompt.into()];
+            vec!["--prompt-interactive".into(), prompt.into()]
         }
-    }
+    };
     Launch {
         cli,
         program: cli.executable(),

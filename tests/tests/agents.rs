@@ -58,6 +58,8 @@ fn unix_ms() -> u64 {
 #[derive(Default)]
 struct Seen {
     changes: Vec<(String, u64)>,
+    /// Where each change was read, and what decided it.
+    detail: Vec<String>,
 }
 
 impl Seen {
@@ -88,17 +90,19 @@ fn watch(mcp: Arc<Mcp>, terminal: String) -> (Arc<Mutex<Seen>>, tokio::task::Joi
     let task = tokio::spawn(async move {
         loop {
             let result = call(&mcp, "fugue_agent_status", json!({"terminal_id": terminal})).await;
-            let (state, since) = match result.structured_content {
+            let (state, since, detail) = match result.structured_content {
                 Some(status) => (
                     status["state"].as_str().unwrap_or("?").to_string(),
                     status["since"].as_u64().unwrap_or(0),
+                    format!("{}: {}", status["source"], status["evidence"]),
                 ),
-                None => (format!("error: {result:?}"), unix_ms()),
+                None => (format!("error: {result:?}"), unix_ms(), String::new()),
             };
             {
                 let mut seen = record.lock().unwrap();
                 if seen.changes.last().map(|(s, _)| s) != Some(&state) {
                     seen.changes.push((state, since));
+                    seen.detail.push(detail);
                 }
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -247,7 +251,8 @@ fn report_latency(cli: Cli, stub: &ModelStub, seen: &Seen, started_at: u64) {
     let timeline: Vec<String> = seen
         .changes
         .iter()
-        .map(|(s, since)| format!("{s}@{}", *since as i64 - started_at as i64))
+        .zip(&seen.detail)
+        .map(|((s, since), detail)| format!("{s}@{} {detail}", *since as i64 - started_at as i64))
         .collect();
     let stub_events: Vec<String> = stub
         .events()

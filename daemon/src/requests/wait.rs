@@ -89,7 +89,8 @@ impl Handler {
                     }
                 }
                 if let Some(want) = until.agent_state {
-                    let status = output.agent_status(&pane.info.command, exited);
+                    let info = pane.current_info();
+                    let status = output.agent_status(&info.command, info.pid, exited);
                     if status.state == want {
                         return Ok(Response::WaitDone(finish(WaitCondition::AgentState, None, output)));
                     }

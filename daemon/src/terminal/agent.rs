@@ -7,33 +7,56 @@
 //! flashes by mid-redraw is not reported.
 
 use fugue_protocol::{AgentKind, AgentState};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 /// A screen must be this quiet before it counts as waiting for permission.
 pub const WAITING_SETTLE: Duration = Duration::from_millis(300);
 /// ... and this quiet, with no busy marker, before it counts as idle.
 pub const IDLE_SETTLE: Duration = Duration::from_millis(1500);
+/// An agent started with a first prompt is `starting` until that turn shows, or
+/// this long (a first turn that failed leaves it at its input box).
+pub const FIRST_TURN_LIMIT: Duration = Duration::from_secs(60);
 
+/// One agent's entry in agents.toml (see the comments there).
+#[derive(Debug, Deserialize)]
 struct Markers {
-    waiting: &'static [&'static str],
-    busy: &'static [&'static str],
+    programs: Vec<String>,
+    banners: Vec<String>,
+    version: String,
+    waiting: Vec<String>,
+    busy: Vec<String>,
+    ready: Vec<String>,
+    prompt_flags: Vec<String>,
+    #[serde(default)]
+    value_flags: Vec<String>,
+    #[serde(default)]
+    subcommands: Vec<String>,
 }
 
-fn markers(kind: AgentKind) -> Markers {
-    match kind {
-        AgentKind::Claude => Markers {
-            waiting: &["do you want to proceed?", "esc to cancel", "❯ 1."],
-            busy: &["esc to interrupt"],
-        },
-        AgentKind::Codex => Markers {
-            waiting: &["press enter to confirm or esc to cancel", "allow command?"],
-            busy: &["esc to interrupt", "esc interrupt"],
-        },
-        AgentKind::Gemini => Markers {
-            waiting: &["waiting for user confirmation", "allow execution"],
-            busy: &["esc to cancel"],
-        },
-    }
+const KINDS: [AgentKind; 3] = [AgentKind::Claude, AgentKind::Codex, AgentKind::Gemini];
+
+/// The table, parsed once from the data compiled in (its test checks it parses).
+static TABLE: LazyLock<HashMap<String, Markers>> = LazyLock::new(|| {
+    toml::from_str(include_str!("agents.toml")).unwrap_or_else(|err| {
+        tracing::error!(%err, "agents.toml does not parse: no agent CLI will be recognised");
+        HashMap::new()
+    })
+});
+
+fn markers(kind: AgentKind) -> Option<&'static Markers> {
+    TABLE.get(kind.as_str())
+}
+
+/// What fugue remembers of one pane's agent between two looks at its screen.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AgentMemory {
+    /// Its interface was seen (a marker of any kind): no longer `starting`.
+    pub recognised: bool,
+    /// A turn was seen running (busy or waiting).
+    pub turn_seen: bool,
 }
 
 /// The agent running in a pane, from its command or, failing that, its screen.
@@ -43,56 +66,196 @@ pub fn detect_kind(command: &[String], screen: &[String]) -> Option<AgentKind> {
         .map(|c| c.split_whitespace().next().unwrap_or(c))
         .unwrap_or("");
     let name = program.rsplit('/').next().unwrap_or(program).to_ascii_lowercase();
-    let by_name = [
-        ("claude", AgentKind::Claude),
-        ("codex", AgentKind::Codex),
-        ("gemini", AgentKind::Gemini),
-    ];
-    if let Some((_, kind)) = by_name.iter().find(|(n, _)| name.contains(n)) {
-        return Some(*kind);
+    let by_name = KINDS
+        .into_iter()
+        .find(|kind| markers(*kind).is_some_and(|m| m.programs.iter().any(|p| name.contains(p.as_str()))));
+    if by_name.is_some() {
+        return by_name;
     }
-    let text = screen.join("\n").to_ascii_lowercase();
-    let by_screen = [
-        ("claude code", AgentKind::Claude),
-        ("openai codex", AgentKind::Codex),
-        (">_ codex", AgentKind::Codex),
-        ("gemini cli", AgentKind::Gemini),
-    ];
-    by_screen
-        .iter()
-        .find(|(marker, _)| text.contains(marker))
-        .map(|(_, kind)| *kind)
+    let text = screen.join("\n").to_lowercase();
+    KINDS
+        .into_iter()
+        .find(|kind| markers(*kind).is_some_and(|m| m.banners.iter().any(|b| text.contains(b.as_str()))))
 }
 
-/// The agent's state and the lines that decided it.
-pub fn detect_state(kind: AgentKind, screen: &[String], quiet: Duration, exited: bool) -> (AgentState, Vec<String>) {
-    if exited {
+/// Whether the command line gives the agent a first prompt (see agents.toml).
+pub fn started_with_prompt(kind: AgentKind, command: &[String]) -> bool {
+    let Some(m) = markers(kind) else { return false };
+    let args = command.iter().skip(1);
+    if m.prompt_flags.iter().any(|f| f != "positional") {
+        return args
+            .clone()
+            .any(|a| m.prompt_flags.iter().any(|f| a == f || a.starts_with(&format!("{f}="))));
+    }
+    let mut after_value_flag = false;
+    for arg in args {
+        if std::mem::take(&mut after_value_flag) {
+            continue;
+        }
+        if arg == "--" {
+            return true;
+        }
+        if arg.starts_with('-') {
+            after_value_flag = !arg.contains('=') && m.value_flags.iter().any(|f| f == arg);
+            continue;
+        }
+        // The first word that is no flag: a prompt, unless it names a subcommand
+        // (`codex resume ID`).
+        return !m.subcommands.iter().any(|s| s == arg);
+    }
+    false
+}
+
+/// The version the agent's banner shows.
+pub fn version(kind: AgentKind, screen: &[String]) -> Option<String> {
+    let m = markers(kind)?;
+    screen.iter().find_map(|line| {
+        let lower = line.to_lowercase();
+        let at = lower.find(m.version.as_str())? + m.version.len();
+        let version: String = lower[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        (!version.is_empty()).then_some(version)
+    })
+}
+
+/// How the pane's agent looks on screen now.
+pub struct ScreenLook<'a> {
+    pub screen: &'a [String],
+    /// How long the screen has been quiet.
+    pub quiet: Duration,
+    /// How long the pane's process has run.
+    pub age: Duration,
+    pub exited: bool,
+    /// Its command line gave it a first prompt.
+    pub first_prompt: bool,
+}
+
+/// The agent's state and the lines that decided it; `memory` carries what was
+/// seen before (an interface recognised, a turn seen).
+pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory) -> (AgentState, Vec<String>) {
+    if look.exited {
         return (AgentState::Exited, Vec::new());
     }
-    let markers = markers(kind);
-    let lines_with = |needles: &[&str]| -> Vec<String> {
-        screen
+    let Some(m) = markers(kind) else {
+        return (AgentState::Unknown, Vec::new());
+    };
+    let lines_with = |needles: &[String]| -> Vec<String> {
+        look.screen
             .iter()
             .filter(|line| {
                 let lower = line.to_lowercase();
-                needles.iter().any(|n| lower.contains(n))
+                needles.iter().any(|n| lower.contains(n.as_str()))
             })
             .map(|line| line.trim().to_string())
             .collect()
     };
-    let waiting = lines_with(markers.waiting);
-    if !waiting.is_empty() && quiet >= WAITING_SETTLE {
+    let waiting = lines_with(&m.waiting);
+    if !waiting.is_empty() && look.quiet >= WAITING_SETTLE {
+        *memory = AgentMemory {
+            recognised: true,
+            turn_seen: true,
+        };
         return (AgentState::WaitingForPermission, waiting);
     }
-    let busy = lines_with(markers.busy);
+    let busy = lines_with(&m.busy);
     if !busy.is_empty() {
+        *memory = AgentMemory {
+            recognised: true,
+            turn_seen: true,
+        };
         return (AgentState::Busy, busy);
     }
-    if quiet >= IDLE_SETTLE {
-        return (AgentState::Idle, Vec::new());
+    let ready = lines_with(&m.ready);
+    memory.recognised |= !ready.is_empty() || !waiting.is_empty();
+    let first_turn_pending = look.first_prompt && !memory.turn_seen && look.age < FIRST_TURN_LIMIT;
+    if !memory.recognised || first_turn_pending {
+        return (AgentState::Starting, Vec::new());
     }
-    // Output is still flowing (or a prompt has not settled yet).
-    (AgentState::Busy, waiting)
+    if look.quiet < IDLE_SETTLE {
+        // Output is still flowing (or a prompt has not settled yet).
+        return (AgentState::Busy, waiting);
+    }
+    match ready.is_empty() {
+        false => (AgentState::Idle, ready),
+        true => (AgentState::Unknown, Vec::new()),
+    }
+}
+
+/// What Claude Code's own status file (`<config>/sessions/<pid>.json`, written
+/// since 2.1.139) says about the process `pid`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct SessionFile {
+    pub status: String,
+    pub session_id: Option<String>,
+    pub version: Option<String>,
+}
+
+/// Reads Claude Code's status file for the pane's process or one of its
+/// descendants (a shell may have started it). Linux: the process table is /proc.
+pub fn claude_session_file(pid: u32) -> Option<SessionFile> {
+    let mut candidates = vec![pid];
+    let mut at = 0;
+    // Breadth-first, bounded: the agent is the pane's process or close below it.
+    while at < candidates.len() && candidates.len() < 64 {
+        let children =
+            std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", candidates[at])).unwrap_or_default();
+        candidates.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        at += 1;
+    }
+    candidates.into_iter().find_map(read_session_file)
+}
+
+fn read_session_file(pid: u32) -> Option<SessionFile> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let var = |name: &str| {
+        environ
+            .split(|b| *b == 0)
+            .find_map(|v| v.strip_prefix(format!("{name}=").as_bytes()))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+    };
+    let config = var("CLAUDE_CONFIG_DIR").or_else(|| var("HOME").map(|h| format!("{h}/.claude")))?;
+    let path = format!("{config}/sessions/{pid}.json");
+    // A status file is small; a larger one is not Claude Code's.
+    let meta = std::fs::metadata(&path).ok()?;
+    if meta.len() > 64 * 1024 {
+        return None;
+    }
+    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    // The pid may have been reused since the file was written: its start time must match.
+    let started = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let start_ticks = started.rsplit(')').next()?.split_whitespace().nth(19)?;
+    if file["procStart"].as_str().is_some_and(|p| p != start_ticks) {
+        return None;
+    }
+    Some(SessionFile {
+        status: file["status"].as_str()?.to_string(),
+        session_id: file["sessionId"].as_str().map(String::from),
+        version: file["version"].as_str().map(String::from),
+    })
+}
+
+/// The state a session file's `status` means, given what the screen shows; `None`
+/// where the screen knows better. The file is written a moment after the screen
+/// changes, so a marker on screen (a busy line, a settled permission prompt) wins;
+/// where the screen is ambiguous (quiet, flowing, or a dialog fugue does not
+/// know), the file decides.
+pub fn state_from_session_file(status: &str, screen_state: AgentState, screen_evidence: bool) -> Option<AgentState> {
+    let screen_is_sure = screen_evidence && matches!(screen_state, AgentState::Busy | AgentState::WaitingForPermission);
+    if screen_is_sure {
+        return None;
+    }
+    match status {
+        "busy" | "shell" => Some(AgentState::Busy),
+        "idle" if screen_state == AgentState::Starting => Some(AgentState::Starting),
+        "idle" => Some(AgentState::Idle),
+        // A prompt still settling on screen: the screen will say.
+        "waiting" if screen_state == AgentState::Busy => None,
+        // Waiting on something that is no permission prompt fugue can answer.
+        "waiting" => Some(AgentState::Unknown),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -103,7 +266,36 @@ mod tests {
         lines.iter().map(|l| l.to_string()).collect()
     }
 
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(String::from).collect()
+    }
+
     const SETTLED: Duration = Duration::from_secs(2);
+
+    /// The state of `lines` for an agent already recognised, with no first prompt.
+    fn state(kind: AgentKind, lines: &[&str], quiet: Duration) -> AgentState {
+        let mut memory = AgentMemory {
+            recognised: true,
+            turn_seen: true,
+        };
+        let screen = screen(lines);
+        let look = ScreenLook {
+            screen: &screen,
+            quiet,
+            age: SETTLED,
+            exited: false,
+            first_prompt: false,
+        };
+        detect_state(kind, &look, &mut memory).0
+    }
+
+    #[test]
+    fn the_marker_table_parses_and_covers_every_agent() {
+        for kind in KINDS {
+            let m = markers(kind).unwrap_or_else(|| panic!("agents.toml has no [{}]", kind.as_str()));
+            assert!(!m.waiting.is_empty() && !m.busy.is_empty() && !m.ready.is_empty());
+        }
+    }
 
     #[test]
     fn kinds_from_command_or_screen() {
@@ -117,48 +309,146 @@ mod tests {
     }
 
     #[test]
+    fn first_prompts_on_the_command_line() {
+        let with = |kind, line| started_with_prompt(kind, &words(line));
+        assert!(with(AgentKind::Claude, "claude --permission-mode default fix-it"));
+        assert!(!with(AgentKind::Claude, "claude --permission-mode default"));
+        assert!(!with(AgentKind::Claude, "claude --resume abc"));
+        assert!(with(AgentKind::Codex, "codex -m gpt hello"));
+        assert!(!with(AgentKind::Codex, "codex resume abc"));
+        assert!(with(AgentKind::Gemini, "gemini -i hello"));
+        assert!(with(AgentKind::Gemini, "gemini --prompt-interactive=hello"));
+        assert!(!with(AgentKind::Gemini, "gemini -m pro"));
+    }
+
+    #[test]
+    fn versions_from_banners() {
+        let v = |kind, line: &str| version(kind, &screen(&[line]));
+        assert_eq!(
+            v(AgentKind::Claude, " ▐▛███▜▌   Claude Code v2.1.197"),
+            Some("2.1.197".into())
+        );
+        assert_eq!(
+            v(AgentKind::Codex, "  >_ OpenAI Codex (v0.169.0)"),
+            Some("0.169.0".into())
+        );
+        assert_eq!(
+            v(AgentKind::Gemini, " ▝▜▄     Gemini CLI v0.61.0"),
+            Some("0.61.0".into())
+        );
+        assert_eq!(v(AgentKind::Gemini, "no banner"), None);
+    }
+
+    #[test]
     fn claude_states() {
-        let waiting = screen(&["Bash(rm -rf build)", "Do you want to proceed?", "❯ 1. Yes", "  2. No"]);
-        let (state, evidence) = detect_state(AgentKind::Claude, &waiting, SETTLED, false);
+        let waiting = ["Bash(rm -rf build)", "Do you want to proceed?", "❯ 1. Yes", "  2. No"];
+        let mut memory = AgentMemory::default();
+        let lines = screen(&waiting);
+        let look = ScreenLook {
+            screen: &lines,
+            quiet: SETTLED,
+            age: SETTLED,
+            exited: false,
+            first_prompt: false,
+        };
+        let (state, evidence) = detect_state(AgentKind::Claude, &look, &mut memory);
         assert_eq!(state, AgentState::WaitingForPermission);
         assert_eq!(evidence, vec!["Do you want to proceed?", "❯ 1. Yes"]);
         // Not settled yet: not reported as waiting.
-        let (state, _) = detect_state(AgentKind::Claude, &waiting, Duration::from_millis(50), false);
-        assert_eq!(state, AgentState::Busy);
-        let busy = screen(&["✻ Thinking… (12s · esc to interrupt)"]);
+        assert_eq!(state_of_claude(&waiting, Duration::from_millis(50)), AgentState::Busy);
+        let busy = ["✻ Thinking… (12s · esc to interrupt)"];
+        assert_eq!(state_of_claude(&busy, SETTLED), AgentState::Busy);
+        let ready = ["❯ ", "  ? for shortcuts"];
+        assert_eq!(state_of_claude(&ready, SETTLED), AgentState::Idle);
+        assert_eq!(state_of_claude(&ready, Duration::ZERO), AgentState::Busy);
+        // A quiet screen it does not know is unknown, never idle or waiting.
+        assert_eq!(state_of_claude(&["some dialog"], SETTLED), AgentState::Unknown);
+    }
+
+    fn state_of_claude(lines: &[&str], quiet: Duration) -> AgentState {
+        state(AgentKind::Claude, lines, quiet)
+    }
+
+    #[test]
+    fn starting_until_the_interface_or_the_first_turn_shows() {
+        let logo = screen(&["  >_ OpenAI Codex (v0.169.0)", "   ⣀⣤⣤⣤⣀⣀"]);
+        let ready = screen(&["› Ask Codex to do anything"]);
+        let working = screen(&["• Working (0s • esc to interrupt)", "› Ask Codex to do anything"]);
+        let mut memory = AgentMemory::default();
+        fn look(screen: &[String], first_prompt: bool) -> ScreenLook<'_> {
+            ScreenLook {
+                screen,
+                quiet: SETTLED,
+                age: SETTLED,
+                exited: false,
+                first_prompt,
+            }
+        }
+        // The logo, however long it stays: starting, not idle.
         assert_eq!(
-            detect_state(AgentKind::Claude, &busy, SETTLED, false).0,
-            AgentState::Busy
+            detect_state(AgentKind::Codex, &look(&logo, false), &mut memory).0,
+            AgentState::Starting
         );
+        // Its input box up, with a first prompt pending: still starting.
         assert_eq!(
-            detect_state(AgentKind::Claude, &screen(&["> "]), SETTLED, false).0,
+            detect_state(AgentKind::Codex, &look(&ready, true), &mut memory).0,
+            AgentState::Starting
+        );
+        // Without one, idle.
+        let mut fresh = AgentMemory::default();
+        assert_eq!(
+            detect_state(AgentKind::Codex, &look(&ready, false), &mut fresh).0,
             AgentState::Idle
         );
+        // The first turn shows, then ends: idle.
         assert_eq!(
-            detect_state(AgentKind::Claude, &screen(&["> "]), Duration::ZERO, false).0,
+            detect_state(AgentKind::Codex, &look(&working, true), &mut memory).0,
             AgentState::Busy
         );
         assert_eq!(
-            detect_state(AgentKind::Claude, &busy, SETTLED, true).0,
-            AgentState::Exited
+            detect_state(AgentKind::Codex, &look(&ready, true), &mut memory).0,
+            AgentState::Idle
         );
+        // A first turn that never shows stops holding it after FIRST_TURN_LIMIT.
+        let mut stuck = AgentMemory::default();
+        let late = ScreenLook {
+            age: FIRST_TURN_LIMIT,
+            ..look(&ready, true)
+        };
+        assert_eq!(detect_state(AgentKind::Codex, &late, &mut stuck).0, AgentState::Idle);
     }
 
     #[test]
     fn the_same_words_mean_different_things_per_agent() {
-        let line = screen(&["(esc to cancel)"]);
+        let line = ["(esc to cancel)"];
         assert_eq!(
-            detect_state(AgentKind::Claude, &line, SETTLED, false).0,
+            state(AgentKind::Claude, &line, SETTLED),
             AgentState::WaitingForPermission
         );
+        assert_eq!(state(AgentKind::Gemini, &line, SETTLED), AgentState::Busy);
+        let codex = ["Allow command?", "press enter to confirm or esc to cancel"];
         assert_eq!(
-            detect_state(AgentKind::Gemini, &line, SETTLED, false).0,
-            AgentState::Busy
-        );
-        let codex = screen(&["Allow command?", "press enter to confirm or esc to cancel"]);
-        assert_eq!(
-            detect_state(AgentKind::Codex, &codex, SETTLED, false).0,
+            state(AgentKind::Codex, &codex, SETTLED),
             AgentState::WaitingForPermission
         );
+    }
+
+    #[test]
+    fn session_file_status_with_the_screen() {
+        use AgentState::*;
+        let file = |status, screen, evidence| state_from_session_file(status, screen, evidence);
+        assert_eq!(file("busy", Idle, true), Some(Busy));
+        assert_eq!(file("idle", Starting, false), Some(Starting));
+        assert_eq!(file("idle", Unknown, false), Some(Idle));
+        // Output flowing with no marker: the file knows the turn ended.
+        assert_eq!(file("idle", Busy, false), Some(Idle));
+        // The screen's markers come first: the file is written a moment later.
+        assert_eq!(file("idle", Busy, true), None);
+        assert_eq!(file("busy", WaitingForPermission, true), None);
+        // A prompt still settling on screen.
+        assert_eq!(file("waiting", Busy, false), None);
+        // Waiting on something the screen does not show as a permission prompt.
+        assert_eq!(file("waiting", Idle, true), Some(Unknown));
+        assert_eq!(file("new-status", Idle, true), None);
     }
 }

@@ -23,7 +23,7 @@ use crate::terminal::agent;
 use crate::terminal::output::{LogSnapshot, OutputLog, TextLines, TextSnapshot};
 use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, ScreenSnapshot, SharedText};
 use bytes::Bytes;
-use fugue_protocol::{AgentInfo, AgentState, CaptureWhat, PaneSize, ReadMode};
+use fugue_protocol::{AgentInfo, AgentKind, AgentState, CaptureWhat, PaneSize, ReadMode, StateSource};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -126,6 +126,10 @@ struct ScreenSide {
     last_output: Instant,
     /// The last agent state seen, and since when (Unix ms).
     agent_seen: Option<(AgentState, u64)>,
+    /// What was seen of the pane's agent before (its interface, a turn).
+    agent_memory: agent::AgentMemory,
+    /// When the pane's output began.
+    started: Instant,
 }
 
 pub struct PaneOutput {
@@ -157,6 +161,8 @@ impl PaneOutput {
                 next_subscriber: 1,
                 last_output: Instant::now(),
                 agent_seen: None,
+                agent_memory: agent::AgentMemory::default(),
+                started: Instant::now(),
             }),
             size: AtomicU32::new(pack_size(fugue_protocol::limits::clamp_size(size))),
             changes: watch::channel(0).0,
@@ -455,29 +461,68 @@ impl PaneOutput {
             .find_map(|line| pattern.find(line).map(|m| m.as_str().to_string()))
     }
 
-    /// What the agent CLI in the pane (if any) is doing.
-    pub fn agent_status(&self, command: &[String], exited: bool) -> AgentInfo {
-        let mut side = lock(&self.screen);
-        let screen = side.screen.visible_text();
-        let quiet = side.last_output.elapsed();
-        let Some(kind) = agent::detect_kind(command, &screen) else {
-            // No agent recognised (yet): busy while output flows, idle once quiet.
-            let state = match (exited, quiet >= agent::IDLE_SETTLE) {
-                (true, _) => AgentState::Exited,
-                (false, true) => AgentState::Idle,
-                (false, false) => AgentState::Busy,
+    /// What the agent CLI in the pane (if any) is doing: from its status file
+    /// where it keeps one (Claude Code), else from the screen.
+    pub fn agent_status(&self, command: &[String], pid: u32, exited: bool) -> AgentInfo {
+        let (kind, screen_state, evidence_lines, version) = {
+            let mut side = lock(&self.screen);
+            let screen = side.screen.visible_text();
+            let quiet = side.last_output.elapsed();
+            let Some(kind) = agent::detect_kind(command, &screen) else {
+                // No agent recognised (yet): busy while output flows, idle once quiet.
+                let state = match (exited, quiet >= agent::IDLE_SETTLE) {
+                    (true, _) => AgentState::Exited,
+                    (false, true) => AgentState::Idle,
+                    (false, false) => AgentState::Busy,
+                };
+                return AgentInfo {
+                    agent: None,
+                    state,
+                    source: StateSource::Screen,
+                    version: None,
+                    session_id: None,
+                    since_ms: side.seen(state),
+                    evidence: Vec::new(),
+                };
             };
-            return AgentInfo {
-                agent: None,
-                state,
-                since_ms: side.seen(state),
-                evidence: Vec::new(),
+            let look = agent::ScreenLook {
+                screen: &screen,
+                quiet,
+                age: side.started.elapsed(),
+                exited,
+                first_prompt: agent::started_with_prompt(kind, command),
             };
+            let mut memory = side.agent_memory;
+            let (state, evidence) = agent::detect_state(kind, &look, &mut memory);
+            side.agent_memory = memory;
+            (kind, state, evidence, agent::version(kind, &screen))
         };
-        let (state, evidence) = agent::detect_state(kind, &screen, quiet, exited);
+        // The status file is read outside the screen's lock.
+        let file = match (kind, exited) {
+            (AgentKind::Claude, false) => agent::claude_session_file(pid),
+            _ => None,
+        };
+        let from_file = file
+            .as_ref()
+            .and_then(|f| agent::state_from_session_file(&f.status, screen_state, !evidence_lines.is_empty()));
+        let (state, source, evidence) = match (&file, from_file) {
+            (Some(file), Some(state)) => (
+                state,
+                StateSource::SessionFile,
+                vec![format!("status: {}", file.status)],
+            ),
+            _ => (screen_state, StateSource::Screen, evidence_lines),
+        };
+        let mut side = lock(&self.screen);
+        if state == AgentState::Busy {
+            side.agent_memory.turn_seen = true;
+        }
         AgentInfo {
             agent: Some(kind),
             state,
+            source,
+            version: file.as_ref().and_then(|f| f.version.clone()).or(version),
+            session_id: file.and_then(|f| f.session_id),
             since_ms: side.seen(state),
             evidence,
         }

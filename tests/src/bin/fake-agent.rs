@@ -29,8 +29,10 @@ fn draw(body: &str) {
     let _ = out.flush();
 }
 
+/// At rest: the last result and the input box, with Claude Code's footer under it
+/// (what fugue recognises as ready); the cursor goes back into the box.
 fn idle(last: &str) {
-    draw(&format!("│ {last}\n\n> "));
+    draw(&format!("│ {last}\n\n> \n  ? for shortcuts\x1b[A\x1b[3G"));
 }
 
 /// Works on `prompt`, then asks for permission and waits for the answer.

@@ -89,7 +89,7 @@ enum Command {
     /// Carry the fugue protocol between stdin/stdout and this machine's daemon
     /// (starting it if needed): what `ssh HOST fugue proxy` runs for --host.
     Proxy,
-    /// Print session and pane lifecycle events as they happen (a line each; with
+    /// Print session, pane and agent-state events as they happen (a line each; with
     /// --json one JSON object per line), until interrupted.
     Events,
     /// Print a pane's output: the ANSI-stripped text view, or the raw log.
@@ -418,7 +418,7 @@ async fn proxy(cli: &Cli) -> Result<ExitCode, ClientError> {
     std::process::exit(0)
 }
 
-/// `fugue events`: lifecycle events, one per line, flushed as they come.
+/// `fugue events`: lifecycle and agent-state events, one per line, flushed as they come.
 async fn events(cli: &Cli) -> Result<ExitCode, ClientError> {
     let client = connect(cli, true).await?;
     let mut events = client.subscribe().await?;
@@ -455,6 +455,13 @@ fn event_line(event: &Event, value: &Value) -> String {
         Event::PaneExited(p) => format!("{} {}", pane(p), p.exit.map(|e| e.to_string()).unwrap_or_default()),
         Event::PaneRemoved { id, .. } => short(*id),
         Event::PanesReordered { panes, .. } => panes.iter().map(|p| short(*p)).collect::<Vec<_>>().join(" "),
+        Event::AgentStateChanged { pane, agent, .. } => format!(
+            "{} {} {} ({})",
+            short(*pane),
+            agent.agent.map(|a| a.as_str()).unwrap_or("agent"),
+            agent.state.as_str(),
+            agent.source.as_str()
+        ),
         Event::Lagged { missed } => format!("{missed} events missed; list again to catch up"),
         _ => String::new(),
     };

@@ -285,6 +285,50 @@ impl From<WaitOutcome> for WaitView {
 /// A lifecycle event as JSON (`type` and what changed), as `fugue events --json`
 /// prints it and fugue-web's events socket sends it; `None` for the events of an
 /// attached pane's stream.
+/// What the agent CLI in a pane is doing: `fugue_agent_status`, `fugue events` and
+/// the browser's events socket all show it this way.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct AgentStateView {
+    /// claude, codex or gemini; null when no agent CLI was recognised.
+    pub agent: Option<String>,
+    /// In one word: starting, busy, waiting_for_permission, idle, unknown (recognised
+    /// but unreadable: never answerable) or exited.
+    pub state: String,
+    /// Is a turn running: running, not_running or unknown.
+    pub turn: String,
+    /// Does the agent need a person: nothing or permission.
+    pub needs: String,
+    /// Where the state was read: session_file (the agent's own status file) or screen.
+    pub source: String,
+    /// The agent's version, when it shows or records it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The agent's own session id (Claude Code), to resume it later.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Unix ms since the state was first seen.
+    pub since: u64,
+    /// The screen lines (or status file fields) that decided the state.
+    pub evidence: Vec<String>,
+}
+
+impl From<&fugue_protocol::AgentInfo> for AgentStateView {
+    fn from(info: &fugue_protocol::AgentInfo) -> Self {
+        AgentStateView {
+            agent: info.agent.map(|a| a.as_str().into()),
+            state: info.state.as_str().into(),
+            turn: info.state.turn().as_str().into(),
+            needs: info.state.needs().as_str().into(),
+            source: info.source.as_str().into(),
+            version: info.version.clone(),
+            session_id: info.session_id.clone(),
+            since: info.since_ms,
+            evidence: info.evidence.clone(),
+        }
+    }
+}
+
 pub fn lifecycle_event(event: &fugue_protocol::Event) -> Option<serde_json::Value> {
     use fugue_protocol::Event;
     use serde_json::json;
@@ -310,6 +354,16 @@ pub fn lifecycle_event(event: &fugue_protocol::Event) -> Option<serde_json::Valu
             "type": "panes_reordered",
             "session_id": session_id.to_string(),
             "panes": panes.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+        }),
+        Event::AgentStateChanged {
+            pane,
+            session_id,
+            agent,
+        } => json!({
+            "type": "agent_state",
+            "session_id": session_id.to_string(),
+            "pane_id": pane.to_string(),
+            "agent": AgentStateView::from(agent),
         }),
         Event::Lagged { missed } => json!({"type": "lagged", "missed": missed}),
         Event::Redraw { .. }

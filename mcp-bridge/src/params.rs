@@ -306,27 +306,8 @@ pub struct AgentList {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AgentStatusView {
     pub terminal_id: String,
-    /// claude, codex or gemini; null when no agent CLI was recognised.
-    pub agent: Option<String>,
-    /// In one word: starting, busy, waiting_for_permission, idle, unknown (recognised
-    /// but unreadable: never answerable) or exited.
-    pub state: String,
-    /// Is a turn running: running, not_running or unknown.
-    pub turn: String,
-    /// Does the agent need a person: nothing or permission.
-    pub needs: String,
-    /// Where the state was read: session_file (the agent's own status file) or screen.
-    pub source: String,
-    /// The agent's version, when it shows or records it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    /// The agent's own session id (Claude Code), to resume it later.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    /// Unix ms since the state was first seen.
-    pub since: u64,
-    /// The screen lines (or status file fields) that decided the state.
-    pub evidence: Vec<String>,
+    #[serde(flatten)]
+    pub status: fugue_client::views::AgentStateView,
     /// While it waits for permission: this prompt's id, which fugue_approve and
     /// fugue_deny take, so an answer can only go to the prompt that was looked at.
     #[serde(skip_serializing_if = "Option::is_none")]

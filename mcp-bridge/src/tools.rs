@@ -822,15 +822,7 @@ fn agent_view(
 ) -> AgentStatusView {
     AgentStatusView {
         terminal_id,
-        agent: status.agent.map(|a| a.as_str().into()),
-        state: status.state.as_str().into(),
-        turn: status.state.turn().as_str().into(),
-        needs: status.state.needs().as_str().into(),
-        source: status.source.as_str().into(),
-        version: status.version,
-        session_id: status.session_id,
-        since: status.since_ms,
-        evidence: status.evidence,
+        status: (&status).into(),
         prompt_id,
         already_answered,
     }

@@ -770,6 +770,12 @@ pub enum Event {
         session_id: SessionId,
         panes: Vec<PaneId>,
     },
+    /// The agent CLI in a pane changed state (see `Request::AgentStatus`).
+    AgentStateChanged {
+        pane: PaneId,
+        session_id: SessionId,
+        agent: AgentInfo,
+    },
     /// Events were dropped because this client read too slowly; re-list to resync.
     Lagged {
         missed: u64,

@@ -4,9 +4,11 @@
 //! approve (the command runs), a second prompt through `fugue_send_prompt`, deny
 //! (it does not), and the states fugue reported on the way, in order.
 //!
-//! Each test prints how long after the real transition (the stub's timestamps)
-//! fugue reported it.
+//! The states are what the daemon pushed (`AgentStateChanged` events); each test
+//! prints how long after the real transition (the stub's timestamps) fugue
+//! reported it.
 
+use fugue_client::protocol::Event;
 use fugue_tests::agents::{end_processes_with_home, prepare, Cli, ModelStub};
 use fugue_tests::{bin, Daemon};
 use rmcp::model::{CallToolRequestParams, CallToolResult};
@@ -16,7 +18,6 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 type Mcp = RunningService<RoleClient, ()>;
 
@@ -81,31 +82,24 @@ impl Seen {
     }
 }
 
-/// Records every state change fugue reports for `terminal` until dropped: it reads
-/// `fugue_agent_status` as fast as the bridge answers (this observes, it does not
-/// synchronise anything).
-fn watch(mcp: Arc<Mcp>, terminal: String) -> (Arc<Mutex<Seen>>, tokio::task::JoinHandle<()>) {
+/// Records every agent-state change the daemon pushes (its `AgentStateChanged`
+/// events, each with the state's `since`) until aborted. Each test's daemon runs
+/// one agent, so every such event is about it.
+async fn watch(daemon: &Daemon) -> (Arc<Mutex<Seen>>, tokio::task::JoinHandle<()>) {
+    let client = daemon.client().await;
+    let mut events = client.subscribe().await.expect("subscribe");
     let seen = Arc::new(Mutex::new(Seen::default()));
     let record = seen.clone();
     let task = tokio::spawn(async move {
-        loop {
-            let result = call(&mcp, "fugue_agent_status", json!({"terminal_id": terminal})).await;
-            let (state, since, detail) = match result.structured_content {
-                Some(status) => (
-                    status["state"].as_str().unwrap_or("?").to_string(),
-                    status["since"].as_u64().unwrap_or(0),
-                    format!("{}: {}", status["source"], status["evidence"]),
-                ),
-                None => (format!("error: {result:?}"), unix_ms(), String::new()),
+        let _client = client;
+        while let Some(event) = events.recv().await {
+            let Event::AgentStateChanged { agent, .. } = event else {
+                continue;
             };
-            {
-                let mut seen = record.lock().unwrap();
-                if seen.changes.last().map(|(s, _)| s) != Some(&state) {
-                    seen.changes.push((state, since));
-                    seen.detail.push(detail);
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            let mut seen = record.lock().unwrap();
+            seen.changes.push((agent.state.as_str().to_string(), agent.since_ms));
+            seen.detail
+                .push(format!("{}: {:?}", agent.source.as_str(), agent.evidence));
         }
     });
     (seen, task)
@@ -140,6 +134,8 @@ async fn approve_then_deny(cli: Cli) {
     let stub = ModelStub::start(&daemon);
     let mcp = Arc::new(bridge(&daemon).await);
     let launch = prepare(cli, &stub, daemon.dir.path(), "Create a file for me. FILE=approved.txt");
+    // Subscribed before the agent starts, so its first state is seen too.
+    let (seen, watcher) = watch(&daemon).await;
     let started_at = unix_ms();
     let started = ok(
         &mcp,
@@ -148,7 +144,6 @@ async fn approve_then_deny(cli: Cli) {
     )
     .await;
     let terminal = started["terminal_id"].as_str().expect("terminal id").to_string();
-    let (seen, watcher) = watch(mcp.clone(), terminal.clone());
 
     // Turn 1: the first prompt asks to run `touch approved.txt`; approve it.
     wait_state(&mcp, &terminal, "waiting_for_permission").await;

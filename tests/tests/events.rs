@@ -146,3 +146,91 @@ fn fugue_events_prints_lifecycle_events_as_lines_or_json() {
         let _ = child.wait();
     }
 }
+
+/// An agent CLI's state changes are pushed as they happen, in order, from
+/// `starting` to `exited` (fake-agent under the name `claude`, so the daemon
+/// watches it as it would the real one), and `fugue events --json` prints them.
+#[tokio::test]
+async fn agent_state_changes_are_pushed_in_order() {
+    use fugue_client::protocol::AgentState;
+    use std::io::BufRead;
+    let daemon = Daemon::start();
+    let bin_dir = daemon.dir.path().join("agent-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let mut cli = std::process::Command::new(fugue_tests::bin("fugue"))
+        .arg("--socket")
+        .arg(&daemon.socket)
+        .args(["--json", "events"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let watcher = daemon.client().await;
+    let mut events = watcher.subscribe().await.unwrap();
+    let actor = daemon.client().await;
+    actor.create_session("agents", None, vec![]).await.unwrap();
+
+    let mut spec = SpawnSpec::new("agents");
+    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.args = vec!["first prompt".into()];
+    spec.shell = false;
+    let pane = actor.create_pane(spec).await.unwrap();
+    let id = pane.id.to_string();
+    let mut states = Vec::new();
+    let mut next_state = async |states: &mut Vec<AgentState>| loop {
+        let event = tokio::time::timeout(DEADLINE, events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no agent state after {states:?}"))
+            .expect("subscribed");
+        if let Event::AgentStateChanged { pane: p, agent, .. } = event {
+            if p == pane.id {
+                states.push(agent.state);
+                return agent.state;
+            }
+        }
+    };
+    while next_state(&mut states).await != AgentState::WaitingForPermission {}
+    actor.send_keys(&id, &["Enter".into()]).await.unwrap();
+    while next_state(&mut states).await != AgentState::Idle {}
+    actor.send_keys(&id, &["C-c".into()]).await.unwrap();
+    while next_state(&mut states).await != AgentState::Exited {}
+    // Started with a prompt: never idle before its first turn showed.
+    assert_eq!(states[0], AgentState::Starting, "{states:?}");
+    let waiting = states
+        .iter()
+        .position(|s| *s == AgentState::WaitingForPermission)
+        .unwrap();
+    assert!(!states[..waiting].contains(&AgentState::Idle), "{states:?}");
+    assert!(states[..waiting].contains(&AgentState::Busy), "{states:?}");
+
+    // The same changes, as JSON lines of `fugue events`.
+    let stdout = cli.stdout.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut printed = Vec::new();
+    while !printed
+        .iter()
+        .any(|v: &serde_json::Value| v["agent"]["state"] == "exited")
+    {
+        let line = lines
+            .recv_timeout(DEADLINE)
+            .unwrap_or_else(|_| panic!("fugue events printed no more: {printed:?}"));
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if value["type"] == "agent_state" && value["pane_id"] == id.as_str() {
+            assert_eq!(value["agent"]["agent"], "claude", "{value}");
+            printed.push(value);
+        }
+    }
+    let printed: Vec<&str> = printed.iter().filter_map(|v| v["agent"]["state"].as_str()).collect();
+    let expected: Vec<&str> = states.iter().map(|s| s.as_str()).collect();
+    assert_eq!(printed, expected);
+    let _ = cli.kill();
+    let _ = cli.wait();
+}

@@ -6,6 +6,7 @@ use crate::actors::pane::{Exited, FrozenPane, PaneActor, PaneArgs, PaneInput, Pa
 use crate::config::{now_ms, DaemonConfig};
 use crate::handover::{self, PaneHandover};
 use crate::store::{PaneRecord, RecordedPane, SavedOutput, Store, SAVED_TEXT_LINES};
+use crate::terminal::agent_watch;
 use crate::terminal::pane_output::{OutputLimits, PaneOutput};
 use crate::terminal::process::{self, ExitWatch, Reaped};
 use crate::terminal::pty::{self, Launch, LaunchRequest};
@@ -484,6 +485,7 @@ impl SessionState {
         ];
         let typed = pty::typed_input(launch);
         let size = output.size();
+        let command = launch.display_command.clone();
         let mut launch = launch.clone();
         launch.size = size;
         let spawned = pty::spawn(launch, extra_env).await?;
@@ -495,6 +497,7 @@ impl SessionState {
             shell,
             output,
             Some((spawned.master, pid, exit_watch, typed)),
+            &command,
         )
         .await
     }
@@ -507,6 +510,7 @@ impl SessionState {
         shell: bool,
         output: &Arc<PaneOutput>,
         process: Option<(OwnedFd, u32, ExitWatch, Option<Vec<u8>>)>,
+        command: &[String],
     ) -> Result<Started, ErrorReply> {
         let no_process = ExitStatus {
             code: None,
@@ -552,6 +556,13 @@ impl SessionState {
                 ErrorReply::internal(format!("cannot start pane actor: {e}"))
             })?;
         if pid != 0 {
+            let watched = agent_watch::Watched {
+                pane: id,
+                session_id: self.args.id,
+                command: command.to_vec(),
+                pid,
+            };
+            agent_watch::spawn(watched, output.clone(), exit_rx.clone(), self.args.events.clone());
             tokio::spawn({
                 let session = myself.clone();
                 let mut exit = exit_rx.clone();
@@ -843,7 +854,10 @@ impl SessionState {
             return self.restore_pane(myself, record, output, counts).await;
         };
         let id = info.id;
-        match self.start_actor(myself, id, spec.shell, &output, Some(process)).await {
+        match self
+            .start_actor(myself, id, spec.shell, &output, Some(process), &info.command)
+            .await
+        {
             Ok(started) => {
                 counts.kept += 1;
                 let _ = started.actor.cast(PaneMsg::SetSizePolicy {
@@ -913,7 +927,7 @@ impl SessionState {
                 (info.exited_at_ms.unwrap_or(0) + ttl).saturating_sub(now_ms())
             }
         };
-        let mut started = match self.start_actor(myself, id, spec.shell, &output, None).await {
+        let mut started = match self.start_actor(myself, id, spec.shell, &output, None, &[]).await {
             Ok(started) => started,
             Err(err) => {
                 tracing::warn!(pane = %id, %err, "cannot restore pane");

@@ -95,7 +95,7 @@ impl Handler {
                         return Ok(Response::WaitDone(finish(WaitCondition::AgentState, None, output)));
                     }
                     // Detection depends on how long the screen has been quiet.
-                    recheck_in = settle_due(output.quiet_for());
+                    recheck_in = crate::terminal::agent::settle_due(output.quiet_for());
                 }
                 if exited {
                     return Ok(Response::WaitDone(finish(WaitCondition::Exit, None, output)));
@@ -130,16 +130,4 @@ impl Handler {
             ),
         }
     }
-}
-
-/// When an agent detection that depends on quiet time could next change.
-fn settle_due(quiet: Duration) -> Option<Duration> {
-    [
-        crate::terminal::agent::WAITING_SETTLE,
-        crate::terminal::agent::IDLE_SETTLE,
-    ]
-    .into_iter()
-    .filter(|t| *t > quiet)
-    .map(|t| t - quiet)
-    .min()
 }

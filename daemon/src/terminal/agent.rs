@@ -183,6 +183,15 @@ pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory
     }
 }
 
+/// When an agent detection that depends on quiet time could next change.
+pub fn settle_due(quiet: Duration) -> Option<Duration> {
+    [WAITING_SETTLE, IDLE_SETTLE]
+        .into_iter()
+        .filter(|t| *t > quiet)
+        .map(|t| t - quiet)
+        .min()
+}
+
 /// What Claude Code's own status file (`<config>/sessions/<pid>.json`, written
 /// since 2.1.139) says about the process `pid`.
 #[derive(Debug, PartialEq, Eq)]

@@ -1,8 +1,9 @@
 //! One terminal's parts, free of sockets and actors: the PTY and its process, the
 //! output (raw log, text view, screen and scrollback) fed through the emulation
-//! pool, the input encoding, and the agent-state detector.
+//! pool, the input encoding, the agent-state detector and its watcher.
 
 pub(crate) mod agent;
+pub(crate) mod agent_watch;
 pub(crate) mod fd;
 pub(crate) mod feed;
 pub(crate) mod input;

@@ -18,22 +18,30 @@ async fn a_subscriber_sees_the_lifecycle_in_order() {
     spec.shell = false;
     let pane = actor.create_pane(spec).await.unwrap();
     actor.wait_for_exit(&pane.id.to_string(), Some(DEADLINE)).await.unwrap();
+    let mut seen = Vec::new();
+    let mut receive = async |seen: &mut Vec<Event>, count: usize| {
+        while seen.len() < count {
+            let event = tokio::time::timeout(DEADLINE, events.recv())
+                .await
+                .expect("an event")
+                .expect("stream open");
+            seen.push(event);
+        }
+    };
+    // The exit is reported by the session's actor, the rename by the supervisor:
+    // two actors, so the test takes the exit's event before it renames.
+    receive(&mut seen, 3).await;
     actor.rename_session("ev", "ev2").await.unwrap();
     actor.destroy_session("ev2").await.unwrap();
     // Requests on the subscribed connection still get their replies.
     assert!(watcher.list_sessions().await.unwrap().is_empty());
-
-    let mut seen = Vec::new();
-    while seen.len() < 6 {
-        let event = tokio::time::timeout(DEADLINE, events.recv())
-            .await
-            .expect("an event")
-            .expect("stream open");
-        seen.push(event);
-    }
+    receive(&mut seen, 6).await;
     assert!(matches!(&seen[0], Event::SessionCreated(s) if s.id == session.id));
     assert!(matches!(&seen[1], Event::PaneCreated(p) if p.id == pane.id));
-    assert!(matches!(&seen[2], Event::PaneExited(p) if p.id == pane.id && p.exit.unwrap().code == Some(0)));
+    assert!(
+        matches!(&seen[2], Event::PaneExited(p) if p.id == pane.id && p.exit.unwrap().code == Some(0)),
+        "{seen:?}"
+    );
     assert!(
         matches!(&seen[3], Event::SessionRenamed { name, previous_name, .. } if name == "ev2" && previous_name == "ev")
     );
@@ -166,12 +174,33 @@ async fn agent_state_changes_are_pushed_in_order() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    let stdout = cli.stdout.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
     let watcher = daemon.client().await;
     let mut events = watcher.subscribe().await.unwrap();
     let actor = daemon.client().await;
-    actor.create_session("agents", None, vec![]).await.unwrap();
+    // `fugue events` is subscribed once it prints: create sessions until it does.
+    let mut made = 0;
+    loop {
+        made += 1;
+        actor
+            .create_session(&format!("agents{made}"), None, vec![])
+            .await
+            .unwrap();
+        if lines.recv_timeout(Duration::from_millis(200)).is_ok() {
+            break;
+        }
+        assert!(made < 50, "fugue events printed nothing");
+    }
 
-    let mut spec = SpawnSpec::new("agents");
+    let mut spec = SpawnSpec::new(&format!("agents{made}"));
     spec.command = Some(bin_dir.join("claude").display().to_string());
     spec.args = vec!["first prompt".into()];
     spec.shell = false;
@@ -205,15 +234,6 @@ async fn agent_state_changes_are_pushed_in_order() {
     assert!(states[..waiting].contains(&AgentState::Busy), "{states:?}");
 
     // The same changes, as JSON lines of `fugue events`.
-    let stdout = cli.stdout.take().unwrap();
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
     let mut printed = Vec::new();
     while !printed
         .iter()

@@ -200,7 +200,7 @@ async fn agent_state_changes_are_pushed_in_order() {
         assert!(made < 50, "fugue events printed nothing");
     }
 
-    let mut spec = SpawnSpec::new(&format!("agents{made}"));
+    let mut spec = SpawnSpec::new(format!("agents{made}"));
     spec.command = Some(bin_dir.join("claude").display().to_string());
     spec.args = vec!["first prompt".into()];
     spec.shell = false;

@@ -10,8 +10,8 @@
 
 use fugue_client::protocol::Event;
 use fugue_tests::agents::{end_processes_with_home, prepare, Cli, ModelStub};
+use fugue_tests::mcp::ok;
 use fugue_tests::{bin, Daemon};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
@@ -33,19 +33,6 @@ async fn bridge(daemon: &Daemon) -> Mcp {
         .spawn()
         .expect("spawn fugue-mcp");
     ().serve(transport).await.expect("MCP startup")
-}
-
-async fn call(mcp: &Mcp, tool: &str, arguments: Value) -> CallToolResult {
-    let arguments = arguments.as_object().cloned().unwrap_or_default();
-    mcp.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments))
-        .await
-        .expect("tool result")
-}
-
-async fn ok(mcp: &Mcp, tool: &str, arguments: Value) -> Value {
-    let result = call(mcp, tool, arguments).await;
-    assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
-    result.structured_content.expect("structuredContent")
 }
 
 fn unix_ms() -> u64 {

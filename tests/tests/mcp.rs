@@ -3,10 +3,10 @@
 
 use fugue_mcp::bridge::{Bridge, BridgeConfig};
 use fugue_mcp::tools::FugueTools;
+use fugue_tests::mcp::{call, ok};
 use fugue_tests::{bin, wait_until, Daemon, DEADLINE};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
-    ElicitationAction, Implementation,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
@@ -66,31 +66,6 @@ async fn connect(daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp 
         let _ = server.waiting().await;
     });
     client.serve(client_io).await.expect("MCP handshake")
-}
-
-async fn call(mcp: &Mcp, tool: &str, args: Value) -> CallToolResult {
-    let args = args.as_object().cloned().unwrap_or_default();
-    mcp.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
-        .await
-        .expect("a tool result, not a JSON-RPC error")
-}
-
-/// The structured result of a successful call (also checks the text twin).
-async fn ok(mcp: &Mcp, tool: &str, args: Value) -> Value {
-    let result = call(mcp, tool, args).await;
-    let text = result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default();
-    assert_ne!(result.is_error, Some(true), "{tool} failed: {text}");
-    let structured = result.structured_content.expect("structuredContent");
-    assert_eq!(
-        serde_json::from_str::<Value>(&text).expect("text is the same JSON"),
-        structured
-    );
-    structured
 }
 
 /// The message of a failed call.

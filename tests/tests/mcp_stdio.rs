@@ -2,12 +2,13 @@
 //! client against a real daemon: both protocol eras, concurrency, cancellation,
 //! a daemon restart, and exiting when stdin closes.
 
+use fugue_tests::mcp::{arguments, call, ok, text};
 use fugue_tests::{bin, process_gone, wait_until, Daemon, DEADLINE};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientRequest, ProtocolVersion};
+use rmcp::model::{CallToolRequestParams, ClientRequest, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::RoleClient;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -30,31 +31,6 @@ async fn bridge(daemon: &Daemon, mode: ClientLifecycleMode) -> (Mcp, u32) {
     let pid = transport.id().expect("pid");
     let mcp = ().serve_with_lifecycle(transport, mode).await.expect("MCP startup");
     (mcp, pid)
-}
-
-fn args(value: Value) -> serde_json::Map<String, Value> {
-    value.as_object().cloned().unwrap_or_default()
-}
-
-async fn call(mcp: &Mcp, tool: &str, arguments: Value) -> CallToolResult {
-    mcp.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args(arguments)))
-        .await
-        .expect("tool result")
-}
-
-async fn ok(mcp: &Mcp, tool: &str, arguments: Value) -> Value {
-    let result = call(mcp, tool, arguments).await;
-    assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
-    result.structured_content.expect("structuredContent")
-}
-
-fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -158,7 +134,7 @@ async fn a_cancelled_wait_stops_in_the_daemon() {
     .await;
     let id = started["terminal_id"].as_str().unwrap();
     let request = ClientRequest::CallToolRequest(rmcp::model::Request::new(
-        CallToolRequestParams::new("fugue_wait").with_arguments(args(
+        CallToolRequestParams::new("fugue_wait").with_arguments(arguments(
             json!({"terminal_id": id, "pattern": "never", "timeout_ms": 60000}),
         )),
     ));
@@ -196,7 +172,7 @@ async fn the_bridge_survives_a_daemon_restart() {
         let peer = mcp.peer().clone();
         let id = id.clone();
         tokio::spawn(async move {
-            peer.call_tool(CallToolRequestParams::new("fugue_wait").with_arguments(args(
+            peer.call_tool(CallToolRequestParams::new("fugue_wait").with_arguments(arguments(
                 json!({"terminal_id": id, "pattern": "never", "timeout_ms": 60000}),
             )))
             .await

@@ -3,6 +3,7 @@
 //! protocol, the CLI's `--host` and the hosts file, `--all-hosts` listings with
 //! a host that cannot be reached, and `fugue attach` over ssh inside tmux.
 
+use fugue_tests::mcp::ok as call;
 use fugue_tests::sshd::{free_port, Sshd};
 use fugue_tests::{bin, cli_with_env, wait_until, CliOutput, Daemon, Tmux, DEADLINE};
 
@@ -68,15 +69,6 @@ async fn mcp_bridge(setup: &Setup, args: &[&std::ffi::OsStr], home: &std::path::
         .spawn()
         .expect("spawn fugue-mcp");
     ().serve(transport).await.expect("MCP startup")
-}
-
-/// Calls `tool`, which must succeed; its structured result.
-async fn call(mcp: &Mcp, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
-    let params = rmcp::model::CallToolRequestParams::new(tool.to_string())
-        .with_arguments(arguments.as_object().cloned().unwrap_or_default());
-    let result = mcp.call_tool(params).await.expect("tool result");
-    assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
-    result.structured_content.expect("structuredContent")
 }
 
 #[test]

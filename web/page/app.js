@@ -149,7 +149,10 @@
 
   function badge(tab) {
     if (tab.agent) {
-      const label = { waiting_for_permission: 'needs you', busy: 'busy', idle: 'idle', exited: 'exited' }[tab.agent.state];
+      const label = {
+        waiting_for_permission: 'needs you', busy: 'busy', idle: 'idle', exited: 'exited',
+        starting: 'starting', unknown: 'unreadable',
+      }[tab.agent.state];
       return { cls: tab.agent.state, text: `${tab.agent.kind}: ${label || tab.agent.state}` };
     }
     switch (tab.status) {
@@ -507,7 +510,9 @@
     new ResizeObserver(() => views.get(active)?.fitNow()).observe($('terminals'));
     await refresh();
     followEvents();
-    // Agent badges change without a lifecycle event: look again every few seconds.
+    // Every agent-state change of an agent started as a pane's command arrives as
+    // an event (and refreshes at once); one typed into a shell is not pushed, so
+    // look again every few seconds too.
     setInterval(() => { if (!document.hidden) scheduleRefresh(); }, 3000);
   }
 

@@ -1,0 +1,43 @@
+//! Calling MCP tools from a test's client: any rmcp client, in-process or the
+//! real fugue-mcp over stdio (a `RunningService` derefs to its `Peer`).
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::Peer;
+use rmcp::RoleClient;
+use serde_json::Value;
+
+/// A JSON object as a tool's arguments (anything else: none).
+pub fn arguments(value: Value) -> serde_json::Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
+}
+
+/// Calls `tool`; a tool failure is a result (`is_error`), a JSON-RPC error panics.
+pub async fn call(mcp: &Peer<RoleClient>, tool: &str, value: Value) -> CallToolResult {
+    mcp.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments(value)))
+        .await
+        .expect("a tool result, not a JSON-RPC error")
+}
+
+/// The text of a result's first content block.
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
+
+/// The structured result of a call that must succeed; its text twin must be the
+/// same JSON.
+pub async fn ok(mcp: &Peer<RoleClient>, tool: &str, arguments: Value) -> Value {
+    let result = call(mcp, tool, arguments).await;
+    let text = text(&result);
+    assert_ne!(result.is_error, Some(true), "{tool} failed: {text}");
+    let structured = result.structured_content.expect("structuredContent");
+    assert_eq!(
+        serde_json::from_str::<Value>(&text).expect("text is the same JSON"),
+        structured
+    );
+    structured
+}

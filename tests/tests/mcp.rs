@@ -3,7 +3,7 @@
 
 use fugue_mcp::bridge::{Bridge, BridgeConfig};
 use fugue_mcp::tools::FugueTools;
-use fugue_tests::mcp::{call, ok};
+use fugue_tests::mcp::{call, ok, text};
 use fugue_tests::{bin, wait_until, Daemon, DEADLINE};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
@@ -72,12 +72,7 @@ async fn connect(daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp 
 async fn fails(mcp: &Mcp, tool: &str, args: Value) -> String {
     let result = call(mcp, tool, args).await;
     assert_eq!(result.is_error, Some(true), "{tool} should fail: {result:?}");
-    result
-        .content
-        .first()
-        .and_then(|c| c.as_text())
-        .map(|t| t.text.clone())
-        .unwrap_or_default()
+    text(&result)
 }
 
 #[tokio::test]

@@ -1,0 +1,22 @@
+//! A live upgrade's hand-over record, as the new daemon reads it: arbitrary bytes
+//! must decode or be refused with an error, never panic, and never make it
+//! allocate far beyond what the bytes could hold.
+#![no_main]
+
+use fugue_daemon::handover::{Handover, HANDOVER_VERSION};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    // Half the inputs carry the right layout version, so the fuzzer reaches the body.
+    let mut bytes = Vec::with_capacity(data.len() + 1);
+    if data.first().is_some_and(|b| b & 1 == 1) {
+        bytes.push(HANDOVER_VERSION as u8);
+        bytes.extend_from_slice(&data[1..]);
+    } else {
+        bytes.extend_from_slice(data);
+    }
+    if let Ok(handover) = Handover::decode(&bytes) {
+        let _ = handover.inherited_fds();
+        let _ = handover.encode();
+    }
+});

@@ -126,10 +126,12 @@ struct ScreenSide {
     last_output: Instant,
     /// The last agent state seen, and since when (Unix ms).
     agent_seen: Option<(AgentState, u64)>,
-    /// What was seen of the pane's agent before (its interface, a turn).
+    /// What was seen of the pane's agent before (its interface, a turn), for the
+    /// process `agent_pid`, first looked at `agent_since`: a restarted pane's new
+    /// process starts again from nothing.
     agent_memory: agent::AgentMemory,
-    /// When the pane's output began.
-    started: Instant,
+    agent_pid: u32,
+    agent_since: Instant,
 }
 
 pub struct PaneOutput {
@@ -162,7 +164,8 @@ impl PaneOutput {
                 last_output: Instant::now(),
                 agent_seen: None,
                 agent_memory: agent::AgentMemory::default(),
-                started: Instant::now(),
+                agent_pid: 0,
+                agent_since: Instant::now(),
             }),
             size: AtomicU32::new(pack_size(fugue_protocol::limits::clamp_size(size))),
             changes: watch::channel(0).0,
@@ -485,10 +488,15 @@ impl PaneOutput {
                     evidence: Vec::new(),
                 };
             };
+            if side.agent_pid != pid {
+                side.agent_pid = pid;
+                side.agent_memory = agent::AgentMemory::default();
+                side.agent_since = Instant::now();
+            }
             let look = agent::ScreenLook {
                 screen: &screen,
                 quiet,
-                age: side.started.elapsed(),
+                age: side.agent_since.elapsed(),
                 exited,
                 first_prompt: agent::started_with_prompt(kind, command),
             };

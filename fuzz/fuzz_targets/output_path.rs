@@ -62,8 +62,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = output.capture(CaptureWhat::All, Some(i64::MIN), Some(i64::MAX), true, true);
-    let _ = output.agent_status(&["claude".into()], 0, false);
-    let _ = output.agent_status(&["bash".into()], 0, true);
+    let _ = output.agent_status(&["claude".into()], 0, 0, false);
+    let _ = output.agent_status(&["bash".into()], 0, 0, true);
     output.resize(PaneSize {
         cols: size.rows,
         rows: size.cols.min(50),

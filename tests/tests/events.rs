@@ -254,3 +254,45 @@ async fn agent_state_changes_are_pushed_in_order() {
     let _ = cli.kill();
     let _ = cli.wait();
 }
+
+/// A restarted agent pane's new process is a new agent: `starting` again, not the
+/// old process's last state.
+#[tokio::test]
+async fn a_restarted_agent_starts_again() {
+    use fugue_client::protocol::{AgentState, RestartPolicy};
+    let daemon = Daemon::start();
+    let bin_dir = daemon.dir.path().join("agent-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let watcher = daemon.client().await;
+    let mut events = watcher.subscribe().await.unwrap();
+    let actor = daemon.client().await;
+    actor.create_session("again", None, vec![]).await.unwrap();
+    let mut spec = SpawnSpec::new("again");
+    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.args = vec!["first prompt".into()];
+    spec.shell = false;
+    spec.restart = RestartPolicy::Always;
+    let pane = actor.create_pane(spec).await.unwrap();
+    let id = pane.id.to_string();
+    let mut states = Vec::new();
+    let mut next_state = async |states: &mut Vec<AgentState>| loop {
+        let event = tokio::time::timeout(DEADLINE, events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("no agent state after {states:?}"))
+            .expect("subscribed");
+        if let Event::AgentStateChanged { pane: p, agent, .. } = event {
+            if p == pane.id {
+                states.push(agent.state);
+                return agent.state;
+            }
+        }
+    };
+    while next_state(&mut states).await != AgentState::WaitingForPermission {}
+    actor.send_keys(&id, &["C-c".into()]).await.unwrap();
+    while next_state(&mut states).await != AgentState::Exited {}
+    // Restarted after its backoff: the new process is starting, then asks again.
+    assert_eq!(next_state(&mut states).await, AgentState::Starting, "{states:?}");
+    while next_state(&mut states).await != AgentState::WaitingForPermission {}
+    actor.destroy_session("again").await.unwrap();
+}

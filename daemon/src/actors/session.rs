@@ -497,7 +497,7 @@ impl SessionState {
             shell,
             output,
             Some((spawned.master, pid, exit_watch, typed)),
-            &command,
+            (&command, now_ms()),
         )
         .await
     }
@@ -510,7 +510,7 @@ impl SessionState {
         shell: bool,
         output: &Arc<PaneOutput>,
         process: Option<(OwnedFd, u32, ExitWatch, Option<Vec<u8>>)>,
-        command: &[String],
+        (command, started_at_ms): (&[String], u64),
     ) -> Result<Started, ErrorReply> {
         let no_process = ExitStatus {
             code: None,
@@ -561,6 +561,7 @@ impl SessionState {
                 session_id: self.args.id,
                 command: command.to_vec(),
                 pid,
+                started_at_ms,
             };
             agent_watch::spawn(watched, output.clone(), exit_rx.clone(), self.args.events.clone());
             tokio::spawn({
@@ -855,7 +856,14 @@ impl SessionState {
         };
         let id = info.id;
         match self
-            .start_actor(myself, id, spec.shell, &output, Some(process), &info.command)
+            .start_actor(
+                myself,
+                id,
+                spec.shell,
+                &output,
+                Some(process),
+                (&info.command, info.started_at_ms),
+            )
             .await
         {
             Ok(started) => {
@@ -927,7 +935,7 @@ impl SessionState {
                 (info.exited_at_ms.unwrap_or(0) + ttl).saturating_sub(now_ms())
             }
         };
-        let mut started = match self.start_actor(myself, id, spec.shell, &output, None, &[]).await {
+        let mut started = match self.start_actor(myself, id, spec.shell, &output, None, (&[], 0)).await {
             Ok(started) => started,
             Err(err) => {
                 tracing::warn!(pane = %id, %err, "cannot restore pane");

@@ -129,7 +129,9 @@ impl Handler {
             Request::AgentStatus { pane } => {
                 let pane = self.pane(&pane).await?;
                 let info = pane.current_info();
-                let status = pane.output.agent_status(&info.command, info.pid, info.exit.is_some());
+                let status = pane
+                    .output
+                    .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some());
                 Ok(Response::Agent(status))
             }
             // Answered by the connection itself, which knows its requests.

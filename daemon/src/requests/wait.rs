@@ -90,7 +90,7 @@ impl Handler {
                 }
                 if let Some(want) = until.agent_state {
                     let info = pane.current_info();
-                    let status = output.agent_status(&info.command, info.pid, exited);
+                    let status = output.agent_status(&info.command, info.pid, info.started_at_ms, exited);
                     if status.state == want {
                         return Ok(Response::WaitDone(finish(WaitCondition::AgentState, None, output)));
                     }

@@ -130,6 +130,9 @@ pub struct ScreenLook<'a> {
     pub exited: bool,
     /// Its command line gave it a first prompt.
     pub first_prompt: bool,
+    /// This process has drawn something: until then the screen is a previous
+    /// process's (a restarted pane), whose prompt must never be answered.
+    pub drawn: bool,
 }
 
 /// The agent's state and the lines that decided it; `memory` carries what was
@@ -137,6 +140,9 @@ pub struct ScreenLook<'a> {
 pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory) -> (AgentState, Vec<String>) {
     if look.exited {
         return (AgentState::Exited, Vec::new());
+    }
+    if !look.drawn {
+        return (AgentState::Starting, Vec::new());
     }
     let Some(m) = markers(kind) else {
         return (AgentState::Unknown, Vec::new());
@@ -294,6 +300,7 @@ mod tests {
             age: SETTLED,
             exited: false,
             first_prompt: false,
+            drawn: true,
         };
         detect_state(kind, &look, &mut memory).0
     }
@@ -359,6 +366,7 @@ mod tests {
             age: SETTLED,
             exited: false,
             first_prompt: false,
+            drawn: true,
         };
         let (state, evidence) = detect_state(AgentKind::Claude, &look, &mut memory);
         assert_eq!(state, AgentState::WaitingForPermission);
@@ -391,6 +399,7 @@ mod tests {
                 age: SETTLED,
                 exited: false,
                 first_prompt,
+                drawn: true,
             }
         }
         // The logo, however long it stays: starting, not idle.

@@ -22,6 +22,8 @@ pub struct Watched {
     pub session_id: SessionId,
     pub command: Vec<String>,
     pub pid: u32,
+    /// When the process started (Unix ms).
+    pub started_at_ms: u64,
 }
 
 /// Starts watching, if the pane's command names an agent CLI; the task ends when
@@ -41,7 +43,7 @@ pub fn spawn<T: Send + Sync + 'static>(
         loop {
             changes.borrow_and_update();
             let exited = exit.borrow_and_update().is_some();
-            let status = output.agent_status(&watched.command, watched.pid, exited);
+            let status = output.agent_status(&watched.command, watched.pid, watched.started_at_ms, exited);
             if last != Some(status.state) {
                 last = Some(status.state);
                 let _ = events.send(Event::AgentStateChanged {

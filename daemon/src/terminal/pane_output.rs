@@ -127,11 +127,9 @@ struct ScreenSide {
     /// The last agent state seen, and since when (Unix ms).
     agent_seen: Option<(AgentState, u64)>,
     /// What was seen of the pane's agent before (its interface, a turn), for the
-    /// process `agent_pid`, first looked at `agent_since`: a restarted pane's new
-    /// process starts again from nothing.
+    /// process `agent_pid`: a restarted pane's new process starts from nothing.
     agent_memory: agent::AgentMemory,
     agent_pid: u32,
-    agent_since: Instant,
 }
 
 pub struct PaneOutput {
@@ -165,7 +163,6 @@ impl PaneOutput {
                 agent_seen: None,
                 agent_memory: agent::AgentMemory::default(),
                 agent_pid: 0,
-                agent_since: Instant::now(),
             }),
             size: AtomicU32::new(pack_size(fugue_protocol::limits::clamp_size(size))),
             changes: watch::channel(0).0,
@@ -466,7 +463,8 @@ impl PaneOutput {
 
     /// What the agent CLI in the pane (if any) is doing: from its status file
     /// where it keeps one (Claude Code), else from the screen.
-    pub fn agent_status(&self, command: &[String], pid: u32, exited: bool) -> AgentInfo {
+    /// `started_at_ms`: when the process `pid` started (Unix ms).
+    pub fn agent_status(&self, command: &[String], pid: u32, started_at_ms: u64, exited: bool) -> AgentInfo {
         let (kind, screen_state, evidence_lines, version) = {
             let mut side = lock(&self.screen);
             let screen = side.screen.visible_text();
@@ -491,12 +489,13 @@ impl PaneOutput {
             if side.agent_pid != pid {
                 side.agent_pid = pid;
                 side.agent_memory = agent::AgentMemory::default();
-                side.agent_since = Instant::now();
             }
+            let age = Duration::from_millis(crate::config::now_ms().saturating_sub(started_at_ms));
             let look = agent::ScreenLook {
                 screen: &screen,
                 quiet,
-                age: side.agent_since.elapsed(),
+                age,
+                drawn: quiet < age,
                 exited,
                 first_prompt: agent::started_with_prompt(kind, command),
             };

@@ -310,7 +310,7 @@ async fn reattach(
     pane: &PaneInfo,
     read_only: bool,
     size: Option<PaneSize>,
-) -> Option<(Client, mpsc::Receiver<Event>)> {
+) -> Option<(Client, crate::EventStream)> {
     let deadline = tokio::time::Instant::now() + RECONNECT_FOR;
     let connect = connect.clone().autostart(false);
     loop {

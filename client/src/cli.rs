@@ -89,9 +89,23 @@ enum Command {
     /// Carry the fugue protocol between stdin/stdout and this machine's daemon
     /// (starting it if needed): what `ssh HOST fugue proxy` runs for --host.
     Proxy,
-    /// Print session, pane and agent-state events as they happen (a line each; with
-    /// --json one JSON object per line), until interrupted.
+    /// Print session, pane, agent-state and notification events as they happen (a
+    /// line each; with --json one JSON object per line), until interrupted.
     Events,
+    /// Start the agent CLI a pane ran again on its own recorded session, in the same
+    /// directory (`claude --resume ID`, `codex resume ID`, `gemini --resume ID`), as
+    /// a new pane; prints its id. For a pane whose agent ended or was lost (a
+    /// daemon restart, a reboot).
+    Resume { pane: String },
+    /// Report an agent CLI's hook to fugue: run by the agent's hooks (the hook's
+    /// JSON on stdin), inside a fugue pane (`FUGUE_PANE`); does nothing elsewhere.
+    /// fugue adds these hooks to Claude Code itself; for Codex and Gemini CLI see
+    /// the README.
+    AgentEvent {
+        /// The agent running the hook: claude, codex or gemini.
+        #[arg(long)]
+        agent: Option<String>,
+    },
     /// Print a pane's output: the ANSI-stripped text view, or the raw log.
     Read {
         pane: String,
@@ -439,6 +453,44 @@ async fn events(cli: &Cli) -> Result<ExitCode, ClientError> {
     Err(ClientError::Closed(String::new()))
 }
 
+/// `fugue agent-event`: an agent's hook reporting to the daemon. It must never
+/// get in the agent's way: whatever goes wrong (not in a fugue pane, no daemon,
+/// JSON it does not know), it prints nothing on stdout (which agents read as
+/// the hook's answer) and exits 0; problems go to stderr.
+async fn agent_event(cli: &Cli, agent: Option<&str>) -> ExitCode {
+    use std::io::Read;
+    // Read first, always: an agent writing its hook's JSON into a pipe nobody
+    // reads gets EPIPE. A hook's JSON is small; past 1 MiB it is not one (the rest,
+    // up to 64 MiB, is read and dropped).
+    let mut input = Vec::new();
+    let mut stdin = std::io::stdin().lock();
+    let read = Read::read_to_end(&mut Read::take(&mut stdin, 1 << 20), &mut input);
+    let _ = std::io::copy(&mut Read::take(&mut stdin, 64 << 20), &mut std::io::sink());
+    let Some(pane) = std::env::var("FUGUE_PANE").ok().filter(|p| !p.is_empty()) else {
+        return ExitCode::SUCCESS;
+    };
+    let hook = match read
+        .map_err(|e| e.to_string())
+        .and_then(|_| fugue_client::hooks::parse(&input, agent))
+    {
+        Ok(hook) => hook,
+        Err(err) => {
+            eprintln!("fugue agent-event: {err}");
+            return ExitCode::SUCCESS;
+        }
+    };
+    let sent = async {
+        let client = connect(cli, false).await?;
+        client.agent_hook(&pane, hook).await
+    };
+    match tokio::time::timeout(std::time::Duration::from_secs(2), sent).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => eprintln!("fugue agent-event: {err}"),
+        Err(_) => eprintln!("fugue agent-event: fugued did not answer within 2 s"),
+    }
+    ExitCode::SUCCESS
+}
+
 /// An event as a line: its type, then what it is about.
 fn event_line(event: &Event, value: &Value) -> String {
     let kind = value["type"].as_str().unwrap_or("event");
@@ -456,12 +508,16 @@ fn event_line(event: &Event, value: &Value) -> String {
         Event::PaneRemoved { id, .. } => short(*id),
         Event::PanesReordered { panes, .. } => panes.iter().map(|p| short(*p)).collect::<Vec<_>>().join(" "),
         Event::AgentStateChanged { pane, agent, .. } => format!(
-            "{} {} {} ({})",
+            "{} {} {} needs={} ({})",
             short(*pane),
             agent.agent.map(|a| a.as_str()).unwrap_or("agent"),
             agent.state.as_str(),
+            agent.needs.as_str(),
             agent.source.as_str()
         ),
+        Event::Notification { pane, title, body, .. } => format!("{} {title}: {body}", short(*pane))
+            .trim_end_matches([':', ' '])
+            .to_string(),
         Event::Lagged { missed } => format!("{missed} events missed; list again to catch up"),
         _ => String::new(),
     };
@@ -568,6 +624,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         Command::Web { args } => return run_web(cli, args),
         Command::Proxy => return proxy(cli).await,
         Command::Events => return events(cli).await,
+        Command::AgentEvent { agent } => return Ok(agent_event(cli, agent.as_deref()).await),
         Command::Ls { all_hosts: true } => return list_all_hosts(cli, Listing::Sessions).await,
         Command::Panes {
             session,
@@ -584,6 +641,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         | Command::Web { .. }
         | Command::Proxy
         | Command::Events
+        | Command::AgentEvent { .. }
         | Command::Ls { all_hosts: true }
         | Command::Panes { all_hosts: true, .. } => {
             unreachable!("handled above")
@@ -613,6 +671,10 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         }
         Command::Run(args) => {
             let info = create_pane(&client, spawn_spec(args)?).await?;
+            out.print(pane_json(&info), || info.id.to_string());
+        }
+        Command::Resume { pane } => {
+            let info = client.resume_agent(pane).await?;
             out.print(pane_json(&info), || info.id.to_string());
         }
         Command::Panes {

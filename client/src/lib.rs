@@ -6,6 +6,7 @@
 
 pub mod attach;
 mod autostart;
+pub mod hooks;
 pub mod remote;
 mod shared;
 pub mod views;
@@ -49,8 +50,38 @@ pub fn usage_error_line(err: &clap::Error) -> String {
 
 /// Largest input sent in one request; bigger writes are split, in order.
 const WRITE_CHUNK: usize = 1024 * 1024;
-/// Events buffered for a caller that does not read them; more are dropped.
+/// Events buffered for a caller that reads them slower than they come ...
 const EVENT_BUFFER: usize = 1024;
+/// ... and their output bytes at most: past either the connection stops reading,
+/// and the daemon drops what an attached pane's reader could not take and
+/// resynchronises it with a redraw. A count alone would let 1024 chunks of 64 KiB
+/// of a flooding pane pile up here (64 MiB, shown long after they were current).
+const EVENT_BYTES: usize = 1024 * 1024;
+
+/// The events of a connection (see [`Client::events`]), bounded in number and in
+/// bytes.
+pub struct EventStream {
+    events: mpsc::Receiver<(Event, u32)>,
+    budget: Arc<tokio::sync::Semaphore>,
+}
+
+impl EventStream {
+    /// The next event; `None` once the connection has closed.
+    pub async fn recv(&mut self) -> Option<Event> {
+        let (event, cost) = self.events.recv().await?;
+        self.budget.add_permits(cost as usize);
+        Some(event)
+    }
+}
+
+/// What an event counts against [`EVENT_BYTES`].
+fn event_cost(event: &Event) -> u32 {
+    let bytes = match event {
+        Event::Output { data, .. } | Event::Redraw { data, .. } => data.len(),
+        _ => 1,
+    };
+    bytes.clamp(1, EVENT_BYTES) as u32
+}
 /// How long auto-start waits for a new daemon.
 pub const START_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -154,7 +185,7 @@ struct Inner {
     out: mpsc::Sender<ClientFrame>,
     welcome: Welcome,
     socket: PathBuf,
-    events: Mutex<Option<mpsc::Receiver<Event>>>,
+    events: Mutex<Option<EventStream>>,
     /// Whether someone took the event stream; until then events are dropped.
     events_taken: Arc<std::sync::atomic::AtomicBool>,
     closed: watch::Receiver<bool>,
@@ -253,13 +284,14 @@ impl Client {
         let pending: Pending = Arc::default();
         let (out, out_rx) = mpsc::channel(256);
         let (events_tx, events_rx) = mpsc::channel(EVENT_BUFFER);
+        let budget = Arc::new(tokio::sync::Semaphore::new(EVENT_BYTES));
         let (closed_tx, closed) = watch::channel(false);
         let events_taken = Arc::new(std::sync::atomic::AtomicBool::new(false));
         tokio::spawn(write_loop(writer, out_rx));
         tokio::spawn(read_loop(
             reader,
             pending.clone(),
-            (events_tx, events_taken.clone()),
+            (events_tx, budget.clone(), events_taken.clone()),
             closed_tx,
         ));
         Ok(Client {
@@ -269,7 +301,10 @@ impl Client {
                 out,
                 welcome,
                 socket,
-                events: Mutex::new(Some(events_rx)),
+                events: Mutex::new(Some(EventStream {
+                    events: events_rx,
+                    budget,
+                })),
                 events_taken,
                 closed,
             }),
@@ -332,6 +367,16 @@ impl Client {
     /// The agent CLI in a pane and what it is doing.
     pub async fn agent_status(&self, pane: &str) -> Result<AgentInfo> {
         expect_reply!(self.request(Request::AgentStatus { pane: pane.into() }).await?, Response::Agent(info) => info)
+    }
+
+    /// Reports an agent hook for `pane` (see `fugue agent-event`).
+    pub async fn agent_hook(&self, pane: &str, hook: fugue_protocol::AgentHook) -> Result<()> {
+        expect_reply!(self.request(Request::AgentHook { pane: pane.into(), hook }).await?, Response::Ok => ())
+    }
+
+    /// Starts the agent `pane` ran again on its recorded session, as a new pane.
+    pub async fn resume_agent(&self, pane: &str) -> Result<PaneInfo> {
+        expect_reply!(self.request(Request::ResumeAgent { pane: pane.into() }).await?, Response::Pane(info) => info)
     }
 
     pub async fn ping(&self) -> Result<()> {
@@ -520,7 +565,7 @@ impl Client {
     /// taken events are dropped; once taken, a reader that stops reading holds up
     /// this connection's replies too, and the daemon resynchronises attached panes
     /// with a redraw when it reads again.
-    pub fn events(&self) -> Result<mpsc::Receiver<Event>> {
+    pub fn events(&self) -> Result<EventStream> {
         let events = self.inner.events.lock().expect("events").take();
         let events = events.ok_or_else(|| ClientError::Protocol("the event stream was already taken".into()))?;
         self.inner.events_taken.store(true, Ordering::Release);
@@ -529,7 +574,7 @@ impl Client {
 
     /// Starts session and pane lifecycle events on this connection and returns the
     /// event stream.
-    pub async fn subscribe(&self) -> Result<mpsc::Receiver<Event>> {
+    pub async fn subscribe(&self) -> Result<EventStream> {
         let events = self.events()?;
         expect_reply!(self.request(Request::Subscribe).await?, Response::Ok => ())?;
         Ok(events)
@@ -696,7 +741,11 @@ async fn write_loop(
 async fn read_loop(
     mut reader: FramedRead<ReadHalf, FrameCodec<ClientFrame, ServerFrame>>,
     pending: Pending,
-    (events, events_taken): (mpsc::Sender<Event>, Arc<std::sync::atomic::AtomicBool>),
+    (events, budget, events_taken): (
+        mpsc::Sender<(Event, u32)>,
+        Arc<tokio::sync::Semaphore>,
+        Arc<std::sync::atomic::AtomicBool>,
+    ),
     closed: watch::Sender<bool>,
 ) {
     let reason = loop {
@@ -710,7 +759,12 @@ async fn read_loop(
             Some(Ok(ServerFrame::Event(event))) => {
                 if events_taken.load(Ordering::Acquire) {
                     // Back-pressure: the daemon notices a slow reader and resyncs it.
-                    let _ = events.send(event).await;
+                    let cost = event_cost(&event);
+                    let Ok(permits) = budget.acquire_many(cost).await else {
+                        continue;
+                    };
+                    permits.forget();
+                    let _ = events.send((event, cost)).await;
                 }
             }
             Some(Ok(ServerFrame::Fatal(reply))) => break format!(": {}", reply.message),

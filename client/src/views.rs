@@ -78,6 +78,18 @@ pub struct PaneView {
     pub restarts: u32,
     /// How the run before the last restart ended.
     pub last_exit: Option<String>,
+    /// The agent CLI's own session (`fugue resume` starts it again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_session: Option<AgentSessionView>,
+}
+
+/// An agent CLI's own session, recorded with its pane.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct AgentSessionView {
+    /// claude, codex or gemini.
+    pub agent: String,
+    pub id: String,
 }
 
 impl From<&PaneInfo> for PaneView {
@@ -103,6 +115,10 @@ impl From<&PaneInfo> for PaneView {
             restart: info.restart.as_str().into(),
             restarts: info.restarts,
             last_exit: info.last_exit.map(|e| e.to_string()),
+            agent_session: info.agent_session.as_ref().map(|s| AgentSessionView {
+                agent: s.agent.as_str().into(),
+                id: s.id.clone(),
+            }),
         }
     }
 }
@@ -297,14 +313,16 @@ pub struct AgentStateView {
     pub state: String,
     /// Is a turn running: running, not_running or unknown.
     pub turn: String,
-    /// Does the agent need a person: nothing or permission.
+    /// Does the agent need a person: nothing, permission, question (only a person
+    /// answers it) or finished_unseen (a turn ended and nobody looked since).
     pub needs: String,
-    /// Where the state was read: session_file (the agent's own status file) or screen.
+    /// Where the state was read: hook (the agent's own hook, most trusted),
+    /// session_file (its status file) or screen.
     pub source: String,
     /// The agent's version, when it shows or records it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// The agent's own session id (Claude Code), to resume it later.
+    /// The agent's own session id, to resume it later.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Unix ms since the state was first seen.
@@ -319,7 +337,7 @@ impl From<&fugue_protocol::AgentInfo> for AgentStateView {
             agent: info.agent.map(|a| a.as_str().into()),
             state: info.state.as_str().into(),
             turn: info.state.turn().as_str().into(),
-            needs: info.state.needs().as_str().into(),
+            needs: info.needs.as_str().into(),
             source: info.source.as_str().into(),
             version: info.version.clone(),
             session_id: info.session_id.clone(),
@@ -364,6 +382,18 @@ pub fn lifecycle_event(event: &fugue_protocol::Event) -> Option<serde_json::Valu
             "session_id": session_id.to_string(),
             "pane_id": pane.to_string(),
             "agent": AgentStateView::from(agent),
+        }),
+        Event::Notification {
+            pane,
+            session_id,
+            title,
+            body,
+        } => json!({
+            "type": "notification",
+            "session_id": session_id.to_string(),
+            "pane_id": pane.to_string(),
+            "title": title,
+            "body": body,
         }),
         Event::Lagged { missed } => json!({"type": "lagged", "missed": missed}),
         Event::Redraw { .. }

@@ -23,10 +23,12 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::time::Duration;
 
-/// Version of the [`Handover`] layout. A binary reads only its own; one that
-/// changes the layout bumps it, and an upgrade across it is refused (the old
-/// daemon keeps running and says so).
-pub const HANDOVER_VERSION: u32 = 1;
+/// Version of the [`Handover`] layout. A binary reads its own and the ones
+/// before it that it knows (see [`layout_v1`]); one that changes the layout
+/// bumps it. A handover of a newer layout is refused (the old daemon keeps
+/// running and says so). Layout 2 carries each pane's info as JSON, so fields
+/// added to it with a default need no new layout.
+pub const HANDOVER_VERSION: u32 = 2;
 /// How long the new binary gets to read the handover in the check.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -51,6 +53,7 @@ pub struct SessionHandover {
 /// One pane as it is handed over.
 #[derive(Serialize, Deserialize)]
 pub struct PaneHandover {
+    #[serde(with = "as_json")]
     pub info: PaneInfo,
     pub spec: SpawnSpec,
     pub pid_start: Option<u64>,
@@ -73,21 +76,158 @@ impl Handover {
         // The version comes first, so any layout can tell it.
         let (version, _): (u32, usize) = bincode::serde::decode_from_slice(bytes, bincode::config::standard())
             .map_err(|e| format!("unreadable handover: {e}"))?;
-        if version != HANDOVER_VERSION {
-            return Err(format!(
-                "handover layout {version}, this fugued reads layout {HANDOVER_VERSION}"
-            ));
+        let limited = bincode::config::standard().with_limit::<{ 1 << 31 }>();
+        let unreadable = |e: bincode::error::DecodeError| format!("unreadable handover: {e}");
+        match version {
+            HANDOVER_VERSION => Ok(bincode::serde::decode_from_slice::<Handover, _>(bytes, limited)
+                .map_err(unreadable)?
+                .0),
+            1 => Ok(
+                bincode::serde::decode_from_slice::<layout_v1::Handover, _>(bytes, limited)
+                    .map_err(unreadable)?
+                    .0
+                    .into(),
+            ),
+            _ => Err(format!(
+                "handover layout {version}, this fugued reads layouts 1 to {HANDOVER_VERSION}"
+            )),
         }
-        let (handover, _): (Handover, usize) =
-            bincode::serde::decode_from_slice(bytes, bincode::config::standard().with_limit::<{ 1 << 31 }>())
-                .map_err(|e| format!("unreadable handover: {e}"))?;
-        Ok(handover)
     }
 
     /// The descriptors the next daemon inherits.
     pub fn inherited_fds(&self) -> Vec<RawFd> {
         let masters = self.sessions.iter().flat_map(|s| &s.panes).filter_map(|p| p.master_fd);
         [self.listener_fd, self.lock_fd].into_iter().chain(masters).collect()
+    }
+}
+
+/// A pane's info as a JSON string inside the bincode handover: JSON names its
+/// fields, so a newer daemon reads an older one's info with defaults for what
+/// it added.
+mod as_json {
+    use fugue_protocol::PaneInfo;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(info: &PaneInfo, serializer: S) -> Result<S::Ok, S::Error> {
+        serde_json::to_string(info)
+            .map_err(serde::ser::Error::custom)?
+            .serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<PaneInfo, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        serde_json::from_str(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Layout 1 (fugued before agent sessions were recorded): pane info in bincode,
+/// without `agent_session`. Read, so an upgrade from it keeps every pane.
+mod layout_v1 {
+    use super::*;
+    use fugue_protocol::{PaneId, PaneSize, PaneState, RestartPolicy, SessionId};
+
+    #[derive(Serialize, Deserialize)]
+    pub struct Handover {
+        pub version: u32,
+        pub from_version: String,
+        pub started_at_ms: u64,
+        pub listener_fd: RawFd,
+        pub lock_fd: RawFd,
+        pub sessions: Vec<SessionHandover>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    pub struct SessionHandover {
+        pub record: SessionRecord,
+        pub panes: Vec<PaneHandover>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    pub struct PaneHandover {
+        pub info: PaneInfoV1,
+        pub spec: SpawnSpec,
+        pub pid_start: Option<u64>,
+        pub master_fd: Option<RawFd>,
+        pub exit: Option<(ExitStatus, u64)>,
+        pub output: OutputSnapshot,
+        pub policy: SizePolicy,
+    }
+
+    /// `PaneInfo` as layout 1 wrote it, field for field.
+    #[derive(Serialize, Deserialize)]
+    pub struct PaneInfoV1 {
+        pub id: PaneId,
+        pub session_id: SessionId,
+        pub session_name: String,
+        pub index: u32,
+        pub title: String,
+        pub purpose: String,
+        pub command: Vec<String>,
+        pub shell: bool,
+        pub cwd: String,
+        pub state: PaneState,
+        pub pid: u32,
+        pub exit: Option<ExitStatus>,
+        pub size: PaneSize,
+        pub started_at_ms: u64,
+        pub exited_at_ms: Option<u64>,
+        pub restart: RestartPolicy,
+        pub restarts: u32,
+        pub last_exit: Option<ExitStatus>,
+    }
+
+    impl From<Handover> for super::Handover {
+        fn from(old: Handover) -> Self {
+            let sessions = old.sessions.into_iter().map(|session| super::SessionHandover {
+                record: session.record,
+                panes: session.panes.into_iter().map(super::PaneHandover::from).collect(),
+            });
+            super::Handover {
+                // Read into today's layout, so that is its version now.
+                version: HANDOVER_VERSION,
+                from_version: old.from_version,
+                started_at_ms: old.started_at_ms,
+                listener_fd: old.listener_fd,
+                lock_fd: old.lock_fd,
+                sessions: sessions.collect(),
+            }
+        }
+    }
+
+    impl From<PaneHandover> for super::PaneHandover {
+        fn from(old: PaneHandover) -> Self {
+            let i = old.info;
+            let info = PaneInfo {
+                id: i.id,
+                session_id: i.session_id,
+                session_name: i.session_name,
+                index: i.index,
+                title: i.title,
+                purpose: i.purpose,
+                command: i.command,
+                shell: i.shell,
+                cwd: i.cwd,
+                state: i.state,
+                pid: i.pid,
+                exit: i.exit,
+                size: i.size,
+                started_at_ms: i.started_at_ms,
+                exited_at_ms: i.exited_at_ms,
+                restart: i.restart,
+                restarts: i.restarts,
+                last_exit: i.last_exit,
+                agent_session: None,
+            };
+            super::PaneHandover {
+                info,
+                spec: old.spec,
+                pid_start: old.pid_start,
+                master_fd: old.master_fd,
+                exit: old.exit,
+                output: old.output,
+                policy: old.policy,
+            }
+        }
     }
 }
 
@@ -216,4 +356,92 @@ pub fn exec(exe: &Path, args: &[std::ffi::OsString], fds: &[RawFd], memfd: &std:
         let _ = set(*fd, rustix::io::FdFlags::CLOEXEC);
     }
     format!("cannot start {}: {err}", exe.display())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terminal::pane_output::{OutputLimits, PaneOutput};
+    use fugue_protocol::{PaneId, PaneSize, PaneState, RestartPolicy, SessionId};
+
+    fn output() -> OutputSnapshot {
+        let limits = OutputLimits {
+            log_bytes: 1024,
+            text_lines: 10,
+            text_bytes: 1024,
+            scrollback_lines: 10,
+            scrollback_bytes: 1024,
+        };
+        let output = PaneOutput::new(limits, PaneSize { cols: 20, rows: 4 });
+        let _ = output.push(b"still here\r\n");
+        output.snapshot()
+    }
+
+    /// An upgrade from a fugued that wrote layout 1 keeps its panes.
+    #[test]
+    fn layout_1_is_read() {
+        let info = layout_v1::PaneInfoV1 {
+            id: PaneId::new(),
+            session_id: SessionId::new(),
+            session_name: "old".into(),
+            index: 0,
+            title: "build".into(),
+            purpose: String::new(),
+            command: vec!["make".into()],
+            shell: true,
+            cwd: "/tmp".into(),
+            state: PaneState::Running,
+            pid: 42,
+            exit: None,
+            size: PaneSize { cols: 20, rows: 4 },
+            started_at_ms: 1,
+            exited_at_ms: None,
+            restart: RestartPolicy::Never,
+            restarts: 0,
+            last_exit: None,
+        };
+        let id = info.id;
+        let old = layout_v1::Handover {
+            version: 1,
+            from_version: "0.old".into(),
+            started_at_ms: 7,
+            listener_fd: 3,
+            lock_fd: 4,
+            sessions: vec![layout_v1::SessionHandover {
+                record: SessionRecord {
+                    id: info.session_id,
+                    name: "old".into(),
+                    cwd: "/tmp".into(),
+                    env: vec![],
+                    created_at_ms: 1,
+                    order: 0,
+                },
+                panes: vec![layout_v1::PaneHandover {
+                    info,
+                    spec: SpawnSpec::new("old"),
+                    pid_start: Some(9),
+                    master_fd: Some(5),
+                    exit: None,
+                    output: output(),
+                    policy: SizePolicy::Latest,
+                }],
+            }],
+        };
+        let bytes = bincode::serde::encode_to_vec(&old, bincode::config::standard()).unwrap();
+        let read = Handover::decode(&bytes).unwrap();
+        assert_eq!(read.from_version, "0.old");
+        assert_eq!(read.inherited_fds(), vec![3, 4, 5]);
+        let pane = &read.sessions[0].panes[0];
+        assert_eq!(
+            (pane.info.id, pane.info.pid, pane.info.agent_session.clone()),
+            (id, 42, None)
+        );
+        // And today's layout reads back what it wrote.
+        let again = Handover::decode(&read.encode().unwrap()).unwrap();
+        assert_eq!(again.sessions[0].panes[0].info, pane.info);
+        let mut newer = bytes.clone();
+        newer[0] = 9;
+        let refused = Handover::decode(&newer).err().unwrap_or_default();
+        assert!(refused.contains("layouts 1 to 2"), "{refused}");
+    }
 }

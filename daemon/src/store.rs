@@ -513,6 +513,7 @@ mod tests {
                 restart: RestartPolicy::Always,
                 restarts: 2,
                 last_exit: None,
+                agent_session: None,
             },
             spec: SpawnSpec::new("s"),
             pid_start: Some(7),

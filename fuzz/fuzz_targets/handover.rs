@@ -7,10 +7,11 @@ use fugue_daemon::handover::{Handover, HANDOVER_VERSION};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    // Half the inputs carry the right layout version, so the fuzzer reaches the body.
+    // Half the inputs carry a layout version it reads (today's, or layout 1 an
+    // upgrade from an older fugued brings), so the fuzzer reaches the body.
     let mut bytes = Vec::with_capacity(data.len() + 1);
-    if data.first().is_some_and(|b| b & 1 == 1) {
-        bytes.push(HANDOVER_VERSION as u8);
+    if let Some(first) = data.first().filter(|b| *b & 1 == 1) {
+        bytes.push(if first & 2 == 2 { 1 } else { HANDOVER_VERSION as u8 });
         bytes.extend_from_slice(&data[1..]);
     } else {
         bytes.extend_from_slice(data);

@@ -1,6 +1,6 @@
 //! A pane's whole output path, fed arbitrary program output: raw log, text view,
-//! screen with scrollback, terminal-query replies, captures, redraws and the agent
-//! detector, and the filter attach passes it through. It must never panic and stay within its caps whatever is printed.
+//! screen with scrollback, terminal-query replies, captures, redraws, the notifications it asks for and the
+//! agent detector, and the filter attach passes it through. It must never panic and stay within its caps whatever is printed.
 #![no_main]
 
 use fugue_daemon::terminal::pane_output::{OutputLimits, PaneOutput};
@@ -40,6 +40,14 @@ fuzz_target!(|data: &[u8]| {
         filtered.iter().all(|b| rest.any(|r| r == b)),
         "the filter made up bytes"
     );
+    // The notifications it asked for (OSC 9, 777, 99): bounded in number and
+    // size, and free of control characters.
+    let notices = output.take_notices();
+    assert!(notices.len() <= 16, "{} notifications kept", notices.len());
+    for notice in &notices {
+        assert!(notice.title.chars().count() <= 256 && notice.body.chars().count() <= 1024);
+        assert!(!notice.title.chars().chain(notice.body.chars()).any(char::is_control));
+    }
     let _ = output.read(ReadMode::Text {
         lines: 1000,
         since: Some(3),

@@ -32,6 +32,44 @@ pub struct Bridge {
     /// Permission prompts answered through this bridge (prompt id -> what was
     /// done), so answering twice sends nothing the second time.
     pub answered: Arc<Mutex<AnsweredPrompts>>,
+    /// Questions put to a person through a client of the 2026-07-28 era (which
+    /// asks by answering a tool call with "input required"): request state ->
+    /// the question, so an answer counts only for the call it was asked for.
+    pub pending_questions: Arc<Mutex<PendingQuestions>>,
+}
+
+/// Questions asked and not yet answered; each answer is used once.
+#[derive(Default)]
+pub struct PendingQuestions {
+    asked: HashMap<String, (String, std::time::Instant)>,
+}
+
+impl PendingQuestions {
+    /// Questions kept at most; older ones are forgotten (their answers refused).
+    const KEEP: usize = 64;
+    /// How long a question waits for its answer.
+    const TTL: std::time::Duration = std::time::Duration::from_secs(600);
+
+    /// Records `question`; returns the state the client echoes with its answer.
+    pub fn ask(&mut self, question: &str) -> String {
+        let now = std::time::Instant::now();
+        self.asked.retain(|_, (_, at)| now.duration_since(*at) < Self::TTL);
+        if self.asked.len() >= Self::KEEP {
+            let oldest = self.asked.iter().min_by_key(|(_, (_, at))| *at).map(|(k, _)| k.clone());
+            oldest.map(|k| self.asked.remove(&k));
+        }
+        let state = fugue_protocol::SessionId::new().simple();
+        self.asked.insert(state.clone(), (question.to_string(), now));
+        state
+    }
+
+    /// Takes the question `state` names, if it is `question` and still waiting.
+    pub fn answer(&mut self, state: &str, question: &str) -> bool {
+        match self.asked.remove(state) {
+            Some((asked, at)) => asked == question && at.elapsed() < Self::TTL,
+            None => false,
+        }
+    }
 }
 
 /// The most recent answered prompts, oldest dropped past [`AnsweredPrompts::KEEP`].
@@ -101,6 +139,7 @@ impl Bridge {
             client: SharedClient::new(options),
             hosts: Arc::default(),
             answered: Arc::default(),
+            pending_questions: Arc::default(),
         }
     }
 

@@ -11,8 +11,10 @@ use fugue_protocol::{
     AgentState, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, ReadMode, SpawnSpec, WaitUntil,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{ProgressNotificationParam, RequestMetaObject};
+use rmcp::model::{CallToolResponse, InputRequiredResult, ProgressNotificationParam, RequestMetaObject};
+use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -172,6 +174,23 @@ an interactive shell, which stays when the command ends. At most 10 running term
             }
             Err(err) => return Err(describe(err)),
         };
+        Ok(Json(StartResult {
+            terminal_id: qualify(host, &info.id.to_string()),
+            session: info.session_name,
+            pid: info.pid,
+            title: info.title,
+        }))
+    }
+
+    #[tool(
+        description = "Start an agent CLI (Claude Code, Codex, Gemini CLI) again on its own recorded session, in the same \
+directory, after its terminal's process ended or was lost (a daemon restart, a reboot): `claude --resume ID`, `codex resume \
+ID`, `gemini --resume ID`, with the original flags. Runs in a new terminal of the same session; returns it."
+    )]
+    async fn fugue_resume(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<StartResult>, String> {
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        let info = client.resume_agent(&terminal).await.map_err(describe)?;
+        let (host, _) = split_terminal(&p.terminal_id);
         Ok(Json(StartResult {
             terminal_id: qualify(host, &info.id.to_string()),
             session: info.session_name,
@@ -742,13 +761,17 @@ it may still sit in the input box: look with fugue_capture",
 
     #[tool(
         description = "Start a new agent CLI (claude by default) in a new session with a first prompt. A person is asked \
-to confirm first (MCP elicitation); nothing starts unless they accept."
+to confirm first (MCP elicitation); nothing starts unless they accept.",
+        output_schema = rmcp::handler::server::common::schema_for_output::<SpawnAgentResult>()
     )]
     async fn fugue_spawn_agent(
         &self,
         Parameters(p): Parameters<SpawnAgentParams>,
         peer: Peer<RoleServer>,
-    ) -> Result<Json<SpawnAgentResult>, String> {
+        context: RequestContext<RoleServer>,
+        RequestState(request_state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> Result<CallToolResponse, String> {
         let agent = p.agent.unwrap_or_else(|| "claude".into());
         let Some(command) = self.bridge.config.agent_commands.get(&agent).cloned() else {
             let known: Vec<&str> = self.bridge.config.agent_commands.keys().map(String::as_str).collect();
@@ -770,17 +793,16 @@ to confirm first (MCP elicitation); nothing starts unless they accept."
         let place = dir.as_deref().unwrap_or("its daemon's default directory");
 
         let question = format!("Start {agent} in {place} with prompt {:?}?", p.prompt);
-        match peer.elicit::<SpawnConfirmation>(question).await {
-            Ok(Some(SpawnConfirmation { confirm: true })) | Err(rmcp::service::ElicitationError::NoContent) => {}
-            Ok(_) | Err(rmcp::service::ElicitationError::UserDeclined) | Err(rmcp::service::ElicitationError::UserCancelled) => {
-                return Err(format!("the person declined: {agent} was not started"));
-            }
-            Err(err) if self.bridge.config.allow_spawn => tracing::info!(%err, "no elicitation; --allow-spawn lets the spawn go ahead"),
-            Err(err) => {
-                return Err(format!(
-                    "cannot ask a person to confirm ({err}); this client does not support MCP elicitation. Start fugue-mcp with --allow-spawn to allow spawning without confirmation"
-                ))
-            }
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let asked = match modern {
+            true => self.confirm_by_input_request(&context, &question, request_state, responses)?,
+            false => self.confirm_by_elicitation(&peer, question).await?,
+        };
+        if let Some(ask) = asked {
+            // The client asks the person, then calls again with the answer.
+            return Ok(ask.into());
         }
 
         client
@@ -801,14 +823,95 @@ to confirm first (MCP elicitation); nothing starts unless they accept."
                 return Err(describe(err));
             }
         };
-        Ok(Json(SpawnAgentResult {
+        let result = SpawnAgentResult {
             terminal_id: info.id.to_string(),
             session: name,
             pid: info.pid,
             agent,
-        }))
+        };
+        let value = serde_json::to_value(result).map_err(|e| e.to_string())?;
+        Ok(rmcp::model::CallToolResult::structured(value).into())
     }
 }
+
+/// How to start an agent was the person asked: `None` means they said yes (or
+/// `--allow-spawn` stands in for them); `Some` is the question to send first.
+type Confirmation = Result<Option<InputRequiredResult>, String>;
+
+impl FugueTools {
+    /// Before 2026-07-28: the server asks the client mid-call (elicitation/create).
+    async fn confirm_by_elicitation(&self, peer: &Peer<RoleServer>, question: String) -> Confirmation {
+        match peer.elicit::<SpawnConfirmation>(question).await {
+            Ok(Some(SpawnConfirmation { confirm: true })) | Err(rmcp::service::ElicitationError::NoContent) => Ok(None),
+            Ok(_)
+            | Err(rmcp::service::ElicitationError::UserDeclined)
+            | Err(rmcp::service::ElicitationError::UserCancelled) => {
+                Err("the person declined: the agent was not started".into())
+            }
+            Err(err) => self.cannot_ask(&err.to_string()),
+        }
+    }
+
+    /// From 2026-07-28 a server may not call its client: it answers the tool call
+    /// with "input required" (the question), and the client calls again with the
+    /// person's answer and the request state it was given.
+    fn confirm_by_input_request(
+        &self,
+        context: &RequestContext<RoleServer>,
+        question: &str,
+        request_state: Option<String>,
+        responses: Option<rmcp::model::InputResponses>,
+    ) -> Confirmation {
+        let mut pending = self.bridge.pending_questions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(state) = request_state {
+            if !pending.answer(&state, question) {
+                return Err(
+                    "this answer is for no question still open (answered already, expired, or asked for \
+other arguments); call fugue_spawn_agent again"
+                        .into(),
+                );
+            }
+            let answer = responses.and_then(|mut r| r.remove(CONFIRM_KEY)).unwrap_or_default();
+            let answer: rmcp::model::ElicitResult = serde_json::from_value(answer)
+                .map_err(|e| format!("the client's answer to the confirmation is not an elicitation result: {e}"))?;
+            let confirmed = answer.action == rmcp::model::ElicitationAction::Accept
+                && answer.content.as_ref().is_some_and(|c| c["confirm"] == true);
+            return match confirmed {
+                true => Ok(None),
+                false => Err("the person declined: the agent was not started".into()),
+            };
+        }
+        let can_ask = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+        if !can_ask {
+            return self.cannot_ask("the client announced no elicitation capability");
+        }
+        let schema = rmcp::model::ElicitationSchema::from_type::<SpawnConfirmation>().map_err(|e| e.to_string())?;
+        let ask = rmcp::model::ElicitRequest::new(rmcp::model::ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: question.to_string(),
+            requested_schema: schema,
+        });
+        let requests = [(CONFIRM_KEY.to_string(), rmcp::model::InputRequest::Elicitation(ask))].into();
+        Ok(Some(InputRequiredResult::new(
+            Some(requests),
+            Some(pending.ask(question)),
+        )))
+    }
+
+    fn cannot_ask(&self, why: &str) -> Confirmation {
+        if self.bridge.config.allow_spawn {
+            tracing::info!(why, "no elicitation; --allow-spawn lets the spawn go ahead");
+            return Ok(None);
+        }
+        Err(format!(
+            "cannot ask a person to confirm ({why}); this client does not support MCP elicitation. Start fugue-mcp with \
+--allow-spawn to allow spawning without confirmation"
+        ))
+    }
+}
+
+/// The key of the confirmation among a call's input requests.
+const CONFIRM_KEY: &str = "confirm";
 
 /// Quiet after a paste before Enter is sent (see fugue_send_prompt).
 const PASTE_SETTLE_MS: u64 = 150;

@@ -29,6 +29,7 @@ fn pane() -> PaneInfo {
         restart: Default::default(),
         restarts: 0,
         last_exit: None,
+        agent_session: None,
     }
 }
 

@@ -169,11 +169,12 @@ mod tests {
         ) -> PaneInfo {
             PaneInfo {
                 id: PaneId::new(), session_id: SessionId::new(), session_name, index, title,
-                purpose, command, shell, cwd: "/tmp".into(),
+                purpose: purpose.clone(), command, shell, cwd: "/tmp".into(),
                 state: if running { PaneState::Running } else { PaneState::Exited },
                 pid, exit: Some(ExitStatus { code, signal }), size: PaneSize { cols, rows },
                 started_at_ms: started, exited_at_ms: exited,
                 restart: RestartPolicy::OnFailure, restarts: index, last_exit: None,
+                agent_session: running.then(|| AgentSession { agent: AgentKind::Codex, id: purpose.clone() }),
             }
         }
     }
@@ -395,6 +396,7 @@ mod tests {
                         Some(AgentKind::Gemini),
                     ][k as usize],
                     state: AgentState::Idle,
+                    needs: Attention::FinishedUnseen,
                     source: StateSource::Screen,
                     version: evidence.first().cloned(),
                     session_id: None,

@@ -20,6 +20,8 @@ pub const MAX_SIDE: u16 = 10_000;
 pub const MAX_CELLS: u32 = 1_000_000;
 /// Longest pane title, in characters (also applies to titles programs set).
 pub const MAX_TITLE_CHARS: usize = 256;
+/// Characters in one field of an agent hook report (event, session id, ...).
+pub const MAX_HOOK_FIELD_CHARS: usize = 256;
 /// Longest pane purpose, in characters.
 pub const MAX_PURPOSE_CHARS: usize = 1024;
 /// Longest session or pane target string, in bytes.
@@ -266,6 +268,7 @@ impl Request {
             | Request::ReleasePane { pane }
             | Request::Detach { pane }
             | Request::AgentStatus { pane }
+            | Request::ResumeAgent { pane }
             | Request::SetSizePolicy { pane, .. } => check_target("pane", pane),
             Request::KillPane { pane, signal } => {
                 check_target("pane", pane)?;
@@ -315,6 +318,20 @@ impl Request {
                     )));
                 }
                 panes.iter().try_for_each(|p| check_target("pane", p))
+            }
+            Request::AgentHook { pane, hook } => {
+                check_target("pane", pane)?;
+                check_label("hook event", &hook.event, MAX_HOOK_FIELD_CHARS)?;
+                for (what, field) in [
+                    ("hook session id", &hook.session_id),
+                    ("hook notification", &hook.notification),
+                    ("hook tool", &hook.tool),
+                ] {
+                    field
+                        .as_deref()
+                        .map_or(Ok(()), |f| check_label(what, f, MAX_HOOK_FIELD_CHARS))?;
+                }
+                Ok(())
             }
             Request::ReadOutput { pane, mode } => {
                 check_target("pane", pane)?;

@@ -291,6 +291,18 @@ pub enum Request {
     AgentStatus {
         pane: String,
     },
+    /// A hook of the agent CLI in a pane fired (`fugue agent-event`, run by the
+    /// agent with the pane's `FUGUE_PANE`): the most trusted signal of its state.
+    AgentHook {
+        pane: String,
+        hook: AgentHook,
+    },
+    /// Start the agent whose session a pane recorded again, in the same directory,
+    /// with its resume flag (`claude --resume ID`, `codex resume ID`, ...), as a new
+    /// pane of the same session. The old pane must no longer run.
+    ResumeAgent {
+        pane: String,
+    },
     /// Abandon request `id` of this connection (its reply is a `cancelled` error).
     Cancel {
         id: u64,
@@ -333,6 +345,8 @@ impl Request {
             Request::SetSizePolicy { .. } => "SetSizePolicy",
             Request::WaitFor { .. } => "WaitFor",
             Request::AgentStatus { .. } => "AgentStatus",
+            Request::AgentHook { .. } => "AgentHook",
+            Request::ResumeAgent { .. } => "ResumeAgent",
             Request::Cancel { .. } => "Cancel",
             Request::UpgradeDaemon => "UpgradeDaemon",
         }
@@ -424,6 +438,9 @@ pub enum AgentState {
     Starting,
     /// Recognised, but nothing on screen says what it is doing: never answerable.
     Unknown,
+    /// It asked a question (a choice or free text) and waits for the answer: a
+    /// person answers it, never `approve`/`deny`.
+    WaitingForAnswer,
 }
 
 impl AgentState {
@@ -435,6 +452,7 @@ impl AgentState {
             AgentState::Exited => "exited",
             AgentState::Starting => "starting",
             AgentState::Unknown => "unknown",
+            AgentState::WaitingForAnswer => "waiting_for_answer",
         }
     }
 
@@ -446,8 +464,9 @@ impl AgentState {
             "exited" => Ok(AgentState::Exited),
             "starting" => Ok(AgentState::Starting),
             "unknown" => Ok(AgentState::Unknown),
+            "waiting_for_answer" => Ok(AgentState::WaitingForAnswer),
             _ => Err(format!(
-                "unknown agent state '{text}'; use waiting_for_permission, busy, idle, starting, unknown or exited"
+                "unknown agent state '{text}'; use waiting_for_permission, waiting_for_answer, busy, idle, starting, unknown or exited"
             )),
         }
     }
@@ -455,7 +474,7 @@ impl AgentState {
     /// Whether a turn is running.
     pub fn turn(&self) -> TurnState {
         match self {
-            AgentState::WaitingForPermission | AgentState::Busy => TurnState::Running,
+            AgentState::WaitingForPermission | AgentState::WaitingForAnswer | AgentState::Busy => TurnState::Running,
             AgentState::Idle | AgentState::Exited => TurnState::NotRunning,
             AgentState::Starting | AgentState::Unknown => TurnState::Unknown,
         }
@@ -465,6 +484,7 @@ impl AgentState {
     pub fn needs(&self) -> Attention {
         match self {
             AgentState::WaitingForPermission => Attention::Permission,
+            AgentState::WaitingForAnswer => Attention::Question,
             _ => Attention::Nothing,
         }
     }
@@ -494,6 +514,11 @@ pub enum Attention {
     Nothing,
     /// It asks to be allowed to do something (approve or deny).
     Permission,
+    /// It asked a question only a person can answer.
+    Question,
+    /// A turn finished and nobody has looked since (no client attached to the
+    /// pane or typed into it).
+    FinishedUnseen,
 }
 
 impl Attention {
@@ -501,6 +526,8 @@ impl Attention {
         match self {
             Attention::Nothing => "nothing",
             Attention::Permission => "permission",
+            Attention::Question => "question",
+            Attention::FinishedUnseen => "finished_unseen",
         }
     }
 }
@@ -508,6 +535,8 @@ impl Attention {
 /// Where an agent's state was read from, most trusted first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StateSource {
+    /// A hook the agent ran (`fugue agent-event`).
+    Hook,
     /// The agent's own status file (Claude Code's `~/.claude/sessions/<pid>.json`).
     SessionFile,
     /// The rendered screen, matched against the agent's known markers.
@@ -517,6 +546,7 @@ pub enum StateSource {
 impl StateSource {
     pub fn as_str(&self) -> &'static str {
         match self {
+            StateSource::Hook => "hook",
             StateSource::SessionFile => "session_file",
             StateSource::Screen => "screen",
         }
@@ -529,6 +559,9 @@ pub struct AgentInfo {
     /// `None` when no known agent CLI was recognised.
     pub agent: Option<AgentKind>,
     pub state: AgentState,
+    /// Whether it needs a person (more than `state` says: a finished turn nobody
+    /// has seen yet).
+    pub needs: Attention,
     pub source: StateSource,
     /// The agent's version, when it shows or records it.
     pub version: Option<String>,
@@ -538,6 +571,30 @@ pub struct AgentInfo {
     pub since_ms: u64,
     /// The screen lines (or status file fields) that decided.
     pub evidence: Vec<String>,
+}
+
+/// What one hook of an agent CLI reported (the JSON it gave its hook command,
+/// boiled down). Event names are the agent's own (`PermissionRequest`, `Stop`,
+/// `BeforeAgent`, ...).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentHook {
+    /// The agent that ran the hook, when the hook command says.
+    pub agent: Option<AgentKind>,
+    /// `hook_event_name`.
+    pub event: String,
+    /// The agent's session id (to resume it).
+    pub session_id: Option<String>,
+    /// The notification's kind (`notification_type`), for notification hooks.
+    pub notification: Option<String>,
+    /// The tool it is about (`tool_name`), for tool hooks.
+    pub tool: Option<String>,
+}
+
+/// An agent's own session, recorded so the agent can be resumed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentSession {
+    pub agent: AgentKind,
+    pub id: String,
 }
 
 /// Which part of a pane's history a capture covers.
@@ -676,6 +733,9 @@ pub struct PaneInfo {
     pub restarts: u32,
     /// How the previous run ended, for a pane that was restarted.
     pub last_exit: Option<ExitStatus>,
+    /// The session of the agent CLI running in it, once known (to resume it).
+    #[serde(default)]
+    pub agent_session: Option<AgentSession>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -775,6 +835,13 @@ pub enum Event {
         pane: PaneId,
         session_id: SessionId,
         agent: AgentInfo,
+    },
+    /// A program asked its terminal to notify the user (OSC 9, OSC 777 or OSC 99).
+    Notification {
+        pane: PaneId,
+        session_id: SessionId,
+        title: String,
+        body: String,
     },
     /// Events were dropped because this client read too slowly; re-list to resync.
     Lagged {

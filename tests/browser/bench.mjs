@@ -23,7 +23,9 @@ const page = await (await browser.newContext({ viewport: { width: 1400, height: 
 // Record when each pane-socket message arrives, and when each key goes down.
 await page.addInitScript(() => {
   // pane id -> arrival times of its socket's binary messages
-  globalThis.__bench = { messages: {}, sends: [], keys: [] };
+  // waiters: called on every binary message (the latency loop waits on them
+  // instead of polling the page, which would load the very thread it times).
+  globalThis.__bench = { messages: {}, sends: [], keys: [], waiters: [] };
   const Native = globalThis.WebSocket;
   globalThis.WebSocket = class extends Native {
     send(data) {
@@ -37,7 +39,10 @@ await page.addInitScript(() => {
       if (match) {
         const times = (globalThis.__bench.messages[match[1]] ||= []);
         this.addEventListener('message', (e) => {
-          if (typeof e.data !== 'string') times.push(performance.now());
+          if (typeof e.data !== 'string') {
+            times.push(performance.now());
+            for (const wake of globalThis.__bench.waiters.splice(0)) wake();
+          }
         });
       }
     }
@@ -70,16 +75,23 @@ async function latency(id, count) {
     }
     const before = await page.evaluate((id) => globalThis.__bench.messages[id].length, id);
     await page.keyboard.press('abcdefghij'[i % 10]);
-    const sample = await page.waitForFunction(
-      ({ id, before }) => {
+    const sample = await page.evaluate(
+      ({ id, before }) => new Promise((resolve, reject) => {
         const b = globalThis.__bench;
-        if (b.messages[id].length <= before) return null;
-        return { key: b.keys[b.keys.length - 1], sent: b.sends[b.sends.length - 1], echo: b.messages[id][before] };
-      },
+        const timer = setTimeout(() => reject(new Error('no echo within 10 s')), 10000);
+        const check = () => {
+          if (b.messages[id].length <= before) {
+            b.waiters.push(check);
+            return;
+          }
+          clearTimeout(timer);
+          resolve({ key: b.keys[b.keys.length - 1], sent: b.sends[b.sends.length - 1], echo: b.messages[id][before] });
+        };
+        check();
+      }),
       { id, before },
-      { timeout: 10000, polling: 1 },
     ).catch((err) => { throw new Error(`key ${i}: no echo: ${err.message}`); });
-    const { key, sent, echo } = await sample.jsonValue();
+    const { key, sent, echo } = sample;
     // The first frame after the echo arrived: when it can be on screen.
     const frame = await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => done(performance.now()))));
     samples.push(echo - key);

@@ -96,6 +96,11 @@ impl ModelStub {
         ModelStub { child, port, log }
     }
 
+    /// The stub's process (its network namespace is the offline daemon's).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything the stub recorded so far, in order.
     pub fn events(&self) -> Vec<Value> {
         std::fs::read_to_string(&self.log)
@@ -203,7 +208,19 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
             vec![prompt.into()]
         }
         Cli::Gemini => {
-            let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}});
+            // Gemini CLI reads hooks only from its settings files: these are the
+            // lines the README tells a user to add.
+            let hook = json!([{"hooks": [{
+                "type": "command",
+                "command": format!("'{}' agent-event --agent gemini", bin("fugue").display()),
+                "timeout": 5000,
+            }]}]);
+            let hooks: serde_json::Map<String, Value> =
+                ["BeforeAgent", "BeforeTool", "AfterTool", "Notification", "AfterAgent"]
+                    .iter()
+                    .map(|e| (e.to_string(), hook.clone()))
+                    .collect();
+            let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": hooks});
             write(".gemini/settings.json", settings.to_string());
             let trusted = json!({project.display().to_string(): "TRUST_FOLDER"});
             write(".gemini/trustedFolders.json", trusted.to_string());

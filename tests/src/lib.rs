@@ -96,6 +96,8 @@ pub struct Daemon {
     /// The fugued binary it runs: the build's, or a copy (see [`Daemon::start_copy`]).
     pub exe: PathBuf,
     child: Option<Child>,
+    /// Where its records are kept (`XDG_STATE_HOME`), when not under `dir`.
+    state_home: Option<PathBuf>,
 }
 
 impl Daemon {
@@ -121,13 +123,26 @@ impl Daemon {
         let dir = private_dir();
         let socket = dir.path().join("fugue.sock");
         let exe = bin("fugued");
-        let inner = Self::command(&exe, &dir, &socket, &[]);
         // `unshare` runs `sh`, which brings loopback up and becomes fugued (same pid).
-        let mut command = Command::new("unshare");
-        command
-            .args(["--net", "--", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""])
-            .arg(&exe)
-            .args(inner.get_args());
+        let prefix = [
+            "unshare",
+            "--net",
+            "--",
+            "sh",
+            "-c",
+            "ip link set lo up && exec \"$0\" \"$@\"",
+        ];
+        let command = Self::command_under(&prefix, &exe, &dir, &socket);
+        Self::launch(dir, exe, command)
+    }
+
+    /// fugued's command as [`Daemon::command`] makes it, run by `prefix` (a
+    /// program and its arguments, before fugued's path), with the same
+    /// environment and log.
+    fn command_under(prefix: &[&str], exe: &Path, dir: &tempfile::TempDir, socket: &Path) -> Command {
+        let inner = Self::command(exe, dir, socket, &[]);
+        let mut command = Command::new(prefix[0]);
+        command.args(&prefix[1..]).arg(exe).args(inner.get_args());
         for (key, value) in inner.get_envs() {
             match value {
                 Some(value) => command.env(key, value),
@@ -139,7 +154,20 @@ impl Daemon {
             .open(dir.path().join("fugued.stderr"))
             .expect("log file");
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log);
-        Self::launch(dir, exe, command)
+        command
+    }
+
+    /// Starts with its records (XDG_STATE_HOME) under `state`, e.g. a small
+    /// filesystem a test fills up.
+    pub fn start_with_state_home(state: &Path) -> Daemon {
+        let dir = private_dir();
+        let socket = dir.path().join("fugue.sock");
+        let exe = bin("fugued");
+        let mut command = Self::command(&exe, &dir, &socket, &[]);
+        command.env("XDG_STATE_HOME", state);
+        let mut daemon = Self::launch(dir, exe, command);
+        daemon.state_home = Some(state.to_path_buf());
+        daemon
     }
 
     /// Starts a copy of fugued kept in the test's directory (`bin/fugued`), so the
@@ -186,6 +214,7 @@ impl Daemon {
             dir,
             exe,
             child: Some(child),
+            state_home: None,
         };
         daemon.wait_ready();
         daemon
@@ -253,8 +282,25 @@ impl Daemon {
     /// Starts a fresh daemon on the same socket (after the previous one exited).
     pub fn restart(&mut self, args: &[&str]) {
         assert!(self.child.is_none(), "stop the daemon first");
-        let command = Self::command(&self.exe, &self.dir, &self.socket, args).spawn();
-        self.child = Some(command.expect("start fugued"));
+        let mut command = Self::command(&self.exe, &self.dir, &self.socket, args);
+        if let Some(state) = &self.state_home {
+            command.env("XDG_STATE_HOME", state);
+        }
+        self.child = Some(command.spawn().expect("start fugued"));
+        self.wait_ready();
+    }
+
+    /// Starts a fresh daemon on the same socket in the network namespace of
+    /// process `pid` (an offline daemon's model stub, say), after the previous
+    /// daemon exited.
+    pub fn restart_in_netns_of(&mut self, pid: u32) {
+        assert!(self.child.is_none(), "stop the daemon first");
+        let net = format!("--net=/proc/{pid}/ns/net");
+        let mut command = Self::command_under(&["nsenter", &net, "--"], &self.exe, &self.dir, &self.socket);
+        if let Some(state) = &self.state_home {
+            command.env("XDG_STATE_HOME", state);
+        }
+        self.child = Some(command.spawn().expect("start fugued"));
         self.wait_ready();
     }
 
@@ -273,7 +319,8 @@ impl Daemon {
 
     /// The records database of this daemon (one per socket, named after it).
     pub fn state_db(&self) -> PathBuf {
-        let dir = self.dir.path().join("state").join("fugue");
+        let home = self.state_home.clone().unwrap_or_else(|| self.dir.path().join("state"));
+        let dir = home.join("fugue");
         let found = std::fs::read_dir(&dir)
             .expect("state dir")
             .filter_map(|e| e.ok())

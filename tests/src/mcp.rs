@@ -41,3 +41,16 @@ pub async fn ok(mcp: &Peer<RoleClient>, tool: &str, arguments: Value) -> Value {
     );
     structured
 }
+
+/// Calls `tool` as an application would: through the running client, which in
+/// the 2026-07-28 era answers a server's "input required" (asking its handler,
+/// say for an elicitation) and calls again, until the tool completes.
+pub async fn call_as_client<S: rmcp::ClientHandler>(
+    mcp: &rmcp::service::RunningService<RoleClient, S>,
+    tool: &str,
+    value: Value,
+) -> CallToolResult {
+    mcp.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments(value)))
+        .await
+        .expect("a tool result, not a JSON-RPC error")
+}

@@ -11,7 +11,7 @@
 use fugue_client::protocol::Event;
 use fugue_tests::agents::{end_processes_with_home, prepare, Cli, ModelStub};
 use fugue_tests::mcp::ok;
-use fugue_tests::{bin, Daemon};
+use fugue_tests::{bin, wait_for, wait_until, Daemon, DEADLINE};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
@@ -216,28 +216,33 @@ async fn approve_then_deny(cli: Cli) {
         states[first_wait..].contains(&"busy") || states[first_wait..].contains(&"idle"),
         "{states:?}"
     );
+    // Claude Code gets fugue's hooks from fugue itself (--settings), Gemini CLI
+    // from its settings file (tests/src/agents.rs): both must have reported.
+    if cli != Cli::Codex {
+        assert!(
+            seen.detail.iter().any(|d| d.starts_with("hook")),
+            "{}: no state came from a hook: {:?}",
+            cli.name(),
+            seen.detail
+        );
+    }
     drop(seen);
     end_processes_with_home(&launch.home);
 }
 
-/// How long after the real transitions (the stub's clock) fugue reported them.
+/// How long after the real transitions (the stub's clock) fugue reported them:
+/// every turn started (-> busy), tool requested (-> waiting) and turn finished
+/// (-> idle) of the run, and their median.
 fn report_latency(cli: Cli, stub: &ModelStub, seen: &Seen, started_at: u64) {
-    let turn = stub.nth("turn_started", 0);
-    let asked = stub.nth("tool_requested", 0);
-    let finished = stub.nth("turn_finished", 0);
-    let lag = |state: &str, at: u64| {
-        seen.lag(state, at)
-            .map(|ms| format!("{ms} ms"))
-            .unwrap_or_else(|| "not seen".into())
-    };
+    stub.nth("turn_finished", 0);
+    let events = stub.events();
     let timeline: Vec<String> = seen
         .changes
         .iter()
         .zip(&seen.detail)
         .map(|((s, since), detail)| format!("{s}@{} {detail}", *since as i64 - started_at as i64))
         .collect();
-    let stub_events: Vec<String> = stub
-        .events()
+    let stub_events: Vec<String> = events
         .iter()
         .filter(|e| e["event"] != "request")
         .map(|e| {
@@ -253,15 +258,42 @@ fn report_latency(cli: Cli, stub: &ModelStub, seen: &Seen, started_at: u64) {
         cli.name(),
         cli.name()
     );
+    let mut all = Vec::new();
+    let mut per_kind = Vec::new();
+    for (event, state) in [
+        ("turn_started", "busy"),
+        ("tool_requested", "waiting_for_permission"),
+        ("turn_finished", "idle"),
+    ] {
+        let mut lags: Vec<u64> = events
+            .iter()
+            .filter(|e| e["event"] == event)
+            .filter_map(|e| seen.lag(state, e["at"].as_u64()?))
+            .collect();
+        all.extend(&lags);
+        per_kind.push(format!(
+            "{event}->{state} {lags:?} ms (median {} ms)",
+            median(&mut lags)
+        ));
+    }
     eprintln!(
-        "{} {}: started->first turn {} ms; turn started->busy {}; tool requested->waiting {}; turn finished->idle {}",
+        "{} {}: started->first turn {} ms; {}; median of all {} transitions {} ms",
         cli.name(),
         cli.version(),
-        turn.saturating_sub(started_at),
-        lag("busy", turn),
-        lag("waiting_for_permission", asked),
-        lag("idle", finished),
+        stub.nth("turn_started", 0).saturating_sub(started_at),
+        per_kind.join("; "),
+        all.len(),
+        median(&mut all),
     );
+}
+
+fn median(values: &mut [u64]) -> u64 {
+    values.sort_unstable();
+    match values.len() {
+        0 => 0,
+        n if n % 2 == 1 => values[n / 2],
+        n => (values[n / 2 - 1] + values[n / 2]) / 2,
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -277,4 +309,119 @@ async fn codex_approve_then_deny() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_cli_approve_then_deny() {
     approve_then_deny(Cli::Gemini).await;
+}
+
+/// A daemon killed outright loses its panes' processes; the pane of an agent
+/// whose session was recorded (Claude Code's status file, Codex's open
+/// transcript, Gemini CLI's hooks) comes back with `fugue resume`: the same
+/// agent, directory and conversation.
+async fn resumes_after_the_daemon_is_killed(cli: Cli) {
+    use fugue_client::protocol::{AgentState, WaitCondition, WaitUntil};
+    let mut daemon = Daemon::start_offline();
+    let stub = ModelStub::start(&daemon);
+    let launch = prepare(cli, &stub, daemon.dir.path(), "Create a file for me. FILE=first.txt");
+    let client = daemon.client().await;
+    let mut spec = fugue_client::protocol::SpawnSpec::new("agents");
+    spec.command = Some(launch.program.display().to_string());
+    spec.args = launch.args.clone();
+    spec.env = launch
+        .env
+        .iter()
+        .map(|(name, value)| fugue_client::protocol::EnvVar {
+            name: name.clone(),
+            value: value.clone(),
+        })
+        .collect();
+    spec.cwd = Some(launch.project.display().to_string());
+    spec.shell = false;
+    client
+        .create_session("agents", None, Vec::new())
+        .await
+        .expect("session");
+    let pane = client.create_pane(spec).await.expect("start claude");
+    let id = pane.id.to_string();
+    let wait_state = |state: AgentState| {
+        let until = WaitUntil {
+            agent_state: Some(state),
+            ..WaitUntil::default()
+        };
+        let client = &client;
+        let id = id.clone();
+        async move {
+            let done = client
+                .wait_for(&id, until, std::time::Duration::from_secs(90))
+                .await
+                .expect("wait");
+            assert_eq!(
+                done.condition,
+                WaitCondition::AgentState,
+                "{state:?} never came: {done:?}"
+            );
+        }
+    };
+    wait_state(AgentState::WaitingForPermission).await;
+    client.send_keys(&id, &["Enter".to_string()]).await.expect("approve");
+    wait_state(AgentState::Idle).await;
+    assert!(launch.project.join("first.txt").exists());
+    let recorded = wait_for("the agent session to be recorded", DEADLINE, || async {
+        let info = client.pane_status(&id).await.ok()?;
+        info.agent_session
+    })
+    .await;
+    assert_eq!(recorded.agent.as_str(), cli.name());
+    drop(client);
+
+    daemon.signal_and_wait(libc::SIGKILL);
+    // Its PTYs closed with it: the agent ends.
+    wait_until("the agent to end with the daemon", DEADLINE, || {
+        (!std::path::Path::new(&format!("/proc/{}", pane.pid)).exists()).then_some(())
+    });
+    daemon.restart_in_netns_of(stub.pid());
+    let client = daemon.client().await;
+    let lost = client.pane_status(&id).await.expect("the pane's record");
+    assert_eq!(lost.state, fugue_client::protocol::PaneState::Lost);
+    assert_eq!(lost.agent_session.as_ref(), Some(&recorded));
+
+    let resumed = daemon.cli(&["--json", "resume", &id]).json();
+    let command: Vec<&str> = resumed["command"]
+        .as_array()
+        .expect("command")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let resume_flag = match cli {
+        Cli::Codex => "resume",
+        Cli::Claude | Cli::Gemini => "--resume",
+    };
+    assert!(
+        command.windows(2).any(|w| w == [resume_flag, recorded.id.as_str()]),
+        "{command:?}"
+    );
+    assert!(
+        !command.iter().any(|a| a.contains("FILE=first.txt")),
+        "the first prompt again: {command:?}"
+    );
+    assert_eq!(resumed["cwd"], launch.project.display().to_string());
+    // The same conversation: its first turn's command is on screen again.
+    let new_id = resumed["id"].as_str().expect("new pane id").to_string();
+    fugue_tests::wait_for_text(&client, &new_id, "touch first.txt").await;
+    // Resuming a pane that runs is refused, saying why.
+    let refused = daemon.cli(&["resume", &new_id]).err();
+    assert!(refused.contains("still runs"), "{refused}");
+    end_processes_with_home(&launch.home);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_resumes_after_the_daemon_is_killed() {
+    resumes_after_the_daemon_is_killed(Cli::Claude).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_resumes_after_the_daemon_is_killed() {
+    resumes_after_the_daemon_is_killed(Cli::Codex).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_cli_resumes_after_the_daemon_is_killed() {
+    resumes_after_the_daemon_is_killed(Cli::Gemini).await;
 }

@@ -341,3 +341,106 @@ async fn without_a_state_file_nothing_is_kept() {
     assert!(client.list_sessions().await.unwrap().is_empty());
     assert!(daemon.cli(&["daemon", "status"]).ok().contains("not persisted"));
 }
+
+/// The records' disk fills up: writes fail, are counted and logged, and nothing
+/// else is affected (panes run, output flows, requests answer); once there is
+/// room again records are written again, and a restart brings back what was
+/// written before and after.
+#[tokio::test]
+async fn a_full_disk_costs_only_the_records_it_could_not_write() {
+    struct Mount(std::path::PathBuf);
+    impl Drop for Mount {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    let outer = private_dir();
+    let state = outer.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs"])
+        .arg(&state)
+        .status()
+        .expect("mount");
+    assert!(
+        mounted.success(),
+        "mounting a small tmpfs for the records (tests run as root)"
+    );
+    let _mount = Mount(state.clone());
+    let mut daemon = Daemon::start_with_state_home(&state);
+    let client = daemon.client().await;
+    client.create_session("before", None, vec![]).await.unwrap();
+    let first = client
+        .create_pane(sh_spec("before", "echo first; exec sleep 60"))
+        .await
+        .unwrap();
+    wait_for_text(&client, &first.id.to_string(), "first").await;
+    let db = daemon.state_db();
+    // A session's record is on disk (the writer gathers 20 ms of changes first).
+    let written = |name: &'static str| {
+        let db = db.clone();
+        async move {
+            wait_for(&format!("session {name} to be written"), DEADLINE, || async {
+                let conn = rusqlite::Connection::open(&db).ok()?;
+                let n: i64 = conn
+                    .query_row("SELECT count(*) FROM sessions WHERE name = ?1", [name], |r| r.get(0))
+                    .ok()?;
+                (n == 1).then_some(())
+            })
+            .await
+        }
+    };
+    written("before").await;
+
+    // Fill the filesystem to the last byte.
+    let filler = state.join("filler");
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&filler).unwrap();
+        let block = vec![0u8; 64 * 1024];
+        while file.write_all(&block).is_ok() {}
+        while file.write_all(&[0]).is_ok() {}
+        let _ = file.sync_all();
+    }
+    client.create_session("while-full", None, vec![]).await.unwrap();
+    let spec = sh_spec(
+        "while-full",
+        "for i in $(seq 1 3000); do echo line $i of a full disk; done; exec sleep 60",
+    );
+    let busy = client.create_pane(spec).await.unwrap().id.to_string();
+    wait_for_text(&client, &busy, "line 3000 of a full disk").await;
+    let failed = wait_for("records to fail on the full disk", DEADLINE, || async {
+        let status = client.daemon_status().await.ok()?;
+        (status.unpersisted_writes > 0).then_some(status.unpersisted_writes)
+    })
+    .await;
+    // Everything else goes on.
+    let echo = client
+        .create_pane(sh_spec("while-full", "cat"))
+        .await
+        .unwrap()
+        .id
+        .to_string();
+    client.write_input(&echo, b"still typing\n").await.unwrap();
+    wait_for_text(&client, &echo, "still typing").await;
+    assert!(daemon.log().contains("records not persisted"), "{}", daemon.log());
+
+    // Room again: new records are written.
+    std::fs::remove_file(&filler).unwrap();
+    client.create_session("after", None, vec![]).await.unwrap();
+    let last = client
+        .create_pane(sh_spec("after", "echo last; exec sleep 60"))
+        .await
+        .unwrap();
+    wait_for_text(&client, &last.id.to_string(), "last").await;
+    written("after").await;
+    drop(client);
+    daemon.signal_and_wait(libc::SIGKILL);
+    daemon.restart(&[]);
+    let names = daemon.session_names().await;
+    assert!(
+        names.contains(&"before".to_string()) && names.contains(&"after".to_string()),
+        "{names:?} ({failed} records failed); log:\n{}",
+        daemon.log()
+    );
+}

@@ -2,7 +2,7 @@
 //! and events never take the place of replies.
 
 use fugue_client::protocol::{Event, SpawnSpec};
-use fugue_tests::{Daemon, DEADLINE};
+use fugue_tests::{sh_spec, wait_until, Daemon, DEADLINE};
 use std::time::Duration;
 
 #[tokio::test]
@@ -82,30 +82,10 @@ fn wait_timeout_has_its_own_exit_status() {
 /// socket sends), flushed at once so a pipe reader sees each without waiting.
 #[test]
 fn fugue_events_prints_lifecycle_events_as_lines_or_json() {
-    use std::io::BufRead;
     let daemon = Daemon::start();
     daemon.cli(&["ls"]).ok();
     for json in [false, true] {
-        let mut command = std::process::Command::new(fugue_tests::bin("fugue"));
-        command.arg("--socket").arg(&daemon.socket);
-        if json {
-            command.arg("--json");
-        }
-        let mut child = command
-            .arg("events")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let (tx, lines) = std::sync::mpsc::channel();
-        let stdout = child.stdout.take().unwrap();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let (mut child, lines) = fugue_events(&daemon, json);
         // Subscribed once its first event arrives: create sessions until one does.
         let session = format!("ev{}", json as u8);
         let mut seen = Vec::new();
@@ -161,46 +141,17 @@ fn fugue_events_prints_lifecycle_events_as_lines_or_json() {
 #[tokio::test]
 async fn agent_state_changes_are_pushed_in_order() {
     use fugue_client::protocol::AgentState;
-    use std::io::BufRead;
     let daemon = Daemon::start();
     let bin_dir = daemon.dir.path().join("agent-bin");
     std::fs::create_dir_all(&bin_dir).unwrap();
     std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
-    let mut cli = std::process::Command::new(fugue_tests::bin("fugue"))
-        .arg("--socket")
-        .arg(&daemon.socket)
-        .args(["--json", "events"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = cli.stdout.take().unwrap();
-    let (tx, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let (mut cli, lines) = fugue_events(&daemon, true);
     let watcher = daemon.client().await;
     let mut events = watcher.subscribe().await.unwrap();
     let actor = daemon.client().await;
-    // `fugue events` is subscribed once it prints: create sessions until it does.
-    let mut made = 0;
-    loop {
-        made += 1;
-        actor
-            .create_session(&format!("agents{made}"), None, vec![])
-            .await
-            .unwrap();
-        if lines.recv_timeout(Duration::from_millis(200)).is_ok() {
-            break;
-        }
-        assert!(made < 50, "fugue events printed nothing");
-    }
+    let session = until_printing(&actor, "agents", &lines).await;
 
-    let mut spec = SpawnSpec::new(format!("agents{made}"));
+    let mut spec = SpawnSpec::new(session);
     spec.command = Some(bin_dir.join("claude").display().to_string());
     spec.args = vec!["first prompt".into()];
     spec.shell = false;
@@ -295,4 +246,145 @@ async fn a_restarted_agent_starts_again() {
     assert_eq!(next_state(&mut states).await, AgentState::Starting, "{states:?}");
     while next_state(&mut states).await != AgentState::WaitingForPermission {}
     actor.destroy_session("again").await.unwrap();
+}
+
+/// A turn that ends while nobody watches the pane leaves the agent needing a
+/// person (`finished_unseen`) until someone attaches to it or types into it.
+#[tokio::test]
+async fn a_turn_finished_unwatched_is_unseen_until_someone_looks() {
+    use fugue_client::protocol::{AgentState, Attention};
+    let daemon = Daemon::start();
+    let bin_dir = daemon.dir.path().join("agent-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let watcher = daemon.client().await;
+    let mut events = watcher.subscribe().await.unwrap();
+    let actor = daemon.client().await;
+    actor.create_session("unseen", None, vec![]).await.unwrap();
+    let mut spec = SpawnSpec::new("unseen");
+    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.args = vec!["first prompt".into()];
+    spec.shell = false;
+    let pane = actor.create_pane(spec).await.unwrap();
+    let id = pane.id.to_string();
+    let mut next = async || loop {
+        let event = tokio::time::timeout(DEADLINE, events.recv())
+            .await
+            .expect("an agent event in time")
+            .expect("subscribed");
+        if let Event::AgentStateChanged { pane: p, agent, .. } = event {
+            if p == pane.id {
+                return (agent.state, agent.needs);
+            }
+        }
+    };
+    while next().await.0 != AgentState::WaitingForPermission {}
+    // Approved by an orchestrator through send-keys: a look at the pane.
+    actor.send_keys(&id, &["Enter".into()]).await.unwrap();
+    let mut seen = next().await;
+    while seen.0 != AgentState::Idle {
+        seen = next().await;
+    }
+    // The turn ended after that look, with nobody attached.
+    while seen.1 != Attention::FinishedUnseen {
+        seen = next().await;
+        assert_eq!(seen.0, AgentState::Idle);
+    }
+    let status = actor.agent_status(&id).await.unwrap();
+    assert_eq!(status.needs, Attention::FinishedUnseen);
+    // A person attaches (read-only is enough): seen.
+    let person = daemon.client().await;
+    person.attach(&id, true, None).await.unwrap();
+    assert_eq!(next().await, (AgentState::Idle, Attention::Nothing));
+    assert_eq!(actor.agent_status(&id).await.unwrap().needs, Attention::Nothing);
+}
+
+/// What a program asks its terminal to notify (OSC 9, OSC 777, OSC 99) becomes
+/// an event, in `fugue events` too; a terminal title (OSC 0) and a progress
+/// report (OSC 9;4) do not.
+#[tokio::test]
+async fn notifications_a_program_prints_are_events() {
+    let daemon = Daemon::start();
+    let (mut cli, lines) = fugue_events(&daemon, false);
+    let watcher = daemon.client().await;
+    let mut events = watcher.subscribe().await.unwrap();
+    let actor = daemon.client().await;
+    let session = until_printing(&actor, "n", &lines).await;
+    let script = r"printf '\033]0;a title\007\033]9;4;1;50\007\033]9;Build done\007'; \
+printf '\033]777;notify;Claude;Needs your approval\033\\'; \
+printf '\033]99;i=1:d=0;Kitty title\033\\\033]99;i=1:p=body;Kitty body\033\\'; sleep 30";
+    let pane = actor.create_pane(sh_spec(&session, script)).await.unwrap();
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        let event = tokio::time::timeout(DEADLINE, events.recv())
+            .await
+            .unwrap_or_else(|_| panic!("only {got:?}"))
+            .expect("subscribed");
+        if let Event::Notification {
+            pane: p, title, body, ..
+        } = event
+        {
+            assert_eq!(p, pane.id);
+            got.push((title, body));
+        }
+    }
+    let pairs: Vec<(&str, &str)> = got.iter().map(|(t, b)| (t.as_str(), b.as_str())).collect();
+    assert_eq!(
+        pairs,
+        [
+            ("", "Build done"),
+            ("Claude", "Needs your approval"),
+            ("Kitty title", "Kitty body")
+        ]
+    );
+    let short = &pane.id.to_string()[..8];
+    let expected = format!("notification {short} Claude: Needs your approval");
+    wait_until("fugue events to print the notification", DEADLINE, || {
+        lines.try_iter().find(|l| *l == expected)
+    });
+    let _ = cli.kill();
+    let _ = cli.wait();
+}
+
+/// `fugue events` (with `--json` if asked) on `daemon`, its lines as they come.
+fn fugue_events(daemon: &Daemon, json: bool) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    use std::io::BufRead;
+    let mut cli = std::process::Command::new(fugue_tests::bin("fugue"));
+    cli.arg("--socket").arg(&daemon.socket);
+    if json {
+        cli.arg("--json");
+    }
+    let mut cli = cli
+        .arg("events")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = cli.stdout.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    (cli, lines)
+}
+
+/// Creates sessions `{prefix}1`, `{prefix}2`, ... until `fugue events` prints
+/// (then it is subscribed); returns the last one's name.
+async fn until_printing(
+    actor: &fugue_client::Client,
+    prefix: &str,
+    lines: &std::sync::mpsc::Receiver<String>,
+) -> String {
+    for made in 1..50 {
+        let name = format!("{prefix}{made}");
+        actor.create_session(&name, None, vec![]).await.unwrap();
+        if lines.recv_timeout(Duration::from_millis(200)).is_ok() {
+            return name;
+        }
+    }
+    panic!("fugue events printed nothing");
 }

@@ -416,11 +416,19 @@ async fn many_large_reads_that_are_never_collected() {
 async fn two_hundred_concurrent_clients_get_their_own_replies() {
     let daemon = Daemon::start_with(&["--max-panes", "10"]);
     let started = Instant::now();
+    // At most 100 handshakes at once: past 128 the daemon drops the oldest still
+    // in their handshake (its defence against silent connections, tested in
+    // descriptor_exhaustion_sheds_silent_handshakes), which under load a crowd
+    // of 200 connecting at the same moment can reach. The 200 then run together.
+    let connecting = std::sync::Arc::new(tokio::sync::Semaphore::new(100));
     let tasks = (0..200).map(|i| {
         let socket = daemon.socket.clone();
+        let connecting = connecting.clone();
         tokio::spawn(async move {
             let options = fugue_client::ConnectOptions::default().socket(&socket).autostart(false);
+            let permit = connecting.acquire().await.unwrap();
             let client = Client::connect(options).await.unwrap();
+            drop(permit);
             let name = format!("c{i}");
             let session = client.create_session(&name, None, vec![]).await.unwrap();
             let mut spec = SpawnSpec::new(&name);
@@ -779,4 +787,67 @@ print("received", len(data), flush=True)
     std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
     assert_eq!(line.trim(), "received 0", "the client sent bytes to a foreign server");
     let _ = child.wait();
+}
+
+/// `fugue agent-event` runs inside an agent's hooks: whatever it is given, it
+/// must not get in the agent's way (nothing on stdout, which agents read as the
+/// hook's answer; exit 0), and say on stderr what was wrong. A good report
+/// becomes the agent's state, from the hook.
+#[tokio::test]
+async fn agent_event_never_gets_in_the_agents_way() {
+    use fugue_client::protocol::{AgentState, StateSource};
+    use std::io::Write;
+    let daemon = Daemon::start();
+    let bin_dir = daemon.dir.path().join("agent-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let client = daemon.client().await;
+    client.create_session("hooks", None, vec![]).await.unwrap();
+    let mut spec = fugue_client::protocol::SpawnSpec::new("hooks");
+    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.shell = false;
+    let pane = client.create_pane(spec).await.unwrap().id.to_string();
+    let run = |pane: Option<&str>, input: &[u8]| {
+        let mut command = std::process::Command::new(fugue_tests::bin("fugue"));
+        command
+            .args(["agent-event", "--agent", "claude"])
+            .env("FUGUE_SOCKET", &daemon.socket)
+            .env_remove("FUGUE_PANE")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if let Some(pane) = pane {
+            command.env("FUGUE_PANE", pane);
+        }
+        let mut child = command.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let stop = br#"{"session_id":"s-1","hook_event_name":"Stop"}"#;
+    // Outside a fugue pane: nothing at all, but its input is read (an agent
+    // writing into a pipe nobody reads gets EPIPE), even a large one.
+    assert_eq!(run(None, stop), "");
+    assert_eq!(run(None, &vec![b' '; 4 << 20]), "");
+    assert!(run(Some(&pane), b"\xff not json").contains("not JSON"));
+    assert!(run(Some(&pane), b"{}").contains("hook_event_name"));
+    let long = format!(r#"{{"hook_event_name":"{}"}}"#, "x".repeat(10_000));
+    assert_eq!(run(Some(&pane), long.as_bytes()), "");
+    assert!(run(Some("no-such-pane"), stop).contains("no-such-pane"));
+    // A real report: the agent is idle, by its hook, and its session recorded.
+    assert_eq!(run(Some(&pane), stop), "");
+    let status = client.agent_status(&pane).await.unwrap();
+    assert_eq!(
+        (status.state, status.source),
+        (AgentState::Idle, StateSource::Hook),
+        "{status:?}"
+    );
+    assert_eq!(status.session_id.as_deref(), Some("s-1"));
+    let recorded = fugue_tests::wait_for("the session to be recorded", DEADLINE, || async {
+        client.pane_status(&pane).await.ok()?.agent_session
+    })
+    .await;
+    assert_eq!(recorded.id, "s-1");
 }

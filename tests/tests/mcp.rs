@@ -3,7 +3,7 @@
 
 use fugue_mcp::bridge::{Bridge, BridgeConfig};
 use fugue_mcp::tools::FugueTools;
-use fugue_tests::mcp::{call, ok, text};
+use fugue_tests::mcp::{call, call_as_client, ok, text};
 use fugue_tests::{bin, wait_until, Daemon, DEADLINE};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
@@ -47,6 +47,20 @@ impl ClientHandler for TestClient {
 type Mcp = RunningService<RoleClient, TestClient>;
 
 async fn connect(daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp {
+    connect_in(Era::Initialize, daemon, client, allow_spawn).await
+}
+
+/// The MCP protocol era a test client speaks.
+#[derive(Clone, Copy, Debug)]
+enum Era {
+    /// `initialize` first (2025-11-25 and before): the server may call the client.
+    Initialize,
+    /// 2026-07-28: no handshake, and a server asks its client for input by
+    /// answering a call with "input required".
+    Stateless,
+}
+
+async fn connect_in(era: Era, daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp {
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
     let mut agents = BTreeMap::new();
     agents.insert("claude".to_string(), bin("fake-agent").display().to_string());
@@ -65,7 +79,20 @@ async fn connect(daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp 
             .expect("serve");
         let _ = server.waiting().await;
     });
-    client.serve(client_io).await.expect("MCP handshake")
+    let mode = match era {
+        Era::Initialize => rmcp::service::ClientLifecycleMode::Initialize,
+        Era::Stateless => rmcp::service::ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        },
+    };
+    let mcp = rmcp::service::ClientServiceExt::serve_with_lifecycle(client, client_io, mode)
+        .await
+        .expect("MCP handshake");
+    if let Era::Stateless = era {
+        let version = mcp.peer_info().map(|i| i.protocol_version.clone());
+        assert_eq!(version, Some(rmcp::model::ProtocolVersion::V_2026_07_28));
+    }
+    mcp
 }
 
 /// The message of a failed call.
@@ -606,6 +633,46 @@ async fn spawning_an_agent_needs_a_person_or_allow_spawn() {
     let daemon = Daemon::start();
     let workdir = daemon.dir.path().join("project");
     std::fs::create_dir(&workdir).unwrap();
+    // Both eras: a person who says no, a client that cannot ask, a person who says yes.
+    for (n, era) in [Era::Initialize, Era::Stateless].into_iter().enumerate() {
+        let args = json!({"prompt": "fix the tests", "name": format!("fix{n}"), "working_dir": "project"});
+        let ask = |elicitation| TestClient { elicitation };
+        let declining = connect_in(era, &daemon, ask(Some(false)), false).await;
+        let result = call_as_client(&declining, "fugue_spawn_agent", args.clone()).await;
+        assert!(text(&result).contains("declined"), "{era:?}: {result:?}");
+        let no_ui = connect_in(era, &daemon, ask(None), false).await;
+        let result = call_as_client(&no_ui, "fugue_spawn_agent", args.clone()).await;
+        assert!(text(&result).contains("--allow-spawn"), "{era:?}: {result:?}");
+        let sessions = ok(&no_ui, "fugue_list_sessions", json!({})).await;
+        assert!(
+            sessions["sessions"].as_array().unwrap().is_empty(),
+            "{era:?}: {sessions}"
+        );
+        let accepting = connect_in(era, &daemon, ask(Some(true)), false).await;
+        let result = call_as_client(&accepting, "fugue_spawn_agent", args.clone()).await;
+        let spawned = result.structured_content.clone().unwrap_or_default();
+        assert_eq!(spawned["session"], format!("fix{n}"), "{era:?}: {result:?}");
+        if let Era::Stateless = era {
+            // An answer the bridge never asked for (a forged or replayed request
+            // state) starts nothing.
+            let forged = rmcp::model::CallToolRequestParams::new("fugue_spawn_agent")
+                .with_arguments(fugue_tests::mcp::arguments(json!({"prompt": "x", "name": "forged"})))
+                .with_request_state("0123456789abcdef".to_string())
+                .with_input_responses(
+                    [(
+                        "confirm".to_string(),
+                        json!({"action": "accept", "content": {"confirm": true}}),
+                    )]
+                    .into(),
+                );
+            let refused = accepting.peer().call_tool_once(forged).await.expect("a tool result");
+            let rmcp::model::CallToolResponse::Complete(refused) = refused else {
+                panic!("asked again instead of refusing: {refused:?}");
+            };
+            assert!(text(&refused).contains("no question still open"), "{refused:?}");
+        }
+        ok(&accepting, "fugue_kill_session", json!({"session": format!("fix{n}")})).await;
+    }
     let args = json!({"prompt": "fix the tests", "name": "fixer", "working_dir": "project"});
 
     let declining = connect(

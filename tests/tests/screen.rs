@@ -156,7 +156,7 @@ async fn attached_clients_get_redraw_output_title_bell_and_exit() {
     let mut events = watcher.events().unwrap();
     watcher.attach(&pane, true, None).await.unwrap();
     use fugue_client::protocol::Event;
-    async fn next(events: &mut tokio::sync::mpsc::Receiver<Event>) -> Event {
+    async fn next(events: &mut fugue_client::EventStream) -> Event {
         tokio::time::timeout(DEADLINE, events.recv())
             .await
             .expect("an event")

@@ -167,3 +167,44 @@ async fn a_stalled_subscriber_costs_bounded_memory_and_is_resynchronised() {
     let redraw = String::from_utf8_lossy(&final_screen.expect("a resync redraw")).into_owned();
     assert!(redraw.contains("FINAL-42"), "the resync shows the final screen");
 }
+
+/// The client library holds a bounded number of output bytes for a caller that
+/// reads slowly (fugue-web while it paces a browser, say): past that it stops
+/// reading, so the daemon drops the rest and sends a redraw, instead of the
+/// caller replaying megabytes of stale output later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_reader_of_the_client_library_gets_a_redraw_not_a_backlog() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    client.create_session("backlog", None, vec![]).await.unwrap();
+    let mut spec = SpawnSpec::new("backlog");
+    spec.command = Some("sh".into());
+    // 40 MB, once the reader is attached.
+    spec.args = vec![
+        "-c".into(),
+        "read go; head -c 40000000 /dev/zero | tr '\\0' x; echo; echo FLOOD-END; sleep 60".into(),
+    ];
+    spec.shell = false;
+    let pane = client.create_pane(spec).await.unwrap();
+    let id = pane.id.to_string();
+    let reader = daemon.client().await;
+    reader.attach(&id, true, None).await.unwrap();
+    let mut events = reader.events().unwrap();
+    client.write_input(&id, b"\n").await.unwrap();
+    // Not reading while the flood runs to its end.
+    fugue_tests::wait_for_text(&client, &id, "FLOOD-END").await;
+    let (mut stale, mut redrawn) = (0usize, false);
+    while !redrawn {
+        let event = tokio::time::timeout(fugue_tests::DEADLINE, events.recv())
+            .await
+            .expect("a redraw in time")
+            .expect("attached");
+        match event {
+            Event::Output { data, .. } => stale += data.len(),
+            Event::Redraw { .. } => redrawn = true,
+            _ => {}
+        }
+    }
+    // The client's 1 MiB, the daemon's 1 MiB queue for it, and socket buffers.
+    assert!(stale < 4 << 20, "{stale} bytes of stale output before the redraw");
+}

@@ -151,8 +151,11 @@
     if (tab.agent) {
       const label = {
         waiting_for_permission: 'needs you', busy: 'busy', idle: 'idle', exited: 'exited',
-        starting: 'starting', unknown: 'unreadable',
+        starting: 'starting', unknown: 'unreadable', waiting_for_answer: 'asks you',
       }[tab.agent.state];
+      if (tab.agent.needs === 'finished_unseen') {
+        return { cls: 'finished_unseen', text: `${tab.agent.kind}: done, unseen` };
+      }
       return { cls: tab.agent.state, text: `${tab.agent.kind}: ${label || tab.agent.state}` };
     }
     switch (tab.status) {

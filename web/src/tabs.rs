@@ -53,8 +53,12 @@ pub struct TabView {
 pub struct AgentBadge {
     /// `claude`, `codex`, `gemini`, ...
     pub kind: String,
-    /// `waiting_for_permission`, `busy`, `idle` or `exited`.
+    /// `waiting_for_permission`, `waiting_for_answer`, `busy`, `idle`,
+    /// `starting`, `unknown` or `exited`.
     pub state: String,
+    /// Whether it needs a person: `nothing`, `permission`, `question` or
+    /// `finished_unseen` (a turn ended and nobody looked since).
+    pub needs: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -188,6 +192,7 @@ async fn tab_view(client: &Client, pane: &PaneInfo, ws_url: String) -> TabView {
         a.agent.map(|kind| AgentBadge {
             kind: kind.as_str().into(),
             state: a.state.as_str().into(),
+            needs: a.needs.as_str().into(),
         })
     });
     let view = PaneView::from(pane);

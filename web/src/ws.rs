@@ -17,7 +17,6 @@ use fugue_client::Client;
 use futures::{SinkExt, StreamExt};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
 /// Largest message a browser may send (input is split into requests anyway).
 const MAX_MESSAGE: usize = 1 << 20;
@@ -29,7 +28,7 @@ const FLOW_WINDOW: usize = 512 * 1024;
 /// more than a person can read or a screen can show, far less than `cat` makes.
 /// Past it, the page gets a redraw instead of every byte, so a browser on the
 /// same machine does not spend the cores the daemon needs parsing output.
-const PAGE_SLICE_BYTES: usize = 128 * 1024;
+const PAGE_SLICE_BYTES: usize = 32 * 1024;
 const PAGE_SLICE: std::time::Duration = std::time::Duration::from_millis(100);
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -92,7 +91,7 @@ pub async fn attach(
 async fn follow_pane(
     socket: WebSocket,
     client: Client,
-    mut events: mpsc::Receiver<Event>,
+    mut events: fugue_client::EventStream,
     pane: fugue_client::protocol::PaneId,
     read_only: bool,
     flow: bool,
@@ -217,7 +216,7 @@ pub async fn events(State(state): State<AppState>, upgrade: WebSocketUpgrade) ->
         .on_upgrade(move |socket| follow_events(socket, client, events)))
 }
 
-async fn follow_events(socket: WebSocket, client: Client, mut events: mpsc::Receiver<Event>) {
+async fn follow_events(socket: WebSocket, client: Client, mut events: fugue_client::EventStream) {
     let (mut to_browser, mut from_browser) = socket.split();
     loop {
         tokio::select! {

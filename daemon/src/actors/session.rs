@@ -79,6 +79,11 @@ pub enum SessionMsg {
         spec: SpawnSpec,
         reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
     },
+    /// Start the agent pane `pane` ran again on its recorded session, as a new pane.
+    ResumeAgent {
+        pane: PaneId,
+        reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
+    },
     GetPane {
         lookup: PaneLookup,
         reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
@@ -109,6 +114,11 @@ pub enum SessionMsg {
     },
     /// A pane's process ended and its output is drained.
     PaneExited(PaneId),
+    /// The agent CLI in a pane made itself known: recorded, to resume it.
+    AgentSession {
+        pane: PaneId,
+        agent_session: fugue_protocol::AgentSession,
+    },
     /// Timer: the pane's exited TTL passed.
     ExpirePane(PaneId),
     /// Timer: start a restarting pane's process again.
@@ -282,6 +292,10 @@ impl Actor for SessionActor {
                 let result = state.create_pane(&myself, spec).await;
                 let _ = reply.send(result);
             }
+            SessionMsg::ResumeAgent { pane, reply } => {
+                let result = state.resume_agent(&myself, pane).await;
+                let _ = reply.send(result);
+            }
             SessionMsg::GetPane { lookup, reply } => {
                 let result = state.find(&lookup).map(|i| state.handle(i, &myself));
                 let _ = reply.send(result);
@@ -336,6 +350,15 @@ impl Actor for SessionActor {
                 myself.stop(Some("destroyed".into()));
             }
             SessionMsg::PaneExited(id) => state.pane_exited(&myself, id),
+            SessionMsg::AgentSession { pane, agent_session } => {
+                let index = state.panes.iter().position(|p| p.info.id == pane);
+                if let Some(index) = index {
+                    if state.panes[index].info.agent_session.as_ref() != Some(&agent_session) {
+                        state.panes[index].info.agent_session = Some(agent_session);
+                        state.persist(index);
+                    }
+                }
+            }
             SessionMsg::ExpirePane(id) => {
                 let expired = state.panes.iter().position(|p| p.info.id == id && !p.active());
                 if let Some(index) = expired {
@@ -365,6 +388,34 @@ impl Actor for SessionActor {
 }
 
 impl SessionState {
+    async fn resume_agent(&mut self, myself: &ActorRef<SessionMsg>, pane: PaneId) -> Result<PaneHandle, ErrorReply> {
+        let Some(entry) = self.panes.iter().find(|p| p.info.id == pane) else {
+            return Err(ErrorReply::new(ErrorCode::PaneNotFound, format!("no pane {pane}")));
+        };
+        let info = entry.info();
+        if entry.active() {
+            return Err(ErrorReply::invalid(format!(
+                "pane {pane} still runs its agent (pid {}); resume a pane whose agent ended (exited or lost), \
+or attach to this one",
+                info.pid
+            )));
+        }
+        let Some(session) = info.agent_session.clone() else {
+            return Err(ErrorReply::invalid(format!(
+                "pane {pane} recorded no agent session to resume (Claude Code reports one within a second of \
+starting; Codex and Gemini CLI through their hooks)"
+            )));
+        };
+        let line = crate::terminal::agent::resume_command(session.agent, &info.command, &session.id)
+            .ok_or_else(|| ErrorReply::invalid(format!("{} has no resume command", session.agent.as_str())))?;
+        let mut spec = entry.spec.clone();
+        spec.command = line.first().cloned();
+        spec.args = line[1..].to_vec();
+        spec.cwd = Some(info.cwd.clone());
+        spec.title = Some(info.title.clone());
+        self.create_pane(myself, spec).await
+    }
+
     async fn create_pane(&mut self, myself: &ActorRef<SessionMsg>, spec: SpawnSpec) -> Result<PaneHandle, ErrorReply> {
         self.check_running_cap()?;
         let config = self.args.config.clone();
@@ -401,6 +452,7 @@ impl SessionState {
             restart: spec.restart,
             restarts: 0,
             last_exit: None,
+            agent_session: None,
         };
         self.panes.push(PaneEntry {
             info: info.clone(),
@@ -488,6 +540,9 @@ impl SessionState {
         let command = launch.display_command.clone();
         let mut launch = launch.clone();
         launch.size = size;
+        if let Some(dir) = config.socket.parent() {
+            crate::terminal::agent_hooks::wire(&mut launch, dir);
+        }
         let spawned = pty::spawn(launch, extra_env).await?;
         let pid = spawned.pid;
         let exit_watch = process::watch_exit(pid, spawned.pidfd);
@@ -563,7 +618,20 @@ impl SessionState {
                 pid,
                 started_at_ms,
             };
-            agent_watch::spawn(watched, output.clone(), exit_rx.clone(), self.args.events.clone());
+            let session = myself.clone();
+            let on_session = Box::new(move |agent_session| {
+                let _ = session.cast(SessionMsg::AgentSession {
+                    pane: id,
+                    agent_session,
+                });
+            });
+            agent_watch::spawn(
+                watched,
+                output.clone(),
+                exit_rx.clone(),
+                self.args.events.clone(),
+                on_session,
+            );
             tokio::spawn({
                 let session = myself.clone();
                 let mut exit = exit_rx.clone();

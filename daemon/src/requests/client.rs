@@ -185,6 +185,7 @@ mod tests {
             restart: Default::default(),
             restarts: 0,
             last_exit: None,
+            agent_session: None,
         };
         let chunk = OutputChunk {
             pane,

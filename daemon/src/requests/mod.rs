@@ -71,6 +71,7 @@ impl Handler {
             Request::PaneStatus { pane } => Ok(Response::Pane(self.pane(&pane).await?.current_info())),
             Request::WriteInput { pane, data, paste } => {
                 let pane = self.pane(&pane).await?;
+                pane.output.looked_at();
                 match conn.attachments.typed(&pane) {
                     // Keystrokes from a terminal attached to the pane.
                     Some(id) if !paste => {
@@ -84,6 +85,7 @@ impl Handler {
             }
             Request::SendKeys { pane, keys } => {
                 let pane = self.pane(&pane).await?;
+                pane.output.looked_at();
                 conn.attachments.typed(&pane);
                 pane.input.send_keys(&keys).await?;
                 Ok(Response::Ok)
@@ -133,6 +135,26 @@ impl Handler {
                     .output
                     .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some());
                 Ok(Response::Agent(status))
+            }
+            Request::AgentHook { pane, hook } => {
+                let pane = self.pane(&pane).await?;
+                let info = pane.current_info();
+                let kind = hook
+                    .agent
+                    .or_else(|| crate::terminal::agent::detect_kind(&info.command, &[]));
+                pane.output.record_agent_hook(info.pid, kind, &hook);
+                Ok(Response::Ok)
+            }
+            Request::ResumeAgent { pane } => {
+                let pane = self.pane(&pane).await?;
+                let id = pane.info.id;
+                let handle = ask(
+                    &pane.session,
+                    |reply| SessionMsg::ResumeAgent { pane: id, reply },
+                    SESSION,
+                )
+                .await??;
+                Ok(Response::Pane(handle.info))
             }
             // Answered by the connection itself, which knows its requests.
             Request::Cancel { .. } => Err(ErrorReply::internal("cancel is handled by the connection")),

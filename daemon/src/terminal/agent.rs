@@ -6,16 +6,19 @@
 //! been quiet: waiting and idle need the screen to have settled, so a prompt that
 //! flashes by mid-redraw is not reported.
 
-use fugue_protocol::{AgentKind, AgentState};
+use fugue_protocol::{AgentHook, AgentKind, AgentState};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::LazyLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A screen must be this quiet before it counts as waiting for permission.
 pub const WAITING_SETTLE: Duration = Duration::from_millis(300);
 /// ... and this quiet, with no busy marker, before it counts as idle.
 pub const IDLE_SETTLE: Duration = Duration::from_millis(1500);
+/// Output this long after a hook reported a finished turn is the agent's own
+/// redraw of that moment, not a new turn.
+pub const HOOK_REDRAW: Duration = Duration::from_millis(500);
 /// An agent started with a first prompt is `starting` until that turn shows, or
 /// this long (a first turn that failed leaves it at its input box).
 pub const FIRST_TURN_LIMIT: Duration = Duration::from_secs(60);
@@ -34,6 +37,12 @@ struct Markers {
     value_flags: Vec<String>,
     #[serde(default)]
     subcommands: Vec<String>,
+    /// Arguments that resume session `{id}`.
+    #[serde(default)]
+    resume: Vec<String>,
+    /// Hook event (or `Event:detail`) -> the state it means.
+    #[serde(default)]
+    hooks: HashMap<String, String>,
 }
 
 const KINDS: [AgentKind; 3] = [AgentKind::Claude, AgentKind::Codex, AgentKind::Gemini];
@@ -104,6 +113,98 @@ pub fn started_with_prompt(kind: AgentKind, command: &[String]) -> bool {
         return !m.subcommands.iter().any(|s| s == arg);
     }
     false
+}
+
+/// The command line that resumes `kind`'s session `id`: the program and the
+/// flags of `command` (its first prompt left out), then the resume arguments.
+pub fn resume_command(kind: AgentKind, command: &[String], id: &str) -> Option<Vec<String>> {
+    let m = markers(kind)?;
+    if m.resume.is_empty() {
+        return None;
+    }
+    let mut line = vec![command.first()?.clone()];
+    let mut args = command.iter().skip(1);
+    while let Some(arg) = args.next() {
+        let prompt_flag = m
+            .prompt_flags
+            .iter()
+            .any(|f| arg == f || arg.starts_with(&format!("{f}=")));
+        if prompt_flag {
+            // Its value (the old first prompt) goes with it.
+            if !arg.contains('=') {
+                args.next();
+            }
+            continue;
+        }
+        if !arg.starts_with('-') || arg == "--" {
+            // The first prompt, a subcommand or a resume: none belongs in a resume.
+            break;
+        }
+        line.push(arg.clone());
+        if !arg.contains('=') && m.value_flags.iter().any(|f| f == arg) {
+            line.extend(args.next().cloned());
+        }
+    }
+    line.extend(m.resume.iter().map(|a| a.replace("{id}", id)));
+    Some(line)
+}
+
+/// What a hook means for the agent's state (agents.toml's `hooks`), if anything.
+pub fn hook_state(kind: AgentKind, hook: &AgentHook) -> Option<AgentState> {
+    let m = markers(kind)?;
+    let detail = hook.notification.as_deref().or(hook.tool.as_deref());
+    let specific = detail.and_then(|d| m.hooks.get(&format!("{}:{d}", hook.event)));
+    let meaning = specific.or_else(|| m.hooks.get(&hook.event))?;
+    AgentState::parse(meaning).ok()
+}
+
+/// A hook's report, for the process that ran it.
+#[derive(Clone, Copy, Debug)]
+pub struct HookSeen {
+    pub state: AgentState,
+    pub at: Instant,
+}
+
+/// What the screen says, for weighing a hook's report against it.
+pub struct ScreenVerdict {
+    pub state: AgentState,
+    /// A marker decided `state` (not just output flowing or a quiet screen).
+    pub sure: bool,
+    /// A permission prompt shows (settled or not).
+    pub prompt_shown: bool,
+    /// When the screen last changed.
+    pub changed_at: Instant,
+}
+
+/// The state a hook's report means now; `None` once the screen has moved on
+/// from it (hooks report transitions, and some transitions run no hook: a
+/// prompt denied with Escape ends the turn without `Stop`).
+pub fn state_from_hook(hook: HookSeen, screen: &ScreenVerdict) -> Option<AgentState> {
+    let moved_on = screen.changed_at > hook.at && screen.sure;
+    match hook.state {
+        // Never answerable without the prompt on screen: approve acts on it.
+        AgentState::WaitingForPermission => screen.prompt_shown.then_some(AgentState::WaitingForPermission),
+        AgentState::Busy if moved_on && matches!(screen.state, AgentState::Idle | AgentState::WaitingForPermission) => {
+            None
+        }
+        AgentState::WaitingForAnswer if moved_on && matches!(screen.state, AgentState::Idle | AgentState::Busy) => None,
+        AgentState::Idle => {
+            let new_output = screen.changed_at > hook.at + HOOK_REDRAW && screen.sure;
+            let screen_differs = matches!(screen.state, AgentState::Busy | AgentState::WaitingForPermission);
+            (!(new_output && screen_differs)).then_some(AgentState::Idle)
+        }
+        state => Some(state),
+    }
+}
+
+/// Whether a permission prompt of `kind` shows on `screen`, settled or not.
+pub fn prompt_shown(kind: AgentKind, screen: &[String]) -> bool {
+    markers(kind).is_some_and(|m| {
+        screen.iter().any(|line| {
+            let lower = line.to_lowercase();
+            m.waiting.iter().any(|n| lower.contains(n.as_str()))
+        })
+    })
 }
 
 /// The version the agent's banner shows.
@@ -210,16 +311,71 @@ pub struct SessionFile {
 /// Reads Claude Code's status file for the pane's process or one of its
 /// descendants (a shell may have started it). Linux: the process table is /proc.
 pub fn claude_session_file(pid: u32) -> Option<SessionFile> {
-    let mut candidates = vec![pid];
+    process_and_descendants(pid).into_iter().find_map(read_session_file)
+}
+
+/// `pid` and the processes below it, breadth-first and bounded: an agent is the
+/// pane's process or close below it.
+fn process_and_descendants(pid: u32) -> Vec<u32> {
+    let mut found = vec![pid];
     let mut at = 0;
-    // Breadth-first, bounded: the agent is the pane's process or close below it.
-    while at < candidates.len() && candidates.len() < 64 {
-        let children =
-            std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", candidates[at])).unwrap_or_default();
-        candidates.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+    while at < found.len() && found.len() < 64 {
+        // Each thread lists the children it started (Codex starts its app server
+        // from a worker thread).
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", found[at]))
+            .into_iter()
+            .flatten();
+        for task in tasks.flatten().take(256) {
+            let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            found.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        }
         at += 1;
     }
-    candidates.into_iter().find_map(read_session_file)
+    found.truncate(64);
+    found
+}
+
+/// The session of the Codex under process `pid`: Codex keeps its session's
+/// transcript (`~/.codex/sessions/.../rollout-<time>-<session id>.jsonl`) open
+/// while it runs. `None` unless exactly one session is open.
+pub fn codex_session_id(pid: u32) -> Option<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for process in process_and_descendants(pid) {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{process}/fd")) else {
+            continue;
+        };
+        for fd in fds.flatten().take(1024) {
+            let Ok(target) = std::fs::read_link(fd.path()) else {
+                continue;
+            };
+            if let Some(id) = rollout_session_id(&target.to_string_lossy()) {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
+    }
+    match ids.len() {
+        1 => ids.pop(),
+        _ => None,
+    }
+}
+
+/// The session id in a Codex transcript's path, if it is one.
+fn rollout_session_id(path: &str) -> Option<String> {
+    if !path.contains("/sessions/") {
+        return None;
+    }
+    let name = path
+        .rsplit('/')
+        .next()?
+        .strip_prefix("rollout-")?
+        .strip_suffix(".jsonl")?;
+    // The id is the UUID at its end (36 characters, 8-4-4-4-12).
+    let id = name.get(name.len().checked_sub(36)?..)?;
+    let shape_ok =
+        id.split('-').map(str::len).eq([8, 4, 4, 4, 12]) && id.chars().all(|c| c == '-' || c.is_ascii_hexdigit());
+    shape_ok.then(|| id.to_string())
 }
 
 fn read_session_file(pid: u32) -> Option<SessionFile> {
@@ -335,6 +491,125 @@ mod tests {
         assert!(with(AgentKind::Gemini, "gemini -i hello"));
         assert!(with(AgentKind::Gemini, "gemini --prompt-interactive=hello"));
         assert!(!with(AgentKind::Gemini, "gemini -m pro"));
+    }
+
+    #[test]
+    fn resume_lines_keep_flags_and_drop_the_first_prompt() {
+        let resume = |kind, line| resume_command(kind, &words(line), "ID").map(|l| l.join(" "));
+        assert_eq!(
+            resume(AgentKind::Claude, "/x/claude --permission-mode default fix-it"),
+            Some("/x/claude --permission-mode default --resume ID".into())
+        );
+        assert_eq!(
+            resume(AgentKind::Codex, "codex -m gpt hello"),
+            Some("codex -m gpt resume ID".into())
+        );
+        assert_eq!(
+            resume(AgentKind::Gemini, "gemini -m pro -i hello --yolo"),
+            Some("gemini -m pro --yolo --resume ID".into())
+        );
+        assert_eq!(
+            resume(AgentKind::Gemini, "gemini --prompt-interactive=hi"),
+            Some("gemini --resume ID".into())
+        );
+    }
+
+    #[test]
+    fn codex_session_ids_from_transcript_paths() {
+        let id = rollout_session_id(
+            "/h/.codex/sessions/2026/11/23/rollout-2026-11-23T19-17-19-01a209d7-5ee3-7e20-9914-78200e431ad2.jsonl",
+        );
+        assert_eq!(id.as_deref(), Some("01a209d7-5ee3-7e20-9914-78200e431ad2"));
+        assert_eq!(rollout_session_id("/h/.codex/log/rollout-x.jsonl"), None);
+        assert_eq!(rollout_session_id("/h/sessions/rollout-short.jsonl"), None);
+        assert_eq!(
+            rollout_session_id("/h/sessions/rollout-2026-zzzzzzzz-5ee3-7e20-9914-78200e431ad2.jsonl"),
+            None
+        );
+    }
+
+    #[test]
+    fn hooks_mean_states_per_agent() {
+        let hook = |event: &str, notification: Option<&str>, tool: Option<&str>| AgentHook {
+            agent: None,
+            event: event.into(),
+            session_id: None,
+            notification: notification.map(String::from),
+            tool: tool.map(String::from),
+        };
+        use AgentKind::*;
+        use AgentState::*;
+        assert_eq!(
+            hook_state(Claude, &hook("PermissionRequest", None, Some("Bash"))),
+            Some(WaitingForPermission)
+        );
+        assert_eq!(hook_state(Claude, &hook("PreToolUse", None, Some("Bash"))), Some(Busy));
+        assert_eq!(
+            hook_state(Claude, &hook("PreToolUse", None, Some("AskUserQuestion"))),
+            Some(WaitingForAnswer)
+        );
+        assert_eq!(
+            hook_state(Claude, &hook("Notification", Some("idle_prompt"), None)),
+            Some(Idle)
+        );
+        assert_eq!(
+            hook_state(Claude, &hook("Notification", Some("something_new"), None)),
+            None
+        );
+        assert_eq!(hook_state(Claude, &hook("Stop", None, None)), Some(Idle));
+        assert_eq!(
+            hook_state(Gemini, &hook("Notification", Some("ToolPermission"), None)),
+            Some(WaitingForPermission)
+        );
+        assert_eq!(hook_state(Gemini, &hook("AfterAgent", None, None)), Some(Idle));
+        assert_eq!(hook_state(Gemini, &hook("Stop", None, None)), None);
+        assert_eq!(hook_state(Codex, &hook("Stop", None, None)), Some(Idle));
+    }
+
+    #[test]
+    fn a_hook_holds_until_the_screen_moves_on() {
+        use AgentState::*;
+        let at = Instant::now();
+        let later = at + Duration::from_secs(2);
+        let screen = |state, sure, prompt_shown, changed_at| ScreenVerdict {
+            state,
+            sure,
+            prompt_shown,
+            changed_at,
+        };
+        let hook = |state| HookSeen { state, at };
+        // Waiting counts only while a prompt shows: approve acts on the screen.
+        assert_eq!(
+            state_from_hook(hook(WaitingForPermission), &screen(Busy, true, true, later)),
+            Some(WaitingForPermission)
+        );
+        assert_eq!(
+            state_from_hook(hook(WaitingForPermission), &screen(Busy, false, false, at)),
+            None
+        );
+        // Busy until the screen, changed since, is surely idle (a turn ended by Escape runs no hook).
+        assert_eq!(
+            state_from_hook(hook(Busy), &screen(Idle, false, false, later)),
+            Some(Busy)
+        );
+        assert_eq!(state_from_hook(hook(Busy), &screen(Idle, true, false, later)), None);
+        assert_eq!(state_from_hook(hook(Busy), &screen(Idle, true, false, at)), Some(Busy));
+        // Idle, despite the redraw that follows it at once, until a new turn shows.
+        let redraw = at + Duration::from_millis(100);
+        assert_eq!(
+            state_from_hook(hook(Idle), &screen(Busy, true, false, redraw)),
+            Some(Idle)
+        );
+        assert_eq!(state_from_hook(hook(Idle), &screen(Busy, true, false, later)), None);
+        // A question looks like a permission prompt on screen; the hook knows better.
+        assert_eq!(
+            state_from_hook(hook(WaitingForAnswer), &screen(WaitingForPermission, true, true, later)),
+            Some(WaitingForAnswer)
+        );
+        assert_eq!(
+            state_from_hook(hook(WaitingForAnswer), &screen(Idle, true, false, later)),
+            None
+        );
     }
 
     #[test]

@@ -1,19 +1,24 @@
-//! Pushes `Event::AgentStateChanged` whenever the agent CLI in a pane changes
-//! state, so clients (fugue events, the browser's badges, the MCP bridge) need not
-//! poll. One task per pane whose command names an agent CLI: it looks again when
-//! output arrives (at most every 100 ms), when a settle threshold comes due, every
-//! second while the agent may keep a status file, and once more at exit.
+//! Reports what happens in a pane as events, so clients (fugue events, the
+//! browser's badges, the MCP bridge) need not poll: the notifications its
+//! program asks for (`Event::Notification`) and, where the pane's command names
+//! an agent CLI, every change of the agent's state (`Event::AgentStateChanged`).
+//!
+//! One task per pane process. It looks at the agent again when output arrives
+//! (at most every 100 ms), when a hook reports, when a settle threshold comes
+//! due, every second while the agent may keep a status file, and once more at
+//! exit.
 
 use crate::terminal::agent;
 use crate::terminal::pane_output::PaneOutput;
-use fugue_protocol::{AgentKind, Event, PaneId, SessionId};
+use fugue_protocol::{AgentKind, AgentSession, Event, PaneId, SessionId};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, watch};
 
 /// Looks taken after output arrives are at least this far apart.
 const THROTTLE: Duration = Duration::from_millis(100);
-/// How often a status file (written without output to the pane) is read again.
+/// How often a status file (written without output to the pane), or a session
+/// not found yet, is looked for again.
 const STATUS_FILE_POLL: Duration = Duration::from_secs(1);
 
 /// The pane being watched.
@@ -26,53 +31,86 @@ pub struct Watched {
     pub started_at_ms: u64,
 }
 
-/// Starts watching, if the pane's command names an agent CLI; the task ends when
-/// the process exits. `exit` holds `Some` once it has.
+/// Told the agent's own session once it is known, and again if it changes (to
+/// record it for a resume).
+pub type OnAgentSession = Box<dyn Fn(AgentSession) + Send + 'static>;
+
+/// Starts watching; the task ends when the process exits. `exit` holds `Some`
+/// once it has.
 pub fn spawn<T: Send + Sync + 'static>(
     watched: Watched,
     output: Arc<PaneOutput>,
     mut exit: watch::Receiver<Option<T>>,
     events: broadcast::Sender<Event>,
+    on_session: OnAgentSession,
 ) {
-    let Some(kind) = agent::detect_kind(&watched.command, &[]) else {
-        return;
-    };
+    let kind = agent::detect_kind(&watched.command, &[]);
     tokio::spawn(async move {
         let mut changes = output.changes();
-        let mut last = None;
+        let mut session: Option<String> = None;
         loop {
             changes.borrow_and_update();
             let exited = exit.borrow_and_update().is_some();
-            let status = output.agent_status(&watched.command, watched.pid, watched.started_at_ms, exited);
-            if last != Some(status.state) {
-                last = Some(status.state);
-                let _ = events.send(Event::AgentStateChanged {
+            for notice in output.take_notices() {
+                let _ = events.send(Event::Notification {
                     pane: watched.pane,
                     session_id: watched.session_id,
-                    agent: status,
+                    title: notice.title,
+                    body: notice.body,
                 });
+            }
+            if let Some(kind) = kind {
+                let status = output.agent_status(&watched.command, watched.pid, watched.started_at_ms, exited);
+                if status.session_id.is_some() && status.session_id != session {
+                    session.clone_from(&status.session_id);
+                    on_session(AgentSession {
+                        agent: kind,
+                        id: status.session_id.clone().unwrap_or_default(),
+                    });
+                }
+                // Every change anyone's look saw, in order (this look's included).
+                for change in output.take_agent_changes() {
+                    let _ = events.send(Event::AgentStateChanged {
+                        pane: watched.pane,
+                        session_id: watched.session_id,
+                        agent: change,
+                    });
+                }
             }
             if exited {
                 return;
             }
-            let mut recheck = agent::settle_due(output.quiet_for());
-            if kind == AgentKind::Claude {
-                recheck = Some(recheck.map_or(STATUS_FILE_POLL, |r| r.min(STATUS_FILE_POLL)));
-            }
+            let recheck = kind.and_then(|kind| {
+                let settle = agent::settle_due(output.quiet_for());
+                // Claude Code's status file changes with no output; Codex opens
+                // its transcript (its session) a moment after it starts.
+                let poll = kind == AgentKind::Claude || (kind == AgentKind::Codex && session.is_none());
+                match poll {
+                    true => Some(settle.map_or(STATUS_FILE_POLL, |r| r.min(STATUS_FILE_POLL))),
+                    false => settle,
+                }
+            });
             let sleep = async {
                 match recheck {
                     Some(after) => tokio::time::sleep(after).await,
                     None => std::future::pending().await,
                 }
             };
+            let output_changed = async {
+                match kind {
+                    Some(_) => changes.changed().await.is_ok(),
+                    None => std::future::pending().await,
+                }
+            };
             tokio::select! {
-                changed = changes.changed() => {
-                    if changed.is_err() {
+                alive = output_changed => {
+                    if !alive {
                         return;
                     }
                     tokio::time::sleep(THROTTLE).await;
                 }
                 changed = exit.changed() => if changed.is_err() { return },
+                _ = output.watcher_woken() => {}
                 _ = sleep => {}
             }
         }

@@ -1,12 +1,15 @@
 //! One terminal's parts, free of sockets and actors: the PTY and its process, the
 //! output (raw log, text view, screen and scrollback) fed through the emulation
-//! pool, the input encoding, the agent-state detector and its watcher.
+//! pool, the input encoding, the agent-state detector, the notifications a program asks
+//! for, and the watcher that reports both.
 
 pub(crate) mod agent;
+pub(crate) mod agent_hooks;
 pub(crate) mod agent_watch;
 pub(crate) mod fd;
 pub(crate) mod feed;
 pub(crate) mod input;
+pub(crate) mod notifications;
 pub mod output;
 pub mod pane_output;
 pub(crate) mod process;

@@ -20,10 +20,11 @@
 
 use crate::sync::lock;
 use crate::terminal::agent;
+use crate::terminal::notifications::{Notice, NoticeScanner};
 use crate::terminal::output::{LogSnapshot, OutputLog, TextLines, TextSnapshot};
 use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, ScreenSnapshot, SharedText};
 use bytes::Bytes;
-use fugue_protocol::{AgentInfo, AgentKind, AgentState, CaptureWhat, PaneSize, ReadMode, StateSource};
+use fugue_protocol::{AgentInfo, AgentKind, AgentState, Attention, CaptureWhat, PaneSize, ReadMode, StateSource};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -124,12 +125,98 @@ struct ScreenSide {
     next_subscriber: u64,
     /// When output last reached the screen (or the pane started).
     last_output: Instant,
-    /// The last agent state seen, and since when (Unix ms).
-    agent_seen: Option<(AgentState, u64)>,
-    /// What was seen of the pane's agent before (its interface, a turn), for the
-    /// process `agent_pid`: a restarted pane's new process starts from nothing.
-    agent_memory: agent::AgentMemory,
-    agent_pid: u32,
+    agent: AgentSide,
+    /// Finds the notifications the program asks for (OSC 9, 777, 99).
+    notice_scanner: NoticeScanner,
+    /// Notifications found and not yet taken by the pane's watcher.
+    notices: Vec<Notice>,
+}
+
+/// Notifications kept for the watcher at most; a program printing more faster
+/// than they are reported loses the oldest.
+const MAX_PENDING_NOTICES: usize = 16;
+
+/// What is remembered of the agent CLI in the pane between two looks.
+struct AgentSide {
+    /// The last state reported, and since when (Unix ms).
+    seen: Option<(AgentState, u64)>,
+    /// The process all below is about: a restarted pane's new process starts
+    /// from nothing.
+    pid: u32,
+    /// What was seen of it before (its interface, a turn).
+    memory: agent::AgentMemory,
+    /// Its last hook report.
+    hook: Option<agent::HookSeen>,
+    /// The session id its hooks gave.
+    hook_session: Option<String>,
+    /// The session id found by looking at the process (Codex), and when it was
+    /// last looked for.
+    found_session: Option<String>,
+    session_looked_at: Option<Instant>,
+    /// When its last turn ended, and when a person last looked at the pane
+    /// (attached or typed).
+    finished_at: Option<Instant>,
+    looked_at: Instant,
+    /// The last state and needs reported, and the changes not yet pushed.
+    last_change: Option<(AgentState, Attention)>,
+    changes: Vec<AgentInfo>,
+}
+
+/// Agent changes kept for the watcher at most (the oldest go first).
+const MAX_PENDING_CHANGES: usize = 16;
+
+impl AgentSide {
+    fn new() -> Self {
+        Self {
+            seen: None,
+            pid: 0,
+            memory: agent::AgentMemory::default(),
+            hook: None,
+            hook_session: None,
+            found_session: None,
+            session_looked_at: None,
+            finished_at: None,
+            looked_at: Instant::now(),
+            last_change: None,
+            changes: Vec::new(),
+        }
+    }
+
+    /// Forgets a previous process's agent.
+    fn for_process(&mut self, pid: u32) {
+        if self.pid != pid {
+            *self = AgentSide {
+                pid,
+                ..AgentSide::new()
+            };
+        }
+    }
+
+    /// Records that `state` is what is reported now; returns since when (Unix ms).
+    /// `watched`: a client is attached to the pane, so a turn ending is seen.
+    fn report(&mut self, state: AgentState, watched: bool) -> u64 {
+        match self.seen {
+            Some((seen, since)) if seen == state => since,
+            previous => {
+                let turn_ended = previous.is_some_and(|(p, _)| p.turn() == fugue_protocol::TurnState::Running)
+                    && state == AgentState::Idle;
+                if turn_ended && !watched {
+                    self.finished_at = Some(Instant::now());
+                }
+                let now = crate::config::now_ms();
+                self.seen = Some((state, now));
+                now
+            }
+        }
+    }
+
+    fn needs(&self, state: AgentState) -> Attention {
+        let unseen = self.finished_at.is_some_and(|at| at > self.looked_at);
+        match state {
+            AgentState::Idle if unseen => Attention::FinishedUnseen,
+            state => state.needs(),
+        }
+    }
 }
 
 pub struct PaneOutput {
@@ -142,6 +229,8 @@ pub struct PaneOutput {
     size: AtomicU32,
     /// Bumped whenever either side changes, for waiters.
     changes: watch::Sender<u64>,
+    /// Wakes the pane's watcher: an agent hook reported, or a notification came.
+    watcher_wake: tokio::sync::Notify,
 }
 
 fn pack_size(size: PaneSize) -> u32 {
@@ -160,12 +249,13 @@ impl PaneOutput {
                 subscribers: Vec::new(),
                 next_subscriber: 1,
                 last_output: Instant::now(),
-                agent_seen: None,
-                agent_memory: agent::AgentMemory::default(),
-                agent_pid: 0,
+                agent: AgentSide::new(),
+                notice_scanner: NoticeScanner::default(),
+                notices: Vec::new(),
             }),
             size: AtomicU32::new(pack_size(fugue_protocol::limits::clamp_size(size))),
             changes: watch::channel(0).0,
+            watcher_wake: tokio::sync::Notify::new(),
         }
     }
 
@@ -198,6 +288,13 @@ impl PaneOutput {
             let report = side.screen.feed_sharing(&chunk, Some(shared));
             side.fed = end;
             side.last_output = Instant::now();
+            let found = side.notice_scanner.scan(&chunk);
+            if !found.is_empty() {
+                side.notices.extend(found);
+                let excess = side.notices.len().saturating_sub(MAX_PENDING_NOTICES);
+                side.notices.drain(..excess);
+                self.watcher_wake.notify_one();
+            }
             if !side.subscribers.is_empty() {
                 side.broadcast(PaneEvent::Output(chunk));
             }
@@ -461,11 +558,11 @@ impl PaneOutput {
             .find_map(|line| pattern.find(line).map(|m| m.as_str().to_string()))
     }
 
-    /// What the agent CLI in the pane (if any) is doing: from its status file
-    /// where it keeps one (Claude Code), else from the screen.
+    /// What the agent CLI in the pane (if any) is doing: from its hooks, its
+    /// status file where it keeps one (Claude Code), and its screen.
     /// `started_at_ms`: when the process `pid` started (Unix ms).
     pub fn agent_status(&self, command: &[String], pid: u32, started_at_ms: u64, exited: bool) -> AgentInfo {
-        let (kind, screen_state, evidence_lines, version) = {
+        let (kind, (verdict, evidence_lines), version, hook) = {
             let mut side = lock(&self.screen);
             let screen = side.screen.visible_text();
             let quiet = side.last_output.elapsed();
@@ -479,17 +576,18 @@ impl PaneOutput {
                 return AgentInfo {
                     agent: None,
                     state,
+                    needs: state.needs(),
                     source: StateSource::Screen,
                     version: None,
                     session_id: None,
-                    since_ms: side.seen(state),
+                    since_ms: {
+                        let watched = !side.subscribers.is_empty();
+                        side.agent.report(state, watched)
+                    },
                     evidence: Vec::new(),
                 };
             };
-            if side.agent_pid != pid {
-                side.agent_pid = pid;
-                side.agent_memory = agent::AgentMemory::default();
-            }
+            side.agent.for_process(pid);
             let age = Duration::from_millis(crate::config::now_ms().saturating_sub(started_at_ms));
             let look = agent::ScreenLook {
                 screen: &screen,
@@ -499,40 +597,136 @@ impl PaneOutput {
                 exited,
                 first_prompt: agent::started_with_prompt(kind, command),
             };
-            let mut memory = side.agent_memory;
-            let (state, evidence) = agent::detect_state(kind, &look, &mut memory);
-            side.agent_memory = memory;
-            (kind, state, evidence, agent::version(kind, &screen))
+            let (state, evidence) = agent::detect_state(kind, &look, &mut side.agent.memory);
+            let verdict = agent::ScreenVerdict {
+                state,
+                sure: !evidence.is_empty(),
+                prompt_shown: agent::prompt_shown(kind, &screen),
+                changed_at: side.last_output,
+            };
+            let version = agent::version(kind, &screen);
+            let hook = side
+                .agent
+                .hook
+                .filter(|_| !exited)
+                .and_then(|h| agent::state_from_hook(h, &verdict));
+            (kind, (verdict, evidence), version, hook)
         };
-        // The status file is read outside the screen's lock.
+        // The status file and the process are read outside the screen's lock.
         let file = match (kind, exited) {
             (AgentKind::Claude, false) => agent::claude_session_file(pid),
             _ => None,
         };
+        let found_session = match (kind, exited) {
+            (AgentKind::Codex, false) => self.look_for_codex_session(pid),
+            _ => None,
+        };
         let from_file = file
             .as_ref()
-            .and_then(|f| agent::state_from_session_file(&f.status, screen_state, !evidence_lines.is_empty()));
-        let (state, source, evidence) = match (&file, from_file) {
-            (Some(file), Some(state)) => (
+            .and_then(|f| agent::state_from_session_file(&f.status, verdict.state, verdict.sure));
+        let (state, source, evidence) = match (hook, &file, from_file) {
+            (Some(state), _, _) => (state, StateSource::Hook, vec![format!("hook: {}", state.as_str())]),
+            (None, Some(file), Some(state)) => (
                 state,
                 StateSource::SessionFile,
                 vec![format!("status: {}", file.status)],
             ),
-            _ => (screen_state, StateSource::Screen, evidence_lines),
+            _ => (verdict.state, StateSource::Screen, evidence_lines),
         };
         let mut side = lock(&self.screen);
-        if state == AgentState::Busy {
-            side.agent_memory.turn_seen = true;
+        if state.turn() == fugue_protocol::TurnState::Running {
+            side.agent.memory.turn_seen = true;
         }
-        AgentInfo {
+        let watched = !side.subscribers.is_empty();
+        let since_ms = side.agent.report(state, watched);
+        if found_session.is_some() {
+            side.agent.found_session.clone_from(&found_session);
+        }
+        let session_id = side
+            .agent
+            .hook_session
+            .clone()
+            .or_else(|| file.as_ref().and_then(|f| f.session_id.clone()))
+            .or_else(|| side.agent.found_session.clone());
+        let info = AgentInfo {
             agent: Some(kind),
             state,
+            needs: side.agent.needs(state),
             source,
-            version: file.as_ref().and_then(|f| f.version.clone()).or(version),
-            session_id: file.and_then(|f| f.session_id),
-            since_ms: side.seen(state),
+            version: file.and_then(|f| f.version).or(version),
+            session_id,
+            since_ms,
             evidence,
+        };
+        // Whoever saw a change first (the watcher, a wait, a status request),
+        // the watcher reports it: a waiting state that lasts 200 ms between two of
+        // its own looks is still pushed, in order.
+        if side.agent.last_change != Some((info.state, info.needs)) {
+            side.agent.last_change = Some((info.state, info.needs));
+            let excess = (side.agent.changes.len() + 1).saturating_sub(MAX_PENDING_CHANGES);
+            side.agent.changes.drain(..excess);
+            side.agent.changes.push(info.clone());
+            drop(side);
+            self.watcher_wake.notify_one();
         }
+        info
+    }
+
+    /// The agent's changes of state (or of `needs`) since the last call, in order.
+    pub fn take_agent_changes(&self) -> Vec<AgentInfo> {
+        std::mem::take(&mut lock(&self.screen).agent.changes)
+    }
+
+    /// Codex's session, looked for at most once a second until found (it opens
+    /// its transcript a moment after it starts).
+    fn look_for_codex_session(&self, pid: u32) -> Option<String> {
+        {
+            let mut side = lock(&self.screen);
+            let agent = &mut side.agent;
+            let recently = agent
+                .session_looked_at
+                .is_some_and(|at| at.elapsed() < Duration::from_secs(1));
+            if agent.found_session.is_some() || agent.hook_session.is_some() || recently {
+                return None;
+            }
+            agent.session_looked_at = Some(Instant::now());
+        }
+        agent::codex_session_id(pid)
+    }
+
+    /// A hook of the pane's agent (process `pid`, of kind `kind` if known) reported.
+    pub fn record_agent_hook(&self, pid: u32, kind: Option<AgentKind>, hook: &fugue_protocol::AgentHook) {
+        let mut side = lock(&self.screen);
+        side.agent.for_process(pid);
+        if let Some(id) = &hook.session_id {
+            side.agent.hook_session = Some(id.clone());
+        }
+        if let Some(state) = kind.and_then(|k| agent::hook_state(k, hook)) {
+            side.agent.hook = Some(agent::HookSeen {
+                state,
+                at: Instant::now(),
+            });
+        }
+        drop(side);
+        self.watcher_wake.notify_one();
+    }
+
+    /// Resolves when an agent hook reported or a notification came since the
+    /// last call.
+    pub async fn watcher_woken(&self) {
+        self.watcher_wake.notified().await
+    }
+
+    /// The notifications found since the last call.
+    pub fn take_notices(&self) -> Vec<Notice> {
+        std::mem::take(&mut lock(&self.screen).notices)
+    }
+
+    /// A person looked at the pane (attached to it or typed into it): a finished
+    /// turn is no longer unseen.
+    pub fn looked_at(&self) {
+        lock(&self.screen).agent.looked_at = Instant::now();
+        self.watcher_wake.notify_one();
     }
 }
 
@@ -644,17 +838,6 @@ impl ScreenSide {
                 Err(mpsc::error::TrySendError::Closed(_)) => false,
             }
         });
-    }
-
-    fn seen(&mut self, state: AgentState) -> u64 {
-        match self.agent_seen {
-            Some((seen, since)) if seen == state => since,
-            _ => {
-                let now = crate::config::now_ms();
-                self.agent_seen = Some((state, now));
-                now
-            }
-        }
     }
 }
 

@@ -1,0 +1,120 @@
+//! Makes an agent CLI started in a pane report its hooks to fugue: the most
+//! trusted signal of its state (see `agent::state_from_hook`). Each hook runs
+//! `fugue agent-event`, which reads the hook's JSON and tells the daemon, for the
+//! pane named by the `FUGUE_PANE` the agent inherited.
+//!
+//! Claude Code takes extra settings for one process (`--settings FILE`), so fugue
+//! adds its hooks there when it starts `claude` directly (not typed into a
+//! shell), unless the command already has `--settings` or the pane's
+//! environment has `FUGUE_AGENT_HOOKS=0`. Codex and Gemini CLI read hooks only
+//! from their users' own configuration; the README shows the lines to add.
+
+use crate::terminal::agent;
+use crate::terminal::pty::Launch;
+use fugue_protocol::AgentKind;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Claude Code's hook events that say something about its state or session.
+const CLAUDE_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "Notification",
+    "Stop",
+    "StopFailure",
+];
+
+/// Seconds an agent waits for one hook at most (it takes a few milliseconds).
+const HOOK_TIMEOUT_SECS: u64 = 5;
+
+/// The `fugue` binary beside this daemon's, if there is one.
+fn fugue_binary() -> Option<PathBuf> {
+    let path = std::env::current_exe().ok()?.with_file_name("fugue");
+    path.is_file().then_some(path)
+}
+
+/// Quotes `text` for a POSIX shell (hooks are run by one).
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// Claude Code settings (for `--settings`) that run `fugue` on each hook.
+pub fn claude_settings(fugue: &Path) -> serde_json::Value {
+    let command = format!(
+        "{} agent-event --agent claude",
+        shell_quote(&fugue.display().to_string())
+    );
+    let handler = json!([{"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS}]}]);
+    let hooks: serde_json::Map<String, serde_json::Value> =
+        CLAUDE_EVENTS.iter().map(|e| (e.to_string(), handler.clone())).collect();
+    json!({ "hooks": hooks })
+}
+
+/// The settings file, written once per daemon into `dir`; `None` when there is
+/// no `fugue` binary to run or the file cannot be written (the agent then runs
+/// without hooks, its state read from its status file and screen).
+fn claude_settings_file(dir: &Path) -> Option<&'static Path> {
+    static FILE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    FILE.get_or_init(|| {
+        let fugue = fugue_binary()?;
+        let path = dir.join("claude-hooks.json");
+        // Written whole and renamed, so an agent starting meanwhile never reads half.
+        let partial = dir.join(format!(".claude-hooks.{}", std::process::id()));
+        let text = claude_settings(&fugue).to_string();
+        match std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, &path)) {
+            Ok(()) => Some(path),
+            Err(err) => {
+                tracing::warn!(%err, path = %path.display(), "cannot write the agent hook settings; hooks are off");
+                None
+            }
+        }
+    })
+    .as_deref()
+}
+
+/// Adds fugue's hooks to `launch` when it starts an agent CLI that can take
+/// them per process. `dir`: where the daemon keeps its runtime files.
+pub fn wire(launch: &mut Launch, dir: &Path) {
+    if launch.typed_line.is_some() {
+        return;
+    }
+    let opted_out = launch.env.iter().any(|(k, v)| k == "FUGUE_AGENT_HOOKS" && v == "0");
+    if opted_out || agent::detect_kind(&launch.display_command, &[]) != Some(AgentKind::Claude) {
+        return;
+    }
+    if launch
+        .args
+        .iter()
+        .any(|a| a == "--settings" || a.starts_with("--settings="))
+    {
+        return;
+    }
+    let Some(settings) = claude_settings_file(dir) else {
+        return;
+    };
+    launch
+        .args
+        .splice(0..0, ["--settings".to_string(), settings.display().to_string()]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claude_settings_run_fugue_on_every_state_hook() {
+        let settings = claude_settings(Path::new("/opt/it's here/fugue"));
+        let command = settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(command, r"'/opt/it'\''s here/fugue' agent-event --agent claude");
+        for event in CLAUDE_EVENTS {
+            assert!(settings["hooks"][event].is_array(), "{event}");
+        }
+    }
+}

@@ -62,7 +62,14 @@ where
 
 /// Waits until a pane's text view contains `needle`; returns the text.
 pub async fn wait_for_text(client: &Client, pane: &str, needle: &str) -> String {
-    wait_for(&format!("'{needle}' in pane output"), DEADLINE, || async {
+    wait_for_text_within(client, pane, needle, DEADLINE).await
+}
+
+/// [`wait_for_text`] with its own deadline (an agent CLI starting under load
+/// takes longer than a shell); a timeout shows the last text it read.
+pub async fn wait_for_text_within(client: &Client, pane: &str, needle: &str, deadline: Duration) -> String {
+    let end = Instant::now() + deadline;
+    loop {
         let mode = fugue_client::protocol::ReadMode::Text {
             lines: 1000,
             since: None,
@@ -73,9 +80,15 @@ pub async fn wait_for_text(client: &Client, pane: &str, needle: &str) -> String 
             .expect("read the pane")
             .lines
             .join("\n");
-        text.contains(needle).then_some(text)
-    })
-    .await
+        if text.contains(needle) {
+            return text;
+        }
+        assert!(
+            Instant::now() < end,
+            "timed out after {deadline:?} waiting for '{needle}' in pane output; it reads:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// A private directory (0700) for sockets, logs and files of one test.

@@ -404,7 +404,8 @@ async fn resumes_after_the_daemon_is_killed(cli: Cli) {
     assert_eq!(resumed["cwd"], launch.project.display().to_string());
     // The same conversation: its first turn's command is on screen again.
     let new_id = resumed["id"].as_str().expect("new pane id").to_string();
-    fugue_tests::wait_for_text(&client, &new_id, "touch first.txt").await;
+    // As long as the agent waits above: a Node CLI loading its history under CI load.
+    fugue_tests::wait_for_text_within(&client, &new_id, "touch first.txt", std::time::Duration::from_secs(90)).await;
     // Resuming a pane that runs is refused, saying why.
     let refused = daemon.cli(&["resume", &new_id]).err();
     assert!(refused.contains("still runs"), "{refused}");

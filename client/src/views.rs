@@ -317,7 +317,8 @@ pub struct AgentStateView {
     /// answers it) or finished_unseen (a turn ended and nobody looked since).
     pub needs: String,
     /// Where the state was read: hook (the agent's own hook, most trusted),
-    /// session_file (its status file) or screen.
+    /// terminal (the program status or window title it set), session_file (its
+    /// status file) or screen.
     pub source: String,
     /// The agent's version, when it shows or records it.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -601,7 +601,7 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
     }
 
     #[tool(
-        description = "What the agent CLI in a terminal is doing: state (starting, busy, waiting_for_permission, idle, unknown or exited), the two axes behind it (turn: running / not_running / unknown; needs: nothing / permission), where that was read (source: session_file or screen), its version, since when, and what decided.",
+        description = "What the agent CLI in a terminal is doing: state (starting, busy, waiting_for_permission, waiting_for_answer, idle, unknown or exited), the two axes behind it (turn: running / not_running / unknown; needs: nothing / permission / question / finished_unseen), where that was read (source: hook, terminal, session_file or screen), its version, its session_id, since when, what decided, and while it waits for permission the prompt_id that fugue_approve / fugue_deny take.",
         annotations(read_only_hint = true)
     )]
     async fn fugue_agent_status(

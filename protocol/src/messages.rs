@@ -537,6 +537,10 @@ impl Attention {
 pub enum StateSource {
     /// A hook the agent ran (`fugue agent-event`).
     Hook,
+    /// What the agent told its terminal: a program status (OSC 7501, OSC 9;4)
+    /// or its window title. Comes before the status file where it is explicit:
+    /// it arrives with the screen, the file a moment later.
+    Terminal,
     /// The agent's own status file (Claude Code's `~/.claude/sessions/<pid>.json`).
     SessionFile,
     /// The rendered screen, matched against the agent's known markers.
@@ -547,6 +551,7 @@ impl StateSource {
     pub fn as_str(&self) -> &'static str {
         match self {
             StateSource::Hook => "hook",
+            StateSource::Terminal => "terminal",
             StateSource::SessionFile => "session_file",
             StateSource::Screen => "screen",
         }

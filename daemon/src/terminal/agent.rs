@@ -6,6 +6,7 @@
 //! been quiet: waiting and idle need the screen to have settled, so a prompt that
 //! flashes by mid-redraw is not reported.
 
+use crate::terminal::reports::ProgramStatus;
 use fugue_protocol::{AgentHook, AgentKind, AgentState};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -43,6 +44,13 @@ struct Markers {
     /// Hook event (or `Event:detail`) -> the state it means.
     #[serde(default)]
     hooks: HashMap<String, String>,
+    /// What its window title says (lower-cased substrings).
+    #[serde(default)]
+    title_busy: Vec<String>,
+    #[serde(default)]
+    title_waiting: Vec<String>,
+    #[serde(default)]
+    title_idle: Vec<String>,
 }
 
 const KINDS: [AgentKind; 3] = [AgentKind::Claude, AgentKind::Codex, AgentKind::Gemini];
@@ -194,6 +202,80 @@ pub fn state_from_hook(hook: HookSeen, screen: &ScreenVerdict) -> Option<AgentSt
             (!(new_output && screen_differs)).then_some(AgentState::Idle)
         }
         state => Some(state),
+    }
+}
+
+/// What the program in a pane last told its terminal about itself, and when
+/// (Unix ms): its program status (OSC 7501 or 9;4) and its window title.
+#[derive(Clone, Debug, Default)]
+pub struct TerminalSignals {
+    pub status: Option<(ProgramStatus, u64)>,
+    pub title: Option<(String, u64)>,
+}
+
+/// What an agent's terminal signals say of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// A turn runs.
+    Running,
+    /// It asks for a permission.
+    Permission,
+    /// It waits for a person for something else (a question).
+    Question,
+    /// No turn runs.
+    Resting,
+}
+
+/// What the agent (a process started at `since_ms`) told its terminal since it
+/// started, and the line that says so: its program status if it prints one
+/// (explicit, so it comes first), else its window title read by agents.toml's
+/// `title_*` markers.
+pub fn terminal_signal(kind: AgentKind, signals: &TerminalSignals, since_ms: u64) -> Option<(Signal, String)> {
+    if let Some((status, _)) = signals.status.filter(|(_, at)| *at >= since_ms) {
+        let signal = match status {
+            ProgramStatus::Working => Signal::Running,
+            ProgramStatus::Blocked { permission: true } => Signal::Permission,
+            ProgramStatus::Blocked { permission: false } => Signal::Question,
+            ProgramStatus::Resting => Signal::Resting,
+        };
+        return Some((signal, format!("program status: {}", status.as_str())));
+    }
+    let (title, _) = signals.title.as_ref().filter(|(_, at)| *at >= since_ms)?;
+    let m = markers(kind)?;
+    let lower = title.to_lowercase();
+    let shows = |needles: &[String]| needles.iter().any(|n| lower.contains(n.as_str()));
+    let signal = if shows(&m.title_waiting) {
+        Signal::Permission
+    } else if shows(&m.title_busy) {
+        Signal::Running
+    } else if shows(&m.title_idle) {
+        Signal::Resting
+    } else {
+        return None;
+    };
+    Some((signal, format!("title: {}", title.trim())))
+}
+
+/// The state a terminal signal means given the screen; `None` where the screen
+/// knows better. The signals come in the same output as the screen, so they are
+/// as fresh as it is, and more explicit: `idle` needs no quiet time. Waiting
+/// for permission still needs the prompt settled on screen: Codex 0.169 drops
+/// an Enter that comes while its dialog is still being drawn (its status says
+/// `blocked` before that), so an approval sent at once would be lost. An agent
+/// still starting (or exited) stays so.
+pub fn state_from_signal(signal: Signal, screen: &ScreenVerdict) -> Option<AgentState> {
+    if matches!(screen.state, AgentState::Starting | AgentState::Exited) {
+        return None;
+    }
+    let screen_sure_of = |state: AgentState| screen.sure && screen.state == state;
+    match signal {
+        Signal::Permission => {
+            screen_sure_of(AgentState::WaitingForPermission).then_some(AgentState::WaitingForPermission)
+        }
+        Signal::Question => Some(AgentState::WaitingForAnswer),
+        Signal::Running => (!screen_sure_of(AgentState::WaitingForPermission)).then_some(AgentState::Busy),
+        // Claude Code's title rests while its permission prompt is up.
+        Signal::Resting => (!screen.prompt_shown && !screen_sure_of(AgentState::Busy)).then_some(AgentState::Idle),
     }
 }
 
@@ -413,7 +495,11 @@ fn read_session_file(pid: u32) -> Option<SessionFile> {
 /// where the screen is ambiguous (quiet, flowing, or a dialog fugue does not
 /// know), the file decides.
 pub fn state_from_session_file(status: &str, screen_state: AgentState, screen_evidence: bool) -> Option<AgentState> {
-    let screen_is_sure = screen_evidence && matches!(screen_state, AgentState::Busy | AgentState::WaitingForPermission);
+    let screen_is_sure = screen_evidence
+        && matches!(
+            screen_state,
+            AgentState::Busy | AgentState::WaitingForPermission | AgentState::WaitingForAnswer
+        );
     if screen_is_sure {
         return None;
     }
@@ -743,5 +829,100 @@ mod tests {
         // Waiting on something the screen does not show as a permission prompt.
         assert_eq!(file("waiting", Idle, true), Some(Unknown));
         assert_eq!(file("new-status", Idle, true), None);
+    }
+
+    fn verdict(state: AgentState, sure: bool, prompt_shown: bool) -> ScreenVerdict {
+        ScreenVerdict {
+            state,
+            sure,
+            prompt_shown,
+            changed_at: Instant::now(),
+        }
+    }
+
+    #[test]
+    fn titles_and_program_status_per_agent() {
+        let signals = |status: Option<ProgramStatus>, title: Option<&str>| TerminalSignals {
+            status: status.map(|s| (s, 100)),
+            title: title.map(|t| (t.to_string(), 100)),
+        };
+        let signal = |kind, s: &TerminalSignals| terminal_signal(kind, s, 50).map(|(signal, _)| signal);
+        use Signal::*;
+        // What the tested versions set (tests/tests/agents.rs ran them).
+        let claude = [
+            ("⠂ Claude Code", Running),
+            ("⠐ Fix the bug", Running),
+            ("✳ Claude Code", Resting),
+        ];
+        for (title, meant) in claude {
+            assert_eq!(
+                signal(AgentKind::Claude, &signals(None, Some(title))),
+                Some(meant),
+                "{title}"
+            );
+        }
+        let gemini = [
+            ("◇  Ready (project)", Resting),
+            ("✦  Working… (project)", Running),
+            ("✦  Reading the files (project)", Running),
+            ("✋  Action Required (project)", Permission),
+        ];
+        for (title, meant) in gemini {
+            assert_eq!(
+                signal(AgentKind::Gemini, &signals(None, Some(title))),
+                Some(meant),
+                "{title}"
+            );
+        }
+        let codex = [
+            ("⠹ project", Some(Running)),
+            ("[ ! ] Action Required | project", Some(Permission)),
+        ];
+        for (title, meant) in codex {
+            assert_eq!(signal(AgentKind::Codex, &signals(None, Some(title))), meant, "{title}");
+        }
+        // A title without a marker (Codex at rest, Gemini's static title) says nothing...
+        assert_eq!(signal(AgentKind::Codex, &signals(None, Some("project"))), None);
+        assert_eq!(
+            signal(AgentKind::Gemini, &signals(None, Some("Gemini CLI (project)"))),
+            None
+        );
+        // ...but a program status does, and comes before the title.
+        let resting = signals(Some(ProgramStatus::Resting), Some("⠹ project"));
+        assert_eq!(signal(AgentKind::Codex, &resting), Some(Resting));
+        let question = signals(Some(ProgramStatus::Blocked { permission: false }), None);
+        assert_eq!(signal(AgentKind::Codex, &question), Some(Question));
+        // Set before this process started (a restarted pane): not its own.
+        assert_eq!(
+            terminal_signal(AgentKind::Claude, &signals(None, Some("✳ x")), 101),
+            None
+        );
+    }
+
+    #[test]
+    fn signals_with_the_screen() {
+        use AgentState::*;
+        use Signal::*;
+        let at = |signal, screen: ScreenVerdict| state_from_signal(signal, &screen);
+        // Explicit and as fresh as the screen: idle needs no quiet time.
+        assert_eq!(at(Resting, verdict(Busy, false, false)), Some(Idle));
+        assert_eq!(at(Resting, verdict(Unknown, false, false)), Some(Idle));
+        assert_eq!(at(Running, verdict(Idle, true, false)), Some(Busy));
+        // Waiting once the prompt has settled on screen; never without it.
+        assert_eq!(
+            at(Permission, verdict(WaitingForPermission, true, true)),
+            Some(WaitingForPermission)
+        );
+        assert_eq!(at(Permission, verdict(Busy, false, true)), None);
+        assert_eq!(at(Permission, verdict(Busy, false, false)), None);
+        assert_eq!(at(Question, verdict(Idle, true, false)), Some(WaitingForAnswer));
+        // Claude Code's title rests while its prompt is up; a busy line on screen
+        // outranks a title that has not caught up.
+        assert_eq!(at(Resting, verdict(WaitingForPermission, true, true)), None);
+        assert_eq!(at(Resting, verdict(Busy, true, false)), None);
+        assert_eq!(at(Running, verdict(WaitingForPermission, true, true)), None);
+        // Starting and exited stay so (Gemini says Ready before its first prompt runs).
+        assert_eq!(at(Resting, verdict(Starting, false, false)), None);
+        assert_eq!(at(Running, verdict(Exited, false, false)), None);
     }
 }

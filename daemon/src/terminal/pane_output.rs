@@ -20,8 +20,8 @@
 
 use crate::sync::lock;
 use crate::terminal::agent;
-use crate::terminal::notifications::{Notice, NoticeScanner};
 use crate::terminal::output::{LogSnapshot, OutputLog, TextLines, TextSnapshot};
+use crate::terminal::reports::{Notice, Report, ReportScanner};
 use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, ScreenSnapshot, SharedText};
 use bytes::Bytes;
 use fugue_protocol::{AgentInfo, AgentKind, AgentState, Attention, CaptureWhat, PaneSize, ReadMode, StateSource};
@@ -126,15 +126,35 @@ struct ScreenSide {
     /// When output last reached the screen (or the pane started).
     last_output: Instant,
     agent: AgentSide,
-    /// Finds the notifications the program asks for (OSC 9, 777, 99).
-    notice_scanner: NoticeScanner,
+    /// Finds what the program tells its terminal about itself (notifications,
+    /// its status, its title).
+    report_scanner: ReportScanner,
     /// Notifications found and not yet taken by the pane's watcher.
     notices: Vec<Notice>,
+    /// Its last status and title, for the agent detector.
+    signals: agent::TerminalSignals,
 }
 
 /// Notifications kept for the watcher at most; a program printing more faster
 /// than they are reported loses the oldest.
 const MAX_PENDING_NOTICES: usize = 16;
+
+impl ScreenSide {
+    /// Keeps what the scanner found: notifications for the watcher, the latest
+    /// status and title for the agent detector.
+    fn take_reports(&mut self, found: Vec<Report>) {
+        let now = crate::config::now_ms();
+        for report in found {
+            match report {
+                Report::Notice(notice) => self.notices.push(notice),
+                Report::Status(status) => self.signals.status = Some((status, now)),
+                Report::Title(title) => self.signals.title = Some((title, now)),
+            }
+        }
+        let excess = self.notices.len().saturating_sub(MAX_PENDING_NOTICES);
+        self.notices.drain(..excess);
+    }
+}
 
 /// What is remembered of the agent CLI in the pane between two looks.
 struct AgentSide {
@@ -250,8 +270,9 @@ impl PaneOutput {
                 next_subscriber: 1,
                 last_output: Instant::now(),
                 agent: AgentSide::new(),
-                notice_scanner: NoticeScanner::default(),
+                report_scanner: ReportScanner::default(),
                 notices: Vec::new(),
+                signals: agent::TerminalSignals::default(),
             }),
             size: AtomicU32::new(pack_size(fugue_protocol::limits::clamp_size(size))),
             changes: watch::channel(0).0,
@@ -288,11 +309,9 @@ impl PaneOutput {
             let report = side.screen.feed_sharing(&chunk, Some(shared));
             side.fed = end;
             side.last_output = Instant::now();
-            let found = side.notice_scanner.scan(&chunk);
+            let found = side.report_scanner.scan(&chunk);
             if !found.is_empty() {
-                side.notices.extend(found);
-                let excess = side.notices.len().saturating_sub(MAX_PENDING_NOTICES);
-                side.notices.drain(..excess);
+                side.take_reports(found);
                 self.watcher_wake.notify_one();
             }
             if !side.subscribers.is_empty() {
@@ -562,7 +581,7 @@ impl PaneOutput {
     /// status file where it keeps one (Claude Code), and its screen.
     /// `started_at_ms`: when the process `pid` started (Unix ms).
     pub fn agent_status(&self, command: &[String], pid: u32, started_at_ms: u64, exited: bool) -> AgentInfo {
-        let (kind, (verdict, evidence_lines), version, hook) = {
+        let (kind, (verdict, evidence_lines), version, hook, signalled) = {
             let mut side = lock(&self.screen);
             let screen = side.screen.visible_text();
             let quiet = side.last_output.elapsed();
@@ -610,7 +629,9 @@ impl PaneOutput {
                 .hook
                 .filter(|_| !exited)
                 .and_then(|h| agent::state_from_hook(h, &verdict));
-            (kind, (verdict, evidence), version, hook)
+            let signalled = agent::terminal_signal(kind, &side.signals, started_at_ms)
+                .and_then(|(signal, line)| Some((agent::state_from_signal(signal, &verdict)?, line)));
+            (kind, (verdict, evidence), version, hook, signalled)
         };
         // The status file and the process are read outside the screen's lock.
         let file = match (kind, exited) {
@@ -621,16 +642,22 @@ impl PaneOutput {
             (AgentKind::Codex, false) => self.look_for_codex_session(pid),
             _ => None,
         };
+        // What the terminal signals say counts like a marker on screen.
+        let (screen_state, screen_sure) = match &signalled {
+            Some((state, _)) => (*state, true),
+            None => (verdict.state, verdict.sure),
+        };
         let from_file = file
             .as_ref()
-            .and_then(|f| agent::state_from_session_file(&f.status, verdict.state, verdict.sure));
-        let (state, source, evidence) = match (hook, &file, from_file) {
-            (Some(state), _, _) => (state, StateSource::Hook, vec![format!("hook: {}", state.as_str())]),
-            (None, Some(file), Some(state)) => (
+            .and_then(|f| agent::state_from_session_file(&f.status, screen_state, screen_sure));
+        let (state, source, evidence) = match (hook, &file, from_file, signalled) {
+            (Some(state), ..) => (state, StateSource::Hook, vec![format!("hook: {}", state.as_str())]),
+            (None, Some(file), Some(state), _) => (
                 state,
                 StateSource::SessionFile,
                 vec![format!("status: {}", file.status)],
             ),
+            (.., Some((state, line))) => (state, StateSource::Terminal, vec![line]),
             _ => (verdict.state, StateSource::Screen, evidence_lines),
         };
         let mut side = lock(&self.screen);

@@ -1,8 +1,13 @@
-//! Desktop notifications a program asks its terminal for, found in the pane's
-//! output: OSC 9 (iTerm2: `ESC ] 9 ; body ST`), OSC 777 (urxvt, Ghostty:
-//! `ESC ] 777 ; notify ; title ; body ST`) and OSC 99 (kitty: `ESC ] 99 ;
-//! metadata ; payload ST`, the title and body possibly in several chunks).
-//! Agent CLIs print them when a turn ends or they need a person.
+//! What a program tells its terminal about itself, found in the pane's output:
+//! - desktop notifications: OSC 9 (iTerm2: `ESC ] 9 ; body ST`), OSC 777 (urxvt,
+//!   Ghostty: `ESC ] 777 ; notify ; title ; body ST`) and OSC 99 (kitty: `ESC ] 99
+//!   ; metadata ; payload ST`, the title and body possibly in several chunks);
+//! - its status: OSC 7501 program status (`state=working|blocked|done|idle|error|
+//!   clear`, `kind=permission|question|...` for blocked; Codex prints it) and
+//!   ConEmu's OSC 9;4 progress (1 or 3 while working, 0 when done);
+//! - its window title (OSC 0 and 2), which agent CLIs use to show their state.
+//!
+//! Agent CLIs print these when a turn starts or ends or they need a person.
 //!
 //! A streaming scanner: sequences may be split across chunks; payloads are
 //! bounded, a longer one is skipped whole.
@@ -20,6 +25,39 @@ pub struct Notice {
     pub body: String,
 }
 
+/// A program's own account of its state (OSC 7501 or OSC 9;4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgramStatus {
+    Working,
+    /// It waits for a person: a permission (`kind=permission`, or no kind) or
+    /// anything else (a question, a password...).
+    Blocked {
+        permission: bool,
+    },
+    /// Not working: done, idle, failed or cleared.
+    Resting,
+}
+
+impl ProgramStatus {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ProgramStatus::Working => "working",
+            ProgramStatus::Blocked { permission: true } => "blocked on a permission",
+            ProgramStatus::Blocked { permission: false } => "blocked on a question",
+            ProgramStatus::Resting => "not working",
+        }
+    }
+}
+
+/// One thing found in the output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Report {
+    Notice(Notice),
+    Status(ProgramStatus),
+    /// The window title it set (control characters removed, bounded).
+    Title(String),
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum State {
     #[default]
@@ -35,16 +73,16 @@ enum State {
 }
 
 #[derive(Debug, Default)]
-pub struct NoticeScanner {
+pub struct ReportScanner {
     state: State,
     osc: Vec<u8>,
     /// A kitty notification's title while its body is still to come (`d=0`).
     kitty_title: String,
 }
 
-impl NoticeScanner {
-    /// Scans `data`, returning the notifications that ended in it.
-    pub fn scan(&mut self, data: &[u8]) -> Vec<Notice> {
+impl ReportScanner {
+    /// Scans `data`, returning the reports that ended in it.
+    pub fn scan(&mut self, data: &[u8]) -> Vec<Report> {
         let mut found = Vec::new();
         let mut rest = data;
         while !rest.is_empty() {
@@ -88,23 +126,28 @@ impl NoticeScanner {
         found
     }
 
-    fn end(&mut self, found: &mut Vec<Notice>) -> State {
+    fn end(&mut self, found: &mut Vec<Report>) -> State {
         let osc = std::mem::take(&mut self.osc);
         let text = String::from_utf8_lossy(&osc);
         let Some((number, payload)) = text.split_once(';') else {
             return State::Ground;
         };
-        let notice = match number {
+        let report = match number {
+            "0" | "2" => Some(Report::Title(clean(payload, MAX_TITLE))),
             // OSC 9;4;... is ConEmu's progress report, not a notification.
-            "9" if !payload.starts_with("4;") => Some(notice("", payload)),
+            "9" => match payload.strip_prefix("4;") {
+                Some(progress) => progress_status(progress).map(Report::Status),
+                None => Some(Report::Notice(notice("", payload))),
+            },
             "777" => payload.strip_prefix("notify;").map(|rest| {
                 let (title, body) = rest.split_once(';').unwrap_or((rest, ""));
-                notice(title, body)
+                Report::Notice(notice(title, body))
             }),
-            "99" => self.kitty(payload),
+            "99" => self.kitty(payload).map(Report::Notice),
+            "7501" => program_status(payload).map(Report::Status),
             _ => None,
         };
-        found.extend(notice);
+        found.extend(report);
         State::Ground
     }
 
@@ -139,13 +182,46 @@ impl NoticeScanner {
     }
 }
 
+/// OSC 7501's `key=value` pairs split by `:` (values that may hold `:` are
+/// base64); `None` for a query (`?`) or a state it does not define.
+fn program_status(payload: &str) -> Option<ProgramStatus> {
+    let mut state = None;
+    let mut kind = None;
+    for pair in payload.split(':') {
+        match pair.split_once('=') {
+            Some(("state", value)) => state = Some(value),
+            Some(("kind", value)) => kind = Some(value),
+            _ => {}
+        }
+    }
+    match state? {
+        "working" => Some(ProgramStatus::Working),
+        "blocked" => Some(ProgramStatus::Blocked {
+            permission: kind.is_none_or(|k| k == "permission"),
+        }),
+        "done" | "idle" | "error" | "clear" => Some(ProgramStatus::Resting),
+        _ => None,
+    }
+}
+
+/// ConEmu's `4;STATE[;PERCENT]`: 1 (a value) and 3 (indeterminate) mean working;
+/// 0 (removed), 2 (error) and 4 (paused) that it is not.
+fn progress_status(progress: &str) -> Option<ProgramStatus> {
+    match progress.split(';').next()? {
+        "1" | "3" => Some(ProgramStatus::Working),
+        "0" | "2" | "4" => Some(ProgramStatus::Resting),
+        _ => None,
+    }
+}
+
+fn clean(text: &str, max: usize) -> String {
+    text.chars()
+        .filter(|c| !fugue_protocol::limits::is_unsafe_char(*c))
+        .take(max)
+        .collect()
+}
+
 fn notice(title: &str, body: &str) -> Notice {
-    let clean = |text: &str, max: usize| -> String {
-        text.chars()
-            .filter(|c| !fugue_protocol::limits::is_unsafe_char(*c))
-            .take(max)
-            .collect()
-    };
     Notice {
         title: clean(title, MAX_TITLE),
         body: clean(body, MAX_BODY),
@@ -156,9 +232,20 @@ fn notice(title: &str, body: &str) -> Notice {
 mod tests {
     use super::*;
 
-    fn all(chunks: &[&[u8]]) -> Vec<Notice> {
-        let mut scanner = NoticeScanner::default();
+    fn everything(chunks: &[&[u8]]) -> Vec<Report> {
+        let mut scanner = ReportScanner::default();
         chunks.iter().flat_map(|c| scanner.scan(c)).collect()
+    }
+
+    /// The notifications only.
+    fn all(chunks: &[&[u8]]) -> Vec<Notice> {
+        everything(chunks)
+            .into_iter()
+            .filter_map(|r| match r {
+                Report::Notice(n) => Some(n),
+                _ => None,
+            })
+            .collect()
     }
 
     fn n(title: &str, body: &str) -> Notice {
@@ -200,5 +287,44 @@ mod tests {
         assert_eq!(all(&["\x1b]9;a\u{202e}b\x07".as_bytes()]), vec![n("", "ab")]);
         // Cancelled by CAN.
         assert!(all(&[b"\x1b]9;gone\x18\x07"]).is_empty());
+    }
+
+    #[test]
+    fn program_status_progress_and_titles() {
+        use ProgramStatus::*;
+        let status = |s: &str| everything(&[s.as_bytes()]);
+        // What Codex 0.169 prints.
+        assert_eq!(
+            status("\x1b]7501;state=working:app=codex\x1b\\"),
+            vec![Report::Status(Working)]
+        );
+        assert_eq!(
+            status("\x1b]7501;state=blocked:app=codex:kind=permission\x1b\\"),
+            vec![Report::Status(Blocked { permission: true })]
+        );
+        assert_eq!(
+            status("\x1b]7501;state=blocked:kind=question:msg=UQ==\x07"),
+            vec![Report::Status(Blocked { permission: false })]
+        );
+        for resting in ["done", "idle", "error", "clear"] {
+            assert_eq!(
+                status(&format!("\x1b]7501;state={resting}:app=x\x07")),
+                vec![Report::Status(Resting)]
+            );
+        }
+        // A query, or a state it does not know: nothing.
+        assert!(status("\x1b]7501;?\x07\x1b]7501;state=sleeping\x07").is_empty());
+        assert_eq!(
+            status("\x1b]9;4;3\x07\x1b]9;4;1;40\x07\x1b]9;4;0\x07"),
+            vec![
+                Report::Status(Working),
+                Report::Status(Working),
+                Report::Status(Resting)
+            ]
+        );
+        assert_eq!(
+            status("\x1b]0;\u{2839} project\x07\x1b]2;a\x05b\x1b\\"),
+            vec![Report::Title("\u{2839} project".into()), Report::Title("ab".into())]
+        );
     }
 }

@@ -3,10 +3,10 @@
 
 use clap::{Args, Parser, Subcommand};
 use fugue_client::protocol::{
-    CaptureWhat, DaemonInfo, EnvVar, ErrorCode, Event, ExitStatus, PaneInfo, PaneSize, PaneState, ReadMode,
-    RestartPolicy, SessionInfo, SizePolicy, SpawnSpec,
+    CaptureWhat, DaemonInfo, EnvVar, ErrorCode, Event, ExitStatus, PaneInfo, PaneSize, PaneState, PermissionAnswer,
+    ReadMode, RestartPolicy, SessionInfo, SizePolicy, SpawnSpec,
 };
-use fugue_client::views::{self, now_ms, CaptureView, DaemonView, PaneView, ReadView, SessionView};
+use fugue_client::views::{self, now_ms, AgentStateView, CaptureView, DaemonView, PaneView, ReadView, SessionView};
 use fugue_client::{Client, ClientError, ConnectOptions};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -97,6 +97,16 @@ enum Command {
     /// a new pane; prints its id. For a pane whose agent ended or was lost (a
     /// daemon restart, a reboot).
     Resume { pane: String },
+    /// Show what the agent CLI in a pane is doing: its state, whether it needs a
+    /// person, where that was read, and while it waits for permission the
+    /// prompt's id that approve and deny take.
+    Agent { pane: String },
+    /// Approve the permission prompt PROMPT_ID (from `fugue agent`) of the agent in
+    /// a pane: sent only while that same prompt is on screen; answering it again
+    /// sends nothing and says so.
+    Approve { pane: String, prompt_id: String },
+    /// Deny the permission prompt PROMPT_ID (from `fugue agent`), as approve does.
+    Deny { pane: String, prompt_id: String },
     /// Report an agent CLI's hook to fugue: run by the agent's hooks (the hook's
     /// JSON on stdin), inside a fugue pane (`FUGUE_PANE`); does nothing elsewhere.
     /// fugue adds these hooks to Claude Code itself; for Codex and Gemini CLI see
@@ -677,6 +687,22 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             let info = client.resume_agent(pane).await?;
             out.print(pane_json(&info), || info.id.to_string());
         }
+        Command::Agent { pane } => {
+            let view = AgentStateView::from(&client.agent_status(pane).await?);
+            out.print(json_of(&view), || agent_text(&view));
+        }
+        Command::Approve { pane, prompt_id } | Command::Deny { pane, prompt_id } => {
+            let answer = match command {
+                Command::Approve { .. } => PermissionAnswer::Approve,
+                _ => PermissionAnswer::Deny,
+            };
+            let answered = client.answer_permission(pane, prompt_id, answer).await?;
+            let json = serde_json::json!({"answer": answered.answer.past(), "already": answered.already});
+            out.print(json, || match answered.already {
+                true => format!("already {}: nothing sent", answered.answer.past()),
+                false => answered.answer.past().to_string(),
+            });
+        }
         Command::Panes {
             session,
             all_hosts: false,
@@ -1120,6 +1146,33 @@ fn session_json(info: &SessionInfo) -> Value {
 
 fn pane_json(info: &PaneInfo) -> Value {
     json_of(PaneView::from(info))
+}
+
+/// `fugue agent`: the state in a line, then what is behind it.
+fn agent_text(view: &AgentStateView) -> String {
+    let mut text = format!(
+        "{}  {} (turn {}, needs {}) from {}, for {}",
+        view.agent.as_deref().unwrap_or("no agent"),
+        view.state,
+        view.turn,
+        view.needs,
+        view.source,
+        human_duration(now_ms().saturating_sub(view.since)),
+    );
+    let mut row = |name: &str, value: &str| text.push_str(&format!("\n{name:<10} {}", escape_for_display(value)));
+    if let Some(version) = &view.version {
+        row("version", version);
+    }
+    if let Some(session) = &view.session_id {
+        row("session", session);
+    }
+    if let Some(prompt) = &view.prompt_id {
+        row("prompt_id", prompt);
+    }
+    for line in &view.evidence {
+        row("evidence", line);
+    }
+    text
 }
 
 fn daemon_text(info: &DaemonInfo) -> String {

@@ -369,6 +369,22 @@ impl Client {
         expect_reply!(self.request(Request::AgentStatus { pane: pane.into() }).await?, Response::Agent(info) => info)
     }
 
+    /// Answers the permission prompt `prompt_id` of the agent in `pane`; the
+    /// daemon sends the answer only if that prompt is on screen and unanswered.
+    pub async fn answer_permission(
+        &self,
+        pane: &str,
+        prompt_id: &str,
+        answer: fugue_protocol::PermissionAnswer,
+    ) -> Result<fugue_protocol::PermissionAnswered> {
+        let request = Request::AnswerPermission {
+            pane: pane.into(),
+            prompt_id: prompt_id.into(),
+            answer,
+        };
+        expect_reply!(self.request(request).await?, Response::PermissionAnswered(answered) => answered)
+    }
+
     /// Reports an agent hook for `pane` (see `fugue agent-event`).
     pub async fn agent_hook(&self, pane: &str, hook: fugue_protocol::AgentHook) -> Result<()> {
         expect_reply!(self.request(Request::AgentHook { pane: pane.into(), hook }).await?, Response::Ok => ())

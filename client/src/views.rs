@@ -330,6 +330,11 @@ pub struct AgentStateView {
     pub since: u64,
     /// The screen lines (or status file fields) that decided the state.
     pub evidence: Vec<String>,
+    /// While it waits for permission: this prompt's id, which an answer
+    /// (`fugue approve`, `fugue_approve`) must name, so it can only go to the
+    /// prompt that was looked at.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_id: Option<String>,
 }
 
 impl From<&fugue_protocol::AgentInfo> for AgentStateView {
@@ -344,6 +349,7 @@ impl From<&fugue_protocol::AgentInfo> for AgentStateView {
             session_id: info.session_id.clone(),
             since: info.since_ms,
             evidence: info.evidence.clone(),
+            prompt_id: info.prompt_id.clone(),
         }
     }
 }

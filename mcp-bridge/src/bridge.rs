@@ -29,9 +29,6 @@ pub struct Bridge {
     /// Connections to the daemons of other hosts (hosts.toml names), made on
     /// first use and shared by every call after.
     hosts: Arc<Mutex<HashMap<String, SharedClient>>>,
-    /// Permission prompts answered through this bridge (prompt id -> what was
-    /// done), so answering twice sends nothing the second time.
-    pub answered: Arc<Mutex<AnsweredPrompts>>,
     /// Questions put to a person through a client of the 2026-07-28 era (which
     /// asks by answering a tool call with "input required"): request state ->
     /// the question, so an answer counts only for the call it was asked for.
@@ -72,43 +69,6 @@ impl PendingQuestions {
     }
 }
 
-/// The most recent answered prompts, oldest dropped past [`AnsweredPrompts::KEEP`].
-#[derive(Default)]
-pub struct AnsweredPrompts {
-    order: std::collections::VecDeque<String>,
-    what: HashMap<String, String>,
-}
-
-impl AnsweredPrompts {
-    const KEEP: usize = 1024;
-
-    pub fn get(&self, prompt_id: &str) -> Option<String> {
-        self.what.get(prompt_id).cloned()
-    }
-
-    pub fn record(&mut self, prompt_id: &str, what: &str) {
-        if self.what.insert(prompt_id.to_string(), what.to_string()).is_none() {
-            self.order.push_back(prompt_id.to_string());
-        }
-        while self.order.len() > Self::KEEP {
-            if let Some(old) = self.order.pop_front() {
-                self.what.remove(&old);
-            }
-        }
-    }
-}
-
-/// The id of the permission prompt an agent shows: a digest of the pane, when
-/// the agent started waiting (so two identical prompts in a row differ) and the
-/// prompt's lines. `None` unless the agent waits for permission.
-pub fn prompt_id(pane: &str, info: &fugue_protocol::AgentInfo, screen: &[String]) -> Option<String> {
-    if info.state != fugue_protocol::AgentState::WaitingForPermission {
-        return None;
-    }
-    let text = format!("{pane}\n{}\n{}", info.since_ms, screen.join("\n"));
-    Some(format!("{:016x}", fugue_protocol::socket::stable_hash(text.as_bytes())))
-}
-
 /// A terminal id as the agent sees it: `HOST/ID` for a terminal on another
 /// host, plain `ID` for one on the bridge's own daemon.
 pub fn split_terminal(id: &str) -> (Option<&str>, &str) {
@@ -138,7 +98,6 @@ impl Bridge {
             config: Arc::new(config),
             client: SharedClient::new(options),
             hosts: Arc::default(),
-            answered: Arc::default(),
             pending_questions: Arc::default(),
         }
     }

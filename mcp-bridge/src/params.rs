@@ -306,12 +306,10 @@ pub struct AgentList {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AgentStatusView {
     pub terminal_id: String,
+    /// With, while it waits for permission, the `prompt_id` that fugue_approve
+    /// and fugue_deny take.
     #[serde(flatten)]
     pub status: fugue_client::views::AgentStateView,
-    /// While it waits for permission: this prompt's id, which fugue_approve and
-    /// fugue_deny take, so an answer can only go to the prompt that was looked at.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prompt_id: Option<String>,
     /// Set when this prompt had already been answered: nothing was sent again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub already_answered: Option<String>,

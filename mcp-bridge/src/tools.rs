@@ -3,12 +3,13 @@
 //! says what was wrong and what would work; rmcp reports arguments that do not
 //! fit a tool's schema the same way.
 
-use crate::bridge::{describe, prompt_id, qualify, split_terminal, Bridge, ToolError};
+use crate::bridge::{describe, qualify, split_terminal, Bridge, ToolError};
 use crate::params::*;
 use fugue_client::views::{self, PaneView, ReadView, StateView, WaitView};
 use fugue_client::Client;
 use fugue_protocol::{
-    AgentState, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, ReadMode, SpawnSpec, WaitUntil,
+    AgentState, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, PermissionAnswer, ReadMode, SpawnSpec,
+    WaitUntil,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{InputResponses, RequestState};
@@ -609,8 +610,8 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
         Parameters(p): Parameters<TerminalParams>,
     ) -> Result<Json<AgentStatusView>, String> {
         let (client, terminal) = self.terminal(&p.terminal_id).await?;
-        let (status, prompt) = agent_prompt(&client, &terminal).await?;
-        Ok(Json(agent_view(p.terminal_id, status, prompt, None)))
+        let status = client.agent_status(&terminal).await.map_err(describe)?;
+        Ok(Json(agent_view(p.terminal_id, status, None)))
     }
 
     #[tool(
@@ -619,7 +620,7 @@ fugue_agent_status returned for it: nothing is sent unless that same prompt is s
 sends nothing. Returns the agent's state after."
     )]
     async fn fugue_approve(&self, Parameters(p): Parameters<AnswerParams>) -> Result<Json<AgentStatusView>, String> {
-        self.answer_permission(&p.terminal_id, &p.prompt_id, "approved", "Enter")
+        self.answer_permission(&p.terminal_id, &p.prompt_id, PermissionAnswer::Approve)
             .await
     }
 
@@ -629,62 +630,37 @@ fugue_agent_status returned for it: nothing is sent unless that same prompt is s
 sends nothing. Returns the agent's state after."
     )]
     async fn fugue_deny(&self, Parameters(p): Parameters<AnswerParams>) -> Result<Json<AgentStatusView>, String> {
-        self.answer_permission(&p.terminal_id, &p.prompt_id, "denied", "Escape")
+        self.answer_permission(&p.terminal_id, &p.prompt_id, PermissionAnswer::Deny)
             .await
     }
 
     async fn answer_permission(
         &self,
         terminal_id: &str,
-        wanted: &str,
-        answer: &str,
-        key: &str,
+        prompt_id: &str,
+        answer: PermissionAnswer,
     ) -> Result<Json<AgentStatusView>, String> {
         let (client, terminal) = self.terminal(terminal_id).await?;
         let terminal = terminal.as_str();
-        let previously = self
-            .bridge
-            .answered
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(wanted);
-        let (before, shown) = agent_prompt(&client, terminal).await?;
-        if let Some(what) = previously {
-            // The same operation again: say so, send nothing.
-            return Ok(Json(agent_view(terminal_id.to_string(), before, shown, Some(what))));
-        }
-        match shown {
-            Some(shown) if shown == wanted => {}
-            Some(shown) => {
-                return Err(format!(
-                    "the agent in {terminal_id} now shows another prompt (prompt_id {shown}, not {wanted}); \
-nothing was sent: look at it with fugue_agent_status first"
-                ))
-            }
-            None => {
-                return Err(format!(
-                    "the agent in {terminal_id} is not waiting for permission (it is {}); nothing was sent",
-                    before.state.as_str()
-                ))
-            }
-        }
-        client.send_keys(terminal, &[key.to_string()]).await.map_err(describe)?;
-        self.bridge
-            .answered
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .record(wanted, answer);
-        // Let the agent react: until its screen settles (or 5 s).
-        let until = WaitUntil {
-            idle_ms: Some(500),
-            ..WaitUntil::default()
-        };
-        client
-            .wait_for(terminal, until, Duration::from_secs(5))
+        // The daemon checks the prompt and sends the key in one step.
+        let answered = client
+            .answer_permission(terminal, prompt_id, answer)
             .await
             .map_err(describe)?;
-        let (after, prompt) = agent_prompt(&client, terminal).await?;
-        Ok(Json(agent_view(terminal_id.to_string(), after, prompt, None)))
+        if !answered.already {
+            // Let the agent react: until its screen settles (or 5 s).
+            let until = WaitUntil {
+                idle_ms: Some(500),
+                ..WaitUntil::default()
+            };
+            client
+                .wait_for(terminal, until, Duration::from_secs(5))
+                .await
+                .map_err(describe)?;
+        }
+        let after = client.agent_status(terminal).await.map_err(describe)?;
+        let already = answered.already.then(|| answered.answer.past().to_string());
+        Ok(Json(agent_view(terminal_id.to_string(), after, already)))
     }
 
     #[tool(
@@ -920,32 +896,13 @@ const PASTE_SETTLE_MS: u64 = 150;
 fn agent_view(
     terminal_id: String,
     status: fugue_protocol::AgentInfo,
-    prompt_id: Option<String>,
     already_answered: Option<String>,
 ) -> AgentStatusView {
     AgentStatusView {
         terminal_id,
         status: (&status).into(),
-        prompt_id,
         already_answered,
     }
-}
-
-/// An agent's status and, while it waits for permission, its prompt's id.
-async fn agent_prompt(
-    client: &Client,
-    terminal: &str,
-) -> Result<(fugue_protocol::AgentInfo, Option<String>), ToolError> {
-    let status = client.agent_status(terminal).await.map_err(describe)?;
-    if status.state != AgentState::WaitingForPermission {
-        return Ok((status, None));
-    }
-    let screen = client
-        .capture(terminal, CaptureWhat::Screen, (None, None), false, false)
-        .await
-        .map_err(describe)?;
-    let prompt = prompt_id(terminal, &status, &screen.lines);
-    Ok((status, prompt))
 }
 
 fn uuid_suffix() -> String {

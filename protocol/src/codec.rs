@@ -401,6 +401,7 @@ mod tests {
                     version: evidence.first().cloned(),
                     session_id: None,
                     since_ms,
+                    prompt_id: evidence.last().cloned(),
                     evidence,
                 })
             }),

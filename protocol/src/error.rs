@@ -26,6 +26,9 @@ pub enum ErrorCode {
     ShuttingDown,
     /// The client cancelled the request.
     Cancelled,
+    /// An answer to a permission prompt that is not the one on screen now (another
+    /// prompt shows, or none): nothing was sent.
+    PromptNotShown,
     Internal,
 }
 
@@ -46,6 +49,7 @@ impl ErrorCode {
             ErrorCode::PermissionDenied => "permission_denied",
             ErrorCode::ShuttingDown => "shutting_down",
             ErrorCode::Cancelled => "cancelled",
+            ErrorCode::PromptNotShown => "prompt_not_shown",
             ErrorCode::Internal => "internal",
         }
     }

@@ -20,6 +20,8 @@ pub const MAX_SIDE: u16 = 10_000;
 pub const MAX_CELLS: u32 = 1_000_000;
 /// Longest pane title, in characters (also applies to titles programs set).
 pub const MAX_TITLE_CHARS: usize = 256;
+/// Characters in a permission prompt's id (fugue's are 16 hex digits).
+pub const MAX_PROMPT_ID_CHARS: usize = 64;
 /// Characters in one field of an agent hook report (event, session id, ...).
 pub const MAX_HOOK_FIELD_CHARS: usize = 256;
 /// Longest pane purpose, in characters.
@@ -318,6 +320,10 @@ impl Request {
                     )));
                 }
                 panes.iter().try_for_each(|p| check_target("pane", p))
+            }
+            Request::AnswerPermission { pane, prompt_id, .. } => {
+                check_target("pane", pane)?;
+                check_label("prompt id", prompt_id, MAX_PROMPT_ID_CHARS)
             }
             Request::AgentHook { pane, hook } => {
                 check_target("pane", pane)?;

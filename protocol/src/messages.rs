@@ -297,6 +297,16 @@ pub enum Request {
         pane: String,
         hook: AgentHook,
     },
+    /// Answer the permission prompt `prompt_id` (from [`AgentInfo::prompt_id`])
+    /// of the agent CLI in a pane, only if that same prompt is on screen now and
+    /// nobody answered it yet; the daemon checks and sends the agent's key in one
+    /// step, so no other client's answer or keystroke lands between. Answering a
+    /// prompt again sends nothing and says what it was answered with.
+    AnswerPermission {
+        pane: String,
+        prompt_id: String,
+        answer: PermissionAnswer,
+    },
     /// Start the agent whose session a pane recorded again, in the same directory,
     /// with its resume flag (`claude --resume ID`, `codex resume ID`, ...), as a new
     /// pane of the same session. The old pane must no longer run.
@@ -346,6 +356,7 @@ impl Request {
             Request::WaitFor { .. } => "WaitFor",
             Request::AgentStatus { .. } => "AgentStatus",
             Request::AgentHook { .. } => "AgentHook",
+            Request::AnswerPermission { .. } => "AnswerPermission",
             Request::ResumeAgent { .. } => "ResumeAgent",
             Request::Cancel { .. } => "Cancel",
             Request::UpgradeDaemon => "UpgradeDaemon",
@@ -574,8 +585,38 @@ pub struct AgentInfo {
     pub session_id: Option<String>,
     /// Unix ms since the state was first seen.
     pub since_ms: u64,
+    /// While it waits for permission: the prompt's id, a digest of the process,
+    /// when it began waiting and the screen (so two identical prompts in a row
+    /// differ), for [`Request::AnswerPermission`].
+    pub prompt_id: Option<String>,
     /// The screen lines (or status file fields) that decided.
     pub evidence: Vec<String>,
+}
+
+/// How to answer a permission prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PermissionAnswer {
+    Approve,
+    Deny,
+}
+
+impl PermissionAnswer {
+    /// What the prompt was answered with: `approved` or `denied`.
+    pub fn past(&self) -> &'static str {
+        match self {
+            PermissionAnswer::Approve => "approved",
+            PermissionAnswer::Deny => "denied",
+        }
+    }
+}
+
+/// What an answer to a permission prompt did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PermissionAnswered {
+    /// The answer the prompt has: this one, or the earlier one if `already`.
+    pub answer: PermissionAnswer,
+    /// It was answered before (by any client): nothing was sent now.
+    pub already: bool,
 }
 
 /// What one hook of an agent CLI reported (the JSON it gave its hook command,
@@ -801,6 +842,8 @@ pub enum Response {
     Attached(PaneInfo),
     WaitDone(WaitOutcome),
     Agent(AgentInfo),
+    /// Answer to AnswerPermission.
+    PermissionAnswered(PermissionAnswered),
     /// Answer to WaitForExit: `exited` false means the timeout passed first.
     Waited {
         pane: PaneInfo,

@@ -2,7 +2,7 @@
 //! and events never take the place of replies.
 
 use fugue_client::protocol::{Event, SpawnSpec};
-use fugue_tests::{sh_spec, wait_until, Daemon, DEADLINE};
+use fugue_tests::{sh_spec, wait_for_text, wait_until, Daemon, DEADLINE};
 use std::time::Duration;
 
 #[tokio::test]
@@ -387,4 +387,75 @@ async fn until_printing(
         }
     }
     panic!("fugue events printed nothing");
+}
+
+/// Two clients answer the same permission prompt at once (two people, or an
+/// agent and a person): the daemon checks and sends in one step, so exactly one
+/// answer is sent and the other is told it was already answered. An answer to a
+/// prompt that is gone is refused, saying so, with nothing sent. Through the CLI
+/// (`fugue agent`, `fugue approve`, `fugue deny`).
+#[tokio::test]
+async fn one_prompt_takes_one_answer_from_two_clients() {
+    let daemon = Daemon::start();
+    let bin_dir = daemon.dir.path().join("agent-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let client = daemon.client().await;
+    client.create_session("answers", None, vec![]).await.unwrap();
+    let mut spec = SpawnSpec::new("answers");
+    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.args = vec!["build it".into()];
+    spec.shell = false;
+    // Without fugue's hook settings, which fake-agent would take for its prompt.
+    spec.env = vec![fugue_client::protocol::EnvVar {
+        name: "FUGUE_AGENT_HOOKS".into(),
+        value: "0".into(),
+    }];
+    let pane = client.create_pane(spec).await.unwrap().id.to_string();
+    let until = fugue_client::protocol::WaitUntil {
+        agent_state: Some(fugue_client::protocol::AgentState::WaitingForPermission),
+        ..Default::default()
+    };
+    client.wait_for(&pane, until, DEADLINE).await.unwrap();
+    let status = daemon.cli(&["--json", "agent", &pane]).json();
+    assert_eq!(status["state"], "waiting_for_permission", "{status}");
+    let prompt = status["prompt_id"].as_str().expect("a prompt id").to_string();
+    let text = daemon.cli(&["agent", &pane]).ok();
+    assert!(text.contains(&format!("prompt_id  {prompt}")), "{text}");
+
+    let answers: Vec<serde_json::Value> = std::thread::scope(|scope| {
+        let both = [0, 1].map(|_| scope.spawn(|| daemon.cli(&["--json", "approve", &pane, &prompt]).json()));
+        both.map(|answer| answer.join().unwrap()).to_vec()
+    });
+    let sent = answers.iter().filter(|a| a["already"] == false).count();
+    assert_eq!(sent, 1, "{answers:?}");
+    assert!(answers.iter().all(|a| a["answer"] == "approved"), "{answers:?}");
+    wait_for_text(&client, &pane, "approved: build it").await;
+    // Later, again: nothing is sent, in words too.
+    assert_eq!(
+        daemon.cli(&["approve", &pane, &prompt]).ok().trim(),
+        "already approved: nothing sent"
+    );
+    // A deny of the same prompt says how it was answered.
+    assert_eq!(
+        daemon.cli(&["--json", "deny", &pane, &prompt]).json()["answer"],
+        "approved"
+    );
+    // A prompt id that is not on screen: refused with its code, nothing sent.
+    let refused = daemon.cli(&["deny", &pane, "0123456789abcdef"]).err();
+    assert!(refused.contains("not waiting for permission"), "{refused}");
+    let text = client
+        .read_output(
+            &pane,
+            fugue_client::protocol::ReadMode::Text {
+                lines: 100,
+                since: None,
+            },
+        )
+        .await
+        .unwrap()
+        .lines
+        .join("\n");
+    assert_eq!(text.matches("approved: build it").count(), 1, "{text}");
+    assert!(!text.contains("denied"), "{text}");
 }

@@ -535,7 +535,7 @@ async fn agents_are_detected_prompted_approved_and_denied() {
     )
     .await;
     assert!(
-        err.contains("now shows another prompt") && err.contains(&prompt),
+        err.contains("now shows another permission prompt") && err.contains(&prompt),
         "{err}"
     );
     let still = ok(&mcp, "fugue_agent_status", json!({"terminal_id": id})).await;

@@ -13,7 +13,9 @@ use crate::actors::session::SessionMsg;
 use crate::actors::supervisor::SupervisorMsg;
 use client::Client;
 use fugue_protocol::signals::parse_signal;
-use fugue_protocol::{CaptureResult, CaptureWhat, ErrorReply, OutputChunk, ReadMode, Request, Response, SpawnSpec};
+use fugue_protocol::{
+    CaptureResult, CaptureWhat, ErrorReply, OutputChunk, PermissionAnswered, ReadMode, Request, Response, SpawnSpec,
+};
 use ractor::ActorRef;
 use resolve::{ask, PANE, SESSION, SUPERVISOR};
 use std::path::PathBuf;
@@ -144,6 +146,30 @@ impl Handler {
                     .or_else(|| crate::terminal::agent::detect_kind(&info.command, &[]));
                 pane.output.record_agent_hook(info.pid, kind, &hook);
                 Ok(Response::Ok)
+            }
+            Request::AnswerPermission {
+                pane,
+                prompt_id,
+                answer,
+            } => {
+                let pane = self.pane(&pane).await?;
+                let info = pane.current_info();
+                let shown = pane
+                    .output
+                    .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some());
+                if let Some(earlier) = pane.output.claim_prompt(&shown, &prompt_id, answer)? {
+                    return Ok(Response::PermissionAnswered(PermissionAnswered {
+                        answer: earlier,
+                        already: true,
+                    }));
+                }
+                pane.output.looked_at();
+                let keys = crate::terminal::agent::answer_keys(shown.agent, answer);
+                pane.input.send_keys(&keys).await?;
+                Ok(Response::PermissionAnswered(PermissionAnswered {
+                    answer,
+                    already: false,
+                }))
             }
             Request::ResumeAgent { pane } => {
                 let pane = self.pane(&pane).await?;

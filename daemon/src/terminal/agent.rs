@@ -51,6 +51,28 @@ struct Markers {
     title_waiting: Vec<String>,
     #[serde(default)]
     title_idle: Vec<String>,
+    /// The keys that approve and that deny its permission prompt.
+    #[serde(default = "approve_keys")]
+    approve: Vec<String>,
+    #[serde(default = "deny_keys")]
+    deny: Vec<String>,
+}
+
+fn approve_keys() -> Vec<String> {
+    vec!["Enter".into()]
+}
+
+fn deny_keys() -> Vec<String> {
+    vec!["Escape".into()]
+}
+
+/// The keys that give `answer` to a permission prompt of `kind`.
+pub fn answer_keys(kind: Option<AgentKind>, answer: fugue_protocol::PermissionAnswer) -> Vec<String> {
+    let m = kind.and_then(markers);
+    match answer {
+        fugue_protocol::PermissionAnswer::Approve => m.map_or_else(approve_keys, |m| m.approve.clone()),
+        fugue_protocol::PermissionAnswer::Deny => m.map_or_else(deny_keys, |m| m.deny.clone()),
+    }
 }
 
 const KINDS: [AgentKind; 3] = [AgentKind::Claude, AgentKind::Codex, AgentKind::Gemini];

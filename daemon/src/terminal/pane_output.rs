@@ -24,8 +24,12 @@ use crate::terminal::output::{LogSnapshot, OutputLog, TextLines, TextSnapshot};
 use crate::terminal::reports::{Notice, Report, ReportScanner};
 use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, ScreenSnapshot, SharedText};
 use bytes::Bytes;
-use fugue_protocol::{AgentInfo, AgentKind, AgentState, Attention, CaptureWhat, PaneSize, ReadMode, StateSource};
+use fugue_protocol::{
+    AgentInfo, AgentKind, AgentState, Attention, CaptureWhat, ErrorCode, ErrorReply, PaneSize, PermissionAnswer,
+    ReadMode, StateSource,
+};
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -180,6 +184,19 @@ struct AgentSide {
     /// The last state and needs reported, and the changes not yet pushed.
     last_change: Option<(AgentState, Attention)>,
     changes: Vec<AgentInfo>,
+    /// The permission prompts answered (most recent last).
+    answered: VecDeque<(String, PermissionAnswer)>,
+}
+
+/// Answered prompts remembered per agent process (a prompt older than that
+/// many answers is long gone from its screen, so answering it is refused).
+const MAX_ANSWERED_PROMPTS: usize = 64;
+
+/// A permission prompt's id: a digest of the agent's process, when it began
+/// waiting and the screen it waits on.
+fn prompt_id(pid: u32, since_ms: u64, screen_digest: u64) -> String {
+    let text = format!("{pid}\n{since_ms}\n{screen_digest:016x}");
+    format!("{:016x}", fugue_protocol::socket::stable_hash(text.as_bytes()))
 }
 
 /// Agent changes kept for the watcher at most (the oldest go first).
@@ -199,6 +216,7 @@ impl AgentSide {
             looked_at: Instant::now(),
             last_change: None,
             changes: Vec::new(),
+            answered: VecDeque::new(),
         }
     }
 
@@ -581,7 +599,7 @@ impl PaneOutput {
     /// status file where it keeps one (Claude Code), and its screen.
     /// `started_at_ms`: when the process `pid` started (Unix ms).
     pub fn agent_status(&self, command: &[String], pid: u32, started_at_ms: u64, exited: bool) -> AgentInfo {
-        let (kind, (verdict, evidence_lines), version, hook, signalled) = {
+        let (kind, (verdict, evidence_lines), version, hook, signalled, screen_digest) = {
             let mut side = lock(&self.screen);
             let screen = side.screen.visible_text();
             let quiet = side.last_output.elapsed();
@@ -599,6 +617,7 @@ impl PaneOutput {
                     source: StateSource::Screen,
                     version: None,
                     session_id: None,
+                    prompt_id: None,
                     since_ms: {
                         let watched = !side.subscribers.is_empty();
                         side.agent.report(state, watched)
@@ -631,7 +650,11 @@ impl PaneOutput {
                 .and_then(|h| agent::state_from_hook(h, &verdict));
             let signalled = agent::terminal_signal(kind, &side.signals, started_at_ms)
                 .and_then(|(signal, line)| Some((agent::state_from_signal(signal, &verdict)?, line)));
-            (kind, (verdict, evidence), version, hook, signalled)
+            // For the prompt's id: the screen it shows on.
+            let screen_digest = verdict
+                .prompt_shown
+                .then(|| fugue_protocol::socket::stable_hash(screen.join("\n").as_bytes()));
+            (kind, (verdict, evidence), version, hook, signalled, screen_digest)
         };
         // The status file and the process are read outside the screen's lock.
         let file = match (kind, exited) {
@@ -683,6 +706,9 @@ impl PaneOutput {
             version: file.and_then(|f| f.version).or(version),
             session_id,
             since_ms,
+            prompt_id: screen_digest
+                .filter(|_| state == AgentState::WaitingForPermission)
+                .map(|digest| prompt_id(pid, since_ms, digest)),
             evidence,
         };
         // Whoever saw a change first (the watcher, a wait, a status request),
@@ -697,6 +723,50 @@ impl PaneOutput {
             self.watcher_wake.notify_one();
         }
         info
+    }
+
+    /// Claims the permission prompt `prompt_id` for `answer`, given what the
+    /// agent shows now (`shown`, from [`PaneOutput::agent_status`]): `Ok(None)`
+    /// when it is the prompt on screen and nobody answered it (the caller sends
+    /// the answer's keys), `Ok(Some(earlier))` when it was answered before. One
+    /// lock for the check and the record, so of two answers to one prompt
+    /// exactly one is sent.
+    pub fn claim_prompt(
+        &self,
+        shown: &AgentInfo,
+        prompt_id: &str,
+        answer: PermissionAnswer,
+    ) -> Result<Option<PermissionAnswer>, ErrorReply> {
+        let mut side = lock(&self.screen);
+        let answered = &mut side.agent.answered;
+        if let Some((_, earlier)) = answered.iter().find(|(id, _)| id == prompt_id) {
+            return Ok(Some(*earlier));
+        }
+        match &shown.prompt_id {
+            Some(id) if id == prompt_id => {}
+            Some(other) => {
+                return Err(ErrorReply::new(
+                    ErrorCode::PromptNotShown,
+                    format!(
+                        "the agent now shows another permission prompt (prompt_id {other}, not {prompt_id}); nothing was sent: look at it first"
+                    ),
+                ))
+            }
+            None => {
+                return Err(ErrorReply::new(
+                    ErrorCode::PromptNotShown,
+                    format!(
+                        "the agent is not waiting for permission (it is {}); nothing was sent",
+                        shown.state.as_str()
+                    ),
+                ))
+            }
+        }
+        if answered.len() >= MAX_ANSWERED_PROMPTS {
+            answered.pop_front();
+        }
+        answered.push_back((prompt_id.to_string(), answer));
+        Ok(None)
     }
 
     /// The agent's changes of state (or of `needs`) since the last call, in order.

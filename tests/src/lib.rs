@@ -250,6 +250,11 @@ impl Daemon {
             // Shell panes run `bash -i`: keep the machine's ~/.bashrc out of the tests.
             .env("HOME", dir.path())
             .env("SHELL", "/bin/bash")
+            // Programs in panes act differently under CI (Gemini CLI with
+            // CI=true starts headless unless given a prompt): tests run as on a
+            // person's machine, in CI and out of it.
+            .env_remove("CI")
+            .env_remove("GITHUB_ACTIONS")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);

@@ -206,14 +206,26 @@ pub struct ScreenVerdict {
     pub changed_at: Instant,
 }
 
+impl ScreenVerdict {
+    /// A permission prompt shows and the screen has been quiet on it long
+    /// enough to count (what `waiting` markers need): it can be answered.
+    pub fn prompt_settled(&self) -> bool {
+        self.sure && self.state == AgentState::WaitingForPermission
+    }
+}
+
 /// The state a hook's report means now; `None` once the screen has moved on
 /// from it (hooks report transitions, and some transitions run no hook: a
 /// prompt denied with Escape ends the turn without `Stop`).
 pub fn state_from_hook(hook: HookSeen, screen: &ScreenVerdict) -> Option<AgentState> {
     let moved_on = screen.changed_at > hook.at && screen.sure;
     match hook.state {
-        // Never answerable without the prompt on screen: approve acts on it.
-        AgentState::WaitingForPermission => screen.prompt_shown.then_some(AgentState::WaitingForPermission),
+        // Answerable only once the prompt has settled on screen: approve acts
+        // on it, and its id is a digest of that screen. Gemini CLI's hook runs
+        // before its dialog is drawn; an id handed out then was stale 100 ms
+        // later, and the approval refused. Until then the turn still runs.
+        AgentState::WaitingForPermission if screen.prompt_settled() => Some(AgentState::WaitingForPermission),
+        AgentState::WaitingForPermission => screen.prompt_shown.then_some(AgentState::Busy),
         AgentState::Busy if moved_on && matches!(screen.state, AgentState::Idle | AgentState::WaitingForPermission) => {
             None
         }
@@ -291,9 +303,7 @@ pub fn state_from_signal(signal: Signal, screen: &ScreenVerdict) -> Option<Agent
     }
     let screen_sure_of = |state: AgentState| screen.sure && screen.state == state;
     match signal {
-        Signal::Permission => {
-            screen_sure_of(AgentState::WaitingForPermission).then_some(AgentState::WaitingForPermission)
-        }
+        Signal::Permission => screen.prompt_settled().then_some(AgentState::WaitingForPermission),
         Signal::Question => Some(AgentState::WaitingForAnswer),
         Signal::Running => (!screen_sure_of(AgentState::WaitingForPermission)).then_some(AgentState::Busy),
         // Claude Code's title rests while its permission prompt is up.
@@ -686,10 +696,18 @@ mod tests {
             changed_at,
         };
         let hook = |state| HookSeen { state, at };
-        // Waiting counts only while a prompt shows: approve acts on the screen.
+        // Waiting counts only once the prompt has settled on screen: approve
+        // acts on it. While it is drawn, the turn still runs.
+        assert_eq!(
+            state_from_hook(
+                hook(WaitingForPermission),
+                &screen(WaitingForPermission, true, true, later)
+            ),
+            Some(WaitingForPermission)
+        );
         assert_eq!(
             state_from_hook(hook(WaitingForPermission), &screen(Busy, true, true, later)),
-            Some(WaitingForPermission)
+            Some(Busy)
         );
         assert_eq!(
             state_from_hook(hook(WaitingForPermission), &screen(Busy, false, false, at)),

@@ -682,7 +682,8 @@ sends nothing. Returns the agent's state after."
         client.paste(&terminal, p.text.as_bytes()).await.map_err(describe)?;
         // Enter only once the input box has taken the paste in (its echo, then
         // quiet): some agent CLIs (Gemini) ignore an Enter that comes right after a
-        // bracketed paste. A program that echoes nothing gets Enter after a second.
+        // bracketed paste. A program that echoes nothing gets Enter after 3 s (1 s was
+        // too short once on a loaded CI machine: Enter came before the echo).
         let echoed = WaitUntil {
             pattern: Some("[\\s\\S]".into()),
             since: Some(before),
@@ -692,7 +693,7 @@ sends nothing. Returns the agent's state after."
             idle_ms: Some(PASTE_SETTLE_MS),
             ..WaitUntil::default()
         };
-        for (until, timeout) in [(echoed, Duration::from_secs(1)), (settled, Duration::from_secs(2))] {
+        for (until, timeout) in [(echoed, Duration::from_secs(3)), (settled, Duration::from_secs(2))] {
             client.wait_for(&terminal, until, timeout).await.map_err(describe)?;
         }
         client.send_keys(&terminal, &["Enter".into()]).await.map_err(describe)?;

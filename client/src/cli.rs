@@ -3,8 +3,8 @@
 
 use clap::{Args, Parser, Subcommand};
 use fugue_client::protocol::{
-    CaptureWhat, DaemonInfo, EnvVar, ErrorCode, Event, ExitStatus, PaneInfo, PaneSize, PaneState, PermissionAnswer,
-    ReadMode, RestartPolicy, SessionInfo, SizePolicy, SpawnSpec,
+    AgentState, Attention, CaptureWhat, DaemonInfo, EnvVar, ErrorCode, Event, ExitStatus, MatchOn, PaneInfo, PaneSize,
+    PaneState, PermissionAnswer, ReadMode, RestartPolicy, SessionInfo, SizePolicy, SpawnSpec, WaitCondition, WaitUntil,
 };
 use fugue_client::views::{self, now_ms, AgentStateView, CaptureView, DaemonView, PaneView, ReadView, SessionView};
 use fugue_client::{Client, ClientError, ConnectOptions};
@@ -201,12 +201,16 @@ enum Command {
     },
     /// Remove a pane at once, killing it if it still runs.
     Release { pane: String },
-    /// Wait for a pane's process to exit and print how it ended.
+    /// Wait for a pane's process to exit and print how it ended; or, with a
+    /// condition, for the first condition that holds (exit status 1 if the process
+    /// exits first).
     Wait {
         pane: String,
         /// Give up after this many seconds (exit status 124).
         #[arg(long)]
         timeout: Option<f64>,
+        #[command(flatten)]
+        until: WaitArgs,
     },
     /// Set a pane's title.
     RenamePane { pane: String, title: String },
@@ -775,11 +779,14 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             client.release_pane(pane).await?;
             out.print(json!({"ok": true}), String::new);
         }
-        Command::Wait { pane, timeout } => {
+        Command::Wait { pane, timeout, until } => {
             let timeout = match timeout {
                 Some(secs) => Some(parse_timeout(*secs)?),
                 None => None,
             };
+            if let Some(until) = until.until()? {
+                return wait_for(&client, &out, pane, until, timeout).await;
+            }
             let (info, exited) = client.wait_for_exit(pane, timeout).await?;
             if !exited {
                 let secs = timeout.map_or(0.0, |t| t.as_secs_f64());
@@ -1006,6 +1013,60 @@ impl Output {
     }
 }
 
+/// What `fugue wait` waits for besides the process's exit.
+#[derive(Args, Debug, Default)]
+pub struct WaitArgs {
+    /// A regular expression, matched within single lines of the output.
+    #[arg(long)]
+    pattern: Option<String>,
+    /// Match the pattern against what the screen shows now instead.
+    #[arg(long, requires = "pattern")]
+    screen: bool,
+    /// The pane printed nothing for this many milliseconds.
+    #[arg(long, value_name = "MS")]
+    idle: Option<u64>,
+    /// The agent CLI reaches one of these states (`|` or `,` between them):
+    /// waiting_for_permission, waiting_for_answer, busy, idle, starting, unknown, exited.
+    #[arg(long, value_name = "STATES")]
+    agent_state: Option<String>,
+    /// The agent CLI needs a person for one of these reasons (`|` or `,` between
+    /// them): permission, question, finished_unseen, or any.
+    #[arg(long, value_name = "NEEDS")]
+    needs: Option<String>,
+}
+
+impl WaitArgs {
+    /// The conditions, or `None` when only the exit is awaited.
+    fn until(&self) -> Result<Option<WaitUntil>, ClientError> {
+        let agent_states = self
+            .agent_state
+            .as_deref()
+            .map(AgentState::parse_list)
+            .transpose()
+            .map_err(invalid)?;
+        let agent_needs = self
+            .needs
+            .as_deref()
+            .map(Attention::parse_list)
+            .transpose()
+            .map_err(invalid)?;
+        let until = WaitUntil {
+            exit: true,
+            pattern: self.pattern.clone(),
+            on: if self.screen { MatchOn::Screen } else { MatchOn::Output },
+            since: None,
+            idle_ms: self.idle,
+            agent_states: agent_states.unwrap_or_default(),
+            agent_needs: agent_needs.unwrap_or_default(),
+        };
+        let only_exit = until.pattern.is_none()
+            && until.idle_ms.is_none()
+            && until.agent_states.is_empty()
+            && until.agent_needs.is_empty();
+        Ok((!only_exit).then_some(until))
+    }
+}
+
 fn invalid(message: String) -> ClientError {
     ClientError::Daemon(fugue_client::protocol::ErrorReply::invalid(message))
 }
@@ -1048,6 +1109,42 @@ fn line_number(text: Option<&str>, dash: i64) -> Result<Option<i64>, ClientError
 
 /// `--timeout` seconds as a duration, refused (never a panic) when negative, not a
 /// number, or past the daemon's limit.
+/// `fugue wait` with conditions: prints which one held; 124 on timeout, 1 when
+/// the process exited before any other condition held.
+async fn wait_for(
+    client: &Client,
+    out: &Output,
+    pane: &str,
+    until: WaitUntil,
+    timeout: Option<Duration>,
+) -> Result<ExitCode, ClientError> {
+    let timeout = timeout.unwrap_or(Duration::from_millis(fugue_client::protocol::limits::MAX_TIMEOUT_MS));
+    let outcome = client.wait_for(pane, until, timeout).await?;
+    let condition = outcome.condition;
+    let view = views::WaitView::from(outcome);
+    let text = match &view.matched {
+        Some(matched) => format!(
+            "{} after {} ms: {}",
+            view.condition,
+            view.elapsed_ms,
+            escape_for_display(matched)
+        ),
+        None => format!("{} after {} ms", view.condition, view.elapsed_ms),
+    };
+    out.print(serde_json::to_value(&view).unwrap_or_default(), || text.clone());
+    let code = match condition {
+        WaitCondition::Timeout => EXIT_TIMEOUT,
+        WaitCondition::Exit => 1,
+        _ => return Ok(ExitCode::SUCCESS),
+    };
+    if out.json {
+        eprintln!("fugue: {text}");
+    } else {
+        eprintln!("fugue: pane {pane} ended the wait with {}", view.condition);
+    }
+    Ok(ExitCode::from(code))
+}
+
 fn parse_timeout(secs: f64) -> Result<Duration, ClientError> {
     use fugue_client::protocol::limits::MAX_TIMEOUT_MS;
     let max_secs = MAX_TIMEOUT_MS / 1000;

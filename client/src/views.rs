@@ -275,7 +275,7 @@ impl From<CaptureResult> for CaptureView {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct WaitView {
-    /// Which condition ended the wait: exit, pattern, idle, agent_state or timeout.
+    /// Which condition ended the wait: exit, pattern, idle, agent_state, agent_needs or timeout.
     pub condition: String,
     /// The text the pattern matched.
     pub matched: Option<String>,

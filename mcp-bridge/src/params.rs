@@ -249,8 +249,10 @@ pub struct WaitParams {
     pub since_offset: Option<u64>,
     /// Return once the terminal printed nothing for this many milliseconds.
     pub idle_ms: Option<u64>,
-    /// Return when the agent CLI in the terminal reaches this state: waiting_for_permission, busy, idle, starting, unknown or exited.
+    /// Return when the agent CLI in the terminal reaches this state, or any of several separated by "|": waiting_for_permission, waiting_for_answer, busy, idle, starting, unknown or exited (e.g. "idle|waiting_for_permission|waiting_for_answer": the turn ended or it needs a person).
     pub agent_state: Option<String>,
+    /// Return when the agent CLI needs a person for this reason, or any of several separated by "|": permission, question, finished_unseen (a turn ended while nobody watched), or "any".
+    pub needs: Option<String>,
     /// Give up after this many milliseconds. Default 30000.
     pub timeout_ms: Option<u64>,
 }

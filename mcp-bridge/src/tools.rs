@@ -8,8 +8,8 @@ use crate::params::*;
 use fugue_client::views::{self, PaneView, ReadView, StateView, WaitView};
 use fugue_client::Client;
 use fugue_protocol::{
-    AgentState, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, PermissionAnswer, ReadMode, SpawnSpec,
-    WaitUntil,
+    AgentState, Attention, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, PermissionAnswer, ReadMode,
+    SpawnSpec, WaitUntil,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{InputResponses, RequestState};
@@ -460,7 +460,7 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
 
     #[tool(
         description = "Wait until the first of: the process exits, a regex matches the output (or the screen), the \
-terminal is idle for idle_ms, or its agent CLI reaches agent_state. Says which one, with elapsed time. The daemon does the \
+terminal is idle for idle_ms, its agent CLI reaches agent_state, or it needs a person (needs). Says which one, with elapsed time. The daemon does the \
 waiting: no need to poll or sleep. Sends progress notifications while waiting; stops when the call is cancelled.",
         annotations(read_only_hint = true)
     )]
@@ -476,14 +476,16 @@ waiting: no need to poll or sleep. Sends progress notifications while waiting; s
             Some("screen") => MatchOn::Screen,
             Some(other) => return Err(format!("on must be \"output\" or \"screen\", got \"{other}\"")),
         };
-        let agent_state = p.agent_state.as_deref().map(AgentState::parse).transpose()?;
+        let agent_states = p.agent_state.as_deref().map(AgentState::parse_list).transpose()?;
+        let agent_needs = p.needs.as_deref().map(Attention::parse_list).transpose()?;
         let until = WaitUntil {
             exit: p.exit.unwrap_or(false),
             pattern: p.pattern,
             on,
             since: p.since_offset,
             idle_ms: p.idle_ms,
-            agent_state,
+            agent_states: agent_states.unwrap_or_default(),
+            agent_needs: agent_needs.unwrap_or_default(),
         };
         let timeout = Duration::from_millis(p.timeout_ms.unwrap_or(30_000));
         let (client, terminal) = self.terminal(&p.terminal_id).await?;

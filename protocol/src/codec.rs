@@ -282,15 +282,21 @@ mod tests {
                             on: if screen { MatchOn::Screen } else { MatchOn::Output },
                             since,
                             idle_ms,
-                            agent_state: [
-                                None,
-                                Some(AgentState::Busy),
-                                Some(AgentState::Idle),
-                                Some(AgentState::WaitingForPermission),
-                                Some(AgentState::Exited),
-                                Some(AgentState::Starting),
-                                Some(AgentState::Unknown),
-                            ][state as usize],
+                            agent_states: [
+                                vec![],
+                                vec![AgentState::Busy],
+                                vec![AgentState::Idle, AgentState::WaitingForAnswer],
+                                vec![AgentState::WaitingForPermission],
+                                vec![AgentState::Exited],
+                                vec![AgentState::Starting],
+                                vec![AgentState::Unknown],
+                            ][state as usize]
+                                .clone(),
+                            agent_needs: match state {
+                                0 => vec![],
+                                1 => Attention::ANY.to_vec(),
+                                _ => vec![Attention::Question],
+                            },
                         },
                         timeout_ms,
                     }

@@ -50,6 +50,8 @@ pub const MAX_WRITE_BYTES: usize = 1024 * 1024;
 pub const MAX_TIMEOUT_MS: u64 = 30 * 24 * 3600 * 1000;
 /// Most text lines one read may ask for.
 pub const MAX_READ_LINES: u32 = 100_000;
+/// Agent states, or needs, one wait may name (each list; repeats count).
+pub const MAX_WAIT_STATES: usize = 32;
 /// Largest raw log a pane may keep (`output_byte_limit`).
 pub const MAX_OUTPUT_LIMIT: u64 = 256 * 1024 * 1024;
 /// Most panes named in one ReorderPanes request.
@@ -365,6 +367,16 @@ impl Request {
                 if let Some(pattern) = &until.pattern {
                     compile_pattern(pattern)?;
                 }
+                for (what, count) in [
+                    ("agent states", until.agent_states.len()),
+                    ("agent needs", until.agent_needs.len()),
+                ] {
+                    if count > MAX_WAIT_STATES {
+                        return Err(invalid(format!(
+                            "{count} {what} to wait for; the maximum is {MAX_WAIT_STATES}"
+                        )));
+                    }
+                }
                 Ok(())
             }
             Request::Capture { pane, .. } => check_target("pane", pane),
@@ -515,6 +527,15 @@ mod tests {
             timeout_ms: 10,
         };
         assert!(err(wait).contains("pattern compiles to more than"));
+        let wait = Request::WaitFor {
+            pane: "p".into(),
+            until: WaitUntil {
+                agent_needs: vec![crate::Attention::Question; 33],
+                ..Default::default()
+            },
+            timeout_ms: 10,
+        };
+        assert!(err(wait).contains("33 agent needs to wait for; the maximum is 32"));
         let wait = Request::WaitForExit {
             pane: "p".into(),
             timeout_ms: Some(u64::MAX),

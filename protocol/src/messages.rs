@@ -378,7 +378,10 @@ pub struct WaitUntil {
     pub since: Option<u64>,
     /// No output for this long.
     pub idle_ms: Option<u64>,
-    pub agent_state: Option<AgentState>,
+    /// The agent CLI in the pane is in any of these states.
+    pub agent_states: Vec<AgentState>,
+    /// The agent CLI needs a person for any of these reasons.
+    pub agent_needs: Vec<Attention>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -395,6 +398,7 @@ pub enum WaitCondition {
     Pattern,
     Idle,
     AgentState,
+    AgentNeeds,
     Timeout,
 }
 
@@ -405,6 +409,7 @@ impl WaitCondition {
             WaitCondition::Pattern => "pattern",
             WaitCondition::Idle => "idle",
             WaitCondition::AgentState => "agent_state",
+            WaitCondition::AgentNeeds => "agent_needs",
             WaitCondition::Timeout => "timeout",
         }
     }
@@ -482,6 +487,11 @@ impl AgentState {
         }
     }
 
+    /// One state or several separated by `|` or `,` ("idle|waiting_for_permission").
+    pub fn parse_list(text: &str) -> Result<Vec<Self>, String> {
+        split_list(text).map(Self::parse).collect()
+    }
+
     /// Whether a turn is running.
     pub fn turn(&self) -> TurnState {
         match self {
@@ -533,6 +543,9 @@ pub enum Attention {
 }
 
 impl Attention {
+    /// Every reason an agent needs a person (what `any` stands for).
+    pub const ANY: [Attention; 3] = [Attention::Permission, Attention::Question, Attention::FinishedUnseen];
+
     pub fn as_str(&self) -> &'static str {
         match self {
             Attention::Nothing => "nothing",
@@ -541,6 +554,35 @@ impl Attention {
             Attention::FinishedUnseen => "finished_unseen",
         }
     }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "nothing" => Ok(Attention::Nothing),
+            "permission" => Ok(Attention::Permission),
+            "question" => Ok(Attention::Question),
+            "finished_unseen" => Ok(Attention::FinishedUnseen),
+            _ => Err(format!(
+                "unknown need '{text}'; use permission, question, finished_unseen, nothing or any"
+            )),
+        }
+    }
+
+    /// One need or several separated by `|` or `,`; `any` is every need but nothing.
+    pub fn parse_list(text: &str) -> Result<Vec<Self>, String> {
+        let mut needs = Vec::new();
+        for word in split_list(text) {
+            match word {
+                "any" => needs.extend(Attention::ANY),
+                word => needs.push(Self::parse(word)?),
+            }
+        }
+        Ok(needs)
+    }
+}
+
+/// The words of a `|`- or `,`-separated list, trimmed, empty ones left out.
+fn split_list(text: &str) -> impl Iterator<Item = &str> {
+    text.split(['|', ',']).map(str::trim).filter(|word| !word.is_empty())
 }
 
 /// Where an agent's state was read from, most trusted first.

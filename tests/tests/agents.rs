@@ -351,7 +351,7 @@ async fn resumes_after_the_daemon_is_killed(cli: Cli) {
     let id = pane.id.to_string();
     let wait_state = |state: AgentState| {
         let until = WaitUntil {
-            agent_state: Some(state),
+            agent_states: vec![state],
             ..WaitUntil::default()
         };
         let client = &client;

@@ -68,6 +68,30 @@ fn wait_timeout_has_its_own_exit_status() {
         "{}",
         out.stderr
     );
+    // With a condition: which one held; 124 on timeout, 1 when the process exits first.
+    let out = daemon.cli(&["wait", &pane, "--pattern", "never", "--timeout", "0.2"]);
+    assert_eq!(out.status.code(), Some(124), "{}", out.stderr);
+    daemon.cli(&["send-keys", &pane, "r", "e", "a", "d", "y", "Enter"]).ok();
+    let out = daemon
+        .cli(&["wait", &pane, "--pattern", "^rea.y$", "--timeout", "10"])
+        .ok();
+    assert!(out.starts_with("pattern after "), "{out}");
+    assert!(out.trim_end().ends_with(": ready"), "{out}");
+    let quick = daemon.cli(&["run", "-s", "dev", "--no-shell", "--", "true"]).ok();
+    let out = daemon.cli(&[
+        "wait",
+        &quick,
+        "--pattern",
+        "never",
+        "--idle",
+        "60000",
+        "--timeout",
+        "10",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", out.stderr);
+    assert!(out.stderr.contains("ended the wait with exit"), "{}", out.stderr);
+    let err = daemon.cli(&["wait", &pane, "--needs", "sleep"]).err();
+    assert!(err.contains("unknown need 'sleep'"), "{err}");
     let err = daemon.cli(&["wait", &pane, "--timeout=-1"]).err();
     assert!(err.contains("--timeout must be a number of seconds"), "{err}");
     // Usage errors are one line too.
@@ -415,11 +439,19 @@ async fn one_prompt_takes_one_answer_from_two_clients() {
         value: "0".into(),
     }];
     let pane = client.create_pane(spec).await.unwrap().id.to_string();
-    let until = fugue_client::protocol::WaitUntil {
-        agent_state: Some(fugue_client::protocol::AgentState::WaitingForPermission),
-        ..Default::default()
-    };
-    client.wait_for(&pane, until, DEADLINE).await.unwrap();
+    // `fugue wait` for the agent to need a person (as a script would).
+    let waited = daemon
+        .cli(&[
+            "--json",
+            "wait",
+            &pane,
+            "--needs",
+            "question|permission",
+            "--timeout",
+            "30",
+        ])
+        .json();
+    assert_eq!(waited["condition"], "agent_needs", "{waited}");
     let status = daemon.cli(&["--json", "agent", &pane]).json();
     assert_eq!(status["state"], "waiting_for_permission", "{status}");
     let prompt = status["prompt_id"].as_str().expect("a prompt id").to_string();

@@ -850,4 +850,25 @@ async fn agent_event_never_gets_in_the_agents_way() {
     })
     .await;
     assert_eq!(recorded.id, "s-1");
+    // A hook that changes the state without any output still ends a wait on it.
+    let waiting = {
+        let client = daemon.client().await;
+        let pane = pane.clone();
+        let until = fugue_client::protocol::WaitUntil {
+            agent_states: vec![AgentState::Busy],
+            ..Default::default()
+        };
+        tokio::spawn(async move { client.wait_for(&pane, until, DEADLINE).await })
+    };
+    // (A hook process takes milliseconds to start; the wait is in place by then.)
+    assert_eq!(client.agent_status(&pane).await.unwrap().state, AgentState::Idle);
+    assert!(!waiting.is_finished());
+    let submit = br#"{"session_id":"s-1","hook_event_name":"UserPromptSubmit","prompt":"go"}"#;
+    assert_eq!(run(Some(&pane), submit), "");
+    let outcome = waiting.await.unwrap().unwrap();
+    assert_eq!(
+        outcome.condition,
+        fugue_client::protocol::WaitCondition::AgentState,
+        "{outcome:?}"
+    );
 }

@@ -437,6 +437,13 @@ async fn error_paths_are_tool_errors_that_say_what_would_work() {
     assert!(err.contains("unknown agent state"), "{err}");
     let err = fails(
         &mcp,
+        "fugue_wait",
+        json!({"terminal_id": "mcp:0", "needs": "coffee|any"}),
+    )
+    .await;
+    assert!(err.contains("unknown need 'coffee'"), "{err}");
+    let err = fails(
+        &mcp,
         "fugue_send_keys",
         json!({"terminal_id": "mcp:0", "keys": ["Hyper-X"]}),
     )
@@ -513,8 +520,16 @@ async fn agents_are_detected_prompted_approved_and_denied() {
     )
     .await;
     assert_eq!(prompted["went_busy"], true);
-    wait_state(&mcp, &id, "waiting_for_permission").await;
+    // "Until it needs me or its turn ends", in one wait.
+    let needs = ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": id, "needs": "any", "agent_state": "idle|exited", "timeout_ms": 15000}),
+    )
+    .await;
+    assert_eq!(needs["condition"], "agent_needs", "{needs}");
     let status = ok(&mcp, "fugue_agent_status", json!({"terminal_id": id})).await;
+    assert_eq!(status["needs"], "permission", "{status}");
     assert!(
         status["evidence"]
             .as_array()

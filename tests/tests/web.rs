@@ -587,6 +587,33 @@ async fn the_rest_api_does_what_the_cli_does() {
         "invalid_argument",
         "timeout_ms must be 1-600000",
     );
+    let (status, body) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{sleeper}/wait"),
+            Some(json!({"needs": "permission|nap", "timeout_ms": 100})),
+        )
+        .await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        "unknown need 'nap'",
+    );
+    // Not an agent: the wait ends with the pane's exit, not with a need.
+    let (status, body) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{sleeper}/wait"),
+            Some(json!({"needs": "any", "agent_state": "waiting_for_answer", "timeout_ms": 10000})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["condition"].as_str()),
+        (StatusCode::OK, Some("exit")),
+        "{body}"
+    );
 
     let (status, daemon_view) = web.call(Method::GET, "/api/daemon", None).await;
     assert_eq!(status, StatusCode::OK);

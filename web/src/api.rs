@@ -5,7 +5,9 @@ use crate::error::{ApiError, ApiResult, JsonBody, QueryParams};
 use crate::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
-use fugue_client::protocol::{CaptureWhat, EnvVar, MatchOn, PaneSize, ReadMode, RestartPolicy, SpawnSpec, WaitUntil};
+use fugue_client::protocol::{
+    AgentState, Attention, CaptureWhat, EnvVar, MatchOn, PaneSize, ReadMode, RestartPolicy, SpawnSpec, WaitUntil,
+};
 use fugue_client::views::{CaptureView, DaemonView, PaneView, ReadView, SessionView, WaitView};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -134,6 +136,12 @@ pub struct Wait {
     pub exit: bool,
     /// No output for this many milliseconds.
     pub idle_ms: Option<u64>,
+    /// The agent CLI reaches one of these states, separated by `|` or `,`:
+    /// waiting_for_permission, waiting_for_answer, busy, idle, starting, unknown, exited.
+    pub agent_state: Option<String>,
+    /// The agent CLI needs a person for one of these reasons, separated by `|` or
+    /// `,`: permission, question, finished_unseen, or any.
+    pub needs: Option<String>,
     /// Give up after this many milliseconds (at most 600000).
     pub timeout_ms: u64,
 }
@@ -328,8 +336,28 @@ pub async fn wait(
             body.timeout_ms
         )));
     }
-    if body.pattern.is_none() && !body.exit && body.idle_ms.is_none() {
-        return Err(ApiError::invalid("wait for something: pattern, exit or idle_ms"));
+    let agent_states = body
+        .agent_state
+        .as_deref()
+        .map(AgentState::parse_list)
+        .transpose()
+        .map_err(ApiError::invalid)?;
+    let agent_needs = body
+        .needs
+        .as_deref()
+        .map(Attention::parse_list)
+        .transpose()
+        .map_err(ApiError::invalid)?;
+    let (agent_states, agent_needs) = (agent_states.unwrap_or_default(), agent_needs.unwrap_or_default());
+    if body.pattern.is_none()
+        && !body.exit
+        && body.idle_ms.is_none()
+        && agent_states.is_empty()
+        && agent_needs.is_empty()
+    {
+        return Err(ApiError::invalid(
+            "wait for something: pattern, exit, idle_ms, agent_state or needs",
+        ));
     }
     let until = WaitUntil {
         exit: body.exit,
@@ -340,7 +368,8 @@ pub async fn wait(
         },
         since: body.since,
         idle_ms: body.idle_ms,
-        agent_state: None,
+        agent_states,
+        agent_needs,
     };
     let outcome = state
         .daemon

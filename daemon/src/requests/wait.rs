@@ -50,6 +50,7 @@ impl Handler {
         let started = Instant::now();
         let deadline = started + Duration::from_millis(timeout_ms);
         let mut changes = pane.output.changes();
+        let mut agent_news = pane.output.agent_news();
         let mut exit = pane.exit.clone();
         let mut searched = until.since.unwrap_or(0);
         let finish = |condition, matched, output: &PaneOutput| WaitOutcome {
@@ -65,6 +66,7 @@ impl Handler {
         let mut matched: Option<(String, u64)> = None;
         loop {
             changes.borrow_and_update();
+            agent_news.borrow_and_update();
             let exited = exit.borrow_and_update().is_some();
             let mut recheck_in = None;
             let output = &pane.output;
@@ -88,11 +90,14 @@ impl Handler {
                         continue;
                     }
                 }
-                if let Some(want) = until.agent_state {
+                if !until.agent_states.is_empty() || !until.agent_needs.is_empty() {
                     let info = pane.current_info();
                     let status = output.agent_status(&info.command, info.pid, info.started_at_ms, exited);
-                    if status.state == want {
+                    if until.agent_states.contains(&status.state) {
                         return Ok(Response::WaitDone(finish(WaitCondition::AgentState, None, output)));
+                    }
+                    if until.agent_needs.contains(&status.needs) {
+                        return Ok(Response::WaitDone(finish(WaitCondition::AgentNeeds, None, output)));
                     }
                     // Detection depends on how long the screen has been quiet.
                     recheck_in = crate::terminal::agent::settle_due(output.quiet_for());
@@ -115,6 +120,7 @@ impl Handler {
             tokio::select! {
                 changed = changes.changed() => if changed.is_err() { return Err(self.released(&pane)) },
                 changed = exit.changed() => if changed.is_err() { return Err(self.released(&pane)) },
+                changed = agent_news.changed() => if changed.is_err() { return Err(self.released(&pane)) },
                 _ = tokio::time::sleep_until(wake.into()) => {}
             }
         }

@@ -269,6 +269,9 @@ pub struct PaneOutput {
     changes: watch::Sender<u64>,
     /// Wakes the pane's watcher: an agent hook reported, or a notification came.
     watcher_wake: tokio::sync::Notify,
+    /// Bumped when the agent's state may have changed with no output (a hook
+    /// reported, a person looked), for waits on the agent's state.
+    agent_news: watch::Sender<u64>,
 }
 
 fn pack_size(size: PaneSize) -> u32 {
@@ -295,6 +298,7 @@ impl PaneOutput {
             size: AtomicU32::new(pack_size(fugue_protocol::limits::clamp_size(size))),
             changes: watch::channel(0).0,
             watcher_wake: tokio::sync::Notify::new(),
+            agent_news: watch::channel(0).0,
         }
     }
 
@@ -560,6 +564,11 @@ impl PaneOutput {
         self.changes.subscribe()
     }
 
+    /// Notified when the agent's state may have changed without output.
+    pub fn agent_news(&self) -> watch::Receiver<u64> {
+        self.agent_news.subscribe()
+    }
+
     /// Log offset up to which the screen has seen the output (the text view may
     /// be further on; see [`PaneOutput::text_offset`]).
     pub fn end_offset(&self) -> u64 {
@@ -806,6 +815,7 @@ impl PaneOutput {
         }
         drop(side);
         self.watcher_wake.notify_one();
+        self.agent_news.send_modify(|n| *n += 1);
     }
 
     /// Resolves when an agent hook reported or a notification came since the
@@ -824,6 +834,7 @@ impl PaneOutput {
     pub fn looked_at(&self) {
         lock(&self.screen).agent.looked_at = Instant::now();
         self.watcher_wake.notify_one();
+        self.agent_news.send_modify(|n| *n += 1);
     }
 }
 

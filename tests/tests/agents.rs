@@ -320,6 +320,80 @@ async fn gemini_cli_approve_then_deny() {
     approve_then_deny(Cli::Gemini).await;
 }
 
+/// Claude Code asks a person a question (its AskUserQuestion tool): fugue says it
+/// needs an answer (never an approval), a wait for `needs` ends there, approve is
+/// refused, and the answer a person types reaches the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_asks_a_question() {
+    let daemon = Daemon::start_offline();
+    let stub = ModelStub::start(&daemon);
+    let mcp = Arc::new(bridge(&daemon).await);
+    let launch = prepare(Cli::Claude, &stub, daemon.dir.path(), "Ask me first. ASK=colour");
+    let (seen, watcher) = watch(&daemon).await;
+    let started = ok(&mcp, "fugue_start", launch.start_params("claude asking")).await;
+    let terminal = started["terminal_id"].as_str().expect("terminal id").to_string();
+
+    let waited = ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": terminal, "needs": "any", "agent_state": "idle|exited", "timeout_ms": 90_000}),
+    )
+    .await;
+    let status = ok(&mcp, "fugue_agent_status", json!({"terminal_id": terminal})).await;
+    assert_eq!(
+        (
+            waited["condition"].as_str(),
+            status["state"].as_str(),
+            status["needs"].as_str()
+        ),
+        (Some("agent_needs"), Some("waiting_for_answer"), Some("question")),
+        "{waited}\n{status}\nscreen:\n{}",
+        screen(&mcp, &terminal).await
+    );
+    assert!(status["prompt_id"].is_null(), "{status}");
+    let refused = fugue_tests::mcp::call(
+        &mcp,
+        "fugue_approve",
+        json!({"terminal_id": terminal, "prompt_id": "0123456789abcdef"}),
+    )
+    .await;
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    assert!(
+        fugue_tests::mcp::text(&refused).contains("waiting_for_answer"),
+        "{refused:?}"
+    );
+    assert!(
+        stub.events().iter().all(|e| e["event"] != "question_answered"),
+        "the question was answered by itself"
+    );
+
+    // A person picks the first option (highlighted) with Enter.
+    ok(
+        &mcp,
+        "fugue_send_keys",
+        json!({"terminal_id": terminal, "keys": ["Enter"]}),
+    )
+    .await;
+    stub.nth("question_answered", 0);
+    let answer = stub
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "question_answered")
+        .map(|e| e["detail"]["answer"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default();
+    assert!(answer.contains("Blue"), "the model got {answer:?}");
+    wait_state(&mcp, &terminal, "idle").await;
+    watcher.abort();
+    let _ = watcher.await;
+    let asked = stub.nth("question_asked", 0);
+    let lag = seen.lock().unwrap().lag("waiting_for_answer", asked);
+    eprintln!("claude (question): question asked -> waiting_for_answer {lag:?} ms");
+    let states = seen.lock().unwrap().states().join(" ");
+    eprintln!("claude (question): states reported in order: {states}");
+    assert!(states.contains("waiting_for_answer"), "{states}");
+    end_processes_with_home(&launch.home);
+}
+
 /// A daemon killed outright loses its panes' processes; the pane of an agent
 /// whose session was recorded (Claude Code's status file, Codex's open
 /// transcript, Gemini CLI's hooks) comes back with `fugue resume`: the same

@@ -31,6 +31,10 @@ struct Markers {
     banners: Vec<String>,
     version: String,
     waiting: Vec<String>,
+    /// A question for a person is up (its choices may look like a permission
+    /// prompt's, so it is checked first).
+    #[serde(default)]
+    question: Vec<String>,
     busy: Vec<String>,
     ready: Vec<String>,
     prompt_flags: Vec<String>,
@@ -225,11 +229,34 @@ pub fn state_from_hook(hook: HookSeen, screen: &ScreenVerdict) -> Option<AgentSt
         // before its dialog is drawn; an id handed out then was stale 100 ms
         // later, and the approval refused. Until then the turn still runs.
         AgentState::WaitingForPermission if screen.prompt_settled() => Some(AgentState::WaitingForPermission),
+        // Claude Code asks its AskUserQuestion through a permission request too:
+        // a question on screen is never approvable.
+        AgentState::WaitingForPermission if screen.sure && screen.state == AgentState::WaitingForAnswer => {
+            Some(AgentState::WaitingForAnswer)
+        }
         AgentState::WaitingForPermission => screen.prompt_shown.then_some(AgentState::Busy),
-        AgentState::Busy if moved_on && matches!(screen.state, AgentState::Idle | AgentState::WaitingForPermission) => {
+        AgentState::Busy
+            if moved_on
+                && matches!(
+                    screen.state,
+                    AgentState::Idle | AgentState::WaitingForPermission | AgentState::WaitingForAnswer
+                ) =>
+        {
             None
         }
         AgentState::WaitingForAnswer if moved_on && matches!(screen.state, AgentState::Idle | AgentState::Busy) => None,
+        // A question needs a person once it is on screen: Claude Code runs its
+        // AskUserQuestion hook before the question is drawn, and keys sent then
+        // went to the input box. Where fugue knows the question's look, that
+        // look, settled; else (an MCP server's dialog) a screen quiet since the hook.
+        AgentState::WaitingForAnswer => {
+            let shown = screen.sure && screen.state == AgentState::WaitingForAnswer;
+            let settled = screen.changed_at.max(hook.at).elapsed() >= WAITING_SETTLE;
+            Some(match shown || settled {
+                true => AgentState::WaitingForAnswer,
+                false => AgentState::Busy,
+            })
+        }
         AgentState::Idle => {
             let new_output = screen.changed_at > hook.at + HOOK_REDRAW && screen.sure;
             let screen_differs = matches!(screen.state, AgentState::Busy | AgentState::WaitingForPermission);
@@ -311,12 +338,13 @@ pub fn state_from_signal(signal: Signal, screen: &ScreenVerdict) -> Option<Agent
     }
 }
 
-/// Whether a permission prompt of `kind` shows on `screen`, settled or not.
+/// Whether a permission prompt or a question of `kind` shows on `screen`,
+/// settled or not.
 pub fn prompt_shown(kind: AgentKind, screen: &[String]) -> bool {
     markers(kind).is_some_and(|m| {
         screen.iter().any(|line| {
             let lower = line.to_lowercase();
-            m.waiting.iter().any(|n| lower.contains(n.as_str()))
+            m.waiting.iter().chain(&m.question).any(|n| lower.contains(n.as_str()))
         })
     })
 }
@@ -372,8 +400,21 @@ pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory
             .map(|line| line.trim().to_string())
             .collect()
     };
-    let waiting = lines_with(&m.waiting);
-    if !waiting.is_empty() && look.quiet >= WAITING_SETTLE {
+    let question = lines_with(&m.question);
+    if !question.is_empty() && look.quiet >= WAITING_SETTLE {
+        *memory = AgentMemory {
+            recognised: true,
+            turn_seen: true,
+        };
+        return (AgentState::WaitingForAnswer, question);
+    }
+    // A question's choices are no permission prompt, settled or not.
+    let prompt_is_permission = question.is_empty();
+    let waiting = match prompt_is_permission {
+        true => lines_with(&m.waiting),
+        false => question,
+    };
+    if !waiting.is_empty() && look.quiet >= WAITING_SETTLE && prompt_is_permission {
         *memory = AgentMemory {
             recognised: true,
             turn_seen: true,
@@ -727,14 +768,32 @@ mod tests {
             Some(Idle)
         );
         assert_eq!(state_from_hook(hook(Idle), &screen(Busy, true, false, later)), None);
-        // A question looks like a permission prompt on screen; the hook knows better.
+        // A question needs a person once it shows, settled; a dialog fugue does not
+        // know (it may look like a permission prompt: the hook knows better) once
+        // the screen has been quiet since the hook. Until then the turn runs.
+        let past = Instant::now().checked_sub(Duration::from_secs(2)).unwrap_or(at);
+        let asked = |at| HookSeen {
+            state: WaitingForAnswer,
+            at,
+        };
         assert_eq!(
-            state_from_hook(hook(WaitingForAnswer), &screen(WaitingForPermission, true, true, later)),
+            state_from_hook(asked(past), &screen(WaitingForAnswer, true, true, past)),
             Some(WaitingForAnswer)
         );
         assert_eq!(
+            state_from_hook(asked(past), &screen(WaitingForPermission, true, true, past)),
+            Some(WaitingForAnswer)
+        );
+        let now = Instant::now();
+        assert_eq!(state_from_hook(asked(now), &screen(Busy, true, false, now)), Some(Busy));
+        assert_eq!(
             state_from_hook(hook(WaitingForAnswer), &screen(Idle, true, false, later)),
             None
+        );
+        // Claude Code's permission request for its own question: still a question.
+        assert_eq!(
+            state_from_hook(hook(WaitingForPermission), &screen(WaitingForAnswer, true, true, later)),
+            Some(WaitingForAnswer)
         );
     }
 
@@ -781,6 +840,18 @@ mod tests {
         assert_eq!(state_of_claude(&ready, Duration::ZERO), AgentState::Busy);
         // A quiet screen it does not know is unknown, never idle or waiting.
         assert_eq!(state_of_claude(&["some dialog"], SETTLED), AgentState::Unknown);
+        // Its AskUserQuestion: numbered like a permission prompt, but a question.
+        let question = [
+            " ☐ Colour",
+            "Which colour should the file be?",
+            "❯ 1. Blue",
+            "     A blue file",
+            "  2. Green",
+            "  3. Type something.",
+        ];
+        assert_eq!(state_of_claude(&question, SETTLED), AgentState::WaitingForAnswer);
+        assert_eq!(state_of_claude(&question, Duration::from_millis(50)), AgentState::Busy);
+        assert!(prompt_shown(AgentKind::Claude, &screen(&question)));
     }
 
     fn state_of_claude(lines: &[&str], quiet: Duration) -> AgentState {

@@ -13,6 +13,10 @@
 //! `listening PORT` on stdout, and appends one JSON line per event to FILE, each
 //! with a Unix-ms `at`, so a test can tell when a real transition happened:
 //! `turn_started`, `tool_requested`, `tool_result`, `turn_finished`.
+//!
+//! For Claude Code, a prompt with `ASK=` gets a question instead (its
+//! AskUserQuestion tool: `question_asked`, then `question_answered` with the
+//! answer it got, and `turn_finished`).
 
 use axum::body::{Body, Bytes};
 use axum::http::{header, Method, StatusCode, Uri};
@@ -260,20 +264,78 @@ fn anthropic_turn(request: &Value, body: &str) -> (Turn, Option<String>) {
     (decide(&texts_of(&request["messages"], "user", "content"), body), tool)
 }
 
+/// The question Claude Code is asked to put to a person (its AskUserQuestion
+/// tool) when the prompt says `ASK=`, and the id of that call.
+const QUESTION: &str = "Which colour should the file be?";
+const QUESTION_CALL: &str = "toolu_stubq";
+
+/// A tool call the stub makes: tool name, call id, input.
+type ToolCall = (String, &'static str, Value);
+
+/// A prompt with `ASK=` and the AskUserQuestion tool offered: ask the question,
+/// or, once its answer is back, finish (recording the answer).
+fn anthropic_question(stub: &Stub, request: &Value, body: &str) -> Option<(Vec<&'static str>, Option<ToolCall>)> {
+    let offered = request["tools"]
+        .as_array()?
+        .iter()
+        .any(|t| t["name"] == "AskUserQuestion");
+    let users = texts_of(&request["messages"], "user", "content");
+    if !offered || !users.iter().any(|t| t.contains("ASK=")) {
+        return None;
+    }
+    if body.contains(&format!("\"tool_use_id\":\"{QUESTION_CALL}\"")) {
+        let answer = request["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["content"].as_array())
+            .flatten()
+            .find(|c| c["tool_use_id"] == QUESTION_CALL)
+            .map(|c| text_of(&c["content"]))
+            .unwrap_or_default();
+        stub.record("question_answered", "anthropic", json!({"answer": answer}));
+        return Some((AFTER_TOOL.to_vec(), None));
+    }
+    stub.record("turn_started", "anthropic", json!({"question": QUESTION}));
+    let input = json!({"questions": [{
+        "question": QUESTION, "header": "Colour", "multiSelect": false,
+        "options": [{"label": "Blue", "description": "A blue file"},
+                    {"label": "Green", "description": "A green file"}]}]});
+    Some((
+        BEFORE_TOOL.to_vec(),
+        Some(("AskUserQuestion".into(), QUESTION_CALL, input)),
+    ))
+}
+
 async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
-    let (turn, tool) = anthropic_turn(request, body);
     let model = request["model"].as_str().unwrap_or("claude-stub").to_string();
     let streaming = request["stream"].as_bool().unwrap_or(false);
-    let (words, tool_call): (Vec<&str>, Option<String>) = match &turn {
-        Turn::Plain => (vec![PLAIN_ANSWER], None),
-        Turn::AskTool { command } => (BEFORE_TOOL.to_vec(), Some(command.clone())),
-        Turn::Finish => (AFTER_TOOL.to_vec(), None),
+    let (words, tool_call, recorded) = match anthropic_question(&stub, request, body) {
+        Some((words, call)) => {
+            let after = match &call {
+                Some(_) => ("question_asked", "anthropic", json!({"question": QUESTION})),
+                None => ("turn_finished", "anthropic", Value::Null),
+            };
+            (words, call, Some(after))
+        }
+        None => {
+            let (turn, tool) = anthropic_turn(request, body);
+            let (words, call) = match &turn {
+                Turn::Plain => (vec![PLAIN_ANSWER], None),
+                Turn::AskTool { command } => (
+                    BEFORE_TOOL.to_vec(),
+                    tool.map(|name| (name, "toolu_stub1", json!({"command": command}))),
+                ),
+                Turn::Finish => (AFTER_TOOL.to_vec(), None),
+            };
+            (words, call, record_turn(&stub, "anthropic", &turn))
+        }
     };
     let stop_reason = if tool_call.is_some() { "tool_use" } else { "end_turn" };
     if !streaming {
         let mut content = vec![json!({"type": "text", "text": words.concat()})];
-        if let (Some(command), Some(name)) = (&tool_call, &tool) {
-            content.push(json!({"type": "tool_use", "id": "toolu_stub1", "name": name, "input": {"command": command}}));
+        if let Some((name, id, input)) = &tool_call {
+            content.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
         }
         return json_response(
             StatusCode::OK,
@@ -302,16 +364,16 @@ async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
         Some("content_block_stop"),
         &json!({"type": "content_block_stop", "index": 0}),
     ));
-    if let (Some(command), Some(name)) = (&tool_call, &tool) {
+    if let Some((name, id, input)) = &tool_call {
         events.push(sse_event(
             Some("content_block_start"),
             &json!({"type": "content_block_start", "index": 1,
-                    "content_block": {"type": "tool_use", "id": "toolu_stub1", "name": name, "input": {}}}),
+                    "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
         ));
         events.push(sse_event(
             Some("content_block_delta"),
             &json!({"type": "content_block_delta", "index": 1,
-                    "delta": {"type": "input_json_delta", "partial_json": json!({"command": command}).to_string()}}),
+                    "delta": {"type": "input_json_delta", "partial_json": input.to_string()}}),
         ));
         events.push(sse_event(
             Some("content_block_stop"),
@@ -325,7 +387,7 @@ async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
                 "usage": {"output_tokens": 20}}),
     ));
     events.push(sse_event(Some("message_stop"), &json!({"type": "message_stop"})));
-    sse(stub.clone(), events, marker_at, record_turn(&stub, "anthropic", &turn))
+    sse(stub.clone(), events, marker_at, recorded)
 }
 
 /// Records the start of a turn now; returns what to record once it is streamed.

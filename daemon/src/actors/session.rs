@@ -543,6 +543,7 @@ starting; Codex and Gemini CLI through their hooks)"
         if let Some(dir) = config.socket.parent() {
             crate::terminal::agent_hooks::wire(&mut launch, dir);
         }
+        output.process_starting();
         let spawned = pty::spawn(launch, extra_env).await?;
         let pid = spawned.pid;
         let exit_watch = process::watch_exit(pid, spawned.pidfd);

@@ -266,12 +266,13 @@ pub fn state_from_hook(hook: HookSeen, screen: &ScreenVerdict) -> Option<AgentSt
     }
 }
 
-/// What the program in a pane last told its terminal about itself, and when
-/// (Unix ms): its program status (OSC 7501 or 9;4) and its window title.
+/// What the pane's current process last told its terminal about itself: its
+/// program status (OSC 7501 or 9;4) and its window title. Cleared when a new
+/// process starts in the pane, so a previous process's signals never count.
 #[derive(Clone, Debug, Default)]
 pub struct TerminalSignals {
-    pub status: Option<(ProgramStatus, u64)>,
-    pub title: Option<(String, u64)>,
+    pub status: Option<ProgramStatus>,
+    pub title: Option<String>,
 }
 
 /// What an agent's terminal signals say of it.
@@ -287,12 +288,11 @@ pub enum Signal {
     Resting,
 }
 
-/// What the agent (a process started at `since_ms`) told its terminal since it
-/// started, and the line that says so: its program status if it prints one
-/// (explicit, so it comes first), else its window title read by agents.toml's
-/// `title_*` markers.
-pub fn terminal_signal(kind: AgentKind, signals: &TerminalSignals, since_ms: u64) -> Option<(Signal, String)> {
-    if let Some((status, _)) = signals.status.filter(|(_, at)| *at >= since_ms) {
+/// What the agent told its terminal, and the line that says so: its program
+/// status if it prints one (explicit, so it comes first), else its window title
+/// read by agents.toml's `title_*` markers.
+pub fn terminal_signal(kind: AgentKind, signals: &TerminalSignals) -> Option<(Signal, String)> {
+    if let Some(status) = signals.status {
         let signal = match status {
             ProgramStatus::Working => Signal::Running,
             ProgramStatus::Blocked { permission: true } => Signal::Permission,
@@ -301,7 +301,7 @@ pub fn terminal_signal(kind: AgentKind, signals: &TerminalSignals, since_ms: u64
         };
         return Some((signal, format!("program status: {}", status.as_str())));
     }
-    let (title, _) = signals.title.as_ref().filter(|(_, at)| *at >= since_ms)?;
+    let title = signals.title.as_ref()?;
     let m = markers(kind)?;
     let lower = title.to_lowercase();
     let shows = |needles: &[String]| needles.iter().any(|n| lower.contains(n.as_str()));
@@ -954,10 +954,10 @@ mod tests {
     #[test]
     fn titles_and_program_status_per_agent() {
         let signals = |status: Option<ProgramStatus>, title: Option<&str>| TerminalSignals {
-            status: status.map(|s| (s, 100)),
-            title: title.map(|t| (t.to_string(), 100)),
+            status,
+            title: title.map(str::to_string),
         };
-        let signal = |kind, s: &TerminalSignals| terminal_signal(kind, s, 50).map(|(signal, _)| signal);
+        let signal = |kind, s: &TerminalSignals| terminal_signal(kind, s).map(|(signal, _)| signal);
         use Signal::*;
         // What the tested versions set (tests/tests/agents.rs ran them).
         let claude = [
@@ -1003,11 +1003,6 @@ mod tests {
         assert_eq!(signal(AgentKind::Codex, &resting), Some(Resting));
         let question = signals(Some(ProgramStatus::Blocked { permission: false }), None);
         assert_eq!(signal(AgentKind::Codex, &question), Some(Question));
-        // Set before this process started (a restarted pane): not its own.
-        assert_eq!(
-            terminal_signal(AgentKind::Claude, &signals(None, Some("✳ x")), 101),
-            None
-        );
     }
 
     #[test]

@@ -129,6 +129,11 @@ struct ScreenSide {
     next_subscriber: u64,
     /// When output last reached the screen (or the pane started).
     last_output: Instant,
+    /// The pane's current process has drawn something: until then the screen
+    /// is a previous process's (see [`PaneOutput::process_starting`]). A flag,
+    /// not a comparison of clocks: the process is spawned before the daemon
+    /// notes its start time, and a fast program has drawn by then.
+    drawn: bool,
     agent: AgentSide,
     /// Finds what the program tells its terminal about itself (notifications,
     /// its status, its title).
@@ -147,12 +152,11 @@ impl ScreenSide {
     /// Keeps what the scanner found: notifications for the watcher, the latest
     /// status and title for the agent detector.
     fn take_reports(&mut self, found: Vec<Report>) {
-        let now = crate::config::now_ms();
         for report in found {
             match report {
                 Report::Notice(notice) => self.notices.push(notice),
-                Report::Status(status) => self.signals.status = Some((status, now)),
-                Report::Title(title) => self.signals.title = Some((title, now)),
+                Report::Status(status) => self.signals.status = Some(status),
+                Report::Title(title) => self.signals.title = Some(title),
             }
         }
         let excess = self.notices.len().saturating_sub(MAX_PENDING_NOTICES);
@@ -290,6 +294,9 @@ impl PaneOutput {
                 subscribers: Vec::new(),
                 next_subscriber: 1,
                 last_output: Instant::now(),
+                // A pane handed over by a live upgrade keeps its process, whose
+                // screen this is; a new process clears it in process_starting.
+                drawn: true,
                 agent: AgentSide::new(),
                 report_scanner: ReportScanner::default(),
                 notices: Vec::new(),
@@ -331,6 +338,7 @@ impl PaneOutput {
             let report = side.screen.feed_sharing(&chunk, Some(shared));
             side.fed = end;
             side.last_output = Instant::now();
+            side.drawn = true;
             let found = side.report_scanner.scan(&chunk);
             if !found.is_empty() {
                 side.take_reports(found);
@@ -559,6 +567,15 @@ impl PaneOutput {
         }
     }
 
+    /// A new process is about to start in the pane (called before it is
+    /// spawned): until it draws, the screen and what was told to the terminal
+    /// are a previous process's, and its agent state must not come from them.
+    pub fn process_starting(&self) {
+        let mut side = lock(&self.screen);
+        side.drawn = false;
+        side.signals = agent::TerminalSignals::default();
+    }
+
     /// Notified whenever output arrives or the screen changes.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
@@ -640,7 +657,7 @@ impl PaneOutput {
                 screen: &screen,
                 quiet,
                 age,
-                drawn: quiet < age,
+                drawn: side.drawn,
                 exited,
                 first_prompt: agent::started_with_prompt(kind, command),
             };
@@ -657,7 +674,7 @@ impl PaneOutput {
                 .hook
                 .filter(|_| !exited)
                 .and_then(|h| agent::state_from_hook(h, &verdict));
-            let signalled = agent::terminal_signal(kind, &side.signals, started_at_ms)
+            let signalled = agent::terminal_signal(kind, &side.signals)
                 .and_then(|(signal, line)| Some((agent::state_from_signal(signal, &verdict)?, line)));
             // For the prompt's id: the screen it shows on.
             let screen_digest = verdict
@@ -968,6 +985,25 @@ mod tests {
         out.capture(CaptureWhat::Scrollback, None, None, false, false)
             .captured
             .lines
+    }
+
+    #[test]
+    fn a_new_process_is_starting_until_it_draws_whatever_the_clocks_say() {
+        let out = output(100, 100);
+        let claude = vec!["claude".to_string()];
+        let title_at_rest = "\x1b]0;\u{2733} Claude Code\x07? for shortcuts".as_bytes();
+        // A previous Claude Code's screen and title: not the new process's, however long
+        // ago (by the wall clock) the new one started.
+        out.push(title_at_rest);
+        out.process_starting();
+        let info = out.agent_status(&claude, 2, 0, false);
+        assert_eq!((info.state, info.source), (AgentState::Starting, StateSource::Screen));
+        // Its own first output counts, even when it came before the daemon noted
+        // the start time (a fast program on a loaded machine).
+        out.push(title_at_rest);
+        let noted_later = crate::config::now_ms() + 1000;
+        let info = out.agent_status(&claude, 2, noted_later, false);
+        assert_eq!((info.state, info.source), (AgentState::Idle, StateSource::Terminal));
     }
 
     #[test]

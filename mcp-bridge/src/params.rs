@@ -245,7 +245,7 @@ pub struct WaitParams {
     pub pattern: Option<String>,
     /// Where the pattern is looked for: "output" (default; text output since since_offset, ANSI stripped) or "screen" (what the terminal shows now).
     pub on: Option<String>,
-    /// Output offset to search from (from a previous read or wait). Default: all kept output.
+    /// Output offset to search from (from a previous read or wait): lines that changed after it, the unfinished last line included once something is added to it. Default: all kept output.
     pub since_offset: Option<u64>,
     /// Return once the terminal printed nothing for this many milliseconds.
     pub idle_ms: Option<u64>,

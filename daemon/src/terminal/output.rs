@@ -295,9 +295,10 @@ impl TextLines {
 }
 
 impl TextLines {
-    /// Searches lines that ended after `since` (and the unfinished last line) for
-    /// `pattern`, one line at a time. Returns the first match and the offset up to
-    /// which complete lines were searched, so a caller can resume from there.
+    /// Searches lines that ended after `since` (and the unfinished last line if it
+    /// changed after `since`) for `pattern`, one line at a time. Returns the first
+    /// match and the offset up to which complete lines were searched, so a caller
+    /// can resume from there.
     pub fn find(&self, pattern: &regex::Regex, since: u64) -> (Option<String>, u64) {
         let store = &self.lines;
         let mut searched = since;
@@ -308,7 +309,12 @@ impl TextLines {
             }
             searched = line.end;
         }
-        let partial = pattern.find(&store.current).map(|m| m.as_str().to_string());
+        // The unfinished line only if it changed after `since`, like a complete
+        // line: a prompt drawn before is no echo of what was typed since.
+        let partial = (store.current_touched > since)
+            .then(|| pattern.find(&store.current))
+            .flatten()
+            .map(|m| m.as_str().to_string());
         (partial, searched)
     }
 }
@@ -611,6 +617,19 @@ mod tests {
         let read = out.text.read(10, None, 16);
         assert_eq!(read.lines, vec!["line 5", "part"]);
         assert!(read.truncated);
+    }
+
+    #[test]
+    fn an_unfinished_line_is_searched_only_once_it_changes() {
+        let mut out = Both::new(1 << 20, 100, 1 << 20);
+        out.push(b"ready\n> ");
+        let any = regex::Regex::new("[\\s\\S]").unwrap();
+        // The prompt drawn before `since` is no new output...
+        let since = out.log.end();
+        assert_eq!(out.text.find(&any, since).0, None);
+        // ...what is typed after it is, unfinished line and all.
+        out.push(b"b");
+        assert_eq!(out.text.find(&any, since).0.as_deref(), Some(">"));
     }
 
     #[test]

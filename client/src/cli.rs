@@ -1288,6 +1288,11 @@ fn daemon_text(info: &DaemonInfo) -> String {
     if info.unpersisted_writes > 0 {
         text.push_str(&format!(" ({} records not written)", info.unpersisted_writes));
     }
+    text.push_str(&format!(
+        "\nclients  {:.1} MiB held of a {} MiB budget",
+        info.client_memory_used as f64 / (1 << 20) as f64,
+        info.client_memory_limit >> 20
+    ));
     if !info.recovery.is_empty() {
         text.push_str(&format!("\nstart    {}", info.recovery));
     }

@@ -174,6 +174,9 @@ pub struct DaemonView {
     pub recovery: String,
     /// Records that could not be written (a full disk) since start.
     pub unpersisted_writes: u64,
+    /// Bytes clients make the daemon hold now, and the daemon's budget for them.
+    pub client_memory_used: u64,
+    pub client_memory_limit: u64,
 }
 
 impl From<&DaemonInfo> for DaemonView {
@@ -191,6 +194,8 @@ impl From<&DaemonInfo> for DaemonView {
             state_path: info.state_path.clone(),
             recovery: info.recovery.clone(),
             unpersisted_writes: info.unpersisted_writes,
+            client_memory_used: info.client_memory_used,
+            client_memory_limit: info.client_memory_limit,
         }
     }
 }

@@ -26,6 +26,8 @@ pub struct DaemonConfig {
     /// new binary installed there is the one that runs) and the arguments it gets.
     pub exe: PathBuf,
     pub args: Vec<std::ffi::OsString>,
+    /// What clients may make the daemon hold, in bytes (see [`crate::budget`]).
+    pub client_memory: usize,
 }
 
 impl DaemonConfig {
@@ -43,6 +45,7 @@ impl DaemonConfig {
             keep_orphans: false,
             exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fugued")),
             args: Vec::new(),
+            client_memory: crate::budget::DEFAULT_CLIENT_MEMORY,
         }
     }
 }

@@ -15,7 +15,9 @@
 //! `fugue_protocol::limits` (every request is validated in [`serve`]).
 
 mod actors;
+pub mod budget;
 pub mod config;
+mod event_bus;
 pub mod handover;
 mod memory;
 mod requests;

@@ -35,6 +35,12 @@ struct Args {
     /// Leave processes that a crashed daemon left behind running (default: end them).
     #[arg(long)]
     keep_orphans: bool,
+    /// Memory all clients together may make the daemon hold (queued replies and
+    /// events, requests in flight, wait patterns), in MiB. Past it the client
+    /// holding the most is cut, then requests are refused.
+    #[arg(long, value_name = "MIB", default_value_t = (fugue_daemon::budget::DEFAULT_CLIENT_MEMORY >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(8..=1 << 20))]
+    client_memory: u64,
     /// Live upgrade (internal): take over the state handed over on this descriptor.
     #[arg(long, hide = true, value_name = "FD")]
     handover_fd: Option<i32>,
@@ -157,6 +163,7 @@ fn main() -> ExitCode {
     config.max_running_panes = args.max_panes;
     config.kill_grace = args.kill_grace;
     config.keep_orphans = args.keep_orphans;
+    config.client_memory = (args.client_memory as usize) << 20;
     config.args = upgrade_args();
     if claimed.activated && !args.activated_socket {
         config.args.push("--activated-socket".into());

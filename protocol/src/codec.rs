@@ -354,6 +354,8 @@ mod tests {
                 state_path: socket,
                 recovery: String::new(),
                 unpersisted_writes: at,
+                client_memory_used: at,
+                client_memory_limit: at,
             })),
             session_info().prop_map(Response::Session),
             (session_info(), string())

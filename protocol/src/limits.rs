@@ -184,19 +184,30 @@ fn check_path(what: &str, path: &Option<String>) -> Result<(), ErrorReply> {
 }
 
 /// Compiles a wait pattern within [`MAX_PATTERN_BYTES`] and [`MAX_PATTERN_MEMORY`].
-/// The daemon compiles with this too, so the check and the use agree.
-pub fn compile_pattern(pattern: &str) -> Result<regex::Regex, ErrorReply> {
+/// The daemon compiles with this too, so the check and the use agree. The
+/// meta regex (rather than `regex::Regex`) reports its memory, which the daemon
+/// charges to the client that asked, and lets each search bring its own cache.
+pub fn compile_pattern(pattern: &str) -> Result<regex_automata::meta::Regex, ErrorReply> {
+    use regex_automata::{meta, nfa::thompson::WhichCaptures, util::syntax};
     check_bytes("pattern", pattern, MAX_PATTERN_BYTES)?;
-    regex::RegexBuilder::new(pattern)
-        .size_limit(MAX_PATTERN_MEMORY)
-        .dfa_size_limit(MAX_PATTERN_MEMORY)
-        .nest_limit(64)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::CompiledTooBig(_) => invalid(format!(
+    let config = meta::Config::new()
+        .match_kind(regex_automata::MatchKind::LeftmostFirst)
+        .utf8_empty(true)
+        .which_captures(WhichCaptures::Implicit)
+        .nfa_size_limit(Some(MAX_PATTERN_MEMORY))
+        .onepass_size_limit(Some(MAX_PATTERN_MEMORY))
+        .dfa_size_limit(Some(MAX_PATTERN_MEMORY))
+        .hybrid_cache_capacity(MAX_PATTERN_MEMORY);
+    meta::Builder::new()
+        .configure(config)
+        .syntax(syntax::Config::new().utf8(true).nest_limit(64))
+        .build(pattern)
+        .map_err(|e| match (e.size_limit(), e.syntax_error()) {
+            (Some(_), _) => invalid(format!(
                 "pattern compiles to more than {MAX_PATTERN_MEMORY} bytes; simplify it"
             )),
-            other => invalid(format!("bad pattern: {}", one_line(&other.to_string()))),
+            (None, Some(syntax)) => invalid(format!("bad pattern: {}", one_line(&syntax.to_string()))),
+            (None, None) => invalid(format!("bad pattern: {}", one_line(&e.to_string()))),
         })
 }
 

@@ -843,6 +843,10 @@ pub struct DaemonInfo {
     pub recovery: String,
     /// Records that could not be written (a full disk, say) since start.
     pub unpersisted_writes: u64,
+    /// Bytes that clients make the daemon hold now (queued replies and events,
+    /// requests in flight, compiled patterns), and the budget for them.
+    pub client_memory_used: u64,
+    pub client_memory_limit: u64,
 }
 
 /// Output read from a pane.

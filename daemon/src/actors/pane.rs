@@ -159,6 +159,8 @@ pub enum PaneMsg {
         policy: SizePolicy,
         reply: RpcReplyPort<()>,
     },
+    /// Applies the size asked for last (see [`PendingSize`]).
+    ApplySize,
     /// The process was reaped.
     ProcessReaped,
     /// The PTY reached its end and everything read has been processed.
@@ -206,6 +208,15 @@ pub struct PaneProcess {
     pub typed: Option<Vec<u8>>,
 }
 
+/// A size change waiting for [`PaneMsg::ApplySize`]. Resizes coalesce: the
+/// latest request wins, and a storm of them costs one reflow, not one each.
+enum PendingSize {
+    /// An explicit resize to this size.
+    Explicit(PaneSize),
+    /// Whatever the attached clients call for under the size policy.
+    Policy,
+}
+
 /// An attached client, as the size policy sees it.
 struct Client {
     id: u64,
@@ -236,6 +247,9 @@ pub struct PaneState {
     kill_grace: Duration,
     drained: bool,
     clients: Vec<Client>,
+    /// A size change to apply, and the explicit resizes waiting to hear of it.
+    pending_size: Option<PendingSize>,
+    resize_replies: Vec<RpcReplyPort<Result<(), ErrorReply>>>,
     /// The focus last reported to the program (`CSI I` or `CSI O`).
     focus_reported: Option<bool>,
     /// Where focus reports are written to the PTY (with the emulator's answers).
@@ -290,6 +304,8 @@ impl Actor for PaneActor {
             kill_grace: args.kill_grace,
             drained: false,
             clients: Vec::new(),
+            pending_size: None,
+            resize_replies: Vec::new(),
             focus_reported: None,
             focus_input,
             policy: SizePolicy::Latest,
@@ -318,7 +334,25 @@ impl Actor for PaneActor {
                 let _ = reply.send(());
             }
             PaneMsg::Resize { size, reply } => {
-                let _ = reply.send(state.resize(size));
+                if let Err(err) = fugue_protocol::limits::check_size(size) {
+                    let _ = reply.send(Err(err));
+                    return Ok(());
+                }
+                state.resize_replies.push(reply);
+                state.resize_later(&myself, PendingSize::Explicit(size));
+            }
+            PaneMsg::ApplySize => {
+                let result = match state.pending_size.take() {
+                    Some(PendingSize::Explicit(size)) => state.resize(size),
+                    Some(PendingSize::Policy) => {
+                        state.apply_policy();
+                        Ok(())
+                    }
+                    None => Ok(()),
+                };
+                for reply in state.resize_replies.drain(..) {
+                    let _ = reply.send(result.clone());
+                }
             }
             PaneMsg::Attach { read_only, size, reply } => {
                 state.activity += 1;
@@ -358,7 +392,7 @@ impl Actor for PaneActor {
                     client.size = Some(size).filter(|s| s.cols > 0 && s.rows > 0);
                     client.last_active = state.activity;
                 }
-                state.apply_policy();
+                state.resize_later(&myself, PendingSize::Policy);
             }
             PaneMsg::ClientActive { id } => {
                 state.activity += 1;
@@ -596,6 +630,14 @@ impl PaneState {
         }
         self.output.resize(size);
         Ok(())
+    }
+
+    /// Notes a size change, to be applied once the messages already queued
+    /// (more resizes, perhaps) are handled.
+    fn resize_later(&mut self, myself: &ActorRef<PaneMsg>, size: PendingSize) {
+        if self.pending_size.replace(size).is_none() {
+            let _ = myself.cast(PaneMsg::ApplySize);
+        }
     }
 
     /// The size the attached clients call for under the policy, if any has a size.

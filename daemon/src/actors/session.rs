@@ -4,6 +4,7 @@
 
 use crate::actors::pane::{Exited, FrozenPane, PaneActor, PaneArgs, PaneInput, PaneMsg, PaneProcess};
 use crate::config::{now_ms, DaemonConfig};
+use crate::event_bus::EventBus;
 use crate::handover::{self, PaneHandover};
 use crate::store::{PaneRecord, RecordedPane, SavedOutput, Store, SAVED_TEXT_LINES};
 use crate::terminal::agent_watch;
@@ -19,7 +20,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 /// How often the screens of busy panes are written to the store.
 const CHECKPOINT: Duration = Duration::from_secs(2);
@@ -190,7 +191,7 @@ pub struct SessionArgs {
     pub env: Vec<(String, String)>,
     pub config: Arc<DaemonConfig>,
     pub parent: DerivedActorRef<SessionReport>,
-    pub events: broadcast::Sender<Event>,
+    pub events: EventBus,
     pub store: Store,
 }
 
@@ -474,7 +475,7 @@ starting; Codex and Gemini CLI through their hooks)"
         });
         self.report_counts();
         self.persist(self.panes.len() - 1);
-        let _ = self.args.events.send(Event::PaneCreated(info));
+        self.args.events.send(Event::PaneCreated(info));
         Ok(self.handle(self.panes.len() - 1, myself))
     }
 
@@ -715,7 +716,7 @@ starting; Codex and Gemini CLI through their hooks)"
         self.panes[index].info.title = title;
         self.persist(index);
         let info = self.panes[index].info();
-        let _ = self.args.events.send(Event::PaneRenamed(info.clone()));
+        self.args.events.send(Event::PaneRenamed(info.clone()));
         Ok(info)
     }
 
@@ -747,7 +748,7 @@ starting; Codex and Gemini CLI through their hooks)"
         self.panes = order.iter().filter_map(|i| slots[*i].take()).collect();
         self.renumber();
         self.persist_all();
-        let _ = self.args.events.send(Event::PanesReordered {
+        self.args.events.send(Event::PanesReordered {
             session_id: self.args.id,
             panes: self.panes.iter().map(|p| p.info.id).collect(),
         });
@@ -791,7 +792,7 @@ starting; Codex and Gemini CLI through their hooks)"
         let info = self.panes[index].info();
         self.persist(index);
         self.report_counts();
-        let _ = self.args.events.send(Event::PaneExited(info));
+        self.args.events.send(Event::PaneExited(info));
     }
 
     /// Starts a restarting pane's process again, with the same spec, on the same
@@ -827,7 +828,7 @@ starting; Codex and Gemini CLI through their hooks)"
                 pane.exit = started.exit;
                 pane.reaped = started.reaped;
                 let info = pane.info();
-                let _ = self.args.events.send(Event::PaneRestarted(info));
+                self.args.events.send(Event::PaneRestarted(info));
             }
             Err(err) => {
                 tracing::warn!(pane = %id, %err, "restart failed; the pane stays exited");
@@ -1102,7 +1103,7 @@ starting; Codex and Gemini CLI through their hooks)"
             .parent
             .cast(SessionReport::PaneRemoved { pane: entry.info.id });
         self.report_counts();
-        let _ = self.args.events.send(Event::PaneRemoved {
+        self.args.events.send(Event::PaneRemoved {
             id: entry.info.id,
             session_id: self.args.id,
         });

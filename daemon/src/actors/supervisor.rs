@@ -4,7 +4,9 @@
 //! there is no call cycle and the session module does not know this one.
 
 use crate::actors::session::{RestoreCounts, RestoredPane, SessionActor, SessionArgs, SessionMsg, SessionReport};
+use crate::budget::Budget;
 use crate::config::{now_ms, DaemonConfig};
+use crate::event_bus::{EventBus, Published};
 use crate::handover::SessionHandover;
 use crate::store::{Loaded, SessionRecord, Store};
 use crate::terminal::process;
@@ -54,7 +56,7 @@ pub enum SupervisorMsg {
         reply: RpcReplyPort<Result<(SessionRef, PaneId), ErrorReply>>,
     },
     Status(RpcReplyPort<DaemonInfo>),
-    Subscribe(RpcReplyPort<broadcast::Receiver<Event>>),
+    Subscribe(RpcReplyPort<broadcast::Receiver<Published>>),
     /// Bring back what the store recorded (at start-up, before clients are served);
     /// replies with the summary line.
     Restore {
@@ -123,6 +125,8 @@ pub enum Start {
 pub struct SupervisorArgs {
     pub config: Arc<DaemonConfig>,
     pub store: Store,
+    /// What clients make the daemon hold (events are charged to it).
+    pub memory: Arc<Budget>,
 }
 
 pub struct SupervisorState {
@@ -134,14 +138,13 @@ pub struct SupervisorState {
     /// In creation order, which is the order `ls` shows.
     sessions: Vec<SessionEntry>,
     pane_sessions: HashMap<PaneId, SessionId>,
-    events: broadcast::Sender<Event>,
+    events: EventBus,
+    memory: Arc<Budget>,
     shutting_down: bool,
     /// Frozen for a live upgrade: sessions are being handed over.
     upgrading: bool,
 }
 
-/// Events buffered per subscriber before it is told it lagged.
-const EVENT_BUFFER: usize = 1024;
 /// How long a session gets to hand back its panes when destroyed.
 const SESSION_CALL: Duration = Duration::from_secs(5);
 /// How long a session gets to bring back its recorded panes.
@@ -194,7 +197,7 @@ impl Actor for SupervisorActor {
         _: ActorRef<SupervisorMsg>,
         args: SupervisorArgs,
     ) -> Result<SupervisorState, ActorProcessingErr> {
-        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        let events = EventBus::new(args.memory.clone());
         Ok(SupervisorState {
             config: args.config,
             store: args.store,
@@ -203,6 +206,7 @@ impl Actor for SupervisorActor {
             sessions: Vec::new(),
             pane_sessions: HashMap::new(),
             events,
+            memory: args.memory,
             shutting_down: false,
             upgrading: false,
         })
@@ -361,7 +365,7 @@ impl SupervisorState {
             actor,
         });
         self.persist_session(self.sessions.len() - 1);
-        let _ = self.events.send(Event::SessionCreated(info.clone()));
+        self.events.send(Event::SessionCreated(info.clone()));
         Ok(info)
     }
 
@@ -591,7 +595,7 @@ impl SupervisorState {
         let previous = std::mem::replace(&mut entry.info.name, name.clone());
         self.store.session(entry.record(index));
         let _ = entry.actor.cast(SessionMsg::Renamed(name.clone()));
-        let _ = self.events.send(Event::SessionRenamed {
+        self.events.send(Event::SessionRenamed {
             id: entry.info.id,
             previous_name: previous.clone(),
             name,
@@ -616,7 +620,7 @@ impl SupervisorState {
                 Vec::new()
             }
         };
-        let _ = self.events.send(Event::SessionDestroyed {
+        self.events.send(Event::SessionDestroyed {
             id: entry.info.id,
             name: entry.info.name.clone(),
         });
@@ -636,6 +640,8 @@ impl SupervisorState {
             state_path: self.store.path().map(|p| p.display().to_string()).unwrap_or_default(),
             recovery: self.recovery.clone(),
             unpersisted_writes: self.store.failed_writes(),
+            client_memory_used: self.memory.used() as u64,
+            client_memory_limit: self.memory.limit() as u64,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! subscription and a first redraw; [`Follow`] then streams output, title and bell
 //! events and finally the exit; the client's [`Attachments`] table ends them.
 
-use super::client::Client;
+use super::client::{Client, NotSent};
 use super::resolve::ask;
 use super::resolve::PANE;
 use super::Handler;
@@ -190,9 +190,19 @@ impl Follow {
         self.send(event).await
     }
 
+    /// Sends an event; one that does not fit in the memory budget makes the
+    /// client lag (it gets a redraw with the next event). False when the client
+    /// is gone.
     async fn send(&self, event: Event) -> bool {
         tokio::select! {
-            sent = self.conn.out.send(ServerFrame::Event(event)) => sent.is_ok(),
+            sent = self.conn.out.send(ServerFrame::Event(event)) => match sent {
+                Ok(()) => true,
+                Err(NotSent::OverBudget) => {
+                    self.subscription.lagged.store(true, Ordering::Release);
+                    true
+                }
+                Err(NotSent::Closed) => false,
+            },
             _ = self.stop.cancelled() => false,
         }
     }

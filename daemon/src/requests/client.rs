@@ -1,15 +1,19 @@
 //! One client as the requests see it: the queue of frames going to it (counted in
 //! bytes, so a client that stops reading holds up only itself and holds at most
-//! [`OUT_QUEUE_BYTES`]), its event subscription, its attachments and its requests
-//! in flight. The socket side ([`crate::serve::connection`]) fills and drains it.
+//! [`OUT_QUEUE_BYTES`]), its memory budget, its event subscription, its
+//! attachments and its requests in flight. The socket side
+//! ([`crate::serve::connection`]) fills and drains it.
 
 use super::attach::Attachments;
+use crate::budget::{Budget, Charge, CONNECTION_MEMORY, CONNECTION_PATTERN_MEMORY};
+use crate::event_bus::Published;
+use crate::sync::lock;
 use bytes::Bytes;
 use fugue_protocol::codec::encode_frame;
 use fugue_protocol::{ErrorCode, ErrorReply, Event, Response, ServerFrame};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::{broadcast, mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
@@ -17,18 +21,23 @@ use tokio_util::sync::CancellationToken;
 /// until the queue is empty and then goes alone.
 pub const OUT_QUEUE_BYTES: usize = 1024 * 1024;
 
-/// Frames on their way to one client, counted in bytes.
+/// Frames on their way to one client, counted in bytes: against the client's
+/// queue (a full one makes the sender wait) and its memory budget (a frame that
+/// does not fit there is an event the client misses).
 #[derive(Clone)]
 pub struct Outbox {
     queue: mpsc::UnboundedSender<Outgoing>,
     budget: Arc<Semaphore>,
+    memory: Arc<Budget>,
 }
 
 /// One frame in the queue, as the socket writer takes it.
 pub struct Outgoing {
     pub frame: Bytes,
-    /// Returned to the budget once the frame is written.
+    /// Returned to the queue once the frame is written.
     _permit: OwnedSemaphorePermit,
+    /// The frame's bytes in the memory budget, until it is written.
+    _charge: Charge,
     /// The daemon begins to shut down once this frame is out.
     pub starts_shutdown: bool,
     /// The daemon begins a live upgrade once this frame is out.
@@ -37,19 +46,26 @@ pub struct Outgoing {
     pub fatal: bool,
 }
 
-/// The client is gone; nothing more can be sent.
-#[derive(Debug)]
-pub struct Closed;
+/// Why a frame was not queued.
+#[derive(Debug, PartialEq, Eq)]
+pub enum NotSent {
+    /// The client is gone; nothing more can be sent.
+    Closed,
+    /// An event did not fit in the memory budget (the client's or the daemon's).
+    OverBudget,
+}
 
 impl Outbox {
-    pub fn new() -> (Self, mpsc::UnboundedReceiver<Outgoing>) {
+    pub fn new(memory: Arc<Budget>) -> (Self, mpsc::UnboundedReceiver<Outgoing>) {
         let (queue, rx) = mpsc::unbounded_channel();
         let budget = Arc::new(Semaphore::new(OUT_QUEUE_BYTES));
-        (Self { queue, budget }, rx)
+        (Self { queue, budget, memory }, rx)
     }
 
     /// Queues `frame`, waiting (this caller only) while the client's queue is full.
-    pub async fn send(&self, frame: ServerFrame) -> Result<(), Closed> {
+    /// Replies always go (their request reserved room for them); an event that
+    /// does not fit in the memory budget is refused.
+    pub async fn send(&self, frame: ServerFrame) -> Result<(), NotSent> {
         let starts_shutdown = matches!(
             frame,
             ServerFrame::Reply {
@@ -65,18 +81,55 @@ impl Outbox {
             }
         );
         let fatal = matches!(frame, ServerFrame::Fatal(_));
+        let event = matches!(frame, ServerFrame::Event(_));
         let bytes = encode_or_explain(frame);
-        let cost = bytes.len().clamp(1, OUT_QUEUE_BYTES) as u32;
-        let permit = self.budget.clone().acquire_many_owned(cost).await.map_err(|_| Closed)?;
+        let charge = match event {
+            true => self.memory.try_charge(bytes.len()).map_err(|_| NotSent::OverBudget)?,
+            // A reply waiting for room is paid for by its request's reservation
+            // (see `serve::connection`); it is charged here once it is queued.
+            false => Charge::none(),
+        };
+        let permit = self.room(bytes.len()).await?;
+        let charge = match event {
+            true => charge,
+            false => self.memory.force_charge(bytes.len()),
+        };
         self.queue
             .send(Outgoing {
                 frame: bytes.into(),
                 _permit: permit,
+                _charge: charge,
                 starts_shutdown,
                 starts_upgrade,
                 fatal,
             })
-            .map_err(|_| Closed)
+            .map_err(|_| NotSent::Closed)
+    }
+
+    /// Queues an event that was encoded once for every subscriber; its bytes are
+    /// charged where they were encoded.
+    pub async fn send_shared(&self, frame: Bytes) -> Result<(), NotSent> {
+        let permit = self.room(frame.len()).await?;
+        self.queue
+            .send(Outgoing {
+                frame,
+                _permit: permit,
+                _charge: Charge::none(),
+                starts_shutdown: false,
+                starts_upgrade: false,
+                fatal: false,
+            })
+            .map_err(|_| NotSent::Closed)
+    }
+
+    /// Room for `bytes` in the queue, waiting while it is full.
+    async fn room(&self, bytes: usize) -> Result<OwnedSemaphorePermit, NotSent> {
+        let cost = bytes.clamp(1, OUT_QUEUE_BYTES) as u32;
+        self.budget
+            .clone()
+            .acquire_many_owned(cost)
+            .await
+            .map_err(|_| NotSent::Closed)
     }
 }
 
@@ -111,6 +164,13 @@ pub fn encode_or_explain(frame: ServerFrame) -> Vec<u8> {
 /// its event subscription, the panes it follows and the requests it may cancel.
 pub struct Client {
     pub out: Outbox,
+    /// Cancelled to cut the connection at once, dropping what is queued for it
+    /// (when the daemon's budget is exhausted and this client holds the most).
+    pub cut: CancellationToken,
+    /// What this connection makes the daemon hold (a share of the daemon's budget).
+    pub memory: Arc<Budget>,
+    /// Compiled wait patterns (counted in `memory` too).
+    pub patterns: Arc<Budget>,
     pub cancel: CancellationToken,
     pub subscribed: AtomicBool,
     pub attachments: Attachments,
@@ -119,14 +179,23 @@ pub struct Client {
 }
 
 impl Client {
-    pub fn new(out: Outbox) -> Self {
-        Self {
+    /// A client whose memory counts against `daemon_memory`; returns it with
+    /// the receiving end of its outbox.
+    pub fn new(daemon_memory: &Arc<Budget>) -> (Self, mpsc::UnboundedReceiver<Outgoing>) {
+        let memory = daemon_memory.child("this connection's memory", CONNECTION_MEMORY);
+        let patterns = memory.child("this connection's wait patterns", CONNECTION_PATTERN_MEMORY);
+        let (out, outgoing) = Outbox::new(memory.clone());
+        let client = Self {
             out,
+            cut: CancellationToken::new(),
+            memory,
+            patterns,
             cancel: CancellationToken::new(),
             subscribed: AtomicBool::new(false),
             attachments: Attachments::default(),
             in_flight: Mutex::new(HashMap::new()),
-        }
+        };
+        (client, outgoing)
     }
 
     /// The client left: stop following its panes and cancel its requests.
@@ -136,24 +205,74 @@ impl Client {
     }
 }
 
-/// Pushes events to the client; a client that falls behind is told how many it missed.
-pub async fn forward_events(mut events: broadcast::Receiver<Event>, out: Outbox, cancel: CancellationToken) {
+/// Every connected client, so that when the daemon's budget runs out the one
+/// holding the most can be cut to make room.
+#[derive(Default)]
+pub struct Clients(Mutex<Vec<Weak<Client>>>);
+
+/// A client holding less than this is never cut: cutting it would not help.
+const MIN_CUT_BYTES: usize = 256 * 1024;
+
+impl Clients {
+    pub fn add(&self, client: &Arc<Client>) {
+        let mut clients = lock(&self.0);
+        clients.retain(|c| c.strong_count() > 0);
+        clients.push(Arc::downgrade(client));
+    }
+
+    /// Cuts the client other than `asking` that holds the most memory (at least
+    /// [`MIN_CUT_BYTES`]); false if there is none.
+    pub fn cut_largest(&self, asking: &Client) -> bool {
+        let largest = lock(&self.0)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|c| !std::ptr::eq(c.as_ref(), asking) && !c.cut.is_cancelled())
+            .max_by_key(|c| c.memory.used());
+        match largest {
+            Some(client) if client.memory.used() >= MIN_CUT_BYTES => {
+                tracing::warn!(
+                    held = client.memory.used(),
+                    "cut the client holding the most memory: the daemon's client memory budget is exhausted"
+                );
+                client.cut.cancel();
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Pushes events to the client; a client that falls behind (or whose events did
+/// not fit in the memory budget) is told how many it missed.
+pub async fn forward_events(mut events: broadcast::Receiver<Published>, out: Outbox, cancel: CancellationToken) {
+    let mut missed = 0u64;
     loop {
-        let event = tokio::select! {
-            event = events.recv() => event,
+        let published = tokio::select! {
+            published = events.recv() => published,
             _ = cancel.cancelled() => return,
         };
-        let event = match event {
-            Ok(event) => event,
-            Err(broadcast::error::RecvError::Lagged(missed)) => Event::Lagged { missed },
+        let frame = match published {
+            Ok(Published::Event(event)) => event.frame.clone(),
+            Ok(Published::Dropped(count)) | Err(broadcast::error::RecvError::Lagged(count)) => {
+                missed += count;
+                continue;
+            }
             Err(broadcast::error::RecvError::Closed) => return,
         };
         let sent = tokio::select! {
-            sent = out.send(ServerFrame::Event(event)) => sent,
+            sent = async {
+                if missed > 0 {
+                    out.send(ServerFrame::Event(Event::Lagged { missed })).await?;
+                    missed = 0;
+                }
+                out.send_shared(frame).await
+            } => sent,
             _ = cancel.cancelled() => return,
         };
-        if sent.is_err() {
-            return;
+        match sent {
+            Ok(()) => {}
+            Err(NotSent::OverBudget) => missed += 1,
+            Err(NotSent::Closed) => return,
         }
     }
 }

@@ -6,11 +6,13 @@
 mod attach;
 pub mod client;
 mod resolve;
+mod search;
 mod wait;
 
 use crate::actors::pane::PaneMsg;
 use crate::actors::session::SessionMsg;
 use crate::actors::supervisor::SupervisorMsg;
+use crate::budget::Budget;
 use client::Client;
 use fugue_protocol::signals::parse_signal;
 use fugue_protocol::{
@@ -25,6 +27,10 @@ use tokio_util::sync::CancellationToken;
 
 pub struct Handler {
     pub supervisor: ActorRef<SupervisorMsg>,
+    /// What clients make the daemon hold, all connections together.
+    pub memory: Arc<Budget>,
+    /// Every connected client (to cut the largest when `memory` runs out).
+    pub clients: client::Clients,
     /// Cancelled when the daemon begins to shut down.
     pub shutdown: CancellationToken,
 }
@@ -129,7 +135,7 @@ impl Handler {
                 pane,
                 until,
                 timeout_ms,
-            } => self.wait_until(&pane, until, timeout_ms).await,
+            } => self.wait_until(conn, &pane, until, timeout_ms).await,
             Request::AgentStatus { pane } => {
                 let pane = self.pane(&pane).await?;
                 let info = pane.current_info();

@@ -3,10 +3,13 @@
 //! It runs on the request's own task and sleeps between checks until output
 //! arrives, the process exits, a quiet-time threshold or the deadline comes due.
 
+use super::client::Client;
+use super::search::{search_output, search_screen, Pattern, Searched};
 use super::Handler;
 use crate::actors::session::PaneHandle;
 use crate::terminal::pane_output::PaneOutput;
 use fugue_protocol::{ErrorCode, ErrorReply, MatchOn, Response, WaitCondition, WaitOutcome, WaitUntil};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 impl Handler {
@@ -32,11 +35,13 @@ impl Handler {
         }
     }
 
-    /// Waits for the first condition of `until` to hold. Every check runs under the
-    /// pane's output lock; between checks the task sleeps until output arrives, the
-    /// process exits, or a quiet-time threshold or the deadline comes due.
+    /// Waits for the first condition of `until` to hold. Between checks the task
+    /// sleeps until output arrives, the process exits, or a quiet-time threshold
+    /// or the deadline comes due. Pattern searches run off the runtime (see
+    /// [`super::search`]); the compiled pattern is charged to `conn`'s budget.
     pub(super) async fn wait_until(
         &self,
+        conn: &Arc<Client>,
         target: &str,
         until: WaitUntil,
         timeout_ms: u64,
@@ -44,7 +49,7 @@ impl Handler {
         let pattern = until
             .pattern
             .as_deref()
-            .map(fugue_protocol::limits::compile_pattern)
+            .map(|p| Pattern::compile(p, &conn.patterns))
             .transpose()?;
         let pane = self.pane(target).await?;
         let started = Instant::now();
@@ -78,16 +83,19 @@ impl Handler {
                 }
             } else {
                 if let Some(pattern) = &pattern {
-                    match until.on {
-                        MatchOn::Output => {
-                            let found = output.find_in_output(pattern, searched);
-                            searched = found.searched;
-                            matched = found.matched.map(|m| (m, found.text_offset));
+                    let found = match until.on {
+                        MatchOn::Output => search_output(pattern, output, searched, deadline).await,
+                        MatchOn::Screen => search_screen(pattern, output, deadline).await,
+                    };
+                    match found {
+                        Searched::Found { text, shown_at } => {
+                            matched = Some((text, shown_at));
+                            continue;
                         }
-                        MatchOn::Screen => matched = output.find_on_screen(pattern).map(|m| (m, 0)),
-                    }
-                    if matched.is_some() {
-                        continue;
+                        Searched::NotYet { searched: next } => searched = next,
+                        Searched::OutOfTime => {
+                            return Ok(Response::WaitDone(finish(WaitCondition::Timeout, None, output)));
+                        }
                     }
                 }
                 if !until.agent_states.is_empty() || !until.agent_needs.is_empty() {

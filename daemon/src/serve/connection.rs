@@ -14,7 +14,8 @@
 //! - malformed or oversize frames get a `Fatal` frame and a close;
 //! - a vanished client has its in-flight requests cancelled.
 
-use crate::requests::client::{encode_or_explain, Client, Outbox, Outgoing};
+use crate::budget::Charge;
+use crate::requests::client::{encode_or_explain, Client, Outgoing};
 use crate::requests::Handler;
 use crate::sync::lock;
 use bytes::BytesMut;
@@ -306,14 +307,16 @@ async fn serve_client(
     tracing::debug!(%client, "client connected");
     reader.codec.set_max_in(MAX_CLIENT_FRAME_BYTES);
 
-    let (out, out_rx) = Outbox::new();
+    let (client, out_rx) = Client::new(&handler.memory);
+    let conn = Arc::new(client);
+    handler.clients.add(&conn);
     let mut generation = lifecycle.generation.clone();
     generation.mark_unchanged();
-    let write_task = tokio::spawn(write_loop(write, out_rx, lifecycle));
-    let conn = Arc::new(Client::new(out));
+    let write_task = tokio::spawn(write_loop(write, out_rx, lifecycle, conn.cut.clone()));
     tokio::select! {
         _ = read_loop(reader, handler, &conn) => {}
         _ = generation.changed() => {}
+        _ = conn.cut.cancelled() => {}
     }
     // The client is gone or broke the protocol: stop its requests and attachments,
     // flush what is queued.
@@ -368,10 +371,21 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             continue;
         }
         let cost = size.clamp(MIN_REQUEST_COST, IN_FLIGHT_BYTES) as u32;
+        let reply_cost = reply_estimate(&request).min(REPLY_BYTES) as u32;
         let Ok(permit) = budget.clone().acquire_many_owned(cost).await else {
             return;
         };
-        let reply_cost = reply_estimate(&request).min(REPLY_BYTES) as u32;
+        // The request, and below the room for its reply, in the memory budgets:
+        // when the daemon's is exhausted, the client holding the most is cut to
+        // make room, and if that does not do it the request is refused.
+        let request_held = match admit(&handler, conn, cost as usize).await {
+            Ok(charge) => charge,
+            Err(reply) => {
+                tracing::debug!(id, request = request.name(), reason = %reply.message, "request refused");
+                let _ = out.send(ServerFrame::Reply { id, result: Err(reply) }).await;
+                continue;
+            }
+        };
         let replies = replies.clone();
         let handler = handler.clone();
         let conn = conn.clone();
@@ -382,7 +396,10 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             let (result, _reserved) = tokio::select! {
                 done = async {
                     let reserved = replies.acquire_many_owned(reply_cost).await.ok();
-                    (handler.handle(&conn, request).await, reserved)
+                    match admit(&handler, &conn, reply_cost as usize).await {
+                        Ok(reply_held) => (handler.handle(&conn, request).await, Some((reserved, reply_held))),
+                        Err(refused) => (Err(refused), None),
+                    }
                 } => done,
                 _ = token.cancelled() => (Err(ErrorReply::new(ErrorCode::Cancelled, "the request was cancelled")), None),
             };
@@ -390,12 +407,52 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             if !conn.cancel.is_cancelled() {
                 let _ = conn.out.send(ServerFrame::Reply { id, result }).await;
             }
-            drop(permit);
+            drop((permit, request_held));
         });
     }
 }
 
-async fn write_loop(write: OwnedWriteHalf, mut frames: mpsc::UnboundedReceiver<Outgoing>, lifecycle: Lifecycle) {
+/// How long a request waits for a cut client's memory to come back.
+const CUT_WAIT: Duration = Duration::from_secs(1);
+
+/// Charges a request's bytes and its reply's room to the connection's budget.
+/// When the daemon's budget is what is exhausted, the client holding the most
+/// is cut, and the request waits (briefly) for its memory to come back.
+async fn admit(handler: &Handler, conn: &Client, bytes: usize) -> Result<Charge, ErrorReply> {
+    let daemon = conn.memory.root();
+    let deadline = Instant::now() + CUT_WAIT;
+    loop {
+        let freed = daemon.freed();
+        tokio::pin!(freed);
+        freed.as_mut().enable();
+        let over = match conn.memory.try_charge(bytes) {
+            Ok(charge) => return Ok(charge),
+            Err(over) => over,
+        };
+        if !over.daemon_wide || !handler.clients.cut_largest(conn) {
+            return Err(over.into());
+        }
+        if tokio::time::timeout_at(deadline, freed).await.is_err() {
+            return Err(over.into());
+        }
+    }
+}
+
+/// Writes queued frames until the queue ends; a cut connection stops at once
+/// and drops what is queued.
+async fn write_loop(
+    write: OwnedWriteHalf,
+    frames: mpsc::UnboundedReceiver<Outgoing>,
+    lifecycle: Lifecycle,
+    cut: CancellationToken,
+) {
+    tokio::select! {
+        _ = write_frames(write, frames, lifecycle) => {}
+        _ = cut.cancelled() => {}
+    }
+}
+
+async fn write_frames(write: OwnedWriteHalf, mut frames: mpsc::UnboundedReceiver<Outgoing>, lifecycle: Lifecycle) {
     let mut writer = BufWriter::with_capacity(64 * 1024, write);
     while let Some(outgoing) = frames.recv().await {
         if let Err(err) = writer.write_all(&outgoing.frame).await {

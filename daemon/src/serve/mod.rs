@@ -169,9 +169,11 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
         Some(path) => Store::open(path),
         None => (Store::disabled(), Default::default()),
     };
+    let memory = crate::budget::Budget::new("the daemon's client memory", config.client_memory);
     let args = SupervisorArgs {
         config: config.clone(),
         store: store.clone(),
+        memory: memory.clone(),
     };
     let (supervisor, supervisor_task) = Actor::spawn(None, SupervisorActor, args)
         .await
@@ -190,6 +192,8 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
     restore(&supervisor, start).await;
     let handler = Arc::new(Handler {
         supervisor: supervisor.clone(),
+        memory,
+        clients: Default::default(),
         shutdown: shutdown.clone(),
     });
     tracing::info!(socket = %claimed.path.display(), pid = std::process::id(), activated = claimed.activated, "fugued ready");

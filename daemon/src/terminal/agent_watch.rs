@@ -8,12 +8,13 @@
 //! due, every second while the agent may keep a status file, and once more at
 //! exit.
 
+use crate::event_bus::EventBus;
 use crate::terminal::agent;
 use crate::terminal::pane_output::PaneOutput;
 use fugue_protocol::{AgentKind, AgentSession, Event, PaneId, SessionId};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
 
 /// Looks taken after output arrives are at least this far apart.
 const THROTTLE: Duration = Duration::from_millis(100);
@@ -41,7 +42,7 @@ pub fn spawn<T: Send + Sync + 'static>(
     watched: Watched,
     output: Arc<PaneOutput>,
     mut exit: watch::Receiver<Option<T>>,
-    events: broadcast::Sender<Event>,
+    events: EventBus,
     on_session: OnAgentSession,
 ) {
     let kind = agent::detect_kind(&watched.command, &[]);
@@ -52,7 +53,7 @@ pub fn spawn<T: Send + Sync + 'static>(
             changes.borrow_and_update();
             let exited = exit.borrow_and_update().is_some();
             for notice in output.take_notices() {
-                let _ = events.send(Event::Notification {
+                events.send(Event::Notification {
                     pane: watched.pane,
                     session_id: watched.session_id,
                     title: notice.title,
@@ -70,7 +71,7 @@ pub fn spawn<T: Send + Sync + 'static>(
                 }
                 // Every change anyone's look saw, in order (this look's included).
                 for change in output.take_agent_changes() {
-                    let _ = events.send(Event::AgentStateChanged {
+                    events.send(Event::AgentStateChanged {
                         pane: watched.pane,
                         session_id: watched.session_id,
                         agent: change,

@@ -294,28 +294,94 @@ impl TextLines {
     }
 }
 
-impl TextLines {
-    /// Searches lines that ended after `since` (and the unfinished last line if it
-    /// changed after `since`) for `pattern`, one line at a time. Returns the first
-    /// match and the offset up to which complete lines were searched, so a caller
-    /// can resume from there.
-    pub fn find(&self, pattern: &regex::Regex, since: u64) -> (Option<String>, u64) {
-        let store = &self.lines;
+/// Lines copied out of the text view for a pattern search, so that the search
+/// holds no lock while it runs (see `requests::search`).
+#[derive(Debug, Default)]
+pub struct SearchBatch {
+    /// Complete lines that ended after the offset asked for, oldest first, each
+    /// with the log offset at which it was complete.
+    pub lines: Vec<(String, u64)>,
+    /// The unfinished last line, when it changed after that offset (a prompt
+    /// drawn before is no echo of what was typed since) and every complete line
+    /// fitted in this batch.
+    pub partial: Option<String>,
+    /// More complete lines remain after these.
+    pub more: bool,
+}
+
+/// What searching a [`SearchBatch`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub struct BatchSearch {
+    pub matched: Option<String>,
+    /// Offset up to which complete lines were searched without a match.
+    pub searched: u64,
+    /// The search stopped early (its deadline passed) without a match.
+    pub interrupted: bool,
+}
+
+impl SearchBatch {
+    /// Searches line by line with `find` until a match, the end, or `give_up`
+    /// (asked between lines) says to stop.
+    pub fn search(
+        &self,
+        since: u64,
+        mut find: impl FnMut(&str) -> Option<String>,
+        give_up: impl Fn() -> bool,
+    ) -> BatchSearch {
         let mut searched = since;
-        let fresh = store.visible().skip_while(|l| l.end <= since);
-        for line in fresh {
-            if let Some(m) = pattern.find(&line.text) {
-                return (Some(m.as_str().to_string()), searched);
+        for (i, (text, end)) in self.lines.iter().enumerate() {
+            if give_up() {
+                return BatchSearch {
+                    matched: None,
+                    searched,
+                    interrupted: true,
+                };
             }
-            searched = line.end;
+            if let Some(found) = find(text) {
+                return BatchSearch {
+                    matched: Some(found),
+                    searched,
+                    interrupted: false,
+                };
+            }
+            // Lines completed by one read share its end offset: resuming from an
+            // offset skips every line that ends there, so it moves past a group
+            // only once the whole group is searched.
+            if self.lines.get(i + 1).is_none_or(|(_, next)| next != end) {
+                searched = *end;
+            }
         }
-        // The unfinished line only if it changed after `since`, like a complete
-        // line: a prompt drawn before is no echo of what was typed since.
-        let partial = (store.current_touched > since)
-            .then(|| pattern.find(&store.current))
-            .flatten()
-            .map(|m| m.as_str().to_string());
-        (partial, searched)
+        BatchSearch {
+            matched: self.partial.as_deref().and_then(find),
+            searched,
+            interrupted: false,
+        }
+    }
+}
+
+impl TextLines {
+    /// Copies out the complete lines that ended after `since`, up to about
+    /// `max_bytes` of them (at least one), and the unfinished line when it
+    /// changed after `since` and everything before it fitted.
+    pub fn search_batch(&self, since: u64, max_bytes: usize) -> SearchBatch {
+        let store = &self.lines;
+        let visible = store.visible_from.saturating_sub(store.first_seq) as usize;
+        let first = store.lines.partition_point(|l| l.end <= since).max(visible);
+        let mut batch = SearchBatch::default();
+        let mut room = max_bytes;
+        for line in store.lines.range(first.min(store.lines.len())..) {
+            let same_read = batch.lines.last().is_some_and(|(_, end)| *end == line.end);
+            if !batch.lines.is_empty() && line.text.len() > room && !same_read {
+                batch.more = true;
+                break;
+            }
+            room = room.saturating_sub(line.text.len() + 1);
+            batch.lines.push((line.text.clone(), line.end));
+        }
+        if !batch.more && store.current_touched > since {
+            batch.partial = Some(store.current.clone());
+        }
+        batch
     }
 }
 
@@ -619,34 +685,73 @@ mod tests {
         assert!(read.truncated);
     }
 
+    /// The first match after `since`, as a wait searches: batch by batch.
+    fn find(out: &Both, pattern: &str, since: u64) -> (Option<String>, u64) {
+        let re = regex::Regex::new(pattern).unwrap();
+        let mut searched = since;
+        loop {
+            let batch = out.text.search_batch(searched, 16);
+            let found = batch.search(searched, |line| re.find(line).map(|m| m.as_str().to_string()), || false);
+            searched = found.searched;
+            if found.matched.is_some() || !batch.more {
+                return (found.matched, searched);
+            }
+        }
+    }
+
     #[test]
     fn an_unfinished_line_is_searched_only_once_it_changes() {
         let mut out = Both::new(1 << 20, 100, 1 << 20);
         out.push(b"ready\n> ");
-        let any = regex::Regex::new("[\\s\\S]").unwrap();
         // The prompt drawn before `since` is no new output...
         let since = out.log.end();
-        assert_eq!(out.text.find(&any, since).0, None);
+        assert_eq!(find(&out, "[\\s\\S]", since).0, None);
         // ...what is typed after it is, unfinished line and all.
         out.push(b"b");
-        assert_eq!(out.text.find(&any, since).0.as_deref(), Some(">"));
+        assert_eq!(find(&out, "[\\s\\S]", since).0.as_deref(), Some(">"));
     }
 
     #[test]
     fn find_resumes_after_searched_lines() {
         let mut out = Both::new(1 << 20, 100, 1 << 20);
         out.push(b"alpha\nbeta\ngam");
-        let re = regex::Regex::new("g.m+a").unwrap();
-        let (found, searched) = out.text.find(&re, 0);
+        let (found, searched) = find(&out, "g.m+a", 0);
         assert_eq!(found, None);
         assert_eq!(searched, out.log.end());
         out.push(b"ma ray\n");
-        assert_eq!(out.text.find(&re, searched).0.as_deref(), Some("gamma"));
-        assert_eq!(
-            out.text.find(&regex::Regex::new("^b").unwrap(), 0).0.as_deref(),
-            Some("b")
+        assert_eq!(find(&out, "g.m+a", searched).0.as_deref(), Some("gamma"));
+        assert_eq!(find(&out, "^b", 0).0.as_deref(), Some("b"));
+        assert_eq!(find(&out, "^b", searched).0, None);
+    }
+
+    #[test]
+    fn a_search_gives_up_between_lines_and_says_how_far_it_got() {
+        let mut out = Both::new(1 << 20, 100, 1 << 20);
+        out.push(b"one\ntwo\nthree\n");
+        let batch = out.text.search_batch(0, 1 << 20);
+        assert_eq!(batch.lines.len(), 3);
+        assert!(!batch.more);
+        let asked = std::cell::Cell::new(0);
+        let found = batch.search(
+            0,
+            |_| None,
+            || {
+                asked.set(asked.get() + 1);
+                asked.get() > 2
+            },
         );
-        assert_eq!(out.text.find(&regex::Regex::new("^b").unwrap(), searched).0, None);
+        assert!(found.interrupted);
+        assert_eq!(
+            found.searched, 0,
+            "lines of one read end together: none is done until all are"
+        );
+        // Small batches: one line at least, and never half of one read's lines.
+        out.push(b"four\n");
+        let batch = out.text.search_batch(0, 1);
+        assert_eq!((batch.lines.len(), batch.more), (3, true));
+        let rest = out.text.search_batch(batch.search(0, |_| None, || false).searched, 1);
+        assert_eq!(rest.lines.len(), 1);
+        assert_eq!(rest.lines[0].0, "four");
     }
 
     #[test]

@@ -20,7 +20,7 @@
 
 use crate::sync::lock;
 use crate::terminal::agent;
-use crate::terminal::output::{LogSnapshot, OutputLog, TextLines, TextSnapshot};
+use crate::terminal::output::{LogSnapshot, OutputLog, SearchBatch, TextLines, TextSnapshot};
 use crate::terminal::reports::{Notice, Report, ReportScanner};
 use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, ScreenSnapshot, SharedText};
 use bytes::Bytes;
@@ -602,23 +602,17 @@ impl PaneOutput {
         lock(&self.screen).last_output.elapsed()
     }
 
-    /// The first match of `pattern` in the text view's lines after log offset
-    /// `since`.
-    pub fn find_in_output(&self, pattern: &regex::Regex, since: u64) -> FoundInOutput {
+    /// Lines of the text view after log offset `since` to search (see
+    /// [`TextLines::search_batch`]), and how far the text view had seen the
+    /// output: the screen shows a match in them once it is this far too.
+    pub fn search_batch(&self, since: u64, max_bytes: usize) -> (SearchBatch, u64) {
         let text = lock(&self.text);
-        let (matched, searched) = text.find(pattern, since);
-        FoundInOutput {
-            matched,
-            searched,
-            text_offset: text.fed(),
-        }
+        (text.search_batch(since, max_bytes), text.fed())
     }
 
-    pub fn find_on_screen(&self, pattern: &regex::Regex) -> Option<String> {
-        let lines = lock(&self.screen).screen.visible_text();
-        lines
-            .iter()
-            .find_map(|line| pattern.find(line).map(|m| m.as_str().to_string()))
+    /// The visible screen's rows as text.
+    pub fn screen_text(&self) -> Vec<String> {
+        lock(&self.screen).screen.visible_text()
     }
 
     /// What the agent CLI in the pane (if any) is doing: from its hooks, its
@@ -853,16 +847,6 @@ impl PaneOutput {
         self.watcher_wake.notify_one();
         self.agent_news.send_modify(|n| *n += 1);
     }
-}
-
-/// What [`PaneOutput::find_in_output`] found.
-pub struct FoundInOutput {
-    pub matched: Option<String>,
-    /// Where the next search can start.
-    pub searched: u64,
-    /// How far the text view had seen the output: the screen shows the match once
-    /// it is this far too.
-    pub text_offset: u64,
 }
 
 /// A capture and the screen state that goes with it.

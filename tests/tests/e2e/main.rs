@@ -10,6 +10,7 @@ mod daemon;
 mod differential;
 mod durable;
 mod events;
+mod hardening;
 mod hostile;
 mod keyboard;
 mod lifecycle;

@@ -19,6 +19,13 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         // Use empty template cell for resetting cells due to resize.
         let template = mem::take(&mut self.cursor.template);
 
+        // fugue patch: narrow before adding lines. Adding lines first allocates
+        // them at the old width, so 10000x100 -> 100x10000 built 10000 rows of
+        // 10000 cells (2.4 GB) on the way to a grid of 1M cells.
+        if self.columns > columns && self.lines < lines {
+            self.shrink_columns(reflow, columns);
+        }
+
         match self.lines.cmp(&lines) {
             Ordering::Less => self.grow_lines(lines),
             Ordering::Greater => self.shrink_lines(lines),

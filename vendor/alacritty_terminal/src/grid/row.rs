@@ -80,6 +80,11 @@ impl<T: Default> Row<T> {
         let mut new_row = self.inner.split_off(columns);
         let index = new_row.iter().rposition(|c| !c.is_empty()).map_or(0, |i| i + 1);
         new_row.truncate(index);
+        // fugue patch: give back the cells split off. A row keeps the capacity of
+        // its widest size otherwise, and reflowing a wide row into many narrow
+        // ones made each keep the rest of the width (quadratic in the width).
+        self.inner.shrink_to_fit();
+        new_row.shrink_to_fit();
 
         self.occ = min(self.occ, columns);
 
@@ -120,6 +125,12 @@ impl<T> Row<T> {
     #[inline]
     pub fn len(&self) -> usize {
         self.inner.len()
+    }
+
+    /// Cells allocated for the row (fugue patch, for tests of resize memory).
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.inner.capacity()
     }
 
     /// Number of leading cells that may differ from a reset cell: every cell from

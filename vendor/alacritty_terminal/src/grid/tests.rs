@@ -187,6 +187,26 @@ fn shrink_reflow() {
     assert_eq!(grid[Line(0)][Column(1)], Cell::default());
 }
 
+/// fugue patch: a resize allocates what the new size needs, not the widest
+/// width times the most lines, and reflowed rows keep no spare width.
+#[test]
+fn resize_memory_follows_the_new_size() {
+    let mut grid = Grid::<Cell>::new(100, 1000, 10_000);
+    for line in 0..100 {
+        for column in 0..1000 {
+            grid[Line(line)][Column(column)] = cell('x');
+        }
+    }
+    // Narrow and taller: 100 rows of 1000 reflow into 10000 rows of 10.
+    grid.resize(true, 10_000, 10);
+    let history = grid.history_size() as i32;
+    let cells: usize = (-history..grid.screen_lines() as i32).map(|line| grid[Line(line)].capacity()).sum();
+    assert_eq!(grid.screen_lines(), 10_000);
+    assert!(cells <= 2 * 10_000 * 10 + 64 * 10, "{cells} cells allocated for a 10x10000 grid");
+    assert_eq!(grid[Line(0)][Column(0)], cell('x'));
+    assert_eq!(grid[Line(9_999)][Column(9)], cell('x'));
+}
+
 #[test]
 fn shrink_reflow_twice() {
     let mut grid = Grid::<Cell>::new(1, 5, 2);

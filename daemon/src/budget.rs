@@ -1,0 +1,251 @@
+//! Memory that clients make the daemon hold, counted against budgets.
+//!
+//! Each connection has a budget of its own, and all of them draw on one budget
+//! for the daemon ([`DEFAULT_CLIENT_MEMORY`] unless `fugued --client-memory`
+//! says otherwise). What counts: requests being worked on and the room
+//! reserved for their replies, frames queued for the client (replies and
+//! events), output queued for an attached client, and compiled wait patterns.
+//! A [`Charge`] is the proof of a charge and gives the bytes back when it is
+//! dropped, so a charge travels with the thing it pays for.
+//!
+//! The per-connection queues keep their own limits too (they make a client that
+//! stops reading wait, or lag); the budgets add what those limits cannot: one sum
+//! over all connections, and memory that a request keeps (a pattern) rather
+//! than passes on.
+
+use fugue_protocol::{ErrorCode, ErrorReply};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The daemon's budget for what clients make it hold.
+pub const DEFAULT_CLIENT_MEMORY: usize = 256 * 1024 * 1024;
+/// One connection's share at most.
+pub const CONNECTION_MEMORY: usize = 64 * 1024 * 1024;
+/// Compiled wait patterns one connection may hold at once.
+pub const CONNECTION_PATTERN_MEMORY: usize = 16 * 1024 * 1024;
+
+/// A number of bytes that may be held, and how many are.
+pub struct Budget {
+    what: &'static str,
+    limit: usize,
+    used: AtomicUsize,
+    /// Every charge counts here too.
+    parent: Option<Arc<Budget>>,
+    /// Notified whenever bytes are given back to this budget.
+    freed: tokio::sync::Notify,
+}
+
+/// Bytes held against a budget (and its parent) until this is dropped.
+#[must_use]
+pub struct Charge {
+    budget: Option<Arc<Budget>>,
+    bytes: usize,
+}
+
+/// A charge did not fit.
+#[derive(Debug, Clone)]
+pub struct OverBudget {
+    /// The daemon's own budget (the root), not one connection's share.
+    pub daemon_wide: bool,
+    pub what: &'static str,
+    pub limit: usize,
+    pub used: usize,
+    pub asked: usize,
+}
+
+impl Budget {
+    pub fn new(what: &'static str, limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            what,
+            limit,
+            used: AtomicUsize::new(0),
+            parent: None,
+            freed: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// A budget whose charges count against this one as well.
+    pub fn child(self: &Arc<Self>, what: &'static str, limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            what,
+            limit,
+            used: AtomicUsize::new(0),
+            parent: Some(self.clone()),
+            freed: tokio::sync::Notify::new(),
+        })
+    }
+
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// Holds `bytes` if this budget and every parent have room for them.
+    pub fn try_charge(self: &Arc<Self>, bytes: usize) -> Result<Charge, OverBudget> {
+        self.reserve(bytes)?;
+        Ok(Charge {
+            budget: Some(self.clone()),
+            bytes,
+        })
+    }
+
+    /// Holds `bytes` whether or not they fit: for what was already admitted
+    /// under another charge (a reply that its request reserved room for).
+    pub fn force_charge(self: &Arc<Self>, bytes: usize) -> Charge {
+        let mut budget = Some(self.as_ref());
+        while let Some(b) = budget {
+            b.used.fetch_add(bytes, Ordering::AcqRel);
+            budget = b.parent.as_deref();
+        }
+        Charge {
+            budget: Some(self.clone()),
+            bytes,
+        }
+    }
+
+    fn reserve(&self, bytes: usize) -> Result<(), OverBudget> {
+        let fits = self.used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+            used.checked_add(bytes).filter(|total| *total <= self.limit)
+        });
+        if let Err(used) = fits {
+            return Err(OverBudget {
+                daemon_wide: self.parent.is_none(),
+                what: self.what,
+                limit: self.limit,
+                used,
+                asked: bytes,
+            });
+        }
+        if let Some(parent) = &self.parent {
+            if let Err(over) = parent.reserve(bytes) {
+                self.used.fetch_sub(bytes, Ordering::AcqRel);
+                return Err(over);
+            }
+        }
+        Ok(())
+    }
+
+    fn release(&self, bytes: usize) {
+        let mut budget = Some(self);
+        while let Some(b) = budget {
+            b.used.fetch_sub(bytes, Ordering::AcqRel);
+            b.freed.notify_waiters();
+            budget = b.parent.as_deref();
+        }
+    }
+
+    /// The daemon's budget this one draws on (itself if it is the root).
+    pub fn root(self: &Arc<Self>) -> Arc<Self> {
+        let mut budget = self.clone();
+        while let Some(parent) = budget.parent.clone() {
+            budget = parent;
+        }
+        budget
+    }
+
+    /// Resolves the next time bytes are given back to this budget.
+    pub fn freed(&self) -> tokio::sync::futures::Notified<'_> {
+        self.freed.notified()
+    }
+}
+
+impl Charge {
+    /// A charge of nothing (where no budget applies).
+    pub fn none() -> Self {
+        Self { budget: None, bytes: 0 }
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        if let Some(budget) = self.budget.take() {
+            budget.release(self.bytes);
+        }
+    }
+}
+
+impl std::fmt::Debug for Charge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Charge({} bytes)", self.bytes)
+    }
+}
+
+/// Bytes as a person reads them: "256 MiB", "1.5 MiB", "12 KiB".
+pub fn human(bytes: usize) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    match bytes {
+        b if b >= 1024 * 1024 => {
+            let mib = b as f64 / MIB;
+            match mib.fract() < 0.05 {
+                true => format!("{mib:.0} MiB"),
+                false => format!("{mib:.1} MiB"),
+            }
+        }
+        b if b >= 1024 => format!("{} KiB", b / 1024),
+        b => format!("{b} bytes"),
+    }
+}
+
+impl From<OverBudget> for ErrorReply {
+    fn from(over: OverBudget) -> Self {
+        ErrorReply::new(
+            ErrorCode::LimitReached,
+            format!(
+                "{} of {} is in use ({} held, {} more asked); the daemon refuses work that would hold more: read what is queued, cancel waits, or ask for less",
+                over.what,
+                human(over.limit),
+                human(over.used),
+                human(over.asked)
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_count_in_the_parent_and_come_back_when_dropped() {
+        let global = Budget::new("the daemon's client memory", 100);
+        let a = global.child("this connection's memory", 80);
+        let b = global.child("this connection's memory", 80);
+        let first = a.try_charge(60).unwrap();
+        assert_eq!((a.used(), global.used()), (60, 60));
+        // The connection has room, the daemon does not.
+        let over = b.try_charge(50).unwrap_err();
+        assert_eq!((over.what, over.limit), ("the daemon's client memory", 100));
+        assert_eq!(b.used(), 0, "a refused charge leaves nothing behind");
+        // The connection's own limit.
+        let over = a.try_charge(30).unwrap_err();
+        assert_eq!(over.what, "this connection's memory");
+        drop(first);
+        assert_eq!((a.used(), global.used()), (0, 0));
+        let forced = b.force_charge(500);
+        assert_eq!(global.used(), 500);
+        assert!(a.try_charge(1).is_err());
+        drop(forced);
+        assert!(a.try_charge(1).is_ok());
+    }
+
+    #[test]
+    fn the_refusal_names_the_budget_and_its_limit() {
+        let global = Budget::new("the daemon's client memory", 256 * 1024 * 1024);
+        let reply = ErrorReply::from(global.try_charge(300 * 1024 * 1024).unwrap_err());
+        assert_eq!(reply.code, ErrorCode::LimitReached);
+        assert!(
+            reply
+                .message
+                .starts_with("the daemon's client memory of 256 MiB is in use (0 bytes held, 300 MiB more asked)"),
+            "{}",
+            reply.message
+        );
+    }
+}

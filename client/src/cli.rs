@@ -483,6 +483,7 @@ async fn agent_event(cli: &Cli, agent: Option<&str>) -> ExitCode {
     let Some(pane) = std::env::var("FUGUE_PANE").ok().filter(|p| !p.is_empty()) else {
         return ExitCode::SUCCESS;
     };
+    let token = std::env::var("FUGUE_PANE_TOKEN").unwrap_or_default();
     let hook = match read
         .map_err(|e| e.to_string())
         .and_then(|_| fugue_client::hooks::parse(&input, agent))
@@ -495,7 +496,7 @@ async fn agent_event(cli: &Cli, agent: Option<&str>) -> ExitCode {
     };
     let sent = async {
         let client = connect(cli, false).await?;
-        client.agent_hook(&pane, hook).await
+        client.agent_hook(&pane, &token, hook).await
     };
     match tokio::time::timeout(std::time::Duration::from_secs(2), sent).await {
         Ok(Ok(())) => {}

@@ -386,8 +386,15 @@ impl Client {
     }
 
     /// Reports an agent hook for `pane` (see `fugue agent-event`).
-    pub async fn agent_hook(&self, pane: &str, hook: fugue_protocol::AgentHook) -> Result<()> {
-        expect_reply!(self.request(Request::AgentHook { pane: pane.into(), hook }).await?, Response::Ok => ())
+    /// Reports an agent hook for `pane`, with the pane process's
+    /// `FUGUE_PANE_TOKEN` (`token`).
+    pub async fn agent_hook(&self, pane: &str, token: &str, hook: fugue_protocol::AgentHook) -> Result<()> {
+        let request = Request::AgentHook {
+            pane: pane.into(),
+            token: token.into(),
+            hook,
+        };
+        expect_reply!(self.request(request).await?, Response::Ok => ())
     }
 
     /// Starts the agent `pane` ran again on its recorded session, as a new pane.

@@ -103,7 +103,16 @@ pub fn clamp_size(size: PaneSize) -> PaneSize {
 /// from a name, title or captured text: C0 and C1 controls and the bidirectional
 /// overrides and isolates that can hide or reorder text.
 pub fn is_unsafe_char(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+    c.is_control()
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// The one sanitiser for text the daemon hands out as a name that it did not
+/// check on the way in (a title a program set, a title derived from a command,
+/// text an agent reported): unsafe characters (see [`is_unsafe_char`]) dropped,
+/// at most `max` characters kept.
+pub fn clean_label(text: &str, max: usize) -> String {
+    text.chars().filter(|c| !is_unsafe_char(*c)).take(max).collect()
 }
 
 /// Checks a human-readable label (title, purpose): at most `max` characters and
@@ -209,6 +218,26 @@ pub fn compile_pattern(pattern: &str) -> Result<regex_automata::meta::Regex, Err
             (None, Some(syntax)) => invalid(format!("bad pattern: {}", one_line(&syntax.to_string()))),
             (None, None) => invalid(format!("bad pattern: {}", one_line(&e.to_string()))),
         })
+}
+
+/// Whether `id` has the shape of an agent CLI's session id: a UUID, 8-4-4-4-12
+/// hex digits (Claude Code, Codex and Gemini CLI all use one). Nothing else is
+/// recorded, so nothing else can reach a resume command line.
+pub fn is_agent_session_id(id: &str) -> bool {
+    id.len() == 36
+        && id.split('-').map(str::len).eq([8, 4, 4, 4, 12])
+        && id.chars().all(|c| c == '-' || c.is_ascii_hexdigit())
+}
+
+/// [`is_agent_session_id`] as a check with a one-line refusal.
+pub fn check_agent_session_id(id: &str) -> Result<(), ErrorReply> {
+    match is_agent_session_id(id) {
+        true => Ok(()),
+        false => Err(invalid(format!(
+            "agent session id {} is not a UUID (8-4-4-4-12 hex digits)",
+            escape_for_display(&truncate_for_display(id, 64))
+        ))),
+    }
 }
 
 fn one_line(text: &str) -> String {
@@ -338,14 +367,14 @@ impl Request {
                 check_target("pane", pane)?;
                 check_label("prompt id", prompt_id, MAX_PROMPT_ID_CHARS)
             }
-            Request::AgentHook { pane, hook } => {
+            Request::AgentHook { pane, token, hook } => {
                 check_target("pane", pane)?;
+                check_bytes("pane token", token, MAX_TARGET_BYTES)?;
                 check_label("hook event", &hook.event, MAX_HOOK_FIELD_CHARS)?;
-                for (what, field) in [
-                    ("hook session id", &hook.session_id),
-                    ("hook notification", &hook.notification),
-                    ("hook tool", &hook.tool),
-                ] {
+                if let Some(id) = &hook.session_id {
+                    check_agent_session_id(id)?;
+                }
+                for (what, field) in [("hook notification", &hook.notification), ("hook tool", &hook.tool)] {
                     field
                         .as_deref()
                         .map_or(Ok(()), |f| check_label(what, f, MAX_HOOK_FIELD_CHARS))?;
@@ -564,6 +593,44 @@ mod tests {
             env,
         };
         assert_eq!(err(session), "300 environment variables; the maximum is 256");
+    }
+
+    #[test]
+    fn agent_session_ids_are_uuids_and_nothing_else() {
+        assert!(is_agent_session_id("5ee3a1c0-7e20-4914-9820-0e431ad2b001"));
+        for bad in [
+            "--dangerously-skip-permissions",
+            "s-1",
+            "5ee3a1c0-7e20-4914-9820-0e431ad2b00",
+            "5ee3a1c0-7e20-4914-9820-0e431ad2b0011",
+            "-ee3a1c0-7e20-4914-9820-0e431ad2b001",
+            "5ee3a1c0_7e20-4914-9820-0e431ad2b001",
+            "5ee3a1c0-7e20-4914-9820-0e431ad2b0é",
+        ] {
+            assert!(!is_agent_session_id(bad), "{bad}");
+        }
+        let hook = Request::AgentHook {
+            pane: "p".into(),
+            token: String::new(),
+            hook: crate::AgentHook {
+                agent: None,
+                event: "Stop".into(),
+                session_id: Some("--resume=x".into()),
+                notification: None,
+                tool: None,
+            },
+        };
+        assert_eq!(
+            err(hook),
+            "agent session id --resume=x is not a UUID (8-4-4-4-12 hex digits)"
+        );
+    }
+
+    #[test]
+    fn clean_labels_drop_controls_and_bidi_and_keep_the_limit() {
+        assert_eq!(clean_label("evil\x1b]0;X\x07\u{202e}txt", 100), "evil]0;Xtxt");
+        assert_eq!(clean_label("a\u{061c}b\u{200e}c", 2), "ab");
+        assert_eq!(clean_label("ééé", 2), "éé");
     }
 
     #[test]

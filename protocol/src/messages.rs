@@ -293,8 +293,12 @@ pub enum Request {
     },
     /// A hook of the agent CLI in a pane fired (`fugue agent-event`, run by the
     /// agent with the pane's `FUGUE_PANE`): the most trusted signal of its state.
+    /// `token` is the pane process's `FUGUE_PANE_TOKEN`: a report without the
+    /// token of the process now in the pane is refused, so another pane cannot
+    /// speak for this one.
     AgentHook {
         pane: String,
+        token: String,
         hook: AgentHook,
     },
     /// Answer the permission prompt `prompt_id` (from [`AgentInfo::prompt_id`])

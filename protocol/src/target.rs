@@ -51,7 +51,8 @@ impl<'a> PaneTarget<'a> {
     }
 }
 
-/// Checks a session name: 1-64 characters, none of `.` `:` `/`, whitespace or control.
+/// Checks a session name: 1-64 characters, none of `.` `:` `/`, whitespace,
+/// control or bidi-override characters (see [`crate::limits::is_unsafe_char`]).
 pub fn validate_session_name(name: &str) -> Result<(), ErrorReply> {
     let len = name.chars().count();
     if len == 0 || len > MAX_SESSION_NAME {
@@ -61,10 +62,12 @@ pub fn validate_session_name(name: &str) -> Result<(), ErrorReply> {
     }
     if let Some(bad) = name
         .chars()
-        .find(|c| matches!(c, '.' | ':' | '/') || c.is_whitespace() || c.is_control())
+        .find(|c| matches!(c, '.' | ':' | '/') || c.is_whitespace() || crate::limits::is_unsafe_char(*c))
     {
         return Err(ErrorReply::invalid(format!(
-            "session name {name:?} contains {bad:?}; names may not contain '.', ':', '/', whitespace or control characters"
+            "session name {} contains {}; names may not contain '.', ':', '/', whitespace, control or bidi-override characters",
+            crate::limits::escape_for_display(name),
+            crate::limits::escape_for_display(&bad.to_string())
         )));
     }
     Ok(())
@@ -211,8 +214,24 @@ mod tests {
     #[test]
     fn session_names() {
         assert!(validate_session_name("dev-1_x").is_ok());
-        for bad in ["", "a.b", "a:b", "a/b", "a b", "a\tb", "a\u{7}", &"x".repeat(65)] {
+        for bad in [
+            "",
+            "a.b",
+            "a:b",
+            "a/b",
+            "a b",
+            "a\tb",
+            "a\u{7}",
+            &"x".repeat(65),
+            "a\u{202e}b",
+            "\u{2066}x",
+        ] {
             assert!(validate_session_name(bad).is_err(), "{bad:?}");
         }
+        let message = validate_session_name("gnp\u{202e}exe").unwrap_err().message;
+        assert_eq!(
+            message,
+            "session name gnp\\u{202e}exe contains \\u{202e}; names may not contain '.', ':', '/', whitespace, control or bidi-override characters"
+        );
     }
 }

@@ -379,6 +379,16 @@ impl Drop for Daemon {
     }
 }
 
+/// The `FUGUE_PANE_TOKEN` the daemon gave the process `pid` (a pane's), which
+/// its agent's hook reports must carry.
+pub fn pane_token(pid: u32) -> String {
+    let env = std::fs::read(format!("/proc/{pid}/environ")).expect("the pane's environment");
+    env.split(|b| *b == 0)
+        .find_map(|var| var.strip_prefix(b"FUGUE_PANE_TOKEN="))
+        .map(|token| String::from_utf8_lossy(token).into_owned())
+        .expect("FUGUE_PANE_TOKEN in the pane's environment")
+}
+
 /// A pane that runs `sh -c SCRIPT` directly (no interactive shell around it).
 pub fn sh_spec(session: &str, script: impl Into<String>) -> fugue_client::protocol::SpawnSpec {
     let mut spec = fugue_client::protocol::SpawnSpec::new(session);

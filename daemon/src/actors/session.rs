@@ -8,7 +8,7 @@ use crate::event_bus::EventBus;
 use crate::handover::{self, PaneHandover};
 use crate::store::{PaneRecord, RecordedPane, SavedOutput, Store, SAVED_TEXT_LINES};
 use crate::terminal::agent_watch;
-use crate::terminal::pane_output::{OutputLimits, PaneOutput};
+use crate::terminal::pane_output::{OutputLimits, PaneOutput, HOOK_TOKEN_VAR};
 use crate::terminal::process::{self, ExitWatch, Reaped};
 use crate::terminal::pty::{self, Launch, LaunchRequest};
 use fugue_protocol::target::{self, Candidate};
@@ -531,10 +531,12 @@ starting; Codex and Gemini CLI through their hooks)"
         output: &Arc<PaneOutput>,
     ) -> Result<Started, ErrorReply> {
         let config = &self.args.config;
+        let hook_token = output.process_starting();
         let extra_env = vec![
             ("FUGUE_SOCKET".to_string(), config.socket.display().to_string()),
             ("FUGUE_SESSION".to_string(), self.args.name.clone()),
             ("FUGUE_PANE".to_string(), id.to_string()),
+            (HOOK_TOKEN_VAR.to_string(), hook_token),
         ];
         let typed = pty::typed_input(launch);
         let size = output.size();
@@ -544,7 +546,6 @@ starting; Codex and Gemini CLI through their hooks)"
         if let Some(dir) = config.socket.parent() {
             crate::terminal::agent_hooks::wire(&mut launch, dir);
         }
-        output.process_starting();
         let spawned = pty::spawn(launch, extra_env).await?;
         let pid = spawned.pid;
         let exit_watch = process::watch_exit(pid, spawned.pidfd);
@@ -1137,8 +1138,14 @@ fn limits(config: &DaemonConfig, log_bytes: usize) -> OutputLimits {
     }
 }
 
+/// A pane's title when none was given: its program's file name, cleaned like
+/// every name the daemon hands out (a program may be named anything).
 fn default_title(command: &[String]) -> String {
     let program = command.first().map(String::as_str).unwrap_or("shell");
     let first_word = program.split_whitespace().next().unwrap_or(program);
-    first_word.rsplit('/').next().unwrap_or(first_word).to_string()
+    let name = first_word.rsplit('/').next().unwrap_or(first_word);
+    match fugue_protocol::limits::clean_label(name, fugue_protocol::limits::MAX_TITLE_CHARS) {
+        clean if clean.is_empty() => "program".into(),
+        clean => clean,
+    }
 }

@@ -144,9 +144,15 @@ impl Handler {
                     .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some());
                 Ok(Response::Agent(status))
             }
-            Request::AgentHook { pane, hook } => {
+            Request::AgentHook { pane, token, hook } => {
                 let pane = self.pane(&pane).await?;
                 let info = pane.current_info();
+                if !pane.output.check_hook_token(info.pid, &token) {
+                    return Err(ErrorReply::invalid(format!(
+                        "this hook report's FUGUE_PANE_TOKEN is not pane {}'s: only the process in that pane (and its hooks) can report for it",
+                        info.id
+                    )));
+                }
                 let kind = hook
                     .agent
                     .or_else(|| crate::terminal::agent::detect_kind(&info.command, &[]));

@@ -152,6 +152,11 @@ pub fn started_with_prompt(kind: AgentKind, command: &[String]) -> bool {
 /// The command line that resumes `kind`'s session `id`: the program and the
 /// flags of `command` (its first prompt left out), then the resume arguments.
 pub fn resume_command(kind: AgentKind, command: &[String], id: &str) -> Option<Vec<String>> {
+    // Only a UUID is ever recorded; checked again here, as no other value may
+    // become an argument of the agent's command line (`--dangerously-...`).
+    if !fugue_protocol::limits::is_agent_session_id(id) {
+        return None;
+    }
     let m = markers(kind)?;
     if m.resume.is_empty() {
         return None;
@@ -557,7 +562,10 @@ fn read_session_file(pid: u32) -> Option<SessionFile> {
     }
     Some(SessionFile {
         status: file["status"].as_str()?.to_string(),
-        session_id: file["sessionId"].as_str().map(String::from),
+        session_id: file["sessionId"]
+            .as_str()
+            .filter(|id| fugue_protocol::limits::is_agent_session_id(id))
+            .map(String::from),
         version: file["version"].as_str().map(String::from),
     })
 }

@@ -142,7 +142,14 @@ struct ScreenSide {
     notices: Vec<Notice>,
     /// Its last status and title, for the agent detector.
     signals: agent::TerminalSignals,
+    /// The secret the current process got in `FUGUE_PANE_TOKEN`, which its
+    /// hook reports must carry; `None` until known (a pane handed over by an
+    /// upgrade learns it from the process's environment).
+    hook_token: Option<String>,
 }
+
+/// The variable a pane's process finds its hook token in.
+pub const HOOK_TOKEN_VAR: &str = "FUGUE_PANE_TOKEN";
 
 /// Notifications kept for the watcher at most; a program printing more faster
 /// than they are reported loses the oldest.
@@ -301,6 +308,7 @@ impl PaneOutput {
                 report_scanner: ReportScanner::default(),
                 notices: Vec::new(),
                 signals: agent::TerminalSignals::default(),
+                hook_token: None,
             }),
             size: AtomicU32::new(pack_size(fugue_protocol::limits::clamp_size(size))),
             changes: watch::channel(0).0,
@@ -570,10 +578,35 @@ impl PaneOutput {
     /// A new process is about to start in the pane (called before it is
     /// spawned): until it draws, the screen and what was told to the terminal
     /// are a previous process's, and its agent state must not come from them.
-    pub fn process_starting(&self) {
+    ///
+    /// Returns the secret for the new process's `FUGUE_PANE_TOKEN`: its hooks'
+    /// reports are accepted only with it (see [`PaneOutput::check_hook_token`]).
+    pub fn process_starting(&self) -> String {
+        let token = uuid::Uuid::new_v4().simple().to_string();
         let mut side = lock(&self.screen);
         side.drawn = false;
         side.signals = agent::TerminalSignals::default();
+        side.hook_token = Some(token.clone());
+        token
+    }
+
+    /// Whether a hook report's `token` is the one process `pid` (the pane's
+    /// current process) was given.
+    pub fn check_hook_token(&self, pid: u32, token: &str) -> bool {
+        let known = lock(&self.screen).hook_token.clone();
+        let expected = match known {
+            Some(expected) => expected,
+            // Handed over by an upgrade: the process's environment says.
+            None => match crate::terminal::process::env_var(pid, HOOK_TOKEN_VAR) {
+                Some(found) => {
+                    lock(&self.screen).hook_token = Some(found.clone());
+                    found
+                }
+                None => return false,
+            },
+        };
+        // The same time whatever the report guessed.
+        expected.len() == token.len() && expected.bytes().zip(token.bytes()).fold(0, |d, (a, b)| d | (a ^ b)) == 0
     }
 
     /// Notified whenever output arrives or the screen changes.
@@ -815,7 +848,11 @@ impl PaneOutput {
     pub fn record_agent_hook(&self, pid: u32, kind: Option<AgentKind>, hook: &fugue_protocol::AgentHook) {
         let mut side = lock(&self.screen);
         side.agent.for_process(pid);
-        if let Some(id) = &hook.session_id {
+        if let Some(id) = hook
+            .session_id
+            .as_ref()
+            .filter(|id| fugue_protocol::limits::is_agent_session_id(id))
+        {
             side.agent.hook_session = Some(id.clone());
         }
         if let Some(state) = kind.and_then(|k| agent::hook_state(k, hook)) {

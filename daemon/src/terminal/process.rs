@@ -39,6 +39,15 @@ pub fn start_time(pid: u32) -> Option<u64> {
 }
 
 /// Whether process `pid` has `name=value` in its environment.
+/// The value of variable `name` in process `pid`'s environment as it started.
+pub fn env_var(pid: u32, name: &str) -> Option<String> {
+    let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let prefix = format!("{name}=");
+    env.split(|b| *b == 0)
+        .find_map(|var| var.strip_prefix(prefix.as_bytes()))
+        .and_then(|value| String::from_utf8(value.to_vec()).ok())
+}
+
 pub fn has_env(pid: u32, name: &str, value: &str) -> bool {
     let wanted = format!("{name}={value}");
     std::fs::read(format!("/proc/{pid}/environ"))

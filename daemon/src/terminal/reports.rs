@@ -214,12 +214,7 @@ fn progress_status(progress: &str) -> Option<ProgramStatus> {
     }
 }
 
-fn clean(text: &str, max: usize) -> String {
-    text.chars()
-        .filter(|c| !fugue_protocol::limits::is_unsafe_char(*c))
-        .take(max)
-        .collect()
-}
+use fugue_protocol::limits::clean_label as clean;
 
 fn notice(title: &str, body: &str) -> Notice {
     Notice {

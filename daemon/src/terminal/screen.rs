@@ -694,12 +694,7 @@ impl Screen {
 /// A title as a program set it, made safe to show: unsafe characters dropped and
 /// cut to the protocol's title length.
 fn clean_title(title: &str) -> String {
-    use fugue_protocol::limits::{is_unsafe_char, MAX_TITLE_CHARS};
-    title
-        .chars()
-        .filter(|c| !is_unsafe_char(*c))
-        .take(MAX_TITLE_CHARS)
-        .collect()
+    fugue_protocol::limits::clean_label(title, fugue_protocol::limits::MAX_TITLE_CHARS)
 }
 
 /// Appends a cell's character and its zero-width companions; characters that must

@@ -359,3 +359,122 @@ async fn many_connections_together_stay_within_the_daemon_budget() {
     assert!(out.contains("MiB held of a 64 MiB budget"), "{out}");
     drop(stalled);
 }
+
+/// Runs `fugue agent-event --agent claude` as a hook would, with `env`
+/// (FUGUE_PANE, FUGUE_PANE_TOKEN) and the hook's JSON; returns its stderr.
+fn agent_event(daemon: &Daemon, env: &[(&str, &str)], json: &str) -> String {
+    use std::io::Write;
+    let mut command = std::process::Command::new(fugue_tests::bin("fugue"));
+    command
+        .args(["agent-event", "--agent", "claude"])
+        .env("FUGUE_SOCKET", &daemon.socket)
+        .env_remove("FUGUE_PANE")
+        .env_remove("FUGUE_PANE_TOKEN")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = command.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(json.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Case 4: hook reports are trusted over the screen, and anyone could send
+/// one. Before: a `Stop` forged from another pane flipped an agent whose
+/// permission prompt was on screen to idle (hiding it from every
+/// `needs=permission` wait), and a forged session id of
+/// `--dangerously-skip-permissions` was recorded and became a flag of `fugue
+/// resume`'s command line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_reports_cannot_be_forged_from_another_pane() {
+    use fugue_client::protocol::{AgentState, SpawnSpec};
+    let daemon = Daemon::start();
+    let bin_dir = daemon.dir.path().join("agent-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let client = daemon.client().await;
+    client.create_session("work", None, vec![]).await.unwrap();
+    client.create_session("other", None, vec![]).await.unwrap();
+    let mut spec = SpawnSpec::new("work");
+    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.args = vec!["go".into()];
+    spec.shell = false;
+    let victim = client.create_pane(spec).await.unwrap();
+    let pane = victim.id.to_string();
+    let attacker = client.create_pane(sh_spec("other", "exec sleep 600")).await.unwrap();
+    let until = WaitUntil {
+        agent_states: vec![AgentState::WaitingForPermission],
+        ..Default::default()
+    };
+    let waited = client.wait_for(&pane, until, DEADLINE).await.unwrap();
+    assert_eq!(waited.condition, WaitCondition::AgentState);
+
+    // From another pane: its own token, the victim's pane id.
+    let stop = r#"{"session_id":"5ee3a1c0-7e20-4914-9820-0e431ad2b001","hook_event_name":"Stop"}"#;
+    let attacker_token = fugue_tests::pane_token(attacker.pid);
+    for token in [attacker_token.as_str(), "", "0123456789abcdef0123456789abcdef"] {
+        let said = agent_event(&daemon, &[("FUGUE_PANE", &pane), ("FUGUE_PANE_TOKEN", token)], stop);
+        assert!(said.contains("FUGUE_PANE_TOKEN is not pane"), "{said}");
+    }
+    let status = client.agent_status(&pane).await.unwrap();
+    assert_eq!(status.state, AgentState::WaitingForPermission, "{status:?}");
+    assert_eq!(status.session_id, None, "a forged report recorded nothing");
+
+    // From the pane itself, a session id that is no session id is refused too.
+    let token = fugue_tests::pane_token(victim.pid);
+    let forged = r#"{"session_id":"--dangerously-skip-permissions","hook_event_name":"SessionStart"}"#;
+    let said = agent_event(&daemon, &[("FUGUE_PANE", &pane), ("FUGUE_PANE_TOKEN", &token)], forged);
+    assert!(said.contains("is not a UUID"), "{said}");
+    assert_eq!(client.pane_status(&pane).await.unwrap().agent_session, None);
+
+    // The pane's own hook is heard.
+    let said = agent_event(&daemon, &[("FUGUE_PANE", &pane), ("FUGUE_PANE_TOKEN", &token)], stop);
+    assert_eq!(said, "");
+    let status = client.agent_status(&pane).await.unwrap();
+    assert_eq!(
+        status.session_id.as_deref(),
+        Some("5ee3a1c0-7e20-4914-9820-0e431ad2b001")
+    );
+}
+
+/// Case 5: every name the daemon hands out is clean. Before: a pane without a
+/// title took its command's file name unchecked (`ESC`, `BEL` reached
+/// ListPanes, `--json` and MCP), and session names accepted U+202E.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn names_the_daemon_hands_out_are_clean() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    client.create_session("s", None, vec![]).await.unwrap();
+    // A program whose file name holds an OSC title sequence and a bidi override.
+    let dir = daemon.dir.path().join("bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let evil = dir.join("evil\x1b]0;PWNED\x07\u{202e}txt.exe");
+    std::os::unix::fs::symlink("/bin/sleep", &evil).unwrap();
+    let mut spec = fugue_client::protocol::SpawnSpec::new("s");
+    spec.command = Some(evil.display().to_string());
+    spec.args = vec!["600".into()];
+    spec.shell = false;
+    let info = client.create_pane(spec).await.unwrap();
+    assert_eq!(info.title, "evil]0;PWNEDtxt.exe");
+    let listed = client.list_panes(Some("s")).await.unwrap();
+    assert_eq!(listed[0].title, "evil]0;PWNEDtxt.exe");
+    // (The command itself is data, kept exactly as given; names are clean.)
+    let json = daemon.cli(&["--json", "panes", "s"]).json();
+    assert_eq!(json[0]["title"], "evil]0;PWNEDtxt.exe", "{json}");
+    let table = daemon.cli(&["panes", "s"]).ok();
+    assert!(table.contains("evil]0;PWNEDtxt.exe"), "{table}");
+
+    // Session names: bidi overrides are refused like controls, in one line.
+    for name in ["gnp.exe\u{202e}", "a\u{2066}b", "x\u{200f}"] {
+        let err = client.create_session(name, None, vec![]).await.unwrap_err().to_string();
+        assert!(err.contains("control or bidi-override characters"), "{err}");
+        assert!(!err.contains('\u{202e}') && !err.contains('\n'), "{err}");
+    }
+    let err = daemon.cli(&["new-session", "evil\u{202e}"]).err();
+    assert!(
+        err.contains("contains \\u{202e}") || err.contains("bidi-override"),
+        "{err}"
+    );
+}

@@ -806,7 +806,9 @@ async fn agent_event_never_gets_in_the_agents_way() {
     let mut spec = fugue_client::protocol::SpawnSpec::new("hooks");
     spec.command = Some(bin_dir.join("claude").display().to_string());
     spec.shell = false;
-    let pane = client.create_pane(spec).await.unwrap().id.to_string();
+    let info = client.create_pane(spec).await.unwrap();
+    let pane = info.id.to_string();
+    let token = fugue_tests::pane_token(info.pid);
     let run = |pane: Option<&str>, input: &[u8]| {
         let mut command = std::process::Command::new(fugue_tests::bin("fugue"));
         command
@@ -817,7 +819,7 @@ async fn agent_event_never_gets_in_the_agents_way() {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         if let Some(pane) = pane {
-            command.env("FUGUE_PANE", pane);
+            command.env("FUGUE_PANE", pane).env("FUGUE_PANE_TOKEN", &token);
         }
         let mut child = command.spawn().unwrap();
         child.stdin.take().unwrap().write_all(input).unwrap();
@@ -826,7 +828,7 @@ async fn agent_event_never_gets_in_the_agents_way() {
         assert!(out.stdout.is_empty(), "{out:?}");
         String::from_utf8_lossy(&out.stderr).into_owned()
     };
-    let stop = br#"{"session_id":"s-1","hook_event_name":"Stop"}"#;
+    let stop = br#"{"session_id":"5ee3a1c0-7e20-4914-9820-0e431ad2b001","hook_event_name":"Stop"}"#;
     // Outside a fugue pane: nothing at all, but its input is read (an agent
     // writing into a pipe nobody reads gets EPIPE), even a large one.
     assert_eq!(run(None, stop), "");
@@ -844,12 +846,15 @@ async fn agent_event_never_gets_in_the_agents_way() {
         (AgentState::Idle, StateSource::Hook),
         "{status:?}"
     );
-    assert_eq!(status.session_id.as_deref(), Some("s-1"));
+    assert_eq!(
+        status.session_id.as_deref(),
+        Some("5ee3a1c0-7e20-4914-9820-0e431ad2b001")
+    );
     let recorded = fugue_tests::wait_for("the session to be recorded", DEADLINE, || async {
         client.pane_status(&pane).await.ok()?.agent_session
     })
     .await;
-    assert_eq!(recorded.id, "s-1");
+    assert_eq!(recorded.id, "5ee3a1c0-7e20-4914-9820-0e431ad2b001");
     // A hook that changes the state without any output still ends a wait on it.
     let waiting = {
         let client = daemon.client().await;
@@ -863,7 +868,8 @@ async fn agent_event_never_gets_in_the_agents_way() {
     // (A hook process takes milliseconds to start; the wait is in place by then.)
     assert_eq!(client.agent_status(&pane).await.unwrap().state, AgentState::Idle);
     assert!(!waiting.is_finished());
-    let submit = br#"{"session_id":"s-1","hook_event_name":"UserPromptSubmit","prompt":"go"}"#;
+    let submit =
+        br#"{"session_id":"5ee3a1c0-7e20-4914-9820-0e431ad2b001","hook_event_name":"UserPromptSubmit","prompt":"go"}"#;
     assert_eq!(run(Some(&pane), submit), "");
     let outcome = waiting.await.unwrap().unwrap();
     assert_eq!(

@@ -21,7 +21,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 /// Version of the schema this daemon writes; older ones are migrated on open.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 /// Records written per transaction at most.
 const BATCH: usize = 512;
 /// How long the writer gathers records before a transaction.
@@ -57,6 +57,10 @@ CREATE TABLE pane_output (
     saved_at_ms INTEGER NOT NULL
 );
 ";
+
+/// The log offset up to which a checkpoint's text lines go: the raw log kept
+/// in the state directory has what came after (see `PaneOutput::recover`).
+const SCHEMA_V2: &str = "ALTER TABLE pane_output ADD COLUMN fed INTEGER NOT NULL DEFAULT 0;";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -105,12 +109,14 @@ pub struct PaneRecord {
     pub pid_start: Option<u64>,
 }
 
-/// The last screen (rows with SGR attributes) and text lines of a pane.
+/// The last screen (rows with SGR attributes) and complete text lines of a
+/// pane, and the log offset the text view had seen.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SavedOutput {
     pub size: fugue_protocol::PaneSize,
     pub screen: Vec<String>,
     pub text: Vec<String>,
+    pub fed: u64,
 }
 
 /// A recorded pane and its last output, if any was saved.
@@ -174,11 +180,15 @@ impl Store {
             }
         };
         loaded.moved_aside = moved_aside;
+        let logs = output_logs(path);
+        if let Err(err) = prepare_output_logs(&logs, &loaded) {
+            tracing::warn!(path = %logs.display(), %err, "cannot keep output logs; output since the last checkpoint will not survive a crash");
+        }
         let (writer, ops) = mpsc::channel();
         let failed = Arc::new(AtomicU64::new(0));
         let spawned = std::thread::Builder::new().name("fugue-store".into()).spawn({
             let failed = failed.clone();
-            move || write_loop(conn, lock, ops, failed)
+            move || write_loop(conn, lock, ops, failed, logs)
         });
         if let Err(err) = spawned {
             tracing::warn!(%err, "cannot start the state writer; records are off");
@@ -194,6 +204,12 @@ impl Store {
 
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// Where pane `id`'s raw output log is kept (`None` without records). The
+    /// file goes when the pane's record does.
+    pub fn output_log(&self, id: PaneId) -> Option<PathBuf> {
+        self.path.as_deref().map(|db| output_logs(db).join(format!("{id}.log")))
     }
 
     /// Writes that failed since start.
@@ -299,6 +315,9 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
     if version < 1 {
         conn.execute_batch(&format!("BEGIN; {SCHEMA_V1} PRAGMA user_version = 1; COMMIT;"))?;
     }
+    if version < 2 {
+        conn.execute_batch(&format!("BEGIN; {SCHEMA_V2} PRAGMA user_version = 2; COMMIT;"))?;
+    }
     Ok(())
 }
 
@@ -329,7 +348,7 @@ fn load(conn: &Connection) -> Result<Loaded, StoreError> {
     }
     let mut loaded = Loaded::default();
     let mut panes = conn.prepare(
-        "SELECT p.info, p.spec, p.pid_start, o.size, o.screen, o.text
+        "SELECT p.info, p.spec, p.pid_start, o.size, o.screen, o.text, o.fed
          FROM panes p LEFT JOIN pane_output o ON o.pane_id = p.id
          WHERE p.session_id = ?1 ORDER BY p.ord",
     )?;
@@ -342,11 +361,12 @@ fn load(conn: &Connection) -> Result<Loaded, StoreError> {
                 row.get::<_, Option<String>>(3)?,
                 row.get::<_, Option<String>>(4)?,
                 row.get::<_, Option<String>>(5)?,
+                row.get::<_, Option<i64>>(6)?,
             ))
         })?;
         let mut records = Vec::new();
         for row in rows {
-            let (info, spec, pid_start, size, screen, text) = row?;
+            let (info, spec, pid_start, size, screen, text, fed) = row?;
             let record = PaneRecord {
                 info: serde_json::from_str(&info)?,
                 spec: serde_json::from_str(&spec)?,
@@ -357,6 +377,7 @@ fn load(conn: &Connection) -> Result<Loaded, StoreError> {
                     size: serde_json::from_str(&size)?,
                     screen: serde_json::from_str(&screen)?,
                     text: serde_json::from_str(&text)?,
+                    fed: fed.unwrap_or(0).max(0) as u64,
                 }),
                 _ => None,
             };
@@ -367,7 +388,32 @@ fn load(conn: &Connection) -> Result<Loaded, StoreError> {
     Ok(loaded)
 }
 
-fn write_loop(mut conn: Connection, _lock: File, ops: mpsc::Receiver<Op>, failed: Arc<AtomicU64>) {
+/// The directory of the panes' raw output logs, beside the database.
+fn output_logs(db: &Path) -> PathBuf {
+    db.with_extension("output")
+}
+
+/// Makes the log directory (private, like the database's) and removes logs of
+/// panes that have no record (left by a database moved aside, say).
+fn prepare_output_logs(dir: &Path, loaded: &Loaded) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    let known: std::collections::HashSet<String> = loaded
+        .sessions
+        .iter()
+        .flat_map(|(_, panes)| panes.iter().map(|(p, _)| format!("{}.log", p.info.id)))
+        .collect();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if !known.contains(entry.file_name().to_string_lossy().as_ref()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    Ok(())
+}
+
+fn write_loop(mut conn: Connection, _lock: File, ops: mpsc::Receiver<Op>, failed: Arc<AtomicU64>, logs: PathBuf) {
     let mut batch = Vec::new();
     while let Ok(first) = ops.recv() {
         batch.push(first);
@@ -399,6 +445,12 @@ fn write_loop(mut conn: Connection, _lock: File, ops: mpsc::Receiver<Op>, failed
                 // disk does not fill the log too.
                 if before == 0 || before / 1000 != (before + writes.len() as u64) / 1000 {
                     tracing::warn!(%err, records = writes.len(), "records not persisted");
+                }
+            }
+            // A pane's output log goes with its record.
+            for op in &writes {
+                if let Op::DeletePane(id) = op {
+                    let _ = std::fs::remove_file(logs.join(format!("{id}.log")));
                 }
             }
         }
@@ -465,15 +517,16 @@ fn write_batch(conn: &mut Connection, ops: &[Op]) -> Result<(), StoreError> {
             }
             Op::Output(id, output) => {
                 tx.execute(
-                    "INSERT INTO pane_output (pane_id, size, screen, text, saved_at_ms)
-                     SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM panes WHERE id = ?1)
-                     ON CONFLICT(pane_id) DO UPDATE SET size = ?2, screen = ?3, text = ?4, saved_at_ms = ?5",
+                    "INSERT INTO pane_output (pane_id, size, screen, text, saved_at_ms, fed)
+                     SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM panes WHERE id = ?1)
+                     ON CONFLICT(pane_id) DO UPDATE SET size = ?2, screen = ?3, text = ?4, saved_at_ms = ?5, fed = ?6",
                     params![
                         id.to_string(),
                         serde_json::to_string(&output.size)?,
                         serde_json::to_string(&output.screen)?,
                         serde_json::to_string(&output.text)?,
-                        now
+                        now,
+                        output.fed as i64
                     ],
                 )?;
             }
@@ -545,6 +598,7 @@ mod tests {
                     size: PaneSize { cols: 10, rows: 2 },
                     screen: vec!["\x1b[1mhi".into(), String::new()],
                     text: vec!["hi".into()],
+                    fed: 3,
                 },
             );
             store.flush().await;

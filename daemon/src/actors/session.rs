@@ -8,9 +8,10 @@ use crate::event_bus::EventBus;
 use crate::handover::{self, PaneHandover};
 use crate::store::{PaneRecord, RecordedPane, SavedOutput, Store, SAVED_TEXT_LINES};
 use crate::terminal::agent_watch;
-use crate::terminal::pane_output::{OutputLimits, PaneOutput, HOOK_TOKEN_VAR};
+use crate::terminal::pane_output::{OutputLimits, PaneOutput, SavedText, HOOK_TOKEN_VAR};
 use crate::terminal::process::{self, ExitWatch, Reaped};
 use crate::terminal::pty::{self, Launch, LaunchRequest};
+use crate::terminal::raw_log::OutputLog;
 use fugue_protocol::target::{self, Candidate};
 use fugue_protocol::{
     ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneState, SessionId, SizePolicy, SpawnSpec,
@@ -239,11 +240,12 @@ impl PaneEntry {
     }
 
     fn saved_output(&self) -> SavedOutput {
-        let (screen, text) = self.output.saved(SAVED_TEXT_LINES);
+        let (screen, text, fed) = self.output.saved(SAVED_TEXT_LINES);
         SavedOutput {
             size: self.output.size(),
             screen,
             text,
+            fed,
         }
     }
 }
@@ -428,6 +430,9 @@ starting; Codex and Gemini CLI through their hooks)"
         let launch = self.launch(&spec)?;
         let id = PaneId::new();
         let output = Arc::new(PaneOutput::new(limits(&config, byte_limit), launch.size));
+        if let Some(path) = self.args.store.output_log(id) {
+            output.keep_log_in(&path);
+        }
         let started = self.start(myself, id, &launch, spec.shell, &output).await?;
         let title = spec
             .title
@@ -873,11 +878,7 @@ starting; Codex and Gemini CLI through their hooks)"
             match pane {
                 RestoredPane::Recorded(recorded) => {
                     let (record, saved) = *recorded;
-                    let limits = spec_limits(&self.args.config, &record.spec);
-                    let output = match &saved {
-                        Some(saved) => PaneOutput::from_saved(limits, saved.size, &saved.screen, &saved.text),
-                        None => PaneOutput::new(limits, record.info.size),
-                    };
+                    let output = self.recorded_output(&record, saved.as_ref());
                     self.restore_pane(myself, record, Arc::new(output), &mut counts).await;
                 }
                 RestoredPane::Handed(handed) => self.take_over(myself, *handed, &mut counts).await,
@@ -887,6 +888,38 @@ starting; Codex and Gemini CLI through their hooks)"
         self.persist_all();
         self.report_counts();
         counts
+    }
+
+    /// A recorded pane's output: its raw log as the daemon before this one left
+    /// it (every byte read, even through a crash) on top of the last
+    /// checkpoint, or the checkpoint alone when the log cannot be read.
+    fn recorded_output(&self, record: &PaneRecord, saved: Option<&SavedOutput>) -> PaneOutput {
+        let limits = spec_limits(&self.args.config, &record.spec);
+        let size = saved.map_or(record.info.size, |s| s.size);
+        let path = self.args.store.output_log(record.info.id);
+        let kept = path.as_deref().map(OutputLog::open_kept);
+        let output = match kept {
+            Some(Ok(log)) => {
+                let text = saved.map(|s| SavedText {
+                    lines: s.text.clone(),
+                    fed: s.fed,
+                });
+                return PaneOutput::recover(limits, size, text.as_ref(), log);
+            }
+            Some(Err(err)) if err.kind() != std::io::ErrorKind::NotFound => {
+                tracing::warn!(pane = %record.info.id, %err, "the pane's output log is unreadable; its last checkpoint is shown");
+                None
+            }
+            _ => None,
+        };
+        let output = output.unwrap_or_else(|| match saved {
+            Some(saved) => PaneOutput::from_saved(limits, saved.size, &saved.screen, &saved.text),
+            None => PaneOutput::new(limits, record.info.size),
+        });
+        if let Some(path) = path {
+            output.keep_log_in(&path);
+        }
+        output
     }
 
     /// A pane handed over by the previous daemon: a running one goes on with its
@@ -904,6 +937,9 @@ starting; Codex and Gemini CLI through their hooks)"
         let limits = spec_limits(&self.args.config, &spec);
         let output =
             Arc::new(PaneOutput::from_snapshot(limits, output).unwrap_or_else(|| PaneOutput::new(limits, info.size)));
+        if let Some(path) = self.args.store.output_log(info.id) {
+            output.keep_log_in(&path);
+        }
         let master = master_fd.and_then(handover::inherited);
         let live = match (master, exit, info.state) {
             (Some(master), None, PaneState::Running) => match process::open_pidfd(info.pid) {

@@ -13,6 +13,7 @@ pub mod output;
 pub mod pane_output;
 pub(crate) mod process;
 pub(crate) mod pty;
+pub mod raw_log;
 pub(crate) mod reports;
 pub mod screen;
 pub(crate) mod string_limit;

@@ -1,4 +1,5 @@
-//! A pane's output buffers: the raw byte log and the ANSI-stripped text view.
+//! A pane's output buffers: the raw byte log (see [`super::raw_log`]) and the
+//! ANSI-stripped text view.
 //!
 //! Both are fed chunk by chunk as the PTY is read, and neither cares where a chunk
 //! ends: an escape sequence, a UTF-8 character or a line cut across two reads comes
@@ -16,130 +17,7 @@ pub const DEFAULT_TEXT_BYTES: usize = 4 * 1024 * 1024;
 /// A line longer than this is wrapped, so one endless line cannot grow without bound.
 const MAX_LINE_CHARS: usize = 16 * 1024;
 
-/// The last `limit` bytes a pane produced, addressed by offsets that count every byte
-/// ever produced (so a reader can ask for "everything since offset N").
-#[derive(Debug)]
-pub struct OutputLog {
-    buf: VecDeque<u8>,
-    limit: usize,
-    /// Offset of `buf[0]`.
-    start: u64,
-}
-
-/// An [`OutputLog`] as it is handed to an upgraded daemon.
-#[derive(Serialize, Deserialize)]
-pub struct LogSnapshot {
-    #[serde(with = "serde_bytes")]
-    bytes: Vec<u8>,
-    start: u64,
-}
-
-/// Bytes read from an [`OutputLog`].
-#[derive(Debug, PartialEq, Eq)]
-pub struct LogRead {
-    pub data: Vec<u8>,
-    pub start_offset: u64,
-    pub next_offset: u64,
-    /// Bytes the reader asked for were already dropped.
-    pub truncated: bool,
-}
-
-impl OutputLog {
-    pub fn new(limit: usize) -> Self {
-        Self {
-            buf: VecDeque::new(),
-            limit: limit.max(1),
-            start: 0,
-        }
-    }
-
-    pub fn snapshot(&self) -> LogSnapshot {
-        LogSnapshot {
-            bytes: self.buf.iter().copied().collect(),
-            start: self.start,
-        }
-    }
-
-    /// The log of a snapshot, under this daemon's `limit` (older bytes go first).
-    pub fn from_snapshot(snapshot: LogSnapshot, limit: usize) -> Self {
-        let mut log = Self::new(limit);
-        log.start = snapshot.start;
-        log.push(&snapshot.bytes);
-        log
-    }
-
-    /// Offset one past the last byte produced.
-    pub fn end(&self) -> u64 {
-        self.start + self.buf.len() as u64
-    }
-
-    /// Whether any output has been dropped from the front.
-    pub fn truncated(&self) -> bool {
-        self.start > 0
-    }
-
-    pub fn push(&mut self, bytes: &[u8]) {
-        if bytes.len() >= self.limit {
-            self.start += (self.buf.len() + bytes.len() - self.limit) as u64;
-            self.buf.clear();
-            self.buf.extend(&bytes[bytes.len() - self.limit..]);
-        } else {
-            let excess = (self.buf.len() + bytes.len()).saturating_sub(self.limit);
-            self.buf.drain(..excess);
-            self.start += excess as u64;
-            self.reserve(bytes.len());
-            self.buf.extend(bytes);
-        }
-        self.trim_to_char_boundary();
-    }
-
-    /// Grows by doubling but never past the limit, so a full log holds `limit` bytes
-    /// of capacity, not the next power of two above it.
-    fn reserve(&mut self, extra: usize) {
-        let needed = self.buf.len() + extra;
-        if needed <= self.buf.capacity() {
-            return;
-        }
-        let target = needed.max(self.buf.capacity() * 2).min(self.limit);
-        self.buf.reserve_exact(target - self.buf.len());
-    }
-
-    /// Truncation happens from the front; never leave half a UTF-8 character there.
-    fn trim_to_char_boundary(&mut self) {
-        if self.start == 0 {
-            return;
-        }
-        let continuation = self.buf.iter().take(3).take_while(|b| (**b & 0xC0) == 0x80).count();
-        self.buf.drain(..continuation);
-        self.start += continuation as u64;
-    }
-
-    /// Up to `max` bytes from `since` on (from the oldest kept byte if `since` is older).
-    pub fn read_since(&self, since: u64, max: usize) -> LogRead {
-        let truncated = since < self.start;
-        let from = since.clamp(self.start, self.end());
-        let skip = (from - self.start) as usize;
-        let take = (self.buf.len() - skip).min(max);
-        LogRead {
-            data: self.buf.range(skip..skip + take).copied().collect(),
-            start_offset: from,
-            next_offset: from + take as u64,
-            truncated,
-        }
-    }
-
-    /// The last `max` bytes, starting at a character boundary.
-    pub fn tail(&self, max: usize) -> LogRead {
-        let take = self.buf.len().min(max);
-        let mut skip = self.buf.len() - take;
-        while skip < self.buf.len() && skip > 0 && (self.buf[skip] & 0xC0) == 0x80 {
-            skip += 1;
-        }
-        let mut read = self.read_since(self.start + skip as u64, max);
-        read.truncated = self.truncated() || skip > 0;
-        read
-    }
-}
+pub use super::raw_log::{LogRead, LogSnapshot, OutputLog};
 
 /// One completed line of the text view.
 #[derive(Debug, Serialize, Deserialize)]
@@ -386,6 +264,26 @@ impl TextLines {
 }
 
 impl TextLines {
+    /// The last `count` complete lines (not the unfinished one), within
+    /// `max_bytes`.
+    pub fn complete_lines(&self, count: usize, max_bytes: usize) -> Vec<String> {
+        let mut budget = max_bytes;
+        let mut lines: Vec<String> = self
+            .lines
+            .visible()
+            .rev()
+            .take(count)
+            .take_while(|l| {
+                let fits = l.text.len() < budget;
+                budget = budget.saturating_sub(l.text.len() + 1);
+                fits
+            })
+            .map(|l| l.text.clone())
+            .collect();
+        lines.reverse();
+        lines
+    }
+
     /// Sequence number the next completed line will get.
     pub fn next_seq(&self) -> u64 {
         self.lines.first_seq + self.lines.lines.len() as u64
@@ -601,52 +499,6 @@ mod tests {
             out.push(c);
         }
         out.text.read(100, None, usize::MAX).lines
-    }
-
-    #[test]
-    fn log_keeps_last_bytes_with_offsets() {
-        let mut log = OutputLog::new(8);
-        log.push(b"hello ");
-        log.push(b"world!");
-        assert_eq!(log.end(), 12);
-        let read = log.read_since(0, 100);
-        assert_eq!(read.data, b"o world!");
-        assert_eq!(read.start_offset, 4);
-        assert!(read.truncated);
-        let read = log.read_since(10, 100);
-        assert_eq!(read.data, b"d!");
-        assert!(!read.truncated);
-        assert_eq!(read.next_offset, 12);
-        let read = log.read_since(6, 2);
-        assert_eq!((read.data.as_slice(), read.next_offset), (&b"wo"[..], 8));
-    }
-
-    #[test]
-    fn log_truncates_at_char_boundary() {
-        let mut log = OutputLog::new(5);
-        log.push("ééé".as_bytes()); // 6 bytes: the first é loses its lead byte
-        let read = log.read_since(0, 100);
-        assert_eq!(std::str::from_utf8(&read.data).unwrap(), "éé");
-        assert_eq!(read.start_offset, 2);
-        let mut log = OutputLog::new(4);
-        log.push("a€".as_bytes()); // 4 bytes, fits
-        log.push(b"b"); // dropping 'a' keeps the boundary
-        assert_eq!(std::str::from_utf8(&log.read_since(0, 9).data).unwrap(), "€b");
-        log.push(b"c"); // dropping the € lead byte drops the whole €
-        assert_eq!(std::str::from_utf8(&log.read_since(0, 9).data).unwrap(), "bc");
-        let tail = log.tail(1);
-        assert_eq!(tail.data, b"c");
-        assert!(tail.truncated);
-    }
-
-    #[test]
-    fn log_capacity_stays_near_limit() {
-        let mut log = OutputLog::new(1000);
-        for _ in 0..100 {
-            log.push(&[b'x'; 97]);
-        }
-        assert_eq!(log.end(), 9700);
-        assert!(log.buf.capacity() < 2000, "{}", log.buf.capacity());
     }
 
     #[test]

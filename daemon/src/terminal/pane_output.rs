@@ -148,6 +148,16 @@ struct ScreenSide {
     hook_token: Option<String>,
 }
 
+/// Raw output replayed into a recovered pane's screen and text view at most.
+pub const REPLAY_BYTES: usize = 4 * 1024 * 1024;
+
+/// What a checkpoint kept of the text view: its last complete lines, and the
+/// log offset it had seen.
+pub struct SavedText {
+    pub lines: Vec<String>,
+    pub fed: u64,
+}
+
 /// The variable a pane's process finds its hook token in.
 pub const HOOK_TOKEN_VAR: &str = "FUGUE_PANE_TOKEN";
 
@@ -383,16 +393,70 @@ impl PaneOutput {
         (replies, pending)
     }
 
-    /// The screen's rows (with SGR attributes) and the text view's last
-    /// `text_lines` lines: what is kept of a pane when its process ends or the
-    /// daemon goes away.
-    pub fn saved(&self, text_lines: u32) -> (Vec<String>, Vec<String>) {
+    /// The screen's rows (with SGR attributes), the text view's last
+    /// `text_lines` complete lines and the log offset the text view had seen:
+    /// what is kept of a pane when its process ends or the daemon goes away
+    /// (the raw log kept in the state directory has the rest, see
+    /// [`PaneOutput::recover`]).
+    pub fn saved(&self, text_lines: u32) -> (Vec<String>, Vec<String>, u64) {
         let screen = self
             .capture(CaptureWhat::Screen, None, None, true, false)
             .captured
             .lines;
-        let text = lock(&self.text).read(text_lines as usize, None, MAX_READ_BYTES).lines;
-        (screen, text)
+        let text = lock(&self.text);
+        (
+            screen,
+            text.complete_lines(text_lines as usize, MAX_READ_BYTES),
+            text.fed(),
+        )
+    }
+
+    /// From now on keeps the raw log in the file `path` (see
+    /// [`OutputLog::keep_in`]); on failure it stays in memory.
+    pub fn keep_log_in(&self, path: &std::path::Path) {
+        if let Err(err) = lock(&self.log).keep_in(path) {
+            tracing::warn!(path = %path.display(), %err, "cannot keep a pane's output in the state directory; it is kept in memory");
+        }
+    }
+
+    /// A pane's output after a crash of the daemon: the raw log it kept in the
+    /// state directory (every byte read before the crash) and the last
+    /// checkpoint. The text view is the checkpoint's lines and then the log's
+    /// text after them; the screen is the log replayed (its last
+    /// [`REPLAY_BYTES`]), so the last lines printed before the crash are there.
+    pub fn recover(limits: OutputLimits, size: PaneSize, saved: Option<&SavedText>, log: OutputLog) -> Self {
+        let output = Self::new(limits, size);
+        let (start, end) = (log.start(), log.end());
+        let replay_from = start.max(end.saturating_sub(REPLAY_BYTES as u64));
+        let replay = log.read_since(replay_from, REPLAY_BYTES).data;
+        // Where the log's text takes over from the checkpoint's: after the last
+        // line feed the checkpoint had seen, if the log still has it.
+        let text_from = match saved {
+            Some(saved) if (replay_from..=end).contains(&saved.fed) => {
+                let seen = &replay[..(saved.fed - replay_from) as usize];
+                replay_from + memchr::memrchr(b'\n', seen).map_or(0, |i| i as u64 + 1)
+            }
+            _ => replay_from,
+        };
+        {
+            let mut text = lock(&output.text);
+            if let Some(saved) = saved {
+                let mut lines = String::new();
+                for line in &saved.lines {
+                    lines.push_str(line);
+                    lines.push('\n');
+                }
+                text.push(lines.as_bytes(), text_from);
+            }
+            text.push(&replay[(text_from - replay_from) as usize..], end);
+        }
+        {
+            let mut side = lock(&output.screen);
+            let _ = side.screen.feed(&replay);
+            side.fed = end;
+        }
+        *lock(&output.log) = log;
+        output
     }
 
     /// Everything kept of the output, for [`PaneOutput::from_snapshot`]. Taken

@@ -89,7 +89,7 @@ async fn off_the_runtime<T: Send + 'static>(deadline: Instant, work: impl FnOnce
 pub async fn search_output(pattern: &Arc<Pattern>, output: &PaneOutput, since: u64, deadline: Instant) -> Searched {
     let mut searched = since;
     loop {
-        let (batch, text_offset) = output.search_batch(searched, BATCH_BYTES);
+        let (batch, text_offset) = output.search_batch(searched, since, BATCH_BYTES);
         let more = batch.more;
         let job = {
             let pattern = pattern.clone();

@@ -179,9 +179,9 @@ pub struct SearchBatch {
     /// Complete lines that ended after the offset asked for, oldest first, each
     /// with the log offset at which it was complete.
     pub lines: Vec<(String, u64)>,
-    /// The unfinished last line, when it changed after that offset (a prompt
-    /// drawn before is no echo of what was typed since) and every complete line
-    /// fitted in this batch.
+    /// The unfinished last line, when it changed after the offset the search
+    /// began at (a prompt drawn before is no echo of what was typed since) and
+    /// this is the search's last batch.
     pub partial: Option<String>,
     /// More complete lines remain after these.
     pub more: bool,
@@ -239,9 +239,10 @@ impl SearchBatch {
 
 impl TextLines {
     /// Copies out the complete lines that ended after `since`, up to about
-    /// `max_bytes` of them (at least one), and the unfinished line when it
-    /// changed after `since` and everything before it fitted.
-    pub fn search_batch(&self, since: u64, max_bytes: usize) -> SearchBatch {
+    /// `max_bytes` of them (at least one), and, in the last batch, the
+    /// unfinished line when it changed after `began` (where the search that
+    /// resumes at `since` began).
+    pub fn search_batch(&self, since: u64, began: u64, max_bytes: usize) -> SearchBatch {
         let store = &self.lines;
         let visible = store.visible_from.saturating_sub(store.first_seq) as usize;
         let first = store.lines.partition_point(|l| l.end <= since).max(visible);
@@ -256,7 +257,7 @@ impl TextLines {
             room = room.saturating_sub(line.text.len() + 1);
             batch.lines.push((line.text.clone(), line.end));
         }
-        if !batch.more && store.current_touched > since {
+        if !batch.more && store.current_touched > began {
             batch.partial = Some(store.current.clone());
         }
         batch
@@ -542,7 +543,7 @@ mod tests {
         let re = regex::Regex::new(pattern).unwrap();
         let mut searched = since;
         loop {
-            let batch = out.text.search_batch(searched, 16);
+            let batch = out.text.search_batch(searched, since, 16);
             let found = batch.search(searched, |line| re.find(line).map(|m| m.as_str().to_string()), || false);
             searched = found.searched;
             if found.matched.is_some() || !batch.more {
@@ -580,7 +581,7 @@ mod tests {
     fn a_search_gives_up_between_lines_and_says_how_far_it_got() {
         let mut out = Both::new(1 << 20, 100, 1 << 20);
         out.push(b"one\ntwo\nthree\n");
-        let batch = out.text.search_batch(0, 1 << 20);
+        let batch = out.text.search_batch(0, 0, 1 << 20);
         assert_eq!(batch.lines.len(), 3);
         assert!(!batch.more);
         let asked = std::cell::Cell::new(0);
@@ -599,9 +600,22 @@ mod tests {
         );
         // Small batches: one line at least, and never half of one read's lines.
         out.push(b"four\n");
-        let batch = out.text.search_batch(0, 1);
+        let batch = out.text.search_batch(0, 0, 1);
         assert_eq!((batch.lines.len(), batch.more), (3, true));
-        let rest = out.text.search_batch(batch.search(0, |_| None, || false).searched, 1);
+        let rest = out.text.search_batch(batch.search(0, |_| None, || false).searched, 0, 1);
+        // The unfinished line comes with the last batch when it changed after
+        // where the search began, wherever the batches before it stopped.
+        out.push(b"five\nsix");
+        let first = out.text.search_batch(0, 0, 1);
+        let mut resumed = first.search(0, |_| None, || false).searched;
+        let last = loop {
+            let batch = out.text.search_batch(resumed, 0, 1);
+            if !batch.more {
+                break batch;
+            }
+            resumed = batch.search(resumed, |_| None, || false).searched;
+        };
+        assert_eq!(last.partial.as_deref(), Some("six"));
         assert_eq!(rest.lines.len(), 1);
         assert_eq!(rest.lines[0].0, "four");
     }

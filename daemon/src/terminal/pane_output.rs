@@ -699,12 +699,13 @@ impl PaneOutput {
         lock(&self.screen).last_output.elapsed()
     }
 
-    /// Lines of the text view after log offset `since` to search (see
+    /// Lines of the text view after log offset `since`, for a search that
+    /// began at `began`, to search (see
     /// [`TextLines::search_batch`]), and how far the text view had seen the
     /// output: the screen shows a match in them once it is this far too.
-    pub fn search_batch(&self, since: u64, max_bytes: usize) -> (SearchBatch, u64) {
+    pub fn search_batch(&self, since: u64, began: u64, max_bytes: usize) -> (SearchBatch, u64) {
         let text = lock(&self.text);
-        (text.search_batch(since, max_bytes), text.fed())
+        (text.search_batch(since, began, max_bytes), text.fed())
     }
 
     /// The visible screen's rows as text.

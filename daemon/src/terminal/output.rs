@@ -602,7 +602,9 @@ mod tests {
         out.push(b"four\n");
         let batch = out.text.search_batch(0, 0, 1);
         assert_eq!((batch.lines.len(), batch.more), (3, true));
-        let rest = out.text.search_batch(batch.search(0, |_| None, || false).searched, 0, 1);
+        let rest = out
+            .text
+            .search_batch(batch.search(0, |_| None, || false).searched, 0, 1);
         // The unfinished line comes with the last batch when it changed after
         // where the search began, wherever the batches before it stopped.
         out.push(b"five\nsix");

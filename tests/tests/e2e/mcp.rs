@@ -785,3 +785,23 @@ async fn a_terminal_started_with_a_restart_policy_comes_back() {
     assert_eq!(list["restart"], "on-failure", "{list}");
     assert_eq!(list["last_exit"], "exited with code 4", "{list}");
 }
+
+/// A pane whose program's file name holds an OSC title sequence and a bidi
+/// override is listed by MCP under a clean title (the daemon cleans names
+/// once, for every front end; issue 27).
+#[tokio::test]
+async fn names_reach_agents_clean() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    client.create_session("mcp", None, vec![]).await.unwrap();
+    let evil = daemon.dir.path().join("evil\x1b]0;PWNED\x07\u{202e}txt.exe");
+    std::os::unix::fs::symlink("/bin/sleep", &evil).unwrap();
+    let mut spec = fugue_client::protocol::SpawnSpec::new("mcp");
+    spec.command = Some(evil.display().to_string());
+    spec.args = vec!["600".into()];
+    spec.shell = false;
+    client.create_pane(spec).await.unwrap();
+    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let listed = ok(&mcp, "fugue_list", json!({})).await;
+    assert_eq!(listed["terminals"][0]["title"], "evil]0;PWNEDtxt.exe", "{listed}");
+}

@@ -895,30 +895,28 @@ starting; Codex and Gemini CLI through their hooks)"
     /// checkpoint, or the checkpoint alone when the log cannot be read.
     fn recorded_output(&self, record: &PaneRecord, saved: Option<&SavedOutput>) -> PaneOutput {
         let limits = spec_limits(&self.args.config, &record.spec);
-        let size = saved.map_or(record.info.size, |s| s.size);
-        let path = self.args.store.output_log(record.info.id);
-        let kept = path.as_deref().map(OutputLog::open_kept);
-        let output = match kept {
-            Some(Ok(log)) => {
+        let Some(path) = self.args.store.output_log(record.info.id) else {
+            return PaneOutput::new(limits, record.info.size);
+        };
+        match OutputLog::open_kept(&path) {
+            Ok(log) => {
+                let size = saved.map_or(record.info.size, |s| s.size);
                 let text = saved.map(|s| SavedText {
                     lines: s.text.clone(),
                     fed: s.fed,
                 });
                 return PaneOutput::recover(limits, size, text.as_ref(), log);
             }
-            Some(Err(err)) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
                 tracing::warn!(pane = %record.info.id, %err, "the pane's output log is unreadable; its last checkpoint is shown");
-                None
             }
-            _ => None,
-        };
-        let output = output.unwrap_or_else(|| match saved {
+            Err(_) => {}
+        }
+        let output = match saved {
             Some(saved) => PaneOutput::from_saved(limits, saved.size, &saved.screen, &saved.text),
             None => PaneOutput::new(limits, record.info.size),
-        });
-        if let Some(path) = path {
-            output.keep_log_in(&path);
-        }
+        };
+        output.keep_log_in(&path);
         output
     }
 

@@ -631,3 +631,57 @@ async fn twenty_crashes_lose_no_record_and_no_byte() {
     }
     println!("20 kills: 20 sessions, 20 panes and every byte read before each kill kept");
 }
+
+/// Case 6, events: one large event to many subscribers that never read.
+/// Before: each subscriber's copy was encoded on its own (one 250 KB event to
+/// 1000 stalled subscribers: +271 MB). Now it is encoded once and shared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_event_to_many_stalled_subscribers_is_held_once() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    client.create_session("s", None, vec![]).await.unwrap();
+    let subscribers: Vec<RawConnection> = (0..400)
+        .map(|id| {
+            let mut raw = RawConnection::welcomed(&daemon);
+            let subscribed = raw.request(id, Request::Subscribe);
+            assert!(
+                matches!(subscribed, Some(ServerFrame::Reply { result: Ok(_), .. })),
+                "{subscribed:?}"
+            );
+            raw
+        })
+        .collect();
+    let base = rss_kib(daemon.pid());
+    // A pane whose command line is 250 KB: its PaneCreated event is that large.
+    let mut spec = sh_spec("s", "exec sleep 600");
+    spec.args.extend((0..5).map(|_| "x".repeat(50 * 1024)));
+    client.create_pane(spec).await.unwrap();
+    // The event reached every subscriber's queue (the first one reads it).
+    let mut first = subscribers.into_iter();
+    let mut reader = first.next().unwrap();
+    let event = wait_until_event(&mut reader);
+    assert!(event > 250 * 1024, "the event is {event} bytes");
+    let status = client.daemon_status().await.unwrap();
+    let growth = rss_kib(daemon.pid()).saturating_sub(base) / 1024;
+    println!(
+        "a 250 KB event to 400 stalled subscribers: RSS +{growth} MiB, {} KiB held for clients",
+        status.client_memory_used >> 10
+    );
+    assert!(growth < 60, "RSS grew {growth} MiB");
+    drop(first);
+}
+
+/// Reads frames until an event arrives; returns its encoded size.
+fn wait_until_event(raw: &mut RawConnection) -> usize {
+    loop {
+        match raw.recv() {
+            Some(ServerFrame::Event(event)) => {
+                return fugue_client::protocol::codec::encode_frame(&ServerFrame::Event(event))
+                    .unwrap()
+                    .len()
+            }
+            Some(_) => continue,
+            None => panic!("the connection closed before an event"),
+        }
+    }
+}

@@ -3,9 +3,9 @@
 //! so a search:
 //! - is compiled within the pattern limits and charged to the connection that
 //!   asked, for as long as the wait holds it;
-//! - runs on a blocking thread, never a runtime worker, and at most
-//!   [`concurrent_searches`] at once, so the daemon's other requests keep the
-//!   remaining core(s);
+//! - runs on the search threads, never a runtime worker: all cores but one of
+//!   them, at a lower priority (nice 10), so the daemon's other requests keep a
+//!   core and win any contention for the others;
 //! - holds no lock: lines are copied out of the text view in batches of
 //!   [`BATCH_BYTES`] (a copy is microseconds; the pane's output path and other
 //!   readers never wait on a search);
@@ -57,30 +57,64 @@ impl Pattern {
     }
 }
 
-/// Searches that may run at once: all cores but one, so a search never takes
-/// the core the daemon answers everyone else on.
-fn concurrent_searches() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
+/// The search threads: all cores but one, started on the first search, each
+/// at nice [`SEARCH_NICE`]; a slot per thread, so a job never queues.
+struct SearchPool {
+    jobs: std::sync::mpsc::Sender<Job>,
+    slots: Arc<Semaphore>,
 }
 
-fn searches() -> &'static Arc<Semaphore> {
-    static SEARCHES: OnceLock<Arc<Semaphore>> = OnceLock::new();
-    SEARCHES.get_or_init(|| Arc::new(Semaphore::new(concurrent_searches())))
+type Job = Box<dyn FnOnce() + Send>;
+
+/// How much less a search thread gets of a contended core than the runtime.
+const SEARCH_NICE: i32 = 10;
+
+fn pool() -> &'static SearchPool {
+    static POOL: OnceLock<SearchPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1));
+        let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+        let queue = Arc::new(std::sync::Mutex::new(queue));
+        for n in 0..threads {
+            let queue = queue.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("fugue-search-{n}"))
+                .spawn(move || {
+                    // On Linux a thread's nice is its own.
+                    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), SEARCH_NICE);
+                    loop {
+                        let job = match crate::sync::lock(&queue).recv() {
+                            Ok(job) => job,
+                            Err(_) => return,
+                        };
+                        job();
+                    }
+                });
+            if let Err(err) = spawned {
+                tracing::warn!(%err, "cannot start a search thread");
+            }
+        }
+        SearchPool {
+            jobs,
+            slots: Arc::new(Semaphore::new(threads)),
+        }
+    })
 }
 
-/// Runs `work` on a blocking thread once a search slot is free, unless
-/// `deadline` passes first. The slot is held until the work ends, even if the
-/// caller stopped waiting for it, so abandoned searches still count.
+/// Runs `work` on a search thread once one is free, unless `deadline` passes
+/// first. The slot is held until the work ends, even if the caller stopped
+/// waiting for it, so abandoned searches still count.
 async fn off_the_runtime<T: Send + 'static>(deadline: Instant, work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let pool = pool();
     let run = async {
-        let permit = searches().clone().acquire_owned().await.ok()?;
-        tokio::task::spawn_blocking(move || {
-            let result = work();
+        let permit = pool.slots.clone().acquire_owned().await.ok()?;
+        let (done, result) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = done.send(work());
             drop(permit);
-            result
-        })
-        .await
-        .ok()
+        });
+        pool.jobs.send(job).ok()?;
+        result.await.ok()
     };
     tokio::time::timeout_at(deadline.into(), run).await.ok().flatten()
 }

@@ -381,12 +381,15 @@ impl Drop for Daemon {
 
 /// The `FUGUE_PANE_TOKEN` the daemon gave the process `pid` (a pane's), which
 /// its agent's hook reports must carry.
+/// (Until the process has exec'd its program, /proc shows the daemon's
+/// environment: nothing but /proc can tell, so this reads until it changes.)
 pub fn pane_token(pid: u32) -> String {
-    let env = std::fs::read(format!("/proc/{pid}/environ")).expect("the pane's environment");
-    env.split(|b| *b == 0)
-        .find_map(|var| var.strip_prefix(b"FUGUE_PANE_TOKEN="))
-        .map(|token| String::from_utf8_lossy(token).into_owned())
-        .expect("FUGUE_PANE_TOKEN in the pane's environment")
+    wait_until("FUGUE_PANE_TOKEN in the pane's environment", DEADLINE, || {
+        let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        env.split(|b| *b == 0)
+            .find_map(|var| var.strip_prefix(b"FUGUE_PANE_TOKEN="))
+            .map(|token| String::from_utf8_lossy(token).into_owned())
+    })
 }
 
 /// A pane that runs `sh -c SCRIPT` directly (no interactive shell around it).

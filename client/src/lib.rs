@@ -4,9 +4,7 @@
 //! tasks at once: every call gets its own request id, and a background task routes
 //! each reply to its caller, so calls never wait on each other.
 
-pub mod attach;
 mod autostart;
-pub mod hooks;
 pub mod remote;
 mod shared;
 pub mod views;
@@ -37,12 +35,12 @@ macro_rules! expect_reply {
     };
 }
 
-/// A command-line error (clap's) as one line, without its `error: ` label:
-/// everything before the usage, so "required arguments were not provided" keeps
-/// which ones. Shared by fugue's programs.
-pub fn usage_error_line(err: &clap::Error) -> String {
-    let text = err.render().to_string();
-    let message = text.split("\n\n").next().unwrap_or("invalid arguments");
+/// A command-line error as one line, without its `error: ` label: everything
+/// before the usage, so "required arguments were not provided" keeps which
+/// ones. `rendered` is the parser's message (clap's `Error::render`); shared by
+/// fugue's programs, none of which this library parses arguments for.
+pub fn usage_error_line(rendered: &str) -> String {
+    let message = rendered.split("\n\n").next().unwrap_or("invalid arguments");
     let words: Vec<&str> = message.split_whitespace().collect();
     let line = words.join(" ");
     line.trim_start_matches("error: ").trim().to_string()

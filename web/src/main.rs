@@ -46,7 +46,7 @@ fn main() -> std::process::ExitCode {
         Err(err) => {
             eprintln!(
                 "fugue-web: {}; see fugue-web --help",
-                fugue_client::usage_error_line(&err)
+                fugue_client::usage_error_line(&err.render().to_string())
             );
             return std::process::ExitCode::from(2);
         }

@@ -1,6 +1,8 @@
 //! `fugue`: the command-line client of fugued.
 
+mod attach;
 mod cli;
+mod hooks;
 mod login;
 
 use std::process::ExitCode;

@@ -173,9 +173,9 @@ enum Command {
         /// Watch only: no typing, no resizing.
         #[arg(long)]
         read_only: bool,
-        #[arg(long, default_value = fugue_client::attach::DETACH_KEY)]
+        #[arg(long, default_value = crate::attach::DETACH_KEY)]
         detach_key: String,
-        #[arg(long, default_value = fugue_client::attach::PREFIX_KEY)]
+        #[arg(long, default_value = crate::attach::PREFIX_KEY)]
         prefix_key: String,
         /// Let the pane's programs set this terminal's clipboard (OSC 52; off by
         /// default, since any program in the pane could write to it).
@@ -305,13 +305,9 @@ struct RunArgs {
 }
 
 /// Attaches this terminal to `target` until the user detaches or the pane ends.
-async fn attach(
-    client: &Client,
-    target: &str,
-    options: fugue_client::attach::AttachOptions,
-) -> Result<ExitCode, ClientError> {
-    use fugue_client::attach::Ended;
-    match fugue_client::attach::run(client, target, options).await? {
+async fn attach(client: &Client, target: &str, options: crate::attach::AttachOptions) -> Result<ExitCode, ClientError> {
+    use crate::attach::Ended;
+    match crate::attach::run(client, target, options).await? {
         Ended::Detached(pane) => eprintln!("[detached from pane {}]", short(pane)),
         Ended::Exited(pane, status) => eprintln!("[pane {} {status}]", short(pane)),
         Ended::DaemonGone => {
@@ -352,11 +348,11 @@ async fn shell_attached(cli: &Cli) -> Result<ExitCode, ClientError> {
     let cwd = absolute(PathBuf::from("."))?;
     spec.cwd = Some(cwd.display().to_string());
     let pane = create_pane(&client, spec).await?;
-    let options = fugue_client::attach::AttachOptions {
+    let options = crate::attach::AttachOptions {
         clipboard: false,
         read_only: false,
-        detach_key: fugue_client::attach::parse_key(fugue_client::attach::DETACH_KEY).map_err(invalid)?,
-        prefix_key: fugue_client::attach::parse_key(fugue_client::attach::PREFIX_KEY).map_err(invalid)?,
+        detach_key: crate::attach::parse_key(crate::attach::DETACH_KEY).map_err(invalid)?,
+        prefix_key: crate::attach::parse_key(crate::attach::PREFIX_KEY).map_err(invalid)?,
         reconnect: Some(connect_options(cli)?),
     };
     attach(&client, &pane.id.to_string(), options).await
@@ -394,7 +390,10 @@ pub async fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(err) => {
-            eprintln!("fugue: {}; see fugue --help", fugue_client::usage_error_line(&err));
+            eprintln!(
+                "fugue: {}; see fugue --help",
+                fugue_client::usage_error_line(&err.render().to_string())
+            );
             return ExitCode::from(2);
         }
     };
@@ -486,7 +485,7 @@ async fn agent_event(cli: &Cli, agent: Option<&str>) -> ExitCode {
     let token = std::env::var("FUGUE_PANE_TOKEN").unwrap_or_default();
     let hook = match read
         .map_err(|e| e.to_string())
-        .and_then(|_| fugue_client::hooks::parse(&input, agent))
+        .and_then(|_| crate::hooks::parse(&input, agent))
     {
         Ok(hook) => hook,
         Err(err) => {
@@ -845,11 +844,11 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             prefix_key,
             clipboard,
         } => {
-            let options = fugue_client::attach::AttachOptions {
+            let options = crate::attach::AttachOptions {
                 clipboard: *clipboard,
                 read_only: *read_only,
-                detach_key: fugue_client::attach::parse_key(detach_key).map_err(invalid)?,
-                prefix_key: fugue_client::attach::parse_key(prefix_key).map_err(invalid)?,
+                detach_key: crate::attach::parse_key(detach_key).map_err(invalid)?,
+                prefix_key: crate::attach::parse_key(prefix_key).map_err(invalid)?,
                 reconnect: Some(connect_options(cli)?),
             };
             return attach(&client, target, options).await;

@@ -4,7 +4,7 @@
 //! then `d`; prefix then `n`, `p` or a digit switches panes of the session. The
 //! terminal is restored however the attachment ends.
 
-use crate::{Client, ClientError};
+use fugue_client::{Client, ClientError};
 use fugue_protocol::output_filter::OutputFilter;
 use fugue_protocol::{CaptureWhat, ErrorCode, Event, PaneId, PaneInfo, PaneSize};
 use std::io::{Read, Write};
@@ -104,7 +104,7 @@ pub struct AttachOptions {
     pub clipboard: bool,
     /// Where to reconnect when the connection drops (the daemon is being
     /// upgraded, say): the attachment resumes with a redraw. `None`: end instead.
-    pub reconnect: Option<crate::ConnectOptions>,
+    pub reconnect: Option<fugue_client::ConnectOptions>,
 }
 
 /// How long a dropped attachment keeps trying to reconnect.
@@ -306,11 +306,11 @@ fn extended_keys(stdout: &mut impl Write, filter: &OutputFilter, extended: &mut 
 /// Connects again and re-attaches to `pane` (whose redraw then comes first),
 /// retrying until [`RECONNECT_FOR`] has passed or the pane is gone.
 async fn reattach(
-    connect: &crate::ConnectOptions,
+    connect: &fugue_client::ConnectOptions,
     pane: &PaneInfo,
     read_only: bool,
     size: Option<PaneSize>,
-) -> Option<(Client, crate::EventStream)> {
+) -> Option<(Client, fugue_client::EventStream)> {
     let deadline = tokio::time::Instant::now() + RECONNECT_FOR;
     let connect = connect.clone().autostart(false);
     loop {

@@ -249,7 +249,7 @@ enum DaemonCommand {
     /// and says why (exit 1).
     Upgrade,
     /// Start fugued at login: a systemd user socket and service (Linux; fugued
-    /// starts on the first connection, or at login) or a launchd agent (macOS).
+    /// starts on the first connection, or at login).
     Install(InstallArgs),
     /// Remove what `daemon install` wrote, after disabling it.
     Uninstall(InstallArgs),
@@ -260,10 +260,10 @@ struct InstallArgs {
     /// Show the files and the commands, change nothing.
     #[arg(long)]
     print: bool,
-    /// Write (or remove) the files only; do not run systemctl or launchctl.
+    /// Write (or remove) the files only; do not run systemctl.
     #[arg(long)]
     no_enable: bool,
-    /// The service manager (default: this system's).
+    /// The service manager (fugued runs on Linux: systemd).
     #[arg(long, value_enum)]
     manager: Option<crate::login::Manager>,
 }
@@ -935,14 +935,14 @@ async fn daemon(cli: &Cli, command: &DaemonCommand) -> Result<ExitCode, ClientEr
 
 /// `fugue daemon install` and `uninstall`.
 fn login(socket: &std::path::Path, args: &InstallArgs, install: bool, out: &Output) -> Result<ExitCode, ClientError> {
-    use crate::login::{activation_commands, run_commands, unit_files, Manager};
+    use crate::login::{activation_commands, run_commands, unit_files};
     let fail = |why: String| ClientError::Start(why);
-    let manager = args.manager.unwrap_or_else(Manager::native);
+    let manager = args.manager.unwrap_or_default();
     let fugued = crate::login::absolute_fugued(fugue_client::daemon_binary()).map_err(fail)?;
     let files = unit_files(manager, &fugued, socket).map_err(fail)?;
     let commands = match args.no_enable {
         true => Vec::new(),
-        false => activation_commands(manager, install, &files[0].path),
+        false => activation_commands(manager, install),
     };
     let paths: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
     let shown: Vec<String> = commands.iter().map(|c| c.join(" ")).collect();

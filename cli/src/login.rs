@@ -3,29 +3,18 @@
 //! holds the socket from login on and starts fugued on the first connection
 //! (or at login, the service being enabled too), handing it the listening
 //! socket (`LISTEN_FDS`); fugued says when it is ready (`sd_notify`), and
-//! `systemctl --user reload fugued` is a live upgrade. On macOS a launchd agent
-//! that starts fugued at login. Without either, the CLI starts fugued on first
-//! use as before.
+//! `systemctl --user reload fugued` is a live upgrade. Without it, the CLI
+//! starts fugued on first use. fugued is Linux-only (pidfd, /proc), so systemd
+//! is the only manager written for.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Which service manager to write for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Which service manager to write for (fugued runs on Linux only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Manager {
+    #[default]
     Systemd,
-    Launchd,
-}
-
-impl Manager {
-    /// The one this system uses.
-    pub fn native() -> Self {
-        if cfg!(target_os = "macos") {
-            Manager::Launchd
-        } else {
-            Manager::Systemd
-        }
-    }
 }
 
 /// A file to write: where, and what.
@@ -37,7 +26,6 @@ pub struct UnitFile {
 
 pub const SYSTEMD_SOCKET: &str = "fugued.socket";
 pub const SYSTEMD_SERVICE: &str = "fugued.service";
-pub const LAUNCHD_LABEL: &str = "dev.fugue.fugued";
 
 /// The files that start `fugued` (an absolute path) on `socket` at login.
 pub fn unit_files(manager: Manager, fugued: &Path, socket: &Path) -> Result<Vec<UnitFile>, String> {
@@ -55,12 +43,6 @@ pub fn unit_files(manager: Manager, fugued: &Path, socket: &Path) -> Result<Vec<
                 },
             ])
         }
-        Manager::Launchd => Ok(vec![UnitFile {
-            path: home()?
-                .join("Library/LaunchAgents")
-                .join(format!("{LAUNCHD_LABEL}.plist")),
-            text: launchd_plist(fugued, socket, &home()?.join("Library/Logs/fugued.log")),
-        }]),
     }
 }
 
@@ -136,48 +118,8 @@ Also={SYSTEMD_SOCKET}
     )
 }
 
-fn xml_escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
-
-fn launchd_plist(fugued: &Path, socket: &Path, log: &Path) -> String {
-    let string = |p: &Path| format!("<string>{}</string>", xml_escape(&p.display().to_string()));
-    format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<plist version="1.0">
-<dict>
-  <key>Label</key>
-  <string>{LAUNCHD_LABEL}</string>
-  <key>ProgramArguments</key>
-  <array>
-    {}
-    <string>--foreground</string>
-    <string>--socket</string>
-    {}
-  </array>
-  <key>RunAtLoad</key>
-  <true/>
-  <key>KeepAlive</key>
-  <dict>
-    <key>SuccessfulExit</key>
-    <false/>
-  </dict>
-  <key>ProcessType</key>
-  <string>Interactive</string>
-  <key>StandardErrorPath</key>
-  {}
-</dict>
-</plist>
-"#,
-        string(fugued),
-        string(socket),
-        string(log)
-    )
-}
-
 /// The commands that enable (or disable) what [`unit_files`] wrote.
-pub fn activation_commands(manager: Manager, install: bool, plist: &Path) -> Vec<Vec<String>> {
+pub fn activation_commands(manager: Manager, install: bool) -> Vec<Vec<String>> {
     let own = |args: &[&str]| args.iter().map(|a| a.to_string()).collect::<Vec<_>>();
     match (manager, install) {
         (Manager::Systemd, true) => vec![
@@ -202,22 +144,6 @@ pub fn activation_commands(manager: Manager, install: bool, plist: &Path) -> Vec
             ]),
             own(&["systemctl", "--user", "daemon-reload"]),
         ],
-        (Manager::Launchd, install) => {
-            let domain = format!("gui/{}", rustix::process::getuid().as_raw());
-            match install {
-                true => vec![vec![
-                    "launchctl".into(),
-                    "bootstrap".into(),
-                    domain,
-                    plist.display().to_string(),
-                ]],
-                false => vec![vec![
-                    "launchctl".into(),
-                    "bootout".into(),
-                    format!("{domain}/{LAUNCHD_LABEL}"),
-                ]],
-            }
-        }
     }
 }
 
@@ -269,12 +195,5 @@ mod tests {
         assert!(service.contains("Type=notify"));
         assert!(systemd_socket(socket).contains("ListenStream=/run/user/1000/fugue/fugue.sock\n"));
         assert!(systemd_socket(Path::new("/tmp/100%/s")).contains("ListenStream=/tmp/100%%/s\n"));
-    }
-
-    #[test]
-    fn the_plist_escapes_paths() {
-        let plist = launchd_plist(Path::new("/a&b/fugued"), Path::new("/s<1>"), Path::new("/log"));
-        assert!(plist.contains("<string>/a&amp;b/fugued</string>"));
-        assert!(plist.contains("<string>/s&lt;1&gt;</string>"));
     }
 }

@@ -1279,7 +1279,10 @@ fn daemon_text(info: &DaemonInfo) -> String {
         info.version,
         info.protocol_version,
         human_duration(now_ms().saturating_sub(info.started_at_ms)),
-        info.socket,
+        match info.socket_why.is_empty() {
+            true => info.socket.clone(),
+            false => format!("{} ({})", info.socket, info.socket_why),
+        },
         info.sessions,
         info.panes,
         info.running_panes,

@@ -163,6 +163,8 @@ pub struct DaemonView {
     pub version: String,
     pub protocol_version: u32,
     pub socket: String,
+    /// Why the socket is there ("in $XDG_RUNTIME_DIR", ...).
+    pub socket_why: String,
     pub started_at_ms: u64,
     pub uptime_ms: u64,
     pub sessions: u32,
@@ -186,6 +188,7 @@ impl From<&DaemonInfo> for DaemonView {
             version: info.version.clone(),
             protocol_version: info.protocol_version,
             socket: info.socket.clone(),
+            socket_why: info.socket_why.clone(),
             started_at_ms: info.started_at_ms,
             uptime_ms: now_ms().saturating_sub(info.started_at_ms),
             sessions: info.sessions,

@@ -6,6 +6,8 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct DaemonConfig {
     pub socket: PathBuf,
+    /// Why the socket is there ("in $XDG_RUNTIME_DIR", ...), for `daemon status`.
+    pub socket_why: String,
     /// Running panes allowed per session.
     pub max_running_panes: usize,
     /// How long an exited pane stays readable before it is removed.
@@ -34,6 +36,7 @@ impl DaemonConfig {
     pub fn new(socket: PathBuf) -> Self {
         Self {
             socket,
+            socket_why: String::new(),
             max_running_panes: 10,
             exited_ttl: Duration::from_secs(300),
             kill_grace: Duration::from_secs(3),

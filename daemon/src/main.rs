@@ -105,7 +105,8 @@ fn main() -> ExitCode {
             }
         };
     }
-    let socket = fugue_protocol::socket::socket_path(args.socket.as_deref());
+    let located = fugue_protocol::socket::locate_socket(args.socket.as_deref());
+    let socket = located.path.clone();
     // A live upgrade: the previous image of this process left the socket, its
     // lock and the panes open for us, and is already detached.
     let handed = match args.handover_fd.map(handover::read_fd).transpose() {
@@ -159,6 +160,7 @@ fn main() -> ExitCode {
         Err(err) => tracing::warn!(%err, "cannot raise the open file limit"),
     }
     let mut config = DaemonConfig::new(socket);
+    config.socket_why = located.why;
     config.exited_ttl = args.exited_ttl;
     config.max_running_panes = args.max_panes;
     config.kill_grace = args.kill_grace;

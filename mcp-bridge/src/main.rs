@@ -35,7 +35,7 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     let filter = tracing_subscriber::EnvFilter::try_from_env("FUGUE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,fugue_mcp=info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -62,6 +62,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if host.is_none() {
+        // MCP clients start servers with a stripped environment: say which
+        // daemon this one reaches, and why, so a person can check it is theirs.
+        let socket = fugue_client::protocol::socket::locate_socket(args.socket.as_deref());
+        tracing::info!(socket = %socket.path.display(), why = %socket.why, "fugue-mcp uses this daemon");
+    }
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let config = bridge::BridgeConfig {
         socket: args.socket,

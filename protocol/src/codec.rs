@@ -347,6 +347,7 @@ mod tests {
                 version: "0.1.0".into(),
                 protocol_version: 1,
                 socket: socket.clone(),
+                socket_why: String::new(),
                 started_at_ms: at,
                 sessions: n,
                 panes: n,

@@ -836,6 +836,8 @@ pub struct DaemonInfo {
     pub version: String,
     pub protocol_version: u32,
     pub socket: String,
+    /// Why the daemon's socket is where it is ("in $XDG_RUNTIME_DIR", ...).
+    pub socket_why: String,
     pub started_at_ms: u64,
     pub sessions: u32,
     pub panes: u32,

@@ -18,18 +18,50 @@ pub fn stable_hash(bytes: &[u8]) -> u64 {
     })
 }
 
+/// The daemon's socket: `explicit` (`--socket`), else `$FUGUE_SOCKET`, else in
+/// the user's runtime directory. See [`locate_socket`] for why each program
+/// finds the same one.
 pub fn socket_path(explicit: Option<&Path>) -> PathBuf {
+    locate_socket(explicit).path
+}
+
+/// A socket path and why it is the one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SocketChoice {
+    pub path: PathBuf,
+    pub why: String,
+}
+
+/// Where the socket is, and why. Every fugue program (the CLI, fugued,
+/// fugue-mcp, fugue-web, an agent's hooks) resolves the same path from a
+/// minimal environment: MCP clients start their servers with little more than
+/// HOME and PATH (no `XDG_RUNTIME_DIR`), and an agent must still reach the
+/// person's daemon. So: `--socket`, `$FUGUE_SOCKET`, `$XDG_RUNTIME_DIR`, then
+/// `/run/user/$UID` when it exists and is ours (what `XDG_RUNTIME_DIR` is on a
+/// systemd machine), and only then `/tmp/fugue-$UID`.
+pub fn locate_socket(explicit: Option<&Path>) -> SocketChoice {
+    let choice = |path: PathBuf, why: &str| SocketChoice { path, why: why.into() };
     if let Some(path) = explicit {
-        return path.to_path_buf();
+        return choice(path.to_path_buf(), "given with --socket");
     }
     if let Some(path) = non_empty_env("FUGUE_SOCKET") {
-        return PathBuf::from(path);
+        return choice(PathBuf::from(path), "from $FUGUE_SOCKET");
     }
     if let Some(dir) = non_empty_env("XDG_RUNTIME_DIR") {
-        return Path::new(&dir).join("fugue").join("fugue.sock");
+        return choice(Path::new(&dir).join("fugue").join("fugue.sock"), "in $XDG_RUNTIME_DIR");
     }
     let uid = rustix::process::getuid().as_raw();
-    PathBuf::from(format!("/tmp/fugue-{uid}/fugue.sock"))
+    let run_user = PathBuf::from(format!("/run/user/{uid}"));
+    if check_socket_dir(&run_user).is_ok() {
+        return choice(
+            run_user.join("fugue").join("fugue.sock"),
+            "in /run/user/$UID ($XDG_RUNTIME_DIR is not set)",
+        );
+    }
+    choice(
+        PathBuf::from(format!("/tmp/fugue-{uid}/fugue.sock")),
+        "in /tmp ($XDG_RUNTIME_DIR is not set and /run/user/$UID is not yours)",
+    )
 }
 
 fn non_empty_env(name: &str) -> Option<String> {

@@ -194,6 +194,23 @@ impl Daemon {
         Self::launch(dir, exe, command)
     }
 
+    /// Starts on `socket` (a person's default socket, say) rather than in the
+    /// test's directory; its records and HOME stay in the test's directory.
+    pub fn start_on(socket: &Path) -> Daemon {
+        let dir = private_dir();
+        let exe = bin("fugued");
+        let child = Self::command(&exe, &dir, socket, &[]).spawn().expect("start fugued");
+        let daemon = Daemon {
+            socket: socket.to_path_buf(),
+            dir,
+            exe,
+            child: Some(child),
+            state_home: None,
+        };
+        daemon.wait_ready();
+        daemon
+    }
+
     #[allow(unsafe_code)]
     fn start_limited(args: &[&str], nofile: Option<u64>) -> Daemon {
         let dir = private_dir();

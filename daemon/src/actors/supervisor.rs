@@ -633,6 +633,7 @@ impl SupervisorState {
             version: env!("CARGO_PKG_VERSION").to_string(),
             protocol_version: PROTOCOL_VERSION,
             socket: self.config.socket.display().to_string(),
+            socket_why: self.config.socket_why.clone(),
             started_at_ms: self.started_at_ms,
             sessions: self.sessions.len() as u32,
             panes: self.sessions.iter().map(|s| s.info.panes).sum(),

@@ -213,3 +213,90 @@ async fn the_bridge_survives_a_daemon_restart() {
     assert_eq!(again["session"], "mcp");
     mcp.cancel().await.unwrap();
 }
+
+/// An MCP client that strips the environment (the SDKs' stdio clients pass
+/// HOME, LOGNAME, PATH, SHELL, TERM and USER; no XDG_RUNTIME_DIR) still puts
+/// fugue-mcp on the person's daemon, whose socket is in their runtime directory
+/// (/run/user/$UID), instead of starting a second daemon under /tmp. Before,
+/// fugue-mcp fell back to /tmp/fugue-$UID and the agent saw none of the
+/// person's terminals (issue 31).
+#[tokio::test]
+async fn a_stripped_environment_reaches_the_persons_daemon() {
+    let uid = rustix::process::getuid().as_raw();
+    let run_user = std::path::PathBuf::from(format!("/run/user/{uid}"));
+    // A login session's runtime directory (systemd makes it; tests run as
+    // root and make it where the machine has none, and take it away after).
+    struct Made(Option<std::path::PathBuf>);
+    impl Drop for Made {
+        fn drop(&mut self) {
+            if let Some(dir) = &self.0 {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+    let _made = match run_user.exists() {
+        true => Made(None),
+        false => {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&run_user)
+                .unwrap();
+            Made(Some(run_user.clone()))
+        }
+    };
+    let socket = run_user.join("fugue").join("fugue.sock");
+    assert!(
+        std::os::unix::net::UnixStream::connect(&socket).is_err(),
+        "a daemon already listens on {}: stop it to run this test",
+        socket.display()
+    );
+    let daemon = Daemon::start_on(&socket);
+    let client = daemon.client().await;
+    client.create_session("person", None, vec![]).await.unwrap();
+    let mut spec = fugue_client::protocol::SpawnSpec::new("person");
+    spec.title = Some("the-persons-pane".into());
+    client.create_pane(spec).await.unwrap();
+
+    // Exactly what the MCP SDKs' stdio clients pass on.
+    let mut cmd = tokio::process::Command::new(bin("fugue-mcp"));
+    cmd.env_clear()
+        .env("HOME", daemon.dir.path())
+        .env("LOGNAME", "root")
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("SHELL", "/bin/sh")
+        .env("TERM", "xterm-256color")
+        .env("USER", "root")
+        .current_dir(daemon.dir.path());
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fugue-mcp");
+    let mcp = ().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize).await.expect("MCP startup");
+    let listed = ok(&mcp, "fugue_list", json!({"all_sessions": true})).await;
+    let titles: Vec<&str> = listed["terminals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["title"].as_str())
+        .collect();
+    assert_eq!(titles, vec!["the-persons-pane"], "{listed}");
+    mcp.cancel().await.unwrap();
+    // Its log says which daemon and why.
+    let mut said = String::new();
+    tokio::io::AsyncReadExt::read_to_string(&mut stderr.expect("stderr"), &mut said)
+        .await
+        .unwrap();
+    assert!(said.contains(&socket.display().to_string()), "{said}");
+    assert!(
+        said.contains("in /run/user/$UID ($XDG_RUNTIME_DIR is not set)"),
+        "{said}"
+    );
+    // And the daemon's own status says the same of itself.
+    let status = daemon.cli(&["daemon", "status"]).ok();
+    assert!(
+        status.contains(&format!("socket   {} (given with --socket)", socket.display())),
+        "{status}"
+    );
+}

@@ -36,7 +36,12 @@ fuzz_target!(|data: &[u8]| {
     // One pass over everything the text view holds after offset 0.
     let (all, _) = output.search_batch(0, 0, usize::MAX);
     assert!(!all.more);
-    let expected = all.lines.iter().map(|(l, _)| l.as_str()).chain(all.partial.as_deref()).find_map(find);
+    let expected = all
+        .lines
+        .iter()
+        .map(|(l, _)| l.as_str())
+        .chain(all.partial.as_deref())
+        .find_map(find);
 
     // As a wait does it: batches of a few bytes, each resuming where the last
     // one stopped.

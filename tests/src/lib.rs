@@ -16,6 +16,51 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// Whether what a test needs is here: each of `needs` is a program on PATH,
+/// or a path (absolute, or from the workspace's root) when it has a `/`. When
+/// something is missing the test is skipped with one line saying what, unless
+/// `FUGUE_TESTS_REQUIRE_ALL` is set (CI sets it), which makes it fail instead:
+/// a newcomer runs what their machine can, CI runs everything.
+pub fn available(needs: &[&str]) -> bool {
+    let missing: Vec<&str> = needs.iter().copied().filter(|need| !found(need)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    let test = std::thread::current().name().unwrap_or("a test").to_string();
+    let reason = format!("{test} needs {} (scripts/test installs it)", missing.join(", "));
+    if std::env::var_os("FUGUE_TESTS_REQUIRE_ALL").is_some() {
+        panic!("{reason}; FUGUE_TESTS_REQUIRE_ALL is set, so a missing program fails the test");
+    }
+    // Straight to the process's stderr: libtest captures eprintln! of a test
+    // that passes, and a skip must be seen.
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("skipped: {reason}\n").as_bytes());
+    false
+}
+
+fn found(need: &str) -> bool {
+    if need.contains('/') {
+        let path = Path::new(need);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap_or(Path::new("/"));
+        return if path.is_absolute() {
+            path.exists()
+        } else {
+            root.join(path).exists()
+        };
+    }
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(need).is_file()))
+}
+
+/// Returns from the test (skipped, with a reason) when something it needs is
+/// missing; see [`available`].
+#[macro_export]
+macro_rules! require {
+    ($($need:expr),+ $(,)?) => {
+        if !$crate::available(&[$($need),+]) {
+            return;
+        }
+    };
+}
+
 /// Default deadline for waiting on observable state.
 pub const DEADLINE: Duration = Duration::from_secs(15);
 

@@ -307,16 +307,34 @@ fn median(values: &mut [u64]) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_approve_then_deny() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
     approve_then_deny(Cli::Claude).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_approve_then_deny() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
     approve_then_deny(Cli::Codex).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_cli_approve_then_deny() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
     approve_then_deny(Cli::Gemini).await;
 }
 
@@ -325,6 +343,12 @@ async fn gemini_cli_approve_then_deny() {
 /// refused, and the answer a person types reaches the model.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_asks_a_question() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
     let daemon = Daemon::start_offline();
     let stub = ModelStub::start(&daemon);
     let mcp = Arc::new(bridge(&daemon).await);
@@ -497,15 +521,33 @@ async fn resumes_after_the_daemon_is_killed(cli: Cli) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_resumes_after_the_daemon_is_killed() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
     resumes_after_the_daemon_is_killed(Cli::Claude).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_resumes_after_the_daemon_is_killed() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
     resumes_after_the_daemon_is_killed(Cli::Codex).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_cli_resumes_after_the_daemon_is_killed() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
     resumes_after_the_daemon_is_killed(Cli::Gemini).await;
 }

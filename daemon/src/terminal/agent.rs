@@ -662,23 +662,28 @@ mod tests {
 
     #[test]
     fn resume_lines_keep_flags_and_drop_the_first_prompt() {
-        let resume = |kind, line| resume_command(kind, &words(line), "ID").map(|l| l.join(" "));
+        const ID: &str = "5ee3a1c0-7e20-4914-9820-0e431ad2b001";
+        let resume = |kind, line| resume_command(kind, &words(line), ID).map(|l| l.join(" "));
         assert_eq!(
             resume(AgentKind::Claude, "/x/claude --permission-mode default fix-it"),
-            Some("/x/claude --permission-mode default --resume ID".into())
+            Some("/x/claude --permission-mode default --resume 5ee3a1c0-7e20-4914-9820-0e431ad2b001".into())
         );
         assert_eq!(
             resume(AgentKind::Codex, "codex -m gpt hello"),
-            Some("codex -m gpt resume ID".into())
+            Some("codex -m gpt resume 5ee3a1c0-7e20-4914-9820-0e431ad2b001".into())
         );
         assert_eq!(
             resume(AgentKind::Gemini, "gemini -m pro -i hello --yolo"),
-            Some("gemini -m pro --yolo --resume ID".into())
+            Some("gemini -m pro --yolo --resume 5ee3a1c0-7e20-4914-9820-0e431ad2b001".into())
         );
         assert_eq!(
             resume(AgentKind::Gemini, "gemini --prompt-interactive=hi"),
-            Some("gemini --resume ID".into())
+            Some("gemini --resume 5ee3a1c0-7e20-4914-9820-0e431ad2b001".into())
         );
+        // Only a session id of the agents' shape becomes an argument.
+        for bad in ["--dangerously-skip-permissions", "ID", "x; rm -rf ~"] {
+            assert_eq!(resume_command(AgentKind::Claude, &words("claude"), bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ fn attach_command(daemon: &Daemon, target: &str, extra: &str) -> String {
 
 #[test]
 fn attach_redraws_types_and_detaches_cleanly() {
+    fugue_tests::require!("tmux");
     let daemon = Daemon::start();
     daemon.cli(&["new-session", "dev"]).ok();
     let pane = daemon.cli(&["run", "-s", "dev", "--title", "sh"]).ok();
@@ -50,6 +51,7 @@ fn attach_redraws_types_and_detaches_cleanly() {
 
 #[test]
 fn two_clients_see_the_same_output_and_prefix_keys_switch_panes() {
+    fugue_tests::require!("tmux");
     let daemon = Daemon::start();
     daemon.cli(&["new-session", "dev"]).ok();
     let first = daemon.cli(&["run", "-s", "dev"]).ok();
@@ -97,6 +99,7 @@ fn two_clients_see_the_same_output_and_prefix_keys_switch_panes() {
 
 #[test]
 fn the_client_reports_the_exit_and_survives_a_daemon_going_away() {
+    fugue_tests::require!("tmux");
     let mut daemon = Daemon::start();
     daemon.cli(&["new-session", "dev"]).ok();
     let pane = daemon
@@ -126,6 +129,7 @@ fn the_client_reports_the_exit_and_survives_a_daemon_going_away() {
 /// (created on first use), attached.
 #[test]
 fn fugue_alone_opens_a_shell_and_attaches() {
+    fugue_tests::require!("tmux");
     let daemon = Daemon::start();
     let tmux = Tmux::start(daemon.dir.path(), 90, 20);
     let fugue = format!("{} --socket {}", bin("fugue").display(), daemon.socket.display());
@@ -161,6 +165,7 @@ fn fugue_alone_opens_a_shell_and_attaches() {
 /// user asked for it with `--clipboard`.
 #[test]
 fn clipboard_writes_reach_the_terminal_only_when_allowed() {
+    fugue_tests::require!("tmux");
     let daemon = Daemon::start();
     daemon.cli(&["new-session", "dev"]).ok();
     let tmux = Tmux::start(daemon.dir.path(), 80, 20);
@@ -192,6 +197,7 @@ fn clipboard_writes_reach_the_terminal_only_when_allowed() {
 /// program's alternate screen, mouse reporting, cursor keys and keypad modes go.
 #[test]
 fn detaching_from_a_full_screen_program_restores_the_terminal() {
+    fugue_tests::require!("tmux");
     let daemon = Daemon::start();
     daemon.cli(&["new-session", "dev"]).ok();
     let tmux = Tmux::start(daemon.dir.path(), 80, 20);
@@ -227,6 +233,7 @@ fn detaching_from_a_full_screen_program_restores_the_terminal() {
 /// the cursor position and device attributes a second time.
 #[test]
 fn a_query_from_the_pane_is_answered_once_with_a_client_attached() {
+    fugue_tests::require!("tmux");
     let daemon = Daemon::start();
     daemon.cli(&["new-session", "dev"]).ok();
     let tmux = Tmux::start(daemon.dir.path(), 80, 20);

@@ -454,18 +454,21 @@ fn git_repo(dir: &Path) {
 
 #[tokio::test]
 async fn tabs_move_the_cursor_and_leave_blanks() {
+    fugue_tests::require!("tmux");
     let script = r#"printf 'a\tb\n\tc\nxx\t\nabc\tdefghij\tk\n\ttab at the start\nend\t'; exec sleep 60"#;
     case(script, no_files, &[Check("end")]).await;
 }
 
 #[tokio::test]
 async fn alternate_screen_47_keeps_the_primary_screen() {
+    fugue_tests::require!("tmux");
     let script = r#"printf 'before one\nbefore two\n'; printf '\033[?47h\033[2J\033[Halt text\033[5;3H'; printf '\033[?47lafter'; exec sleep 60"#;
     case(script, no_files, &[Check("after")]).await;
 }
 
 #[tokio::test]
 async fn alternate_screen_1047_keeps_the_primary_screen() {
+    fugue_tests::require!("tmux");
     let script =
         r#"printf 'before\n'; printf '\033[?1047h\033[Halt\033[3;7H'; printf '\033[?1047lafter'; exec sleep 60"#;
     case(script, no_files, &[Check("after")]).await;
@@ -473,6 +476,7 @@ async fn alternate_screen_1047_keeps_the_primary_screen() {
 
 #[tokio::test]
 async fn leaving_1049_twice_restores_the_saved_cursor() {
+    fugue_tests::require!("tmux");
     // dialog's way out: the second 1049l happens on the primary screen.
     let script = r#"printf 'one\ntwo\n'; printf '\033[?1049h\033[2J\033[10;10Hdialog'; printf '\033[?1049l'; printf 'three\nfour\n'; printf '\033[?1049lX'; exec sleep 60"#;
     case(script, no_files, &[Check("X")]).await;
@@ -480,6 +484,7 @@ async fn leaving_1049_twice_restores_the_saved_cursor() {
 
 #[tokio::test]
 async fn attributes_and_colours() {
+    fugue_tests::require!("tmux");
     let script = r#"printf '\033[1mbold\033[0m \033[2mdim\033[0m \033[3mitalic\033[0m \033[4munder\033[0m \033[5mblink\033[0m \033[7minverse\033[0m \033[9mstrike\033[0m\n'
 printf '\033[31mred \033[42mon green\033[0m \033[38;5;123m256\033[0m \033[48;5;200mbg256\033[0m \033[38;2;10;20;30mrgb\033[0m \033[91mbright\033[0m \033[1;4;5;33mall\033[22;24;25m some\033[0m\n'
 printf '\033[44m    blue blanks    \033[0m\n\033[5;7mblink inverse\033[25m still inverse\033[0m\ndone'; exec sleep 60"#;
@@ -489,6 +494,7 @@ printf '\033[44m    blue blanks    \033[0m\n\033[5;7mblink inverse\033[25m still
 /// DEC special graphics (as designated for G0, and for G1 then shifted to).
 #[tokio::test]
 async fn dec_line_drawing() {
+    fugue_tests::require!("tmux");
     let script = r#"printf '\033(0lqqk\nx  x\nmqqj\033(B plain q\n\033)0\016lqk\017 shifted\ndone'; exec sleep 60"#;
     let pair = Pair::for_case(script, no_files).await;
     let tmux = wait_for("the drawing on tmux's screen", DEADLINE, || async {
@@ -529,6 +535,7 @@ async fn dec_line_drawing() {
 
 #[tokio::test]
 async fn scroll_regions() {
+    fugue_tests::require!("tmux");
     // Insert and delete line inside the region. (tmux departure, not tested: outside
     // the margins xterm ignores IL and DL; tmux applies them to the whole screen.)
     let script = r#"printf '\033[2J\033[H'; seq 1 30; printf '\033[5;10r\033[10;1H'; seq 100 112; printf '\033[6;1H\033[M\033[8;1H\033[2L'; printf '\033[r\033[20;1Hdone'; exec sleep 60"#;
@@ -537,6 +544,7 @@ async fn scroll_regions() {
 
 #[tokio::test]
 async fn insert_delete_and_erase() {
+    fugue_tests::require!("tmux");
     let script = r#"printf 'abcdefghij\n0123456789\nABCDEFGHIJ\nklmnopqrst\nuvwxyz\n'
 printf '\033[1;3H\033[2@XY\033[2;3H\033[3P\033[3;5H\033[4X\033[4;4H\033[1K\033[5;3H\033[K'
 printf '\033[7;1Hlast line\033[7;5H\033[0J\033[8;1Hdone'; exec sleep 60"#;
@@ -545,18 +553,21 @@ printf '\033[7;1Hlast line\033[7;5H\033[0J\033[8;1Hdone'; exec sleep 60"#;
 
 #[tokio::test]
 async fn wide_characters_and_wrapping() {
+    fugue_tests::require!("tmux");
     let script = r#"printf '日本語のテキスト\n한국어 and 中文 mixed\n'; printf '%079d中\n' 0; printf '%0100d\n' 7; printf 'over\rOV\n'; printf 'done'; exec sleep 60"#;
     case(script, no_files, &[Check("done")]).await;
 }
 
 #[tokio::test]
 async fn saved_cursor_and_origin_mode() {
+    fugue_tests::require!("tmux");
     let script = r#"printf '\033[2J\033[5;5Hsaved\0337\033[10;10Hmoved\0338here'; printf '\033[3;8r\033[?6h\033[1;1Htop of region\033[?6l\033[r\033[12;1Hdone'; exec sleep 60"#;
     case(script, no_files, &[Check("done")]).await;
 }
 
 #[tokio::test]
 async fn output_that_scrolls_the_screen() {
+    fugue_tests::require!("tmux");
     let script = r#"seq 1 200 | sed 's/^/output line /'; printf 'done'; exec sleep 60"#;
     case(script, no_files, &[Check("done")]).await;
 }
@@ -570,6 +581,7 @@ const VIM: &str = "exec vim -u NONE -i NONE -N -n --cmd 'set t_RB='";
 
 #[tokio::test]
 async fn vim_edits_a_file() {
+    fugue_tests::require!("tmux", "vim");
     let program = format!("{VIM} text.txt");
     let program = program.as_str();
     let steps = [
@@ -587,6 +599,7 @@ async fn vim_edits_a_file() {
 
 #[tokio::test]
 async fn vi_with_syntax_colours() {
+    fugue_tests::require!("tmux", "vim");
     let program = format!("{VIM} -c 'syntax on' -c 'set hlsearch' -c '/parser' main.rs");
     let program = program.as_str();
     let setup = |d: &Path| {
@@ -601,6 +614,7 @@ async fn vi_with_syntax_colours() {
 
 #[tokio::test]
 async fn less_pages_through_a_file() {
+    fugue_tests::require!("tmux", "less");
     let program = "exec less text.txt";
     let steps = [
         Check("line 1 of the file"),
@@ -614,6 +628,7 @@ async fn less_pages_through_a_file() {
 
 #[tokio::test]
 async fn nano_opens_a_file() {
+    fugue_tests::require!("tmux", "nano");
     let program = "exec nano -I text.txt";
     case(
         program,
@@ -629,6 +644,7 @@ async fn nano_opens_a_file() {
 
 #[tokio::test]
 async fn man_renders_a_page() {
+    fugue_tests::require!("tmux", "man");
     let program = "MANWIDTH=80 MANPAGER='less' exec man -l page.1";
     let setup = |d: &Path| {
         std::fs::write(
@@ -642,6 +658,7 @@ async fn man_renders_a_page() {
 
 #[tokio::test]
 async fn w3m_renders_a_page() {
+    fugue_tests::require!("tmux", "w3m");
     let program = "exec w3m -no-mouse -o confirm_qq=0 page.html";
     let setup = |d: &Path| {
         std::fs::write(
@@ -655,6 +672,7 @@ async fn w3m_renders_a_page() {
 
 #[tokio::test]
 async fn tig_shows_history() {
+    fugue_tests::require!("tmux", "tig");
     let program = "cd repo && exec tig --all";
     case(
         program,
@@ -666,6 +684,7 @@ async fn tig_shows_history() {
 
 #[tokio::test]
 async fn git_log_graph_in_colour() {
+    fugue_tests::require!("tmux", "git");
     let program =
         "cd repo && git -c color.ui=always log --graph --oneline --decorate --all | cat; printf done; exec sleep 60";
     case(program, git_repo, &[Check("done")]).await;
@@ -673,6 +692,7 @@ async fn git_log_graph_in_colour() {
 
 #[tokio::test]
 async fn ncdu_scans_a_tree() {
+    fugue_tests::require!("tmux", "ncdu");
     let program = "exec ncdu -x --color dark tree";
     case(
         program,
@@ -684,12 +704,14 @@ async fn ncdu_scans_a_tree() {
 
 #[tokio::test]
 async fn tree_in_colour() {
+    fugue_tests::require!("tmux", "tree");
     let program = "tree -C tree; printf done; exec sleep 60";
     case(program, file_tree, &[Check("done")]).await;
 }
 
 #[tokio::test]
 async fn dialog_menu_and_exit() {
+    fugue_tests::require!("tmux", "dialog");
     let program = "dialog --menu 'Pick one' 12 40 3 a first b second c third; printf 'after dialog'; exec sleep 60";
     let steps = [
         Check("Pick one"),
@@ -703,6 +725,7 @@ async fn dialog_menu_and_exit() {
 
 #[tokio::test]
 async fn whiptail_yes_no() {
+    fugue_tests::require!("tmux", "whiptail");
     let program = "whiptail --yesno 'Continue?' 10 40; printf 'answered %s' $?; exec sleep 60";
     case(
         program,
@@ -720,12 +743,14 @@ async fn whiptail_yes_no() {
 
 #[tokio::test]
 async fn midnight_commander_panels() {
+    fugue_tests::require!("tmux", "mc");
     let program = "exec mc -u -d --nocolor tree tree/docs";
     case(program, file_tree, &[Check("guide.md")]).await;
 }
 
 #[tokio::test]
 async fn bash_readline_editing() {
+    fugue_tests::require!("tmux", "bash");
     let program = "exec bash --norc --noprofile -i";
     let steps = [
         Check("$"),
@@ -740,6 +765,7 @@ async fn bash_readline_editing() {
 
 #[tokio::test]
 async fn python_curses_program() {
+    fugue_tests::require!("tmux", "python3");
     let program = "exec python3 draw.py";
     let setup = |d: &Path| {
         std::fs::write(

@@ -348,6 +348,7 @@ async fn without_a_state_file_nothing_is_kept() {
 /// written before and after.
 #[tokio::test]
 async fn a_full_disk_costs_only_the_records_it_could_not_write() {
+    fugue_tests::require!("mount");
     struct Mount(std::path::PathBuf);
     impl Drop for Mount {
         fn drop(&mut self) {

@@ -682,6 +682,7 @@ async fn sigkill_then_restart_on_the_same_socket() {
 /// as root); says so and skips otherwise.
 #[tokio::test]
 async fn foreign_uids_are_refused_both_ways() {
+    fugue_tests::require!("python3");
     if !rustix::process::geteuid().is_root() {
         println!("SKIPPED foreign_uids_are_refused_both_ways: needs root to act as another uid");
         return;

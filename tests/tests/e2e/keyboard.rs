@@ -95,6 +95,7 @@ fn send_keys_encode_for_the_kitty_keyboard_protocol_when_the_program_asks() {
 /// fugued re-encodes. Before, it got a plain Enter (0d) and a bare ESC.
 #[test]
 fn shift_enter_from_a_terminal_without_the_kitty_protocol_reaches_the_program() {
+    fugue_tests::require!("tmux");
     let daemon = Daemon::start();
     daemon.cli(&["new-session", "dev"]).ok();
     let kitty = start_reader(&daemon, r"\x1b[>1u");
@@ -133,6 +134,7 @@ fn shift_enter_from_a_terminal_without_the_kitty_protocol_reaches_the_program() 
 /// terminal's report went through: out, in, in, out, out.
 #[test]
 fn focus_events_from_several_terminals_reach_the_program_once() {
+    fugue_tests::require!("tmux");
     let daemon = Daemon::start();
     daemon.cli(&["new-session", "dev"]).ok();
     let pane = start_reader(&daemon, r"\x1b[?1004h");

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 
 #[test]
 fn the_systemd_units_verify_and_uninstall_removes_them() {
+    fugue_tests::require!("systemd-analyze");
     let dir = private_dir();
     let socket = dir.path().join("fugue.sock");
     let config = dir.path().join("config");
@@ -76,6 +77,7 @@ fn only_systemd_is_offered() {
 /// and stopping it, even after a live upgrade, leaves the socket file to its owner.
 #[test]
 fn socket_activation_hands_fugued_its_socket_and_fugued_says_when_ready() {
+    fugue_tests::require!("systemd-socket-activate");
     let dir = private_dir();
     let socket = dir.path().join("fugue.sock");
     let notify_path = dir.path().join("notify");
@@ -157,6 +159,7 @@ fn socket_exists(path: &Path) -> bool {
 /// rather than served on a socket no client looks for.
 #[test]
 fn an_activated_socket_elsewhere_than_the_daemons_is_refused_clearly() {
+    fugue_tests::require!("systemd-socket-activate");
     let dir = private_dir();
     let listening = dir.path().join("a.sock");
     let mut activator = Command::new("systemd-socket-activate")

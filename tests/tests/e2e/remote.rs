@@ -73,6 +73,7 @@ async fn mcp_bridge(setup: &Setup, args: &[&std::ffi::OsStr], home: &std::path::
 
 #[test]
 fn every_command_works_on_a_host_over_ssh() {
+    fugue_tests::require!("/usr/sbin/sshd", "ssh", "ssh-keygen");
     let setup = Setup::new();
     let on_box = |args: &[&str]| {
         let mut all = vec!["--host", "box"];
@@ -111,6 +112,7 @@ fn every_command_works_on_a_host_over_ssh() {
 
 #[test]
 fn all_hosts_lists_every_machine_and_reports_the_one_that_cannot_be_reached() {
+    fugue_tests::require!("/usr/sbin/sshd", "ssh", "ssh-keygen");
     let setup = Setup::new();
     setup.fugue(&["--host", "box", "new-session", "on-box"]).ok();
     let listed = setup.fugue(&["ls", "--all-hosts"]);
@@ -150,6 +152,7 @@ fn all_hosts_lists_every_machine_and_reports_the_one_that_cannot_be_reached() {
 /// ssh connection is reconnected with a redraw.
 #[test]
 fn attach_works_over_ssh() {
+    fugue_tests::require!("tmux", "/usr/sbin/sshd", "ssh", "ssh-keygen");
     let setup = Setup::new();
     setup.daemon.cli(&["new-session", "far"]).ok();
     let pane = setup.daemon.cli(&["run", "-s", "far"]).ok();
@@ -220,6 +223,7 @@ fn proxy_takes_no_host() {
 /// other machine, through the real bridge and a real MCP client.
 #[tokio::test]
 async fn the_mcp_bridge_runs_terminals_on_a_host() {
+    fugue_tests::require!("/usr/sbin/sshd", "ssh", "ssh-keygen");
     let setup = Setup::new();
     let args = ["--host", "box", "--socket", "/nonexistent/s"].map(std::ffi::OsStr::new);
     let mcp = mcp_bridge(&setup, &args, setup.daemon.dir.path()).await;
@@ -248,6 +252,7 @@ async fn the_mcp_bridge_runs_terminals_on_a_host() {
 /// shows every host's (an unreachable one under `unreachable`).
 #[tokio::test]
 async fn the_mcp_bridge_addresses_terminals_on_every_host() {
+    fugue_tests::require!("/usr/sbin/sshd", "ssh", "ssh-keygen");
     let setup = Setup::new();
     let here = Daemon::start();
     let mcp = mcp_bridge(&setup, &["--socket".as_ref(), here.socket.as_os_str()], here.dir.path()).await;

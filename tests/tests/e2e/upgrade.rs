@@ -65,6 +65,7 @@ async fn start(client: &Client, spec: SpawnSpec) -> PaneInfo {
 
 #[tokio::test]
 async fn a_live_upgrade_keeps_every_pane_and_process() {
+    fugue_tests::require!("tmux");
     let daemon = Daemon::start_copy(&[]);
     let client = daemon.client().await;
     client.create_session("up", None, Vec::new()).await.unwrap();

@@ -952,6 +952,7 @@ fn only_loopback_without_tls_and_token_files_must_be_private() {
 /// browser; its screenshots land in target/browser-artifacts.
 #[test]
 fn the_tab_bar_works_in_a_real_browser() {
+    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
     let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
     assert!(
         Path::new("/usr/bin/chromium").is_file(),

@@ -431,7 +431,11 @@ starting; Codex and Gemini CLI through their hooks)"
         let id = PaneId::new();
         let output = Arc::new(PaneOutput::new(limits(&config, byte_limit), launch.size));
         if let Some(path) = self.args.store.output_log(id) {
-            output.keep_log_in(&path);
+            // Making the file is file system work (open, size, reserve, map:
+            // ~0.8 ms here): not on the request's path. The log starts in memory
+            // and moves to the file moments later.
+            let output = output.clone();
+            tokio::task::spawn_blocking(move || output.keep_log_in(&path));
         }
         let started = self.start(myself, id, &launch, spec.shell, &output).await?;
         let title = spec

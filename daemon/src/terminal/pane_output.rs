@@ -21,6 +21,7 @@
 use crate::sync::lock;
 use crate::terminal::agent;
 use crate::terminal::output::{LogSnapshot, OutputLog, SearchBatch, TextLines, TextSnapshot};
+use crate::terminal::raw_log::LogFile;
 use crate::terminal::reports::{Notice, Report, ReportScanner};
 use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, ScreenSnapshot, SharedText};
 use bytes::Bytes;
@@ -413,8 +414,11 @@ impl PaneOutput {
 
     /// From now on keeps the raw log in the file `path` (see
     /// [`OutputLog::keep_in`]); on failure it stays in memory.
+    /// The file is made without the log's lock (the reader goes on meanwhile);
+    /// blocking file system work: call it off the runtime's workers.
     pub fn keep_log_in(&self, path: &std::path::Path) {
-        if let Err(err) = lock(&self.log).keep_in(path) {
+        let kept = LogFile::create(path, self.limits.log_bytes).and_then(|file| lock(&self.log).adopt(file));
+        if let Err(err) = kept {
             tracing::warn!(path = %path.display(), %err, "cannot keep a pane's output in the state directory; it is kept in memory");
         }
     }

@@ -100,13 +100,18 @@ impl OutputLog {
     /// From now on keeps the ring in the file `path` (created, or emptied if it
     /// exists), with what the log holds now.
     pub fn keep_in(&mut self, path: &Path) -> io::Result<()> {
-        let file = open_file(path, true)?;
-        file.set_len((HEADER + self.limit) as u64)?;
-        reserve(&file, 0, HEADER)?;
-        let mut map = map(&file)?;
-        map[..HEADER].fill(0);
-        map[..8].copy_from_slice(MAGIC);
-        map[8..16].copy_from_slice(&(self.limit as u64).to_le_bytes());
+        let file = LogFile::create(path, self.limit)?;
+        self.adopt(file)
+    }
+
+    /// From now on keeps the ring in `file` (made by [`LogFile::create`] for
+    /// this log's limit), with what the log holds now. Cheap: the slow part,
+    /// making the file, is done before, without the log's lock.
+    pub fn adopt(&mut self, file: LogFile) -> io::Result<()> {
+        let LogFile { map, file, limit } = file;
+        if limit != self.limit {
+            return Err(io::Error::other("the log file was made for another limit"));
+        }
         let kept = self.read_since(self.start, usize::MAX);
         let mut mapped = Self {
             ring: Ring::Mapped {
@@ -321,6 +326,28 @@ fn open_file(path: &Path, create: bool) -> io::Result<File> {
         .truncate(false)
         .mode(0o600)
         .open(path)
+}
+
+/// A log file made and mapped, ready for [`OutputLog::adopt`].
+pub struct LogFile {
+    map: memmap2::MmapMut,
+    file: File,
+    limit: usize,
+}
+
+impl LogFile {
+    /// Creates (or empties) `path` for a log of `limit` bytes: its size set,
+    /// its header's blocks reserved and written, mapped.
+    pub fn create(path: &Path, limit: usize) -> io::Result<Self> {
+        let file = open_file(path, true)?;
+        file.set_len((HEADER + limit) as u64)?;
+        reserve(&file, 0, HEADER)?;
+        let mut map = map(&file)?;
+        map[..HEADER].fill(0);
+        map[..8].copy_from_slice(MAGIC);
+        map[8..16].copy_from_slice(&(limit as u64).to_le_bytes());
+        Ok(Self { map, file, limit })
+    }
 }
 
 /// Reserves the blocks of `len` bytes at `offset` in `file`.

@@ -12,7 +12,7 @@ use bytes::Bytes;
 use fugue_protocol::codec::encode_frame;
 use fugue_protocol::{ErrorCode, ErrorReply, Event, Response, ServerFrame};
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::{broadcast, mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -29,6 +29,10 @@ pub struct Outbox {
     queue: mpsc::UnboundedSender<Outgoing>,
     budget: Arc<Semaphore>,
     memory: Arc<Budget>,
+    /// When the client last took something off the queue (or the queue last
+    /// went from empty to not), in ms since the Unix epoch: a client with
+    /// bytes queued and no progress for a while is not reading.
+    pub progress: Arc<AtomicU64>,
 }
 
 /// One frame in the queue, as the socket writer takes it.
@@ -59,7 +63,32 @@ impl Outbox {
     pub fn new(memory: Arc<Budget>) -> (Self, mpsc::UnboundedReceiver<Outgoing>) {
         let (queue, rx) = mpsc::unbounded_channel();
         let budget = Arc::new(Semaphore::new(OUT_QUEUE_BYTES));
-        (Self { queue, budget, memory }, rx)
+        let progress = Arc::new(AtomicU64::new(crate::config::now_ms()));
+        (
+            Self {
+                queue,
+                budget,
+                memory,
+                progress,
+            },
+            rx,
+        )
+    }
+
+    /// Bytes queued and not yet written.
+    pub fn queued(&self) -> usize {
+        OUT_QUEUE_BYTES - self.budget.available_permits()
+    }
+
+    /// How long the client has had bytes queued without taking any.
+    pub fn stalled_for(&self) -> std::time::Duration {
+        match self.queued() {
+            0 => std::time::Duration::ZERO,
+            _ => {
+                let since = crate::config::now_ms().saturating_sub(self.progress.load(Ordering::Acquire));
+                std::time::Duration::from_millis(since)
+            }
+        }
     }
 
     /// Queues `frame`, waiting (this caller only) while the client's queue is full.
@@ -125,6 +154,10 @@ impl Outbox {
     /// Room for `bytes` in the queue, waiting while it is full.
     async fn room(&self, bytes: usize) -> Result<OwnedSemaphorePermit, NotSent> {
         let cost = bytes.clamp(1, OUT_QUEUE_BYTES) as u32;
+        if self.queued() == 0 {
+            // An idle client's clock starts with what it is sent now.
+            self.progress.store(crate::config::now_ms(), Ordering::Release);
+        }
         self.budget
             .clone()
             .acquire_many_owned(cost)
@@ -212,6 +245,9 @@ pub struct Clients(Mutex<Vec<Weak<Client>>>);
 
 /// A client holding less than this is never cut: cutting it would not help.
 const MIN_CUT_BYTES: usize = 256 * 1024;
+/// Only a client that has not read what is queued for it this long is cut: one
+/// that reads is never cut, however much its requests hold.
+const STALLED: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Clients {
     pub fn add(&self, client: &Arc<Client>) {
@@ -221,12 +257,14 @@ impl Clients {
     }
 
     /// Cuts the client other than `asking` that holds the most memory (at least
-    /// [`MIN_CUT_BYTES`]); false if there is none.
+    /// [`MIN_CUT_BYTES`]) among those that stopped reading (nothing taken off
+    /// their queue for [`STALLED`]); false if there is none.
     pub fn cut_largest(&self, asking: &Client) -> bool {
         let largest = lock(&self.0)
             .iter()
             .filter_map(Weak::upgrade)
             .filter(|c| !std::ptr::eq(c.as_ref(), asking) && !c.cut.is_cancelled())
+            .filter(|c| c.out.stalled_for() >= STALLED)
             .max_by_key(|c| c.memory.used());
         match largest {
             Some(client) if client.memory.used() >= MIN_CUT_BYTES => {

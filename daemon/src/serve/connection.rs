@@ -312,7 +312,13 @@ async fn serve_client(
     handler.clients.add(&conn);
     let mut generation = lifecycle.generation.clone();
     generation.mark_unchanged();
-    let write_task = tokio::spawn(write_loop(write, out_rx, lifecycle, conn.cut.clone()));
+    let write_task = tokio::spawn(write_loop(
+        write,
+        out_rx,
+        lifecycle,
+        conn.cut.clone(),
+        conn.out.progress.clone(),
+    ));
     tokio::select! {
         _ = read_loop(reader, handler, &conn) => {}
         _ = generation.changed() => {}
@@ -415,9 +421,14 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
 /// How long a request waits for a cut client's memory to come back.
 const CUT_WAIT: Duration = Duration::from_secs(1);
 
+/// How often a request waiting for room looks again for a client to cut (one
+/// may stop reading meanwhile).
+const CUT_RETRY: Duration = Duration::from_millis(100);
+
 /// Charges a request's bytes and its reply's room to the connection's budget.
-/// When the daemon's budget is what is exhausted, the client holding the most
-/// is cut, and the request waits (briefly) for its memory to come back.
+/// When the daemon's budget is what is exhausted, the largest client that
+/// stopped reading is cut, and the request waits (at most [`CUT_WAIT`]) for
+/// memory to come back.
 async fn admit(handler: &Handler, conn: &Client, bytes: usize) -> Result<Charge, ErrorReply> {
     let daemon = conn.memory.root();
     let deadline = Instant::now() + CUT_WAIT;
@@ -429,12 +440,12 @@ async fn admit(handler: &Handler, conn: &Client, bytes: usize) -> Result<Charge,
             Ok(charge) => return Ok(charge),
             Err(over) => over,
         };
-        if !over.daemon_wide || !handler.clients.cut_largest(conn) {
+        if !over.daemon_wide || Instant::now() >= deadline {
             return Err(over.into());
         }
-        if tokio::time::timeout_at(deadline, freed).await.is_err() {
-            return Err(over.into());
-        }
+        handler.clients.cut_largest(conn);
+        let wake = (Instant::now() + CUT_RETRY).min(deadline);
+        let _ = tokio::time::timeout_at(wake, freed).await;
     }
 }
 
@@ -445,20 +456,28 @@ async fn write_loop(
     frames: mpsc::UnboundedReceiver<Outgoing>,
     lifecycle: Lifecycle,
     cut: CancellationToken,
+    progress: Arc<AtomicU64>,
 ) {
     tokio::select! {
-        _ = write_frames(write, frames, lifecycle) => {}
+        _ = write_frames(write, frames, lifecycle, progress) => {}
         _ = cut.cancelled() => {}
     }
 }
 
-async fn write_frames(write: OwnedWriteHalf, mut frames: mpsc::UnboundedReceiver<Outgoing>, lifecycle: Lifecycle) {
+async fn write_frames(
+    write: OwnedWriteHalf,
+    mut frames: mpsc::UnboundedReceiver<Outgoing>,
+    lifecycle: Lifecycle,
+    progress: Arc<AtomicU64>,
+) {
     let mut writer = BufWriter::with_capacity(64 * 1024, write);
     while let Some(outgoing) = frames.recv().await {
         if let Err(err) = writer.write_all(&outgoing.frame).await {
             tracing::debug!(%err, "client write failed");
             return;
         }
+        // The client took this frame (or the socket's buffer did).
+        progress.store(crate::config::now_ms(), Ordering::Release);
         // Batch: flush only when nothing else is waiting.
         if frames.is_empty() || outgoing.starts_shutdown || outgoing.starts_upgrade || outgoing.fatal {
             if let Err(err) = writer.flush().await {

@@ -337,21 +337,17 @@ async fn many_connections_together_stay_within_the_daemon_budget() {
     );
     assert_eq!(status.client_memory_limit, 64 << 20);
     assert!(status.client_memory_used <= 64 << 20);
-    // The stalled clients wanted more than the budget: the largest were cut.
-    let log = wait_for("a client cut", DEADLINE, || async {
-        let log = daemon.log();
-        log.contains("cut the client holding the most memory").then_some(log)
-    })
-    .await;
-    let cuts = log.matches("cut the client holding the most memory").count();
-    println!("40 stalled readers: {cuts} cut to make room");
-    // A bystander is answered (the largest holder is cut to make room).
+    // A bystander is answered: the largest client that stopped reading is cut
+    // to make room.
     let started = Instant::now();
     let bystander = daemon.client().await;
     bystander.list_sessions().await.expect("a bystander is answered");
     let panes = bystander.list_panes(None).await.expect("a bystander lists panes");
     assert_eq!(panes.len(), 1);
     println!("bystander answered in {:?}", started.elapsed());
+    let cuts = daemon.log().matches("cut the client holding the most memory").count();
+    println!("40 stalled readers: {cuts} cut to make room");
+    assert!(cuts >= 1, "nobody was cut");
     let growth = rss_kib(daemon.pid()).saturating_sub(base) / 1024;
     println!("40 stalled readers: RSS +{growth} MiB");
     assert!(growth < 160, "RSS grew {growth} MiB");

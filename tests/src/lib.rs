@@ -244,16 +244,8 @@ impl Daemon {
     pub fn start_on(socket: &Path) -> Daemon {
         let dir = private_dir();
         let exe = bin("fugued");
-        let child = Self::command(&exe, &dir, socket, &[]).spawn().expect("start fugued");
-        let daemon = Daemon {
-            socket: socket.to_path_buf(),
-            dir,
-            exe,
-            child: Some(child),
-            state_home: None,
-        };
-        daemon.wait_ready();
-        daemon
+        let command = Self::command(&exe, &dir, socket, &[]);
+        Self::launch_on(socket.to_path_buf(), dir, exe, command)
     }
 
     #[allow(unsafe_code)]
@@ -282,10 +274,15 @@ impl Daemon {
     }
 
     /// Spawns `command` (fugued on `dir`'s socket) and waits until it accepts.
-    fn launch(dir: tempfile::TempDir, exe: PathBuf, mut command: Command) -> Daemon {
+    fn launch(dir: tempfile::TempDir, exe: PathBuf, command: Command) -> Daemon {
+        Self::launch_on(dir.path().join("fugue.sock"), dir, exe, command)
+    }
+
+    /// Spawns `command` (fugued on `socket`) and waits until it accepts.
+    fn launch_on(socket: PathBuf, dir: tempfile::TempDir, exe: PathBuf, mut command: Command) -> Daemon {
         let child = command.spawn().expect("start fugued");
         let daemon = Daemon {
-            socket: dir.path().join("fugue.sock"),
+            socket,
             dir,
             exe,
             child: Some(child),
@@ -453,6 +450,23 @@ pub fn pane_token(pid: u32) -> String {
             .map(|token| String::from_utf8_lossy(token).into_owned())
     })
 }
+
+/// A pane of `session` that runs `sleep 600` under a file name holding an OSC
+/// title sequence and a bidi override (`evil ESC ]0;PWNED BEL U+202E txt.exe`,
+/// a link made in `dir`): the daemon must hand out its derived title clean,
+/// as [`EVIL_TITLE`].
+pub fn evil_program_spec(dir: &Path, session: &str) -> fugue_client::protocol::SpawnSpec {
+    let evil = dir.join("evil\x1b]0;PWNED\x07\u{202e}txt.exe");
+    std::os::unix::fs::symlink("/bin/sleep", &evil).expect("link the evil program name");
+    let mut spec = fugue_client::protocol::SpawnSpec::new(session);
+    spec.command = Some(evil.display().to_string());
+    spec.args = vec!["600".into()];
+    spec.shell = false;
+    spec
+}
+
+/// The title [`evil_program_spec`]'s pane must get.
+pub const EVIL_TITLE: &str = "evil]0;PWNEDtxt.exe";
 
 /// A pane that runs `sh -c SCRIPT` directly (no interactive shell around it).
 pub fn sh_spec(session: &str, script: impl Into<String>) -> fugue_client::protocol::SpawnSpec {

@@ -794,14 +794,9 @@ async fn names_reach_agents_clean() {
     let daemon = Daemon::start();
     let client = daemon.client().await;
     client.create_session("mcp", None, vec![]).await.unwrap();
-    let evil = daemon.dir.path().join("evil\x1b]0;PWNED\x07\u{202e}txt.exe");
-    std::os::unix::fs::symlink("/bin/sleep", &evil).unwrap();
-    let mut spec = fugue_client::protocol::SpawnSpec::new("mcp");
-    spec.command = Some(evil.display().to_string());
-    spec.args = vec!["600".into()];
-    spec.shell = false;
+    let spec = fugue_tests::evil_program_spec(daemon.dir.path(), "mcp");
     client.create_pane(spec).await.unwrap();
     let mcp = connect(&daemon, TestClient::default(), false).await;
     let listed = ok(&mcp, "fugue_list", json!({})).await;
-    assert_eq!(listed["terminals"][0]["title"], "evil]0;PWNEDtxt.exe", "{listed}");
+    assert_eq!(listed["terminals"][0]["title"], fugue_tests::EVIL_TITLE, "{listed}");
 }

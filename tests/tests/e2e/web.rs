@@ -1175,15 +1175,10 @@ async fn names_reach_the_browser_clean() {
     let daemon = Daemon::start();
     let client = daemon.client().await;
     client.create_session("web", None, vec![]).await.unwrap();
-    let evil = daemon.dir.path().join("evil\x1b]0;PWNED\x07\u{202e}txt.exe");
-    std::os::unix::fs::symlink("/bin/sleep", &evil).unwrap();
-    let mut spec = fugue_client::protocol::SpawnSpec::new("web");
-    spec.command = Some(evil.display().to_string());
-    spec.args = vec!["600".into()];
-    spec.shell = false;
+    let spec = fugue_tests::evil_program_spec(daemon.dir.path(), "web");
     client.create_pane(spec).await.unwrap();
     let web = Web::start(&daemon, &[]);
     let (status, panes) = web.call(Method::GET, "/api/panes", None).await;
     assert_eq!(status, StatusCode::OK, "{panes}");
-    assert_eq!(panes[0]["title"], "evil]0;PWNEDtxt.exe", "{panes}");
+    assert_eq!(panes[0]["title"], fugue_tests::EVIL_TITLE, "{panes}");
 }

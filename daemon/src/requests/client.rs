@@ -112,17 +112,15 @@ impl Outbox {
         let fatal = matches!(frame, ServerFrame::Fatal(_));
         let event = matches!(frame, ServerFrame::Event(_));
         let bytes = encode_or_explain(frame);
-        let charge = match event {
-            true => self.memory.try_charge(bytes.len()).map_err(|_| NotSent::OverBudget)?,
-            // A reply waiting for room is paid for by its request's reservation
-            // (see `serve::connection`); it is charged here once it is queued.
-            false => Charge::none(),
+        // An event that does not fit is refused. A reply waiting for room is
+        // paid for by its request's reservation (see `serve::connection`), so
+        // it is charged once it has its place in the queue.
+        let event_charge = match event {
+            true => Some(self.memory.try_charge(bytes.len()).map_err(|_| NotSent::OverBudget)?),
+            false => None,
         };
         let permit = self.room(bytes.len()).await?;
-        let charge = match event {
-            true => charge,
-            false => self.memory.force_charge(bytes.len()),
-        };
+        let charge = event_charge.unwrap_or_else(|| self.memory.force_charge(bytes.len()));
         self.queue
             .send(Outgoing {
                 frame: bytes.into(),
@@ -258,24 +256,20 @@ impl Clients {
 
     /// Cuts the client other than `asking` that holds the most memory (at least
     /// [`MIN_CUT_BYTES`]) among those that stopped reading (nothing taken off
-    /// their queue for [`STALLED`]); false if there is none.
-    pub fn cut_largest(&self, asking: &Client) -> bool {
+    /// their queue for [`STALLED`]), if there is one.
+    pub fn cut_largest(&self, asking: &Client) {
         let largest = lock(&self.0)
             .iter()
             .filter_map(Weak::upgrade)
             .filter(|c| !std::ptr::eq(c.as_ref(), asking) && !c.cut.is_cancelled())
             .filter(|c| c.out.stalled_for() >= STALLED)
             .max_by_key(|c| c.memory.used());
-        match largest {
-            Some(client) if client.memory.used() >= MIN_CUT_BYTES => {
-                tracing::warn!(
-                    held = client.memory.used(),
-                    "cut the client holding the most memory: the daemon's client memory budget is exhausted"
-                );
-                client.cut.cancel();
-                true
-            }
-            _ => false,
+        if let Some(client) = largest.filter(|c| c.memory.used() >= MIN_CUT_BYTES) {
+            tracing::warn!(
+                held = client.memory.used(),
+                "cut the client holding the most memory: the daemon's client memory budget is exhausted"
+            );
+            client.cut.cancel();
         }
     }
 }

@@ -5,6 +5,7 @@ use crate::Row;
 use bytes::BytesMut;
 use fugue_client::Client;
 use fugue_protocol::codec::FrameCodec;
+use fugue_protocol::requests as rq;
 use fugue_protocol::{
     CaptureWhat, ClientFrame, Event, Hello, MatchOn, PaneSize, ReadMode, Request, ServerFrame, SpawnSpec, WaitUntil,
     PROTOCOL_VERSION,
@@ -284,11 +285,11 @@ fn stalled_attach(socket: &Path, pane: &str) -> Result<std::os::unix::net::UnixS
     codec
         .encode(ClientFrame::Hello(hello), &mut buf)
         .map_err(|e| e.to_string())?;
-    let attach = Request::Attach {
+    let attach = Request::Attach(rq::Attach {
         pane: pane.into(),
         read_only: true,
         size: None,
-    };
+    });
     codec
         .encode(ClientFrame::Request { id: 1, request: attach }, &mut buf)
         .map_err(|e| e.to_string())?;

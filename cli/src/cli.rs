@@ -6,7 +6,9 @@ use fugue_client::protocol::{
     AgentState, Attention, CaptureWhat, DaemonInfo, EnvVar, ErrorCode, Event, ExitStatus, MatchOn, PaneInfo, PaneSize,
     PaneState, PermissionAnswer, ReadMode, RestartPolicy, SessionInfo, SizePolicy, SpawnSpec, WaitCondition, WaitUntil,
 };
-use fugue_client::views::{self, now_ms, AgentStateView, CaptureView, DaemonView, PaneView, ReadView, SessionView};
+use fugue_client::views::{
+    self, now_ms, AgentStateView, CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView,
+};
 use fugue_client::{Client, ClientError, ConnectOptions};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -86,6 +88,10 @@ enum Command {
         #[arg(long)]
         all_hosts: bool,
     },
+    /// Every pane (of one session, or of all) with what its agent CLI is doing,
+    /// how long it has been so, and its last line of output; panes whose agent
+    /// needs a person first.
+    Overview { session: Option<String> },
     /// Carry the fugue protocol between stdin/stdout and this machine's daemon
     /// (starting it if needed): what `ssh HOST fugue proxy` runs for --host.
     Proxy,
@@ -706,6 +712,13 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
                 true => format!("already {}: nothing sent", answered.answer.past()),
                 false => answered.answer.past().to_string(),
             });
+        }
+        Command::Overview { session } => {
+            let mut panes = client.overview(session.as_deref()).await?;
+            // Needs-you first, then the session's own order.
+            panes.sort_by_key(|p| p.agent.as_ref().is_none_or(|a| a.needs == Attention::Nothing));
+            let views: Vec<OverviewView> = panes.iter().map(OverviewView::from).collect();
+            out.print(json_of(&views), || overview_table(&views));
         }
         Command::Panes {
             session,
@@ -1348,6 +1361,33 @@ fn sessions_rows(sessions: &[SessionInfo]) -> Vec<Vec<String>> {
             ]
         })
         .collect()
+}
+
+fn overview_table(panes: &[OverviewView]) -> String {
+    if panes.is_empty() {
+        return "no panes".into();
+    }
+    const HEADER: &[&str] = &["ID", "PANE", "STATUS", "AGENT", "STATE", "NEEDS", "FOR", "LAST LINE"];
+    let now = now_ms();
+    let rows = panes
+        .iter()
+        .map(|view| {
+            let pane = &view.pane;
+            let agent = view.agent.as_ref();
+            let field = |f: fn(&AgentStateView) -> String| agent.map(f).unwrap_or_else(|| "-".into());
+            vec![
+                short(&pane.id),
+                format!("{}:{}", pane.session, pane.index),
+                pane.state.status.clone(),
+                field(|a| a.agent.clone().unwrap_or_default()),
+                field(|a| a.state.clone()),
+                field(|a| a.needs.clone()),
+                agent.map_or_else(|| "-".into(), |a| human_duration(now.saturating_sub(a.since))),
+                view.last_line.chars().take(60).collect(),
+            ]
+        })
+        .collect();
+    table(HEADER, rows)
 }
 
 fn panes_table(panes: &[PaneInfo]) -> String {

@@ -14,6 +14,7 @@ pub use fugue_protocol as protocol;
 pub use shared::SharedClient;
 
 use fugue_protocol::codec::{CodecError, FrameCodec};
+use fugue_protocol::requests as rq;
 use fugue_protocol::*;
 use futures::{SinkExt, StreamExt};
 use std::collections::HashMap;
@@ -24,16 +25,6 @@ use std::time::Duration;
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::codec::{FramedRead, FramedWrite};
-
-/// Checks the reply variant; anything else is a protocol error.
-macro_rules! expect_reply {
-    ($response:expr, $pattern:pat => $value:expr) => {
-        match $response {
-            $pattern => Ok($value),
-            other => Err(ClientError::Protocol(format!("unexpected reply {other:?}"))),
-        }
-    };
-}
 
 /// A command-line error as one line, without its `error: ` label: everything
 /// before the usage, so "required arguments were not provided" keeps which
@@ -347,6 +338,13 @@ impl Client {
         }
     }
 
+    /// Sends one typed request and returns its reply (see `fugue_protocol::requests`).
+    /// Dropping the future before the reply came cancels the request in the daemon.
+    pub async fn call<R: Rpc>(&self, request: R) -> Result<R::Reply> {
+        R::reply(self.request(request.into()).await?)
+            .map_err(|other| ClientError::Protocol(format!("the daemon answered {} with a {other} reply", R::NAME)))
+    }
+
     /// Whether the daemon has closed this connection.
     pub fn is_closed(&self) -> bool {
         *self.inner.closed.borrow()
@@ -354,17 +352,17 @@ impl Client {
 
     /// Waits (in the daemon, on events) for the first condition of `until`.
     pub async fn wait_for(&self, pane: &str, until: WaitUntil, timeout: Duration) -> Result<WaitOutcome> {
-        let request = Request::WaitFor {
+        let request = rq::WaitFor {
             pane: pane.into(),
             until,
             timeout_ms: timeout.as_millis() as u64,
         };
-        expect_reply!(self.request(request).await?, Response::WaitDone(outcome) => outcome)
+        self.call(request).await
     }
 
     /// The agent CLI in a pane and what it is doing.
     pub async fn agent_status(&self, pane: &str) -> Result<AgentInfo> {
-        expect_reply!(self.request(Request::AgentStatus { pane: pane.into() }).await?, Response::Agent(info) => info)
+        self.call(rq::AgentStatus { pane: pane.into() }).await
     }
 
     /// Answers the permission prompt `prompt_id` of the agent in `pane`; the
@@ -375,42 +373,42 @@ impl Client {
         prompt_id: &str,
         answer: fugue_protocol::PermissionAnswer,
     ) -> Result<fugue_protocol::PermissionAnswered> {
-        let request = Request::AnswerPermission {
+        let request = rq::AnswerPermission {
             pane: pane.into(),
             prompt_id: prompt_id.into(),
             answer,
         };
-        expect_reply!(self.request(request).await?, Response::PermissionAnswered(answered) => answered)
+        self.call(request).await
     }
 
     /// Reports an agent hook for `pane` (see `fugue agent-event`).
     /// Reports an agent hook for `pane`, with the pane process's
     /// `FUGUE_PANE_TOKEN` (`token`).
     pub async fn agent_hook(&self, pane: &str, token: &str, hook: fugue_protocol::AgentHook) -> Result<()> {
-        let request = Request::AgentHook {
+        let request = rq::ReportHook {
             pane: pane.into(),
             token: token.into(),
             hook,
         };
-        expect_reply!(self.request(request).await?, Response::Ok => ())
+        self.call(request).await
     }
 
     /// Starts the agent `pane` ran again on its recorded session, as a new pane.
     pub async fn resume_agent(&self, pane: &str) -> Result<PaneInfo> {
-        expect_reply!(self.request(Request::ResumeAgent { pane: pane.into() }).await?, Response::Pane(info) => info)
+        self.call(rq::ResumeAgent { pane: pane.into() }).await
     }
 
     pub async fn ping(&self) -> Result<()> {
-        expect_reply!(self.request(Request::Ping).await?, Response::Pong => ())
+        self.call(rq::Ping {}).await
     }
 
     pub async fn daemon_status(&self) -> Result<DaemonInfo> {
-        expect_reply!(self.request(Request::DaemonStatus).await?, Response::Daemon(info) => info)
+        self.call(rq::DaemonStatus {}).await
     }
 
     /// Asks the daemon to shut down and waits until it has closed the connection.
     pub async fn shutdown(&self, timeout: Duration) -> Result<()> {
-        expect_reply!(self.request(Request::Shutdown).await?, Response::ShuttingDown => ())?;
+        self.call(rq::Shutdown {}).await?;
         tokio::time::timeout(timeout, self.closed())
             .await
             .map_err(|_| ClientError::Protocol(format!("daemon still running {}s after shutdown", timeout.as_secs())))
@@ -424,7 +422,7 @@ impl Client {
         let options = options.autostart(false);
         let client = Client::connect(options.clone()).await?;
         let before = client.daemon_status().await?;
-        expect_reply!(client.request(Request::UpgradeDaemon).await?, Response::Upgrading => ())?;
+        client.call(rq::UpgradeDaemon {}).await?;
         let deadline = tokio::time::Instant::now() + timeout;
         // Every connection closes when the hand-over begins.
         let _ = tokio::time::timeout_at(deadline, client.closed()).await;
@@ -454,45 +452,56 @@ impl Client {
     }
 
     pub async fn create_session(&self, name: &str, cwd: Option<&Path>, env: Vec<EnvVar>) -> Result<SessionInfo> {
-        let request = Request::CreateSession {
+        let request = rq::CreateSession {
             name: name.to_string(),
             cwd: cwd.map(|c| c.display().to_string()),
             env,
         };
-        expect_reply!(self.request(request).await?, Response::Session(info) => info)
+        self.call(request).await
     }
 
     pub async fn destroy_session(&self, session: &str) -> Result<SessionInfo> {
-        expect_reply!(self.request(Request::DestroySession { session: session.into() }).await?, Response::Session(info) => info)
+        self.call(rq::DestroySession {
+            session: session.into(),
+        })
+        .await
     }
 
     pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>> {
-        expect_reply!(self.request(Request::ListSessions).await?, Response::Sessions(list) => list)
+        self.call(rq::ListSessions {}).await
     }
 
     /// Renames a session; returns it and its previous name.
     pub async fn rename_session(&self, session: &str, name: &str) -> Result<(SessionInfo, String)> {
-        let request = Request::RenameSession {
+        let request = rq::RenameSession {
             session: session.into(),
             name: name.into(),
         };
-        expect_reply!(self.request(request).await?, Response::SessionRenamed { session, previous_name } => (session, previous_name))
+        self.call(request).await.map(|r| (r.session, r.previous_name))
     }
 
     pub async fn create_pane(&self, spec: SpawnSpec) -> Result<PaneInfo> {
-        expect_reply!(self.request(Request::CreatePane(spec)).await?, Response::Pane(info) => info)
+        self.call(rq::CreatePane { spec }).await
+    }
+
+    /// Every pane (of one session, or of all) with its agent's state and last line.
+    pub async fn overview(&self, session: Option<&str>) -> Result<Vec<PaneOverview>> {
+        self.call(rq::Overview {
+            session: session.map(str::to_string),
+        })
+        .await
     }
 
     /// Panes of one session, or of every session.
     pub async fn list_panes(&self, session: Option<&str>) -> Result<Vec<PaneInfo>> {
-        let request = Request::ListPanes {
+        let request = rq::ListPanes {
             session: session.map(str::to_string),
         };
-        expect_reply!(self.request(request).await?, Response::Panes(list) => list)
+        self.call(request).await
     }
 
     pub async fn pane_status(&self, pane: &str) -> Result<PaneInfo> {
-        expect_reply!(self.request(Request::PaneStatus { pane: pane.into() }).await?, Response::Pane(info) => info)
+        self.call(rq::PaneStatus { pane: pane.into() }).await
     }
 
     /// Writes input to the pane; large input goes in several requests, in order.
@@ -513,72 +522,80 @@ impl Client {
             ))));
         }
         for chunk in data.chunks(WRITE_CHUNK) {
-            let request = Request::WriteInput {
+            let request = rq::WriteInput {
                 pane: pane.into(),
                 data: chunk.to_vec(),
                 paste,
             };
-            expect_reply!(self.request(request).await?, Response::Ok => ())?;
+            self.call(request).await?;
         }
         Ok(())
     }
 
     pub async fn send_keys(&self, pane: &str, keys: &[String]) -> Result<()> {
-        let request = Request::SendKeys {
+        let request = rq::SendKeys {
             pane: pane.into(),
             keys: keys.to_vec(),
         };
-        expect_reply!(self.request(request).await?, Response::Ok => ())
+        self.call(request).await
     }
 
     pub async fn interrupt(&self, pane: &str) -> Result<()> {
-        expect_reply!(self.request(Request::Interrupt { pane: pane.into() }).await?, Response::Ok => ())
+        self.call(rq::Interrupt { pane: pane.into() }).await
     }
 
     /// Signals the pane (default TERM; SIGKILL follows after the daemon's grace).
     pub async fn kill_pane(&self, pane: &str, signal: Option<&str>) -> Result<PaneInfo> {
-        let request = Request::KillPane {
+        let request = rq::KillPane {
             pane: pane.into(),
             signal: signal.map(str::to_string),
         };
-        expect_reply!(self.request(request).await?, Response::Pane(info) => info)
+        self.call(request).await
     }
 
     pub async fn release_pane(&self, pane: &str) -> Result<()> {
-        expect_reply!(self.request(Request::ReleasePane { pane: pane.into() }).await?, Response::Ok => ())
+        self.call(rq::ReleasePane { pane: pane.into() }).await
     }
 
     pub async fn resize_pane(&self, pane: &str, size: PaneSize) -> Result<()> {
-        expect_reply!(self.request(Request::ResizePane { pane: pane.into(), size }).await?, Response::Ok => ())
+        self.call(rq::ResizePane {
+            pane: pane.into(),
+            size,
+        })
+        .await
     }
 
     pub async fn rename_pane(&self, pane: &str, title: &str) -> Result<PaneInfo> {
-        let request = Request::RenamePane {
+        let request = rq::RenamePane {
             pane: pane.into(),
             title: title.into(),
         };
-        expect_reply!(self.request(request).await?, Response::Pane(info) => info)
+        self.call(request).await
     }
 
     pub async fn reorder_panes(&self, session: &str, panes: &[String]) -> Result<Vec<PaneInfo>> {
-        let request = Request::ReorderPanes {
+        let request = rq::ReorderPanes {
             session: session.into(),
             panes: panes.to_vec(),
         };
-        expect_reply!(self.request(request).await?, Response::Panes(list) => list)
+        self.call(request).await
     }
 
     pub async fn read_output(&self, pane: &str, mode: ReadMode) -> Result<OutputChunk> {
-        expect_reply!(self.request(Request::ReadOutput { pane: pane.into(), mode }).await?, Response::Output(chunk) => chunk)
+        self.call(rq::ReadOutput {
+            pane: pane.into(),
+            mode,
+        })
+        .await
     }
 
     /// Waits for the pane's process to exit; `Ok((info, false))` if the timeout passed first.
     pub async fn wait_for_exit(&self, pane: &str, timeout: Option<Duration>) -> Result<(PaneInfo, bool)> {
-        let request = Request::WaitForExit {
+        let request = rq::WaitForExit {
             pane: pane.into(),
             timeout_ms: timeout.map(|t| t.as_millis() as u64),
         };
-        expect_reply!(self.request(request).await?, Response::Waited { pane, exited } => (pane, exited))
+        self.call(request).await.map(|r| (r.pane, r.exited))
     }
 
     /// The connection's event stream (lifecycle events after [`Client::subscribe`],
@@ -597,7 +614,7 @@ impl Client {
     /// event stream.
     pub async fn subscribe(&self) -> Result<EventStream> {
         let events = self.events()?;
-        expect_reply!(self.request(Request::Subscribe).await?, Response::Ok => ())?;
+        self.call(rq::Subscribe {}).await?;
         Ok(events)
     }
 
@@ -610,7 +627,7 @@ impl Client {
         ansi: bool,
         join_wrapped: bool,
     ) -> Result<CaptureResult> {
-        let request = Request::Capture {
+        let request = rq::Capture {
             pane: pane.into(),
             what,
             start: range.0,
@@ -618,31 +635,39 @@ impl Client {
             ansi,
             join_wrapped,
         };
-        expect_reply!(self.request(request).await?, Response::Captured(capture) => capture)
+        self.call(request).await
     }
 
     /// Follows a pane: [`Event::Redraw`], then its output, title, bell and exit
     /// events arrive on [`Client::events`].
     pub async fn attach(&self, pane: &str, read_only: bool, size: Option<PaneSize>) -> Result<PaneInfo> {
-        let request = Request::Attach {
+        let request = rq::Attach {
             pane: pane.into(),
             read_only,
             size,
         };
-        expect_reply!(self.request(request).await?, Response::Attached(info) => info)
+        self.call(request).await
     }
 
     pub async fn detach(&self, pane: &str) -> Result<()> {
-        expect_reply!(self.request(Request::Detach { pane: pane.into() }).await?, Response::Ok => ())
+        self.call(rq::Detach { pane: pane.into() }).await
     }
 
     /// Reports this client's terminal size for a pane it is attached to.
     pub async fn client_resize(&self, pane: &str, size: PaneSize) -> Result<()> {
-        expect_reply!(self.request(Request::ClientResize { pane: pane.into(), size }).await?, Response::Ok => ())
+        self.call(rq::ClientResize {
+            pane: pane.into(),
+            size,
+        })
+        .await
     }
 
     pub async fn set_size_policy(&self, pane: &str, policy: SizePolicy) -> Result<()> {
-        expect_reply!(self.request(Request::SetSizePolicy { pane: pane.into(), policy }).await?, Response::Ok => ())
+        self.call(rq::SetSizePolicy {
+            pane: pane.into(),
+            policy,
+        })
+        .await
     }
 }
 
@@ -662,7 +687,7 @@ impl Drop for CancelOnDrop<'_> {
         let cancel_id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let frame = ClientFrame::Request {
             id: cancel_id,
-            request: Request::Cancel { id: self.id },
+            request: Request::Cancel(rq::Cancel { id: self.id }),
         };
         // Best effort: if the queue is full the daemon finishes the request and
         // its reply is dropped here.

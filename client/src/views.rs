@@ -306,9 +306,6 @@ impl From<WaitOutcome> for WaitView {
     }
 }
 
-/// A lifecycle event as JSON (`type` and what changed), as `fugue events --json`
-/// prints it and fugue-web's events socket sends it; `None` for the events of an
-/// attached pane's stream.
 /// What the agent CLI in a pane is doing: `fugue_agent_status`, `fugue events` and
 /// the browser's events socket all show it this way.
 #[derive(Debug, Clone, Serialize)]
@@ -362,59 +359,166 @@ impl From<&fugue_protocol::AgentInfo> for AgentStateView {
     }
 }
 
+/// One pane at a glance (`fugue overview`, `GET /api/overview`): the pane, what
+/// its agent CLI is doing, and its last line of output.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct OverviewView {
+    pub pane: PaneView,
+    /// Null when no agent CLI runs in the pane.
+    pub agent: Option<AgentStateView>,
+    /// Its last non-empty line of text output (controls removed).
+    pub last_line: String,
+}
+
+impl From<&fugue_protocol::PaneOverview> for OverviewView {
+    fn from(overview: &fugue_protocol::PaneOverview) -> Self {
+        OverviewView {
+            pane: (&overview.pane).into(),
+            agent: overview.agent.as_ref().map(AgentStateView::from),
+            last_line: overview.last_line.clone(),
+        }
+    }
+}
+
+/// A lifecycle event (`type` and what changed), as `fugue events --json` prints
+/// it and fugue-web's events socket sends it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventView {
+    SessionCreated {
+        session_id: String,
+        name: String,
+    },
+    SessionDestroyed {
+        session_id: String,
+        name: String,
+    },
+    SessionRenamed {
+        session_id: String,
+        name: String,
+    },
+    PaneCreated {
+        session_id: String,
+        pane: PaneView,
+    },
+    PaneExited {
+        session_id: String,
+        pane: PaneView,
+    },
+    /// Its restart policy started the pane's process again.
+    PaneRestarted {
+        session_id: String,
+        pane: PaneView,
+    },
+    PaneRenamed {
+        session_id: String,
+        pane: PaneView,
+    },
+    PaneRemoved {
+        session_id: String,
+        pane_id: String,
+    },
+    /// The session's panes in their new order.
+    PanesReordered {
+        session_id: String,
+        panes: Vec<String>,
+    },
+    /// The agent CLI in a pane changed state.
+    #[serde(rename = "agent_state")]
+    AgentState {
+        session_id: String,
+        pane_id: String,
+        agent: AgentStateView,
+    },
+    /// A program asked its terminal to notify the user (OSC 9, 777 or 99).
+    Notification {
+        session_id: String,
+        pane_id: String,
+        title: String,
+        body: String,
+    },
+    /// Events were dropped because this reader was too slow; list again to resync.
+    Lagged {
+        missed: u64,
+    },
+}
+
+impl EventView {
+    /// The view of a lifecycle event; `None` for the events of an attached pane's
+    /// stream (output, redraws, titles, bells, its exit).
+    pub fn of(event: &fugue_protocol::Event) -> Option<EventView> {
+        use fugue_protocol::Event;
+        let pane = |info: &PaneInfo| (info.session_id.to_string(), PaneView::from(info));
+        Some(match event {
+            Event::SessionCreated(info) => EventView::SessionCreated {
+                session_id: info.id.to_string(),
+                name: info.name.clone(),
+            },
+            Event::SessionDestroyed { id, name } => EventView::SessionDestroyed {
+                session_id: id.to_string(),
+                name: name.clone(),
+            },
+            Event::SessionRenamed { id, name, .. } => EventView::SessionRenamed {
+                session_id: id.to_string(),
+                name: name.clone(),
+            },
+            Event::PaneCreated(info) => {
+                let (session_id, pane) = pane(info);
+                EventView::PaneCreated { session_id, pane }
+            }
+            Event::PaneExited(info) => {
+                let (session_id, pane) = pane(info);
+                EventView::PaneExited { session_id, pane }
+            }
+            Event::PaneRestarted(info) => {
+                let (session_id, pane) = pane(info);
+                EventView::PaneRestarted { session_id, pane }
+            }
+            Event::PaneRenamed(info) => {
+                let (session_id, pane) = pane(info);
+                EventView::PaneRenamed { session_id, pane }
+            }
+            Event::PaneRemoved { id, session_id } => EventView::PaneRemoved {
+                session_id: session_id.to_string(),
+                pane_id: id.to_string(),
+            },
+            Event::PanesReordered { session_id, panes } => EventView::PanesReordered {
+                session_id: session_id.to_string(),
+                panes: panes.iter().map(|p| p.to_string()).collect(),
+            },
+            Event::AgentStateChanged {
+                pane,
+                session_id,
+                agent,
+            } => EventView::AgentState {
+                session_id: session_id.to_string(),
+                pane_id: pane.to_string(),
+                agent: agent.into(),
+            },
+            Event::Notification {
+                pane,
+                session_id,
+                title,
+                body,
+            } => EventView::Notification {
+                session_id: session_id.to_string(),
+                pane_id: pane.to_string(),
+                title: title.clone(),
+                body: body.clone(),
+            },
+            Event::Lagged { missed } => EventView::Lagged { missed: *missed },
+            Event::Redraw { .. }
+            | Event::Output { .. }
+            | Event::Title { .. }
+            | Event::Bell { .. }
+            | Event::Exited { .. } => return None,
+        })
+    }
+}
+
+/// [`EventView::of`] as JSON.
 pub fn lifecycle_event(event: &fugue_protocol::Event) -> Option<serde_json::Value> {
-    use fugue_protocol::Event;
-    use serde_json::json;
-    let pane = |kind: &str, info: &fugue_protocol::PaneInfo| json!({"type": kind, "session_id": info.session_id.to_string(), "pane": PaneView::from(info)});
-    Some(match event {
-        Event::SessionCreated(info) => {
-            json!({"type": "session_created", "session_id": info.id.to_string(), "name": info.name})
-        }
-        Event::SessionDestroyed { id, name } => {
-            json!({"type": "session_destroyed", "session_id": id.to_string(), "name": name})
-        }
-        Event::SessionRenamed { id, name, .. } => {
-            json!({"type": "session_renamed", "session_id": id.to_string(), "name": name})
-        }
-        Event::PaneCreated(info) => pane("pane_created", info),
-        Event::PaneExited(info) => pane("pane_exited", info),
-        Event::PaneRestarted(info) => pane("pane_restarted", info),
-        Event::PaneRenamed(info) => pane("pane_renamed", info),
-        Event::PaneRemoved { id, session_id } => {
-            json!({"type": "pane_removed", "session_id": session_id.to_string(), "pane_id": id.to_string()})
-        }
-        Event::PanesReordered { session_id, panes } => json!({
-            "type": "panes_reordered",
-            "session_id": session_id.to_string(),
-            "panes": panes.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-        }),
-        Event::AgentStateChanged {
-            pane,
-            session_id,
-            agent,
-        } => json!({
-            "type": "agent_state",
-            "session_id": session_id.to_string(),
-            "pane_id": pane.to_string(),
-            "agent": AgentStateView::from(agent),
-        }),
-        Event::Notification {
-            pane,
-            session_id,
-            title,
-            body,
-        } => json!({
-            "type": "notification",
-            "session_id": session_id.to_string(),
-            "pane_id": pane.to_string(),
-            "title": title,
-            "body": body,
-        }),
-        Event::Lagged { missed } => json!({"type": "lagged", "missed": missed}),
-        Event::Redraw { .. }
-        | Event::Output { .. }
-        | Event::Title { .. }
-        | Event::Bell { .. }
-        | Event::Exited { .. } => return None,
-    })
+    EventView::of(event).and_then(|view| serde_json::to_value(view).ok())
 }

@@ -2,6 +2,7 @@
 //! every kind, and program output that exercises the emulator's busiest paths.
 
 use fugue_protocol::codec::{encode, encode_frame};
+use fugue_protocol::requests as rq;
 use fugue_protocol::*;
 use std::path::Path;
 
@@ -22,50 +23,50 @@ fn requests() -> Vec<Request> {
         value: "1".into(),
     }];
     vec![
-        Request::Ping,
-        Request::CreateSession {
+        Request::Ping(rq::Ping {}),
+        Request::CreateSession(rq::CreateSession {
             name: "dev".into(),
             cwd: Some("/tmp".into()),
             env: vec![],
-        },
-        Request::CreatePane(spec),
-        Request::SendKeys {
+        }),
+        Request::CreatePane(rq::CreatePane { spec }),
+        Request::SendKeys(rq::SendKeys {
             pane: "dev:0".into(),
             keys: vec!["C-M-a".into(), "Enter".into(), "F5".into()],
-        },
-        Request::WriteInput {
+        }),
+        Request::WriteInput(rq::WriteInput {
             pane: "abcd".into(),
             data: b"ls\r".to_vec(),
             paste: true,
-        },
-        Request::ResizePane {
+        }),
+        Request::ResizePane(rq::ResizePane {
             pane: "dev:build".into(),
             size: PaneSize { cols: 200, rows: 50 },
-        },
-        Request::RenamePane {
+        }),
+        Request::RenamePane(rq::RenamePane {
             pane: "dev:1".into(),
             title: "tests".into(),
-        },
-        Request::ReorderPanes {
+        }),
+        Request::ReorderPanes(rq::ReorderPanes {
             session: "dev".into(),
             panes: vec!["dev:1".into(), "dev:0".into()],
-        },
-        Request::ReadOutput {
+        }),
+        Request::ReadOutput(rq::ReadOutput {
             pane: "dev:0".into(),
             mode: ReadMode::Text {
                 lines: 10,
                 since: Some(5),
             },
-        },
-        Request::Capture {
+        }),
+        Request::Capture(rq::Capture {
             pane: "dev:0".into(),
             what: CaptureWhat::All,
             start: Some(-5),
             end: None,
             ansi: true,
             join_wrapped: true,
-        },
-        Request::WaitFor {
+        }),
+        Request::WaitFor(rq::WaitFor {
             pane: "dev:0".into(),
             until: WaitUntil {
                 pattern: Some("ready|done [0-9]+".into()),
@@ -73,12 +74,12 @@ fn requests() -> Vec<Request> {
                 ..Default::default()
             },
             timeout_ms: 1000,
-        },
-        Request::Attach {
+        }),
+        Request::Attach(rq::Attach {
             pane: "dev:0".into(),
             read_only: false,
             size: Some(PaneSize { cols: 80, rows: 24 }),
-        },
+        }),
     ]
 }
 

@@ -50,7 +50,7 @@ fn request_ping(bencher: divan::Bencher) {
         out.encode(
             ClientFrame::Request {
                 id: 7,
-                request: Request::Ping,
+                request: Request::Ping(fugue_protocol::requests::Ping {}),
             },
             &mut buf,
         )
@@ -65,7 +65,7 @@ fn reply_ten_panes(bencher: divan::Bencher) {
     bencher.bench(|| {
         roundtrip(ServerFrame::Reply {
             id: 1,
-            result: Ok(Response::Panes(panes.clone())),
+            result: Ok(Response::ListPanes(panes.clone())),
         })
     });
 }

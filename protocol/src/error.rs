@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What kind of failure a reply reports. Clients branch on this, people read the message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, arbitrary::Arbitrary)]
 pub enum ErrorCode {
     SessionNotFound,
     PaneNotFound,
@@ -57,7 +57,7 @@ impl ErrorCode {
 
 /// An error reply: a code and a one-line message saying what was wrong and, where it
 /// helps, what would be right.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, arbitrary::Arbitrary, thiserror::Error)]
 #[error("{message}")]
 pub struct ErrorReply {
     pub code: ErrorCode,

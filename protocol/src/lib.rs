@@ -12,6 +12,7 @@ pub mod keys;
 pub mod limits;
 pub mod messages;
 pub mod output_filter;
+pub mod requests;
 pub mod signals;
 pub mod socket;
 pub mod target;
@@ -19,10 +20,11 @@ pub mod target;
 pub use error::{ErrorCode, ErrorReply};
 pub use ids::{PaneId, SessionId};
 pub use messages::*;
+pub use requests::{Request, Response, Rpc};
 
 /// Version of the wire protocol. Bumped on every incompatible change; the handshake
 /// refuses peers that speak another one.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Largest frame either side sends or accepts (payload bytes, without the 4-byte prefix).
 pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;

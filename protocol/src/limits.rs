@@ -1,14 +1,15 @@
 //! Every bound on what a client may ask of the daemon, and the one check
-//! ([`Request::validate`]) that each request passes before the daemon acts on it.
+//! ([`Validate`], through `Request::validate`) that each request passes before the daemon acts on it.
 //!
 //! A refusal is one line that names what was wrong and the limit
 //! (`size 65535x65535 exceeds the maximum 10000x10000`). The daemon calls
-//! [`Request::validate`] for every request it reads, so no other code path needs to
+//! `Request::validate` for every request it reads, so no other code path needs to
 //! re-check these bounds; the CLI and the MCP bridge may call it early for a
 //! faster error, but never instead.
 
 use crate::error::ErrorReply;
 use crate::messages::*;
+use crate::requests as rq;
 use crate::target::validate_session_name;
 use std::borrow::Cow;
 
@@ -48,6 +49,8 @@ pub const MAX_PATTERN_MEMORY: usize = 1024 * 1024;
 pub const MAX_WRITE_BYTES: usize = 1024 * 1024;
 /// Longest timeout or idle time a wait may ask for: 30 days.
 pub const MAX_TIMEOUT_MS: u64 = 30 * 24 * 3600 * 1000;
+/// Most bytes one read (raw bytes, text lines or a capture) returns.
+pub const MAX_READ_BYTES: usize = 8 * 1024 * 1024;
 /// Most text lines one read may ask for.
 pub const MAX_READ_LINES: u32 = 100_000;
 /// Agent states, or needs, one wait may name (each list; repeats count).
@@ -283,144 +286,239 @@ fn check_spawn(spec: &SpawnSpec) -> Result<(), ErrorReply> {
     Ok(())
 }
 
-impl Request {
-    /// Checks every bound of this request. The daemon refuses a request that fails
-    /// with the returned error and does nothing else for it.
-    pub fn validate(&self) -> Result<(), ErrorReply> {
-        match self {
-            Request::Ping
-            | Request::DaemonStatus
-            | Request::Shutdown
-            | Request::ListSessions
-            | Request::Subscribe
-            | Request::UpgradeDaemon
-            | Request::Cancel { .. } => Ok(()),
-            Request::CreateSession { name, cwd, env } => {
-                validate_session_name(name)?;
-                check_path("cwd", cwd)?;
-                check_env(env)
-            }
-            Request::RenameSession { session, name } => {
-                check_target("session", session)?;
-                validate_session_name(name)
-            }
-            Request::DestroySession { session } => check_target("session", session),
-            Request::ListPanes { session } => session.as_deref().map_or(Ok(()), |s| check_target("session", s)),
-            Request::CreatePane(spec) => check_spawn(spec),
-            Request::PaneStatus { pane }
-            | Request::Interrupt { pane }
-            | Request::ReleasePane { pane }
-            | Request::Detach { pane }
-            | Request::AgentStatus { pane }
-            | Request::ResumeAgent { pane }
-            | Request::SetSizePolicy { pane, .. } => check_target("pane", pane),
-            Request::KillPane { pane, signal } => {
-                check_target("pane", pane)?;
-                signal.as_deref().map_or(Ok(()), |s| check_bytes("signal", s, 32))
-            }
-            Request::WriteInput { pane, data, .. } => {
-                check_target("pane", pane)?;
-                if data.len() > MAX_WRITE_BYTES {
-                    return Err(invalid(format!(
-                        "input of {} bytes exceeds the maximum {MAX_WRITE_BYTES} per request; split it",
-                        data.len()
-                    )));
-                }
+/// The bounds of one request, checked before the daemon acts on it (through
+/// [`Request::validate`]). Every request struct implements it: the table in
+/// `requests.rs` does not compile for one that does not.
+pub trait Validate {
+    fn validate(&self) -> Result<(), ErrorReply>;
+}
+
+/// Requests with nothing to check.
+macro_rules! nothing_to_check {
+    ($($request:ident),*) => {
+        $(impl Validate for rq::$request {
+            fn validate(&self) -> Result<(), ErrorReply> {
                 Ok(())
             }
-            Request::SendKeys { pane, keys } => {
-                check_target("pane", pane)?;
-                if keys.len() > MAX_KEYS {
-                    return Err(invalid(format!(
-                        "{} keys; the maximum is {MAX_KEYS} per request",
-                        keys.len()
-                    )));
-                }
-                for key in keys {
-                    crate::keys::check_key_name(key)?;
-                }
-                Ok(())
+        })*
+    };
+}
+
+nothing_to_check!(
+    Ping,
+    DaemonStatus,
+    Shutdown,
+    ListSessions,
+    Subscribe,
+    UpgradeDaemon,
+    Cancel
+);
+
+/// Requests whose only string is one pane target.
+macro_rules! one_pane {
+    ($($request:ident),*) => {
+        $(impl Validate for rq::$request {
+            fn validate(&self) -> Result<(), ErrorReply> {
+                check_target("pane", &self.pane)
             }
-            Request::ResizePane { pane, size } | Request::ClientResize { pane, size } => {
-                check_target("pane", pane)?;
-                check_size(*size)
-            }
-            Request::Attach { pane, size, .. } => {
-                check_target("pane", pane)?;
-                size.map_or(Ok(()), check_size)
-            }
-            Request::RenamePane { pane, title } => {
-                check_target("pane", pane)?;
-                check_label("title", title, MAX_TITLE_CHARS)
-            }
-            Request::ReorderPanes { session, panes } => {
-                check_target("session", session)?;
-                if panes.len() > MAX_REORDER {
-                    return Err(invalid(format!(
-                        "{} panes named; the maximum is {MAX_REORDER}",
-                        panes.len()
-                    )));
-                }
-                panes.iter().try_for_each(|p| check_target("pane", p))
-            }
-            Request::AnswerPermission { pane, prompt_id, .. } => {
-                check_target("pane", pane)?;
-                check_label("prompt id", prompt_id, MAX_PROMPT_ID_CHARS)
-            }
-            Request::AgentHook { pane, token, hook } => {
-                check_target("pane", pane)?;
-                check_bytes("pane token", token, MAX_TARGET_BYTES)?;
-                check_label("hook event", &hook.event, MAX_HOOK_FIELD_CHARS)?;
-                if let Some(id) = &hook.session_id {
-                    check_agent_session_id(id)?;
-                }
-                for (what, field) in [("hook notification", &hook.notification), ("hook tool", &hook.tool)] {
-                    field
-                        .as_deref()
-                        .map_or(Ok(()), |f| check_label(what, f, MAX_HOOK_FIELD_CHARS))?;
-                }
-                Ok(())
-            }
-            Request::ReadOutput { pane, mode } => {
-                check_target("pane", pane)?;
-                match mode {
-                    ReadMode::Text { lines, .. } if *lines > MAX_READ_LINES => Err(invalid(format!(
-                        "{lines} lines requested; the maximum is {MAX_READ_LINES}"
-                    ))),
-                    _ => Ok(()),
-                }
-            }
-            Request::WaitForExit { pane, timeout_ms } => {
-                check_target("pane", pane)?;
-                timeout_ms.map_or(Ok(()), |ms| check_timeout("timeout", ms))
-            }
-            Request::WaitFor {
-                pane,
-                until,
-                timeout_ms,
-            } => {
-                check_target("pane", pane)?;
-                check_timeout("timeout", *timeout_ms)?;
-                if let Some(idle) = until.idle_ms {
-                    check_timeout("idle time", idle)?;
-                }
-                if let Some(pattern) = &until.pattern {
-                    compile_pattern(pattern)?;
-                }
-                for (what, count) in [
-                    ("agent states", until.agent_states.len()),
-                    ("agent needs", until.agent_needs.len()),
-                ] {
-                    if count > MAX_WAIT_STATES {
-                        return Err(invalid(format!(
-                            "{count} {what} to wait for; the maximum is {MAX_WAIT_STATES}"
-                        )));
-                    }
-                }
-                Ok(())
-            }
-            Request::Capture { pane, .. } => check_target("pane", pane),
+        })*
+    };
+}
+
+one_pane!(
+    PaneStatus,
+    Interrupt,
+    ReleasePane,
+    Detach,
+    AgentStatus,
+    ResumeAgent,
+    SetSizePolicy,
+    Capture
+);
+
+fn check_optional_session(session: &Option<String>) -> Result<(), ErrorReply> {
+    session.as_deref().map_or(Ok(()), |s| check_target("session", s))
+}
+
+impl Validate for rq::CreateSession {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        validate_session_name(&self.name)?;
+        check_path("cwd", &self.cwd)?;
+        check_env(&self.env)
+    }
+}
+
+impl Validate for rq::RenameSession {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("session", &self.session)?;
+        validate_session_name(&self.name)
+    }
+}
+
+impl Validate for rq::DestroySession {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("session", &self.session)
+    }
+}
+
+impl Validate for rq::ListPanes {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_optional_session(&self.session)
+    }
+}
+
+impl Validate for rq::Overview {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_optional_session(&self.session)
+    }
+}
+
+impl Validate for rq::CreatePane {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_spawn(&self.spec)
+    }
+}
+
+impl Validate for rq::KillPane {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        self.signal.as_deref().map_or(Ok(()), |s| check_bytes("signal", s, 32))
+    }
+}
+
+impl Validate for rq::WriteInput {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        if self.data.len() > MAX_WRITE_BYTES {
+            return Err(invalid(format!(
+                "input of {} bytes exceeds the maximum {MAX_WRITE_BYTES} per request; split it",
+                self.data.len()
+            )));
         }
+        Ok(())
+    }
+}
+
+impl Validate for rq::SendKeys {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        if self.keys.len() > MAX_KEYS {
+            return Err(invalid(format!(
+                "{} keys; the maximum is {MAX_KEYS} per request",
+                self.keys.len()
+            )));
+        }
+        self.keys.iter().try_for_each(|key| crate::keys::check_key_name(key))
+    }
+}
+
+impl Validate for rq::ResizePane {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        check_size(self.size)
+    }
+}
+
+impl Validate for rq::ClientResize {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        check_size(self.size)
+    }
+}
+
+impl Validate for rq::Attach {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        self.size.map_or(Ok(()), check_size)
+    }
+}
+
+impl Validate for rq::RenamePane {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        check_label("title", &self.title, MAX_TITLE_CHARS)
+    }
+}
+
+impl Validate for rq::ReorderPanes {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("session", &self.session)?;
+        if self.panes.len() > MAX_REORDER {
+            return Err(invalid(format!(
+                "{} panes named; the maximum is {MAX_REORDER}",
+                self.panes.len()
+            )));
+        }
+        self.panes.iter().try_for_each(|p| check_target("pane", p))
+    }
+}
+
+impl Validate for rq::AnswerPermission {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        check_label("prompt id", &self.prompt_id, MAX_PROMPT_ID_CHARS)
+    }
+}
+
+impl Validate for rq::ReportHook {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        let hook = &self.hook;
+        check_target("pane", &self.pane)?;
+        check_bytes("pane token", &self.token, MAX_TARGET_BYTES)?;
+        check_label("hook event", &hook.event, MAX_HOOK_FIELD_CHARS)?;
+        if let Some(id) = &hook.session_id {
+            check_agent_session_id(id)?;
+        }
+        for (what, field) in [("hook notification", &hook.notification), ("hook tool", &hook.tool)] {
+            field
+                .as_deref()
+                .map_or(Ok(()), |f| check_label(what, f, MAX_HOOK_FIELD_CHARS))?;
+        }
+        Ok(())
+    }
+}
+
+impl Validate for rq::ReadOutput {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        match self.mode {
+            ReadMode::Text { lines, .. } if lines > MAX_READ_LINES => Err(invalid(format!(
+                "{lines} lines requested; the maximum is {MAX_READ_LINES}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Validate for rq::WaitForExit {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        self.timeout_ms.map_or(Ok(()), |ms| check_timeout("timeout", ms))
+    }
+}
+
+impl Validate for rq::WaitFor {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        let until = &self.until;
+        check_target("pane", &self.pane)?;
+        check_timeout("timeout", self.timeout_ms)?;
+        if let Some(idle) = until.idle_ms {
+            check_timeout("idle time", idle)?;
+        }
+        if let Some(pattern) = &until.pattern {
+            compile_pattern(pattern)?;
+        }
+        for (what, count) in [
+            ("agent states", until.agent_states.len()),
+            ("agent needs", until.agent_needs.len()),
+        ] {
+            if count > MAX_WAIT_STATES {
+                return Err(invalid(format!(
+                    "{count} {what} to wait for; the maximum is {MAX_WAIT_STATES}"
+                )));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -501,8 +599,8 @@ pub fn strip_unsafe(text: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
 
-    fn err(request: Request) -> String {
-        request.validate().unwrap_err().message
+    fn err(request: impl Into<crate::Request>) -> String {
+        request.into().validate().unwrap_err().message
     }
 
     #[test]
@@ -541,15 +639,15 @@ mod tests {
     fn titles_names_and_keys() {
         let mut spec = SpawnSpec::new("s");
         spec.title = Some("evil\x1b]0;PWNED\x07\x1b[2J".into());
-        assert!(err(Request::CreatePane(spec.clone())).contains("control character \\x1b"));
+        assert!(err(rq::CreatePane { spec: spec.clone() }).contains("control character \\x1b"));
         spec.title = Some("x".repeat(300));
-        assert!(err(Request::CreatePane(spec)).contains("300 characters; the maximum is 256"));
-        let rename = Request::RenamePane {
+        assert!(err(rq::CreatePane { spec }).contains("300 characters; the maximum is 256"));
+        let rename = rq::RenamePane {
             pane: "p".into(),
             title: "a\u{202e}b".into(),
         };
         assert!(err(rename).contains("\\u{202e}"));
-        let keys = Request::SendKeys {
+        let keys = rq::SendKeys {
             pane: "p".into(),
             keys: vec![format!("{}a", "M-".repeat(20_000))],
         };
@@ -558,7 +656,7 @@ mod tests {
 
     #[test]
     fn timeouts_patterns_env() {
-        let wait = Request::WaitFor {
+        let wait = rq::WaitFor {
             pane: "p".into(),
             until: WaitUntil {
                 pattern: Some("(a{1000}){1000}".into()),
@@ -567,7 +665,7 @@ mod tests {
             timeout_ms: 10,
         };
         assert!(err(wait).contains("pattern compiles to more than"));
-        let wait = Request::WaitFor {
+        let wait = rq::WaitFor {
             pane: "p".into(),
             until: WaitUntil {
                 agent_needs: vec![crate::Attention::Question; 33],
@@ -576,7 +674,7 @@ mod tests {
             timeout_ms: 10,
         };
         assert!(err(wait).contains("33 agent needs to wait for; the maximum is 32"));
-        let wait = Request::WaitForExit {
+        let wait = rq::WaitForExit {
             pane: "p".into(),
             timeout_ms: Some(u64::MAX),
         };
@@ -587,7 +685,7 @@ mod tests {
                 value: String::new(),
             })
             .collect();
-        let session = Request::CreateSession {
+        let session = rq::CreateSession {
             name: "s".into(),
             cwd: None,
             env,
@@ -609,7 +707,7 @@ mod tests {
         ] {
             assert!(!is_agent_session_id(bad), "{bad}");
         }
-        let hook = Request::AgentHook {
+        let hook = rq::ReportHook {
             pane: "p".into(),
             token: String::new(),
             hook: crate::AgentHook {

@@ -7,12 +7,14 @@
 
 use crate::error::ErrorReply;
 use crate::ids::{PaneId, SessionId};
+use crate::requests::{Request, Response};
+use arbitrary::Arbitrary;
 use serde::{Deserialize, Serialize};
 
 /// Everything a client sends. The first frame must be [`ClientFrame::Hello`]; keep it
 /// the first variant with these fields forever, so a daemon can always read the
 /// version of a client that speaks another one.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Arbitrary)]
 pub enum ClientFrame {
     Hello(Hello),
     Request { id: u64, request: Request },
@@ -20,7 +22,7 @@ pub enum ClientFrame {
 
 /// Everything the daemon sends. Replies answer one request id; events are pushed and
 /// carry no id, so they can never be taken for a reply.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Arbitrary)]
 pub enum ServerFrame {
     Welcome(Welcome),
     Reply {
@@ -33,14 +35,14 @@ pub enum ServerFrame {
     Fatal(ErrorReply),
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct Hello {
     pub protocol_version: u32,
     pub client_name: String,
     pub client_version: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct Welcome {
     pub protocol_version: u32,
     pub daemon_version: String,
@@ -48,14 +50,14 @@ pub struct Welcome {
 }
 
 /// An environment variable, in ACP's `{name, value}` shape.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct EnvVar {
     pub name: String,
     pub value: String,
 }
 
 /// Terminal size in character cells.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct PaneSize {
     pub cols: u16,
     pub rows: u16,
@@ -68,7 +70,7 @@ impl Default for PaneSize {
 }
 
 /// Everything needed to start one pane. The ACP `terminal/create` parameters are a subset.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct SpawnSpec {
     /// Session target (name, UUID or unique prefix).
     pub session: String,
@@ -96,7 +98,7 @@ pub struct SpawnSpec {
 
 /// When a pane's process is started again after it ends (with the same spec,
 /// after a backoff doubling from 1 s to 60 s).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum RestartPolicy {
     #[default]
     Never,
@@ -156,7 +158,7 @@ impl SpawnSpec {
 }
 
 /// How to read a pane's output.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum ReadMode {
     /// The ANSI-stripped text view: the last `lines` complete or partial lines, limited
     /// to lines that ended after byte offset `since` when given.
@@ -166,210 +168,8 @@ pub enum ReadMode {
     Raw { since: Option<u64>, max_bytes: Option<u64> },
 }
 
-/// Requests. Targets are strings the daemon resolves (see [`crate::target`]): a full
-/// UUID, a unique prefix of at least 4 hex digits, or a name.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Request {
-    Ping,
-    DaemonStatus,
-    /// Graceful shutdown: every pane is terminated, then the daemon exits.
-    Shutdown,
-    CreateSession {
-        name: String,
-        /// Absolute directory; the daemon's cwd when `None`.
-        cwd: Option<String>,
-        env: Vec<EnvVar>,
-    },
-    DestroySession {
-        session: String,
-    },
-    ListSessions,
-    RenameSession {
-        session: String,
-        name: String,
-    },
-    CreatePane(SpawnSpec),
-    /// Panes of one session, or of all sessions when `None`.
-    ListPanes {
-        session: Option<String>,
-    },
-    PaneStatus {
-        pane: String,
-    },
-    WriteInput {
-        pane: String,
-        #[serde(with = "serde_bytes")]
-        data: Vec<u8>,
-        /// A paste: wrapped in bracketed-paste markers when the program enabled them.
-        paste: bool,
-    },
-    /// Key names as in [`crate::keys`] (Enter, C-c, F5, ...).
-    SendKeys {
-        pane: String,
-        keys: Vec<String>,
-    },
-    /// SIGINT to the pane's foreground process group; the PTY and shell stay.
-    Interrupt {
-        pane: String,
-    },
-    /// Signal the pane's processes (default TERM), escalating to KILL after the grace.
-    KillPane {
-        pane: String,
-        signal: Option<String>,
-    },
-    /// Remove the pane at once, killing it first if it runs.
-    ReleasePane {
-        pane: String,
-    },
-    ResizePane {
-        pane: String,
-        size: PaneSize,
-    },
-    RenamePane {
-        pane: String,
-        title: String,
-    },
-    /// New order of a session's panes: every pane exactly once.
-    ReorderPanes {
-        session: String,
-        panes: Vec<String>,
-    },
-    ReadOutput {
-        pane: String,
-        mode: ReadMode,
-    },
-    /// Wait until the pane's process exits, or the timeout passes (no timeout: forever).
-    WaitForExit {
-        pane: String,
-        timeout_ms: Option<u64>,
-    },
-    /// Push session and pane lifecycle events on this connection from now on.
-    Subscribe,
-    /// The rendered screen and/or scrollback of a pane.
-    Capture {
-        pane: String,
-        what: CaptureWhat,
-        /// First line, as tmux's `capture-pane -S`: 0 is the top visible row,
-        /// negative numbers reach into scrollback. Default: the start of `what`.
-        start: Option<i64>,
-        /// Last line (inclusive), as `-E`. Default: the end of `what`.
-        end: Option<i64>,
-        /// Include colours and attributes as SGR sequences (screen rows).
-        ansi: bool,
-        /// Join soft-wrapped rows into one line.
-        join_wrapped: bool,
-    },
-    /// Follow a pane on this connection: a [`Event::Redraw`] first, then its output,
-    /// title, bell and exit events. With a size (and not read-only) the client takes
-    /// part in the pane's size policy; read-only clients never resize or type.
-    Attach {
-        pane: String,
-        read_only: bool,
-        size: Option<PaneSize>,
-    },
-    Detach {
-        pane: String,
-    },
-    /// The size of this connection's terminal attached to the pane changed.
-    ClientResize {
-        pane: String,
-        size: PaneSize,
-    },
-    SetSizePolicy {
-        pane: String,
-        policy: SizePolicy,
-    },
-    /// Wait until the first of several conditions holds (or the timeout passes).
-    /// The daemon waits on the pane's events; nothing polls.
-    WaitFor {
-        pane: String,
-        until: WaitUntil,
-        timeout_ms: u64,
-    },
-    /// Which agent CLI runs in the pane, and whether it is busy, idle or waiting
-    /// for permission, read from the rendered screen.
-    AgentStatus {
-        pane: String,
-    },
-    /// A hook of the agent CLI in a pane fired (`fugue agent-event`, run by the
-    /// agent with the pane's `FUGUE_PANE`): the most trusted signal of its state.
-    /// `token` is the pane process's `FUGUE_PANE_TOKEN`: a report without the
-    /// token of the process now in the pane is refused, so another pane cannot
-    /// speak for this one.
-    AgentHook {
-        pane: String,
-        token: String,
-        hook: AgentHook,
-    },
-    /// Answer the permission prompt `prompt_id` (from [`AgentInfo::prompt_id`])
-    /// of the agent CLI in a pane, only if that same prompt is on screen now and
-    /// nobody answered it yet; the daemon checks and sends the agent's key in one
-    /// step, so no other client's answer or keystroke lands between. Answering a
-    /// prompt again sends nothing and says what it was answered with.
-    AnswerPermission {
-        pane: String,
-        prompt_id: String,
-        answer: PermissionAnswer,
-    },
-    /// Start the agent whose session a pane recorded again, in the same directory,
-    /// with its resume flag (`claude --resume ID`, `codex resume ID`, ...), as a new
-    /// pane of the same session. The old pane must no longer run.
-    ResumeAgent {
-        pane: String,
-    },
-    /// Abandon request `id` of this connection (its reply is a `cancelled` error).
-    Cancel {
-        id: u64,
-    },
-    /// Replace the running daemon with the binary now on disk, keeping every pane
-    /// and process. Replies once the new binary was checked; connections then close
-    /// and clients reconnect to the upgraded daemon.
-    UpgradeDaemon,
-}
-
-impl Request {
-    /// The request's name, for logs.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Request::Ping => "Ping",
-            Request::DaemonStatus => "DaemonStatus",
-            Request::Shutdown => "Shutdown",
-            Request::CreateSession { .. } => "CreateSession",
-            Request::DestroySession { .. } => "DestroySession",
-            Request::ListSessions => "ListSessions",
-            Request::RenameSession { .. } => "RenameSession",
-            Request::CreatePane(_) => "CreatePane",
-            Request::ListPanes { .. } => "ListPanes",
-            Request::PaneStatus { .. } => "PaneStatus",
-            Request::WriteInput { .. } => "WriteInput",
-            Request::SendKeys { .. } => "SendKeys",
-            Request::Interrupt { .. } => "Interrupt",
-            Request::KillPane { .. } => "KillPane",
-            Request::ReleasePane { .. } => "ReleasePane",
-            Request::ResizePane { .. } => "ResizePane",
-            Request::RenamePane { .. } => "RenamePane",
-            Request::ReorderPanes { .. } => "ReorderPanes",
-            Request::ReadOutput { .. } => "ReadOutput",
-            Request::WaitForExit { .. } => "WaitForExit",
-            Request::Subscribe => "Subscribe",
-            Request::Capture { .. } => "Capture",
-            Request::Attach { .. } => "Attach",
-            Request::Detach { .. } => "Detach",
-            Request::ClientResize { .. } => "ClientResize",
-            Request::SetSizePolicy { .. } => "SetSizePolicy",
-            Request::WaitFor { .. } => "WaitFor",
-            Request::AgentStatus { .. } => "AgentStatus",
-            Request::AgentHook { .. } => "AgentHook",
-            Request::AnswerPermission { .. } => "AnswerPermission",
-            Request::ResumeAgent { .. } => "ResumeAgent",
-            Request::Cancel { .. } => "Cancel",
-            Request::UpgradeDaemon => "UpgradeDaemon",
-        }
-    }
-}
-
-/// Conditions of a [`Request::WaitFor`]; any that holds ends the wait.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+/// Conditions of a [`crate::requests::WaitFor`]; any that holds ends the wait.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, Arbitrary)]
 pub struct WaitUntil {
     /// The process exited. (A wait also ends when the process exits while waiting
     /// for something else: nothing more can happen.)
@@ -388,7 +188,7 @@ pub struct WaitUntil {
     pub agent_needs: Vec<Attention>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, Arbitrary)]
 pub enum MatchOn {
     #[default]
     Output,
@@ -396,7 +196,7 @@ pub enum MatchOn {
 }
 
 /// Which condition ended a wait.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum WaitCondition {
     Exit,
     Pattern,
@@ -419,7 +219,7 @@ impl WaitCondition {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct WaitOutcome {
     pub condition: WaitCondition,
     /// The text the pattern matched.
@@ -430,7 +230,7 @@ pub struct WaitOutcome {
     pub next_offset: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum AgentKind {
     Claude,
     Codex,
@@ -448,7 +248,7 @@ impl AgentKind {
 }
 
 /// What an agent CLI is doing, in one word (the two axes below, summed up).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum AgentState {
     WaitingForPermission,
     Busy,
@@ -516,7 +316,7 @@ impl AgentState {
 }
 
 /// Is a turn running?
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum TurnState {
     Running,
     NotRunning,
@@ -534,7 +334,7 @@ impl TurnState {
 }
 
 /// Does the agent need a person?
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum Attention {
     Nothing,
     /// It asks to be allowed to do something (approve or deny).
@@ -590,7 +390,7 @@ fn split_list(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Where an agent's state was read from, most trusted first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum StateSource {
     /// A hook the agent ran (`fugue agent-event`).
     Hook,
@@ -616,7 +416,7 @@ impl StateSource {
 }
 
 /// What an agent CLI in a pane is doing.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct AgentInfo {
     /// `None` when no known agent CLI was recognised.
     pub agent: Option<AgentKind>,
@@ -633,14 +433,14 @@ pub struct AgentInfo {
     pub since_ms: u64,
     /// While it waits for permission: the prompt's id, a digest of the process,
     /// when it began waiting and the screen (so two identical prompts in a row
-    /// differ), for [`Request::AnswerPermission`].
+    /// differ), for [`crate::requests::AnswerPermission`].
     pub prompt_id: Option<String>,
     /// The screen lines (or status file fields) that decided.
     pub evidence: Vec<String>,
 }
 
 /// How to answer a permission prompt.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum PermissionAnswer {
     Approve,
     Deny,
@@ -657,7 +457,7 @@ impl PermissionAnswer {
 }
 
 /// What an answer to a permission prompt did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct PermissionAnswered {
     /// The answer the prompt has: this one, or the earlier one if `already`.
     pub answer: PermissionAnswer,
@@ -668,7 +468,7 @@ pub struct PermissionAnswered {
 /// What one hook of an agent CLI reported (the JSON it gave its hook command,
 /// boiled down). Event names are the agent's own (`PermissionRequest`, `Stop`,
 /// `BeforeAgent`, ...).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct AgentHook {
     /// The agent that ran the hook, when the hook command says.
     pub agent: Option<AgentKind>,
@@ -683,14 +483,14 @@ pub struct AgentHook {
 }
 
 /// An agent's own session, recorded so the agent can be resumed.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct AgentSession {
     pub agent: AgentKind,
     pub id: String,
 }
 
 /// Which part of a pane's history a capture covers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum CaptureWhat {
     Screen,
     Scrollback,
@@ -698,7 +498,7 @@ pub enum CaptureWhat {
 }
 
 /// Who decides a pane's size when several clients are attached (tmux's `window-size`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum SizePolicy {
     /// The client that last typed or resized.
     Latest,
@@ -726,7 +526,7 @@ impl SizePolicy {
 }
 
 /// A captured screen.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct CaptureResult {
     pub lines: Vec<String>,
     /// Line number (as in `start`) of the first line returned.
@@ -743,7 +543,7 @@ pub struct CaptureResult {
 }
 
 /// How a pane's process ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct ExitStatus {
     /// Exit code when it exited normally.
     pub code: Option<i32>,
@@ -768,7 +568,7 @@ impl std::fmt::Display for ExitStatus {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum PaneState {
     Running,
     Exited,
@@ -790,7 +590,7 @@ impl PaneState {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct SessionInfo {
     pub id: SessionId,
     pub name: String,
@@ -801,7 +601,7 @@ pub struct SessionInfo {
     pub created_at_ms: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct PaneInfo {
     pub id: PaneId,
     pub session_id: SessionId,
@@ -830,7 +630,7 @@ pub struct PaneInfo {
     pub agent_session: Option<AgentSession>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct DaemonInfo {
     pub pid: u32,
     pub version: String,
@@ -856,7 +656,7 @@ pub struct DaemonInfo {
 }
 
 /// Output read from a pane.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct OutputChunk {
     pub pane: PaneInfo,
     /// Raw bytes (raw mode); empty in text mode.
@@ -872,40 +672,33 @@ pub struct OutputChunk {
     pub truncated: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Response {
-    Pong,
-    Daemon(DaemonInfo),
-    ShuttingDown,
-    /// The upgrade begins once this reply is written: connections close, and the
-    /// daemon answers again (same pid) when the new binary has taken over, or
-    /// when the old one has taken its state back (its status then says why).
-    Upgrading,
-    Session(SessionInfo),
-    SessionRenamed {
-        session: SessionInfo,
-        previous_name: String,
-    },
-    Sessions(Vec<SessionInfo>),
-    Pane(PaneInfo),
-    Panes(Vec<PaneInfo>),
-    Output(OutputChunk),
-    Captured(CaptureResult),
-    Attached(PaneInfo),
-    WaitDone(WaitOutcome),
-    Agent(AgentInfo),
-    /// Answer to AnswerPermission.
-    PermissionAnswered(PermissionAnswered),
-    /// Answer to WaitForExit: `exited` false means the timeout passed first.
-    Waited {
-        pane: PaneInfo,
-        exited: bool,
-    },
-    Ok,
+/// Reply to [`crate::requests::RenameSession`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct SessionRenamed {
+    pub session: SessionInfo,
+    pub previous_name: String,
 }
 
-/// Pushed events (after [`Request::Subscribe`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Reply to [`crate::requests::WaitForExit`]: `exited` false means the timeout
+/// passed first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct ExitWaited {
+    pub pane: PaneInfo,
+    pub exited: bool,
+}
+
+/// One pane as an overview shows it (see [`crate::requests::Overview`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct PaneOverview {
+    pub pane: PaneInfo,
+    /// What the agent CLI in it is doing; `None` when no agent CLI runs there.
+    pub agent: Option<AgentInfo>,
+    /// Its last non-empty line of text output (cleaned of controls), or empty.
+    pub last_line: String,
+}
+
+/// Pushed events (after [`crate::requests::Subscribe`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Arbitrary)]
 pub enum Event {
     SessionCreated(SessionInfo),
     SessionDestroyed {
@@ -930,7 +723,7 @@ pub enum Event {
         session_id: SessionId,
         panes: Vec<PaneId>,
     },
-    /// The agent CLI in a pane changed state (see `Request::AgentStatus`).
+    /// The agent CLI in a pane changed state (see `requests::AgentStatus`).
     AgentStateChanged {
         pane: PaneId,
         session_id: SessionId,

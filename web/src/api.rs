@@ -8,7 +8,7 @@ use axum::Json;
 use fugue_client::protocol::{
     AgentState, Attention, CaptureWhat, EnvVar, MatchOn, PaneSize, ReadMode, RestartPolicy, SpawnSpec, WaitUntil,
 };
-use fugue_client::views::{CaptureView, DaemonView, PaneView, ReadView, SessionView, WaitView};
+use fugue_client::views::{CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -197,6 +197,14 @@ pub async fn panes(
 ) -> ApiResult<Json<Vec<PaneView>>> {
     let list = state.daemon.get().await?.list_panes(filter.session.as_deref()).await?;
     Ok(Json(list.iter().map(PaneView::from).collect()))
+}
+
+pub async fn overview(
+    State(state): State<AppState>,
+    QueryParams(filter): QueryParams<SessionFilter>,
+) -> ApiResult<Json<Vec<OverviewView>>> {
+    let list = state.daemon.get().await?.overview(filter.session.as_deref()).await?;
+    Ok(Json(list.iter().map(OverviewView::from).collect()))
 }
 
 pub async fn create_pane(

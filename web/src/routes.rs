@@ -7,7 +7,7 @@ use axum::handler::Handler;
 use axum::http::Method;
 use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
-use fugue_client::views::{CaptureView, DaemonView, PaneView, ReadView, SessionView, WaitView};
+use fugue_client::views::{CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Map, Value};
@@ -140,6 +140,14 @@ pub fn table() -> Vec<Route> {
         )
         .body::<api::Rename>()
         .returns::<SessionView>(),
+        Route::new(
+            M::GET,
+            "/api/overview",
+            "Every pane with its agent's state and last line",
+            api::overview,
+        )
+        .query::<api::SessionFilter>()
+        .returns::<Vec<OverviewView>>(),
         Route::new(M::GET, "/api/panes", "List panes", api::panes)
             .query::<api::SessionFilter>()
             .returns::<Vec<PaneView>>(),

@@ -91,6 +91,8 @@ pub enum SessionMsg {
         reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
     },
     ListPanes(RpcReplyPort<Vec<PaneInfo>>),
+    /// Every pane as a handle, in order (for answers that read each pane).
+    PaneHandles(RpcReplyPort<Vec<PaneHandle>>),
     RenamePane {
         id: PaneId,
         title: String,
@@ -305,6 +307,9 @@ impl Actor for SessionActor {
             }
             SessionMsg::ListPanes(reply) => {
                 let _ = reply.send(state.panes.iter().map(PaneEntry::info).collect());
+            }
+            SessionMsg::PaneHandles(reply) => {
+                let _ = reply.send((0..state.panes.len()).map(|i| state.handle(i, &myself)).collect());
             }
             SessionMsg::RenamePane { id, title, reply } => {
                 let _ = reply.send(state.rename_pane(id, title));

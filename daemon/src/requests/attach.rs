@@ -10,7 +10,7 @@ use crate::actors::pane::{Exited, PaneMsg};
 use crate::actors::session::PaneHandle;
 use crate::sync::lock;
 use crate::terminal::pane_output::{PaneEvent, PaneOutput, Subscription};
-use fugue_protocol::{ErrorReply, Event, PaneId, PaneSize, Response, ServerFrame};
+use fugue_protocol::{ErrorReply, Event, PaneId, PaneInfo, PaneSize, ServerFrame};
 use ractor::ActorRef;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
@@ -73,7 +73,7 @@ impl Handler {
         target: &str,
         read_only: bool,
         size: Option<PaneSize>,
-    ) -> Result<Response, ErrorReply> {
+    ) -> Result<PaneInfo, ErrorReply> {
         let pane = self.pane(target).await?;
         let info = pane.current_info();
         if let Some(status) = info.exit {
@@ -108,7 +108,7 @@ impl Handler {
             stop,
         };
         tokio::spawn(follow.run(redraw));
-        Ok(Response::Attached(info))
+        Ok(info)
     }
 }
 

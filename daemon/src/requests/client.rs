@@ -98,14 +98,14 @@ impl Outbox {
         let starts_shutdown = matches!(
             frame,
             ServerFrame::Reply {
-                result: Ok(Response::ShuttingDown),
+                result: Ok(Response::Shutdown(())),
                 ..
             }
         );
         let starts_upgrade = matches!(
             frame,
             ServerFrame::Reply {
-                result: Ok(Response::Upgrading),
+                result: Ok(Response::UpgradeDaemon(())),
                 ..
             }
         );
@@ -348,7 +348,7 @@ mod tests {
         };
         let frame = ServerFrame::Reply {
             id: 7,
-            result: Ok(Response::Output(chunk)),
+            result: Ok(Response::ReadOutput(chunk)),
         };
         let bytes = encode_or_explain(frame);
         match decode::<ServerFrame>(&bytes[4..]).unwrap() {

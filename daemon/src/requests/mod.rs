@@ -14,9 +14,12 @@ use crate::actors::session::SessionMsg;
 use crate::actors::supervisor::SupervisorMsg;
 use crate::budget::Budget;
 use client::Client;
+use fugue_protocol::limits::clean_label;
+use fugue_protocol::requests as rq;
 use fugue_protocol::signals::parse_signal;
 use fugue_protocol::{
-    CaptureResult, CaptureWhat, ErrorReply, OutputChunk, PermissionAnswered, ReadMode, Request, Response, SpawnSpec,
+    AgentInfo, CaptureResult, ErrorReply, OutputChunk, PaneInfo, PaneOverview, PermissionAnswered, ReadMode, Request,
+    Response, SessionInfo, SessionRenamed, SpawnSpec,
 };
 use ractor::ActorRef;
 use resolve::{ask, PANE, SESSION, SUPERVISOR};
@@ -36,225 +39,228 @@ pub struct Handler {
 }
 
 impl Handler {
-    /// Answers one request from the connection `conn`.
+    /// Answers one request from the connection `conn`. Each arm wraps its answer
+    /// in the reply variant of its own request, so the compiler checks that every
+    /// request is answered, and with the reply type `requests.rs` names.
     pub async fn handle(&self, conn: &Arc<Client>, request: Request) -> Result<Response, ErrorReply> {
-        match request {
-            Request::Ping => Ok(Response::Pong),
-            Request::DaemonStatus => Ok(Response::Daemon(
-                ask(&self.supervisor, SupervisorMsg::Status, SUPERVISOR).await?,
-            )),
-            // The connection starts the shutdown once this reply is written.
-            Request::Shutdown => Ok(Response::ShuttingDown),
-            // The connection starts the upgrade once this reply is written.
-            Request::UpgradeDaemon => Ok(Response::Upgrading),
-            Request::Subscribe => self.subscribe(conn).await,
-            Request::CreateSession { name, cwd, env } => self.create_session(name, cwd, env).await,
-            Request::DestroySession { session } => {
-                let info = ask(
-                    &self.supervisor,
-                    |reply| SupervisorMsg::DestroySession { target: session, reply },
-                    SUPERVISOR,
-                )
-                .await??;
-                Ok(Response::Session(info))
+        use Request as Rq;
+        Ok(match request {
+            Rq::Ping(_) => Response::Ping(()),
+            Rq::DaemonStatus(_) => {
+                Response::DaemonStatus(ask(&self.supervisor, SupervisorMsg::Status, SUPERVISOR).await?)
             }
-            Request::ListSessions => Ok(Response::Sessions(
-                ask(&self.supervisor, SupervisorMsg::ListSessions, SUPERVISOR).await?,
-            )),
-            Request::RenameSession { session, name } => {
-                let (session, previous_name) = ask(
+            // The connection starts the shutdown once this reply is written.
+            Rq::Shutdown(_) => Response::Shutdown(()),
+            // The connection starts the upgrade once this reply is written.
+            Rq::UpgradeDaemon(_) => Response::UpgradeDaemon(()),
+            Rq::Subscribe(_) => Response::Subscribe(self.subscribe(conn).await?),
+            Rq::CreateSession(r) => Response::CreateSession(self.create_session(r).await?),
+            Rq::DestroySession(r) => Response::DestroySession(
+                ask(
                     &self.supervisor,
-                    |reply| SupervisorMsg::RenameSession {
-                        target: session,
-                        name,
+                    |reply| SupervisorMsg::DestroySession {
+                        target: r.session,
                         reply,
                     },
                     SUPERVISOR,
                 )
-                .await??;
-                Ok(Response::SessionRenamed { session, previous_name })
+                .await??,
+            ),
+            Rq::ListSessions(_) => {
+                Response::ListSessions(ask(&self.supervisor, SupervisorMsg::ListSessions, SUPERVISOR).await?)
             }
-            Request::CreatePane(spec) => self.create_pane(spec).await,
-            Request::ListPanes { session } => self.list_panes(session).await,
-            Request::PaneStatus { pane } => Ok(Response::Pane(self.pane(&pane).await?.current_info())),
-            Request::WriteInput { pane, data, paste } => {
-                let pane = self.pane(&pane).await?;
-                pane.output.looked_at();
-                match conn.attachments.typed(&pane) {
-                    // Keystrokes from a terminal attached to the pane.
-                    Some(id) if !paste => {
-                        if let Some(focused) = pane.input.typed(data).await? {
-                            let _ = pane.actor.cast(PaneMsg::ClientFocus { id, focused });
-                        }
-                    }
-                    _ => pane.input.write(data, paste).await?,
-                }
-                Ok(Response::Ok)
-            }
-            Request::SendKeys { pane, keys } => {
-                let pane = self.pane(&pane).await?;
-                pane.output.looked_at();
-                conn.attachments.typed(&pane);
-                pane.input.send_keys(&keys).await?;
-                Ok(Response::Ok)
-            }
-            Request::Capture {
-                pane,
-                what,
-                start,
-                end,
-                ansi,
-                join_wrapped,
-            } => {
-                let pane = self.pane(&pane).await?;
-                Ok(Response::Captured(capture(&pane, what, start, end, ansi, join_wrapped)))
-            }
-            Request::Attach { pane, read_only, size } => self.attach(conn, &pane, read_only, size).await,
-            Request::Detach { pane } => {
-                let pane = self.pane(&pane).await?;
-                match conn.attachments.detach(pane.info.id) {
-                    true => Ok(Response::Ok),
-                    false => Err(ErrorReply::invalid(format!(
-                        "this client is not attached to pane {}",
-                        pane.info.id
-                    ))),
-                }
-            }
-            Request::ClientResize { pane, size } => {
-                let pane = self.pane(&pane).await?;
-                let Some(id) = conn.attachments.id(pane.info.id) else {
-                    return Err(ErrorReply::invalid(format!(
-                        "this client is not attached to pane {}",
-                        pane.info.id
-                    )));
-                };
-                let _ = pane.actor.cast(PaneMsg::ClientResize { id, size });
-                Ok(Response::Ok)
-            }
-            Request::WaitFor {
-                pane,
-                until,
-                timeout_ms,
-            } => self.wait_until(conn, &pane, until, timeout_ms).await,
-            Request::AgentStatus { pane } => {
-                let pane = self.pane(&pane).await?;
-                let info = pane.current_info();
-                let status = pane
-                    .output
-                    .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some());
-                Ok(Response::Agent(status))
-            }
-            Request::AgentHook { pane, token, hook } => {
-                let pane = self.pane(&pane).await?;
-                let info = pane.current_info();
-                if !pane.output.check_hook_token(info.pid, &token) {
-                    return Err(ErrorReply::invalid(format!(
-                        "this hook report's FUGUE_PANE_TOKEN is not pane {}'s: only the process in that pane (and its hooks) can report for it",
-                        info.id
-                    )));
-                }
-                let kind = hook
-                    .agent
-                    .or_else(|| crate::terminal::agent::detect_kind(&info.command, &[]));
-                pane.output.record_agent_hook(info.pid, kind, &hook);
-                Ok(Response::Ok)
-            }
-            Request::AnswerPermission {
-                pane,
-                prompt_id,
-                answer,
-            } => {
-                let pane = self.pane(&pane).await?;
-                let info = pane.current_info();
-                let shown = pane
-                    .output
-                    .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some());
-                if let Some(earlier) = pane.output.claim_prompt(&shown, &prompt_id, answer)? {
-                    return Ok(Response::PermissionAnswered(PermissionAnswered {
-                        answer: earlier,
-                        already: true,
-                    }));
-                }
-                pane.output.looked_at();
-                let keys = crate::terminal::agent::answer_keys(shown.agent, answer);
-                pane.input.send_keys(&keys).await?;
-                Ok(Response::PermissionAnswered(PermissionAnswered {
-                    answer,
-                    already: false,
-                }))
-            }
-            Request::ResumeAgent { pane } => {
-                let pane = self.pane(&pane).await?;
-                let id = pane.info.id;
-                let handle = ask(
-                    &pane.session,
-                    |reply| SessionMsg::ResumeAgent { pane: id, reply },
-                    SESSION,
-                )
-                .await??;
-                Ok(Response::Pane(handle.info))
-            }
+            Rq::RenameSession(r) => Response::RenameSession(self.rename_session(r).await?),
+            Rq::CreatePane(r) => Response::CreatePane(self.create_pane(r.spec).await?),
+            Rq::ListPanes(r) => Response::ListPanes(self.list_panes(r.session).await?),
+            Rq::Overview(r) => Response::Overview(self.overview(r.session).await?),
+            Rq::PaneStatus(r) => Response::PaneStatus(self.pane(&r.pane).await?.current_info()),
+            Rq::WriteInput(r) => Response::WriteInput(self.write_input(conn, r).await?),
+            Rq::SendKeys(r) => Response::SendKeys(self.send_keys(conn, r).await?),
+            Rq::Capture(r) => Response::Capture(capture(&self.pane(&r.pane).await?, &r)),
+            Rq::Attach(r) => Response::Attach(self.attach(conn, &r.pane, r.read_only, r.size).await?),
+            Rq::Detach(r) => Response::Detach(self.detach(conn, &r.pane).await?),
+            Rq::ClientResize(r) => Response::ClientResize(self.client_resize(conn, r).await?),
+            Rq::WaitFor(r) => Response::WaitFor(self.wait_until(conn, &r.pane, r.until, r.timeout_ms).await?),
+            Rq::AgentStatus(r) => Response::AgentStatus(self.agent_status(&r.pane).await?),
+            Rq::ReportHook(r) => Response::ReportHook(self.report_hook(r).await?),
+            Rq::AnswerPermission(r) => Response::AnswerPermission(self.answer_permission(r).await?),
+            Rq::ResumeAgent(r) => Response::ResumeAgent(self.resume_agent(&r.pane).await?),
             // Answered by the connection itself, which knows its requests.
-            Request::Cancel { .. } => Err(ErrorReply::internal("cancel is handled by the connection")),
-            Request::SetSizePolicy { pane, policy } => {
-                let pane = self.pane(&pane).await?;
+            Rq::Cancel(_) => return Err(ErrorReply::internal("cancel is handled by the connection")),
+            Rq::SetSizePolicy(r) => {
+                let pane = self.pane(&r.pane).await?;
+                let policy = r.policy;
                 ask(&pane.actor, |reply| PaneMsg::SetSizePolicy { policy, reply }, PANE).await?;
-                Ok(Response::Ok)
+                Response::SetSizePolicy(())
             }
-            Request::Interrupt { pane } => {
-                let pane = self.pane(&pane).await?;
+            Rq::Interrupt(r) => {
+                let pane = self.pane(&r.pane).await?;
                 ask(&pane.actor, PaneMsg::Interrupt, PANE).await??;
-                Ok(Response::Ok)
+                Response::Interrupt(())
             }
-            Request::KillPane { pane, signal } => {
-                let signal = parse_signal(signal.as_deref().unwrap_or("TERM")).map_err(ErrorReply::invalid)?;
-                let pane = self.pane(&pane).await?;
+            Rq::KillPane(r) => {
+                let signal = parse_signal(r.signal.as_deref().unwrap_or("TERM")).map_err(ErrorReply::invalid)?;
+                let pane = self.pane(&r.pane).await?;
                 ask(&pane.actor, |reply| PaneMsg::Kill { signal, reply }, PANE).await?;
-                Ok(Response::Pane(pane.current_info()))
+                Response::KillPane(pane.current_info())
             }
-            Request::ReleasePane { pane } => {
-                let pane = self.pane(&pane).await?;
+            Rq::ReleasePane(r) => {
+                let pane = self.pane(&r.pane).await?;
                 let id = pane.info.id;
                 ask(&pane.session, |reply| SessionMsg::ReleasePane { id, reply }, SESSION).await??;
-                Ok(Response::Ok)
+                Response::ReleasePane(())
             }
-            Request::ResizePane { pane, size } => {
-                let pane = self.pane(&pane).await?;
+            Rq::ResizePane(r) => {
+                let pane = self.pane(&r.pane).await?;
+                let size = r.size;
                 ask(&pane.actor, |reply| PaneMsg::Resize { size, reply }, PANE).await??;
-                Ok(Response::Ok)
+                Response::ResizePane(())
             }
-            Request::RenamePane { pane, title } => {
-                let pane = self.pane(&pane).await?;
-                let id = pane.info.id;
-                let info = ask(
-                    &pane.session,
-                    |reply| SessionMsg::RenamePane { id, title, reply },
-                    SESSION,
+            Rq::RenamePane(r) => {
+                let pane = self.pane(&r.pane).await?;
+                let (id, title) = (pane.info.id, r.title);
+                Response::RenamePane(
+                    ask(
+                        &pane.session,
+                        |reply| SessionMsg::RenamePane { id, title, reply },
+                        SESSION,
+                    )
+                    .await??,
                 )
-                .await??;
-                Ok(Response::Pane(info))
             }
-            Request::ReorderPanes { session, panes } => {
-                let session = self.session(&session).await?;
-                let infos = ask(
-                    &session.actor,
-                    |reply| SessionMsg::Reorder { targets: panes, reply },
-                    SESSION,
+            Rq::ReorderPanes(r) => {
+                let session = self.session(&r.session).await?;
+                let targets = r.panes;
+                Response::ReorderPanes(
+                    ask(&session.actor, |reply| SessionMsg::Reorder { targets, reply }, SESSION).await??,
                 )
-                .await??;
-                Ok(Response::Panes(infos))
             }
-            Request::ReadOutput { pane, mode } => self.read_output(&pane, mode).await,
-            Request::WaitForExit { pane, timeout_ms } => self.wait_for_exit(&pane, timeout_ms).await,
+            Rq::ReadOutput(r) => Response::ReadOutput(self.read_output(&r.pane, r.mode).await?),
+            Rq::WaitForExit(r) => Response::WaitForExit(self.wait_for_exit(&r.pane, r.timeout_ms).await?),
+        })
+    }
+
+    async fn rename_session(&self, request: rq::RenameSession) -> Result<SessionRenamed, ErrorReply> {
+        let rq::RenameSession { session, name } = request;
+        let (session, previous_name) = ask(
+            &self.supervisor,
+            |reply| SupervisorMsg::RenameSession {
+                target: session,
+                name,
+                reply,
+            },
+            SUPERVISOR,
+        )
+        .await??;
+        Ok(SessionRenamed { session, previous_name })
+    }
+
+    async fn write_input(&self, conn: &Arc<Client>, request: rq::WriteInput) -> Result<(), ErrorReply> {
+        let rq::WriteInput { pane, data, paste } = request;
+        let pane = self.pane(&pane).await?;
+        pane.output.looked_at();
+        match conn.attachments.typed(&pane) {
+            // Keystrokes from a terminal attached to the pane.
+            Some(id) if !paste => {
+                if let Some(focused) = pane.input.typed(data).await? {
+                    let _ = pane.actor.cast(PaneMsg::ClientFocus { id, focused });
+                }
+            }
+            _ => pane.input.write(data, paste).await?,
+        }
+        Ok(())
+    }
+
+    async fn send_keys(&self, conn: &Arc<Client>, request: rq::SendKeys) -> Result<(), ErrorReply> {
+        let pane = self.pane(&request.pane).await?;
+        pane.output.looked_at();
+        conn.attachments.typed(&pane);
+        pane.input.send_keys(&request.keys).await
+    }
+
+    fn not_attached(pane: &crate::actors::session::PaneHandle) -> ErrorReply {
+        ErrorReply::invalid(format!("this client is not attached to pane {}", pane.info.id))
+    }
+
+    async fn detach(&self, conn: &Arc<Client>, target: &str) -> Result<(), ErrorReply> {
+        let pane = self.pane(target).await?;
+        match conn.attachments.detach(pane.info.id) {
+            true => Ok(()),
+            false => Err(Self::not_attached(&pane)),
         }
     }
 
-    async fn create_session(
-        &self,
-        name: String,
-        cwd: Option<String>,
-        env: Vec<fugue_protocol::EnvVar>,
-    ) -> Result<Response, ErrorReply> {
+    async fn client_resize(&self, conn: &Arc<Client>, request: rq::ClientResize) -> Result<(), ErrorReply> {
+        let pane = self.pane(&request.pane).await?;
+        let Some(id) = conn.attachments.id(pane.info.id) else {
+            return Err(Self::not_attached(&pane));
+        };
+        let _ = pane.actor.cast(PaneMsg::ClientResize { id, size: request.size });
+        Ok(())
+    }
+
+    async fn agent_status(&self, target: &str) -> Result<AgentInfo, ErrorReply> {
+        let pane = self.pane(target).await?;
+        let info = pane.current_info();
+        Ok(pane
+            .output
+            .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some()))
+    }
+
+    async fn report_hook(&self, request: rq::ReportHook) -> Result<(), ErrorReply> {
+        let rq::ReportHook { pane, token, hook } = request;
+        let pane = self.pane(&pane).await?;
+        let info = pane.current_info();
+        if !pane.output.check_hook_token(info.pid, &token) {
+            return Err(ErrorReply::invalid(format!(
+                "this hook report's FUGUE_PANE_TOKEN is not pane {}'s: only the process in that pane (and its hooks) can report for it",
+                info.id
+            )));
+        }
+        let kind = hook
+            .agent
+            .or_else(|| crate::terminal::agent::detect_kind(&info.command, &[]));
+        pane.output.record_agent_hook(info.pid, kind, &hook);
+        Ok(())
+    }
+
+    async fn answer_permission(&self, request: rq::AnswerPermission) -> Result<PermissionAnswered, ErrorReply> {
+        let rq::AnswerPermission {
+            pane,
+            prompt_id,
+            answer,
+        } = request;
+        let pane = self.pane(&pane).await?;
+        let info = pane.current_info();
+        let shown = pane
+            .output
+            .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some());
+        if let Some(earlier) = pane.output.claim_prompt(&shown, &prompt_id, answer)? {
+            return Ok(PermissionAnswered {
+                answer: earlier,
+                already: true,
+            });
+        }
+        pane.output.looked_at();
+        let keys = crate::terminal::agent::answer_keys(shown.agent, answer);
+        pane.input.send_keys(&keys).await?;
+        Ok(PermissionAnswered { answer, already: false })
+    }
+
+    async fn resume_agent(&self, target: &str) -> Result<PaneInfo, ErrorReply> {
+        let pane = self.pane(target).await?;
+        let id = pane.info.id;
+        let handle = ask(
+            &pane.session,
+            |reply| SessionMsg::ResumeAgent { pane: id, reply },
+            SESSION,
+        )
+        .await??;
+        Ok(handle.info)
+    }
+
+    async fn create_session(&self, request: rq::CreateSession) -> Result<SessionInfo, ErrorReply> {
+        let rq::CreateSession { name, cwd, env } = request;
         let cwd = match cwd {
             Some(cwd) => PathBuf::from(cwd),
             None => std::env::var_os("HOME")
@@ -262,22 +268,21 @@ impl Handler {
                 .unwrap_or_else(|| PathBuf::from("/")),
         };
         let env = env.into_iter().map(|v| (v.name, v.value)).collect();
-        let info = ask(
+        ask(
             &self.supervisor,
             |reply| SupervisorMsg::CreateSession { name, cwd, env, reply },
             SUPERVISOR,
         )
-        .await??;
-        Ok(Response::Session(info))
+        .await?
     }
 
-    async fn create_pane(&self, spec: SpawnSpec) -> Result<Response, ErrorReply> {
+    async fn create_pane(&self, spec: SpawnSpec) -> Result<PaneInfo, ErrorReply> {
         let session = self.session(&spec.session).await?;
         let handle = ask(&session.actor, |reply| SessionMsg::CreatePane { spec, reply }, SESSION).await??;
-        Ok(Response::Pane(handle.info))
+        Ok(handle.info)
     }
 
-    async fn list_panes(&self, session: Option<String>) -> Result<Response, ErrorReply> {
+    async fn list_panes(&self, session: Option<String>) -> Result<Vec<PaneInfo>, ErrorReply> {
         let sessions = match session {
             Some(target) => vec![self.session(&target).await?],
             None => ask(&self.supervisor, SupervisorMsg::AllSessions, SUPERVISOR).await?,
@@ -285,43 +290,84 @@ impl Handler {
         let lists =
             futures::future::join_all(sessions.iter().map(|s| ask(&s.actor, SessionMsg::ListPanes, SESSION))).await;
         // A session destroyed meanwhile simply has no panes to show.
-        Ok(Response::Panes(
-            lists.into_iter().filter_map(Result::ok).flatten().collect(),
-        ))
+        Ok(lists.into_iter().filter_map(Result::ok).flatten().collect())
     }
 
-    async fn read_output(&self, target: &str, mode: ReadMode) -> Result<Response, ErrorReply> {
+    /// Every pane with its agent's state and last line. The panes of each session
+    /// come from its actor in one message; what each shows is read from the pane's
+    /// shared output, not by asking its actor.
+    async fn overview(&self, session: Option<String>) -> Result<Vec<PaneOverview>, ErrorReply> {
+        let sessions = match session {
+            Some(target) => vec![self.session(&target).await?],
+            None => ask(&self.supervisor, SupervisorMsg::AllSessions, SUPERVISOR).await?,
+        };
+        let lists =
+            futures::future::join_all(sessions.iter().map(|s| ask(&s.actor, SessionMsg::PaneHandles, SESSION))).await;
+        let panes = lists.into_iter().filter_map(Result::ok).flatten();
+        Ok(panes.map(|pane| overview_of(&pane)).collect())
+    }
+
+    async fn read_output(&self, target: &str, mode: ReadMode) -> Result<OutputChunk, ErrorReply> {
         let pane = self.pane(target).await?;
         let read = pane.output.read(mode);
-        Ok(Response::Output(OutputChunk {
+        Ok(OutputChunk {
             pane: pane.current_info(),
             data: read.data,
             lines: read.lines,
             start_offset: read.start_offset,
             next_offset: read.next_offset,
             truncated: read.truncated,
-        }))
+        })
     }
 
-    async fn subscribe(&self, conn: &Arc<Client>) -> Result<Response, ErrorReply> {
+    async fn subscribe(&self, conn: &Arc<Client>) -> Result<(), ErrorReply> {
         if conn.subscribed.swap(true, Ordering::AcqRel) {
             return Err(ErrorReply::invalid("this connection is already subscribed"));
         }
         let events = ask(&self.supervisor, SupervisorMsg::Subscribe, SUPERVISOR).await?;
         tokio::spawn(client::forward_events(events, conn.out.clone(), conn.cancel.clone()));
-        Ok(Response::Ok)
+        Ok(())
     }
 }
 
-fn capture(
-    pane: &crate::actors::session::PaneHandle,
-    what: CaptureWhat,
-    start: Option<i64>,
-    end: Option<i64>,
-    ansi: bool,
-    join: bool,
-) -> CaptureResult {
-    let capture = pane.output.capture(what, start, end, ansi, join);
+/// Characters of a pane's last line an overview shows.
+const OVERVIEW_LINE_CHARS: usize = 200;
+/// Lines read back to find the last one with text in it.
+const OVERVIEW_LINES_BACK: u32 = 8;
+
+fn overview_of(pane: &crate::actors::session::PaneHandle) -> PaneOverview {
+    let info = pane.current_info();
+    let agent = pane
+        .output
+        .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some());
+    let text = pane.output.read(ReadMode::Text {
+        lines: OVERVIEW_LINES_BACK,
+        since: None,
+    });
+    let last_line = text
+        .lines
+        .iter()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .map(|line| clean_label(line.trim_end(), OVERVIEW_LINE_CHARS))
+        .unwrap_or_default();
+    PaneOverview {
+        pane: info,
+        agent: agent.agent.is_some().then_some(agent),
+        last_line,
+    }
+}
+
+fn capture(pane: &crate::actors::session::PaneHandle, request: &rq::Capture) -> CaptureResult {
+    let rq::Capture {
+        what,
+        start,
+        end,
+        ansi,
+        join_wrapped,
+        ..
+    } = *request;
+    let capture = pane.output.capture(what, start, end, ansi, join_wrapped);
     let (cursor_row, cursor_col, cursor_visible) = capture.state.cursor;
     CaptureResult {
         lines: capture.captured.lines,

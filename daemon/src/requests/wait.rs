@@ -8,12 +8,12 @@ use super::search::{search_output, search_screen, Pattern, Searched};
 use super::Handler;
 use crate::actors::session::PaneHandle;
 use crate::terminal::pane_output::PaneOutput;
-use fugue_protocol::{ErrorCode, ErrorReply, MatchOn, Response, WaitCondition, WaitOutcome, WaitUntil};
+use fugue_protocol::{ErrorCode, ErrorReply, ExitWaited, MatchOn, WaitCondition, WaitOutcome, WaitUntil};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 impl Handler {
-    pub(super) async fn wait_for_exit(&self, target: &str, timeout_ms: Option<u64>) -> Result<Response, ErrorReply> {
+    pub(super) async fn wait_for_exit(&self, target: &str, timeout_ms: Option<u64>) -> Result<ExitWaited, ErrorReply> {
         let pane = self.pane(target).await?;
         let mut exit = pane.exit.clone();
         let exited = exit.wait_for(|e| e.is_some());
@@ -23,12 +23,12 @@ impl Handler {
         }
         .map(|waited| waited.map(|_| ()));
         match outcome {
-            None => Ok(Response::Waited {
+            None => Ok(ExitWaited {
                 pane: pane.current_info(),
                 exited: false,
             }),
             Some(Err(_)) => Err(self.released(&pane)),
-            Some(Ok(_)) => Ok(Response::Waited {
+            Some(Ok(_)) => Ok(ExitWaited {
                 pane: pane.current_info(),
                 exited: true,
             }),
@@ -45,7 +45,7 @@ impl Handler {
         target: &str,
         until: WaitUntil,
         timeout_ms: u64,
-    ) -> Result<Response, ErrorReply> {
+    ) -> Result<WaitOutcome, ErrorReply> {
         let pattern = until
             .pattern
             .as_deref()
@@ -79,7 +79,7 @@ impl Handler {
                 // Only the screen catching up is awaited now.
                 if output.end_offset() >= *shown_at || Instant::now() >= deadline {
                     let found = Some(found.clone());
-                    return Ok(Response::WaitDone(finish(WaitCondition::Pattern, found, output)));
+                    return Ok(finish(WaitCondition::Pattern, found, output));
                 }
             } else {
                 if let Some(pattern) = &pattern {
@@ -94,7 +94,7 @@ impl Handler {
                         }
                         Searched::NotYet { searched: next } => searched = next,
                         Searched::OutOfTime => {
-                            return Ok(Response::WaitDone(finish(WaitCondition::Timeout, None, output)));
+                            return Ok(finish(WaitCondition::Timeout, None, output));
                         }
                     }
                 }
@@ -102,26 +102,26 @@ impl Handler {
                     let info = pane.current_info();
                     let status = output.agent_status(&info.command, info.pid, info.started_at_ms, exited);
                     if until.agent_states.contains(&status.state) {
-                        return Ok(Response::WaitDone(finish(WaitCondition::AgentState, None, output)));
+                        return Ok(finish(WaitCondition::AgentState, None, output));
                     }
                     if until.agent_needs.contains(&status.needs) {
-                        return Ok(Response::WaitDone(finish(WaitCondition::AgentNeeds, None, output)));
+                        return Ok(finish(WaitCondition::AgentNeeds, None, output));
                     }
                     // Detection depends on how long the screen has been quiet.
                     recheck_in = crate::terminal::agent::settle_due(output.quiet_for());
                 }
                 if exited {
-                    return Ok(Response::WaitDone(finish(WaitCondition::Exit, None, output)));
+                    return Ok(finish(WaitCondition::Exit, None, output));
                 }
                 if let Some(idle) = until.idle_ms.map(Duration::from_millis) {
                     let quiet = output.quiet_for();
                     if quiet >= idle {
-                        return Ok(Response::WaitDone(finish(WaitCondition::Idle, None, output)));
+                        return Ok(finish(WaitCondition::Idle, None, output));
                     }
                     recheck_in = Some(recheck_in.map_or(idle - quiet, |r: Duration| r.min(idle - quiet)));
                 }
                 if Instant::now() >= deadline {
-                    return Ok(Response::WaitDone(finish(WaitCondition::Timeout, None, output)));
+                    return Ok(finish(WaitCondition::Timeout, None, output));
                 }
             }
             let wake = recheck_in.map_or(deadline, |r| (Instant::now() + r).min(deadline));

@@ -51,25 +51,10 @@ pub const IN_FLIGHT_BYTES: usize = 8 * 1024 * 1024;
 /// requests cannot pile up by the million.
 const MIN_REQUEST_COST: usize = 1024;
 /// Bytes of replies a connection's requests may be producing at once, reserved
-/// before a request runs by what it may return ([`reply_estimate`]). A client that
+/// before a request runs by what it may return (`Request::reply_bytes`). A client that
 /// asks for many large reads and never reads the replies holds at most this much.
 pub const REPLY_BYTES: usize = 24 * 1024 * 1024;
 
-/// The most a request's reply may take, for [`REPLY_BYTES`].
-fn reply_estimate(request: &Request) -> usize {
-    use crate::terminal::pane_output::MAX_READ_BYTES;
-    match request {
-        Request::ReadOutput {
-            mode: fugue_protocol::ReadMode::Raw {
-                max_bytes: Some(max), ..
-            },
-            ..
-        } => (*max as usize).min(MAX_READ_BYTES) + 4096,
-        Request::ReadOutput { .. } | Request::Capture { .. } => MAX_READ_BYTES + 4096,
-        Request::ListPanes { .. } | Request::ListSessions => 256 * 1024,
-        _ => 4096,
-    }
-}
 /// Longest client string quoted in a log line or message.
 const LOG_FIELD_BYTES: usize = 128;
 
@@ -356,7 +341,7 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             }
         };
         tracing::debug!(id, request = request.name(), "request");
-        if let Request::Cancel { id: target } = request {
+        if let Request::Cancel(fugue_protocol::requests::Cancel { id: target }) = request {
             let token = lock(&conn.in_flight).remove(&target);
             if let Some(token) = token {
                 tracing::debug!(request = target, "request cancelled by the client");
@@ -365,7 +350,7 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             let _ = out
                 .send(ServerFrame::Reply {
                     id,
-                    result: Ok(Response::Ok),
+                    result: Ok(Response::Cancel(())),
                 })
                 .await;
             continue;
@@ -377,7 +362,7 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             continue;
         }
         let cost = size.clamp(MIN_REQUEST_COST, IN_FLIGHT_BYTES) as u32;
-        let reply_cost = reply_estimate(&request).min(REPLY_BYTES) as u32;
+        let reply_cost = request.reply_bytes().min(REPLY_BYTES) as u32;
         let Ok(permit) = budget.clone().acquire_many_owned(cost).await else {
             return;
         };

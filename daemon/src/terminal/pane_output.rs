@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
 
 /// Largest read reply, so a reply always fits in a frame.
-pub const MAX_READ_BYTES: usize = 8 * 1024 * 1024;
+pub use fugue_protocol::limits::MAX_READ_BYTES;
 /// Events queued per subscriber before it counts as lagging.
 pub const SUBSCRIBER_QUEUE: usize = 256;
 /// Output bytes queued per subscriber before it counts as lagging: a stalled

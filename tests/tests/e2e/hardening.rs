@@ -7,6 +7,7 @@
 
 use fugue_client::protocol::{ErrorCode, PaneSize, Request, ServerFrame, WaitCondition, WaitUntil};
 use fugue_client::Client;
+use fugue_protocol::requests as rq;
 use fugue_tests::{rss_kib, sh_spec, wait_for, Daemon, RawConnection, DEADLINE};
 use std::time::{Duration, Instant};
 
@@ -145,14 +146,14 @@ async fn compiled_patterns_count_against_the_connection() {
     for id in 0..count {
         raw.send(fugue_client::protocol::ClientFrame::Request {
             id,
-            request: Request::WaitFor {
+            request: Request::WaitFor(rq::WaitFor {
                 pane: pane.clone(),
                 until: WaitUntil {
                     pattern: Some(format!(".{{{}}}x", 1000 + id % 48)),
                     ..Default::default()
                 },
                 timeout_ms: 60_000,
-            },
+            }),
         });
     }
     // Every wait past the budget is refused at once; the rest stay waiting.
@@ -291,13 +292,13 @@ async fn many_connections_together_stay_within_the_daemon_budget() {
         for id in 0..100 {
             raw.send(fugue_client::protocol::ClientFrame::Request {
                 id,
-                request: Request::ReadOutput {
+                request: Request::ReadOutput(rq::ReadOutput {
                     pane: pane.clone(),
                     mode: fugue_client::protocol::ReadMode::Raw {
                         since: Some(0),
                         max_bytes: Some(1 << 20),
                     },
-                },
+                }),
             });
         }
         stalled.push(raw);
@@ -609,7 +610,7 @@ async fn one_event_to_many_stalled_subscribers_is_held_once() {
     let subscribers: Vec<RawConnection> = (0..400)
         .map(|id| {
             let mut raw = RawConnection::welcomed(&daemon);
-            let subscribed = raw.request(id, Request::Subscribe);
+            let subscribed = raw.request(id, Request::Subscribe(rq::Subscribe {}));
             assert!(
                 matches!(subscribed, Some(ServerFrame::Reply { result: Ok(_), .. })),
                 "{subscribed:?}"

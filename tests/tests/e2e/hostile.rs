@@ -9,6 +9,7 @@ use fugue_client::protocol::{
     ClientFrame, ErrorCode, Hello, PaneSize, ReadMode, Request, Response, ServerFrame, SpawnSpec, PROTOCOL_VERSION,
 };
 use fugue_client::Client;
+use fugue_protocol::requests as rq;
 use fugue_tests::{rss_kib, wait_for, wait_for_text, wait_until, Daemon, RawConnection, DEADLINE};
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -70,10 +71,10 @@ async fn bad_inputs_are_refused_with_one_line_naming_the_limit() {
     let keys = vec![format!("{}a", "M-".repeat(20_000))];
     let (code, message) = refused(raw.request(
         1,
-        Request::SendKeys {
+        Request::SendKeys(rq::SendKeys {
             pane: pane.clone(),
             keys,
-        },
+        }),
     ));
     assert_eq!(code, ErrorCode::InvalidArgument);
     assert!(
@@ -89,28 +90,28 @@ async fn bad_inputs_are_refused_with_one_line_naming_the_limit() {
     let mut spec = SpawnSpec::new("s");
     spec.size = Some(huge);
     for (id, request) in [
-        (2, Request::CreatePane(spec)),
+        (2, Request::CreatePane(rq::CreatePane { spec })),
         (
             3,
-            Request::ResizePane {
+            Request::ResizePane(rq::ResizePane {
                 pane: pane.clone(),
                 size: huge,
-            },
+            }),
         ),
         (
             4,
-            Request::ClientResize {
+            Request::ClientResize(rq::ClientResize {
                 pane: pane.clone(),
                 size: huge,
-            },
+            }),
         ),
         (
             5,
-            Request::Attach {
+            Request::Attach(rq::Attach {
                 pane: pane.clone(),
                 read_only: false,
                 size: Some(huge),
-            },
+            }),
         ),
     ] {
         let (_, message) = refused(raw.request(id, request));
@@ -118,10 +119,10 @@ async fn bad_inputs_are_refused_with_one_line_naming_the_limit() {
     }
     let (_, message) = refused(raw.request(
         6,
-        Request::ResizePane {
+        Request::ResizePane(rq::ResizePane {
             pane: pane.clone(),
             size: PaneSize { cols: 5000, rows: 5000 },
-        },
+        }),
     ));
     assert!(message.contains("25000000 cells; the maximum is 1000000"), "{message}");
 
@@ -129,24 +130,24 @@ async fn bad_inputs_are_refused_with_one_line_naming_the_limit() {
     let evil = "evil\x1b]0;PWNED\x07\x1b[2J".to_string();
     let mut spec = SpawnSpec::new("s");
     spec.title = Some(evil.clone());
-    let (_, message) = refused(raw.request(7, Request::CreatePane(spec)));
+    let (_, message) = refused(raw.request(7, Request::CreatePane(rq::CreatePane { spec })));
     assert!(message.contains("control character \\x1b"), "{message}");
     let (_, message) = refused(raw.request(
         8,
-        Request::RenamePane {
+        Request::RenamePane(rq::RenamePane {
             pane: pane.clone(),
             title: "x".repeat(300),
-        },
+        }),
     ));
     assert!(message.contains("300 characters; the maximum is 256"), "{message}");
 
     // A wait whose deadline overflows the clock, a pattern that compiles huge.
     let (_, message) = refused(raw.request(
         9,
-        Request::WaitForExit {
+        Request::WaitForExit(rq::WaitForExit {
             pane: pane.clone(),
             timeout_ms: Some(u64::MAX),
-        },
+        }),
     ));
     assert!(message.contains("exceeds the maximum 2592000000 ms"), "{message}");
     let until = fugue_client::protocol::WaitUntil {
@@ -155,11 +156,11 @@ async fn bad_inputs_are_refused_with_one_line_naming_the_limit() {
     };
     let (_, message) = refused(raw.request(
         10,
-        Request::WaitFor {
+        Request::WaitFor(rq::WaitFor {
             pane: pane.clone(),
             until,
             timeout_ms: 1,
-        },
+        }),
     ));
     assert!(message.contains("pattern compiles to more than"), "{message}");
 
@@ -269,9 +270,9 @@ async fn half_frames_and_slow_drips_are_cut_off() {
     // The idle connection (no partial frame) is still served.
     let mut idle = idle;
     assert!(matches!(
-        idle.request(1, Request::Ping),
+        idle.request(1, Request::Ping(rq::Ping {})),
         Some(ServerFrame::Reply {
-            result: Ok(Response::Pong),
+            result: Ok(Response::Ping(())),
             ..
         })
     ));
@@ -326,7 +327,7 @@ async fn subscribers_that_never_read_cost_bounded_memory() {
     for (i, raw) in subscribers.iter_mut().enumerate() {
         raw.send(ClientFrame::Request {
             id: i as u64,
-            request: Request::Subscribe,
+            request: Request::Subscribe(rq::Subscribe {}),
         });
     }
     let mut spec = SpawnSpec::new("s");
@@ -386,10 +387,10 @@ async fn many_large_reads_that_are_never_collected() {
         };
         greedy.send(ClientFrame::Request {
             id,
-            request: Request::ReadOutput {
+            request: Request::ReadOutput(rq::ReadOutput {
                 pane: pane.clone(),
                 mode,
-            },
+            }),
         });
     }
     // Let the daemon take in all it will: the bystander is answered meanwhile.
@@ -475,11 +476,11 @@ async fn a_flooding_pane_with_a_stalled_attached_client() {
     let mut stalled = RawConnection::welcomed(&daemon);
     stalled.send(ClientFrame::Request {
         id: 1,
-        request: Request::Attach {
+        request: Request::Attach(rq::Attach {
             pane: pane.clone(),
             read_only: true,
             size: None,
-        },
+        }),
     });
     // The pane is drained to its end although the attached client reads nothing.
     let (info, exited) = client
@@ -529,11 +530,11 @@ async fn huge_pastes_are_split_or_refused() {
     let data = vec![b'q'; (1 << 20) + 1];
     let (_, message) = refused(raw.request(
         1,
-        Request::WriteInput {
+        Request::WriteInput(rq::WriteInput {
             pane: pane.clone(),
             data,
             paste: true,
-        },
+        }),
     ));
     assert!(
         message.contains("input of 1048577 bytes exceeds the maximum 1048576 per request"),
@@ -543,11 +544,11 @@ async fn huge_pastes_are_split_or_refused() {
     let data = vec![b'q'; 3 << 20];
     let frame = ClientFrame::Request {
         id: 2,
-        request: Request::WriteInput {
+        request: Request::WriteInput(rq::WriteInput {
             pane: pane.clone(),
             data,
             paste: false,
-        },
+        }),
     };
     // The daemon refuses on the length prefix and closes, so the rest of the write fails.
     let _ = raw

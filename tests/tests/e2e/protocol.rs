@@ -6,6 +6,7 @@ use fugue_client::protocol::{
     ClientFrame, ErrorCode, Hello, Request, Response, ServerFrame, SpawnSpec, PROTOCOL_VERSION,
 };
 use fugue_client::Client;
+use fugue_protocol::requests as rq;
 use fugue_tests::{Daemon, RawConnection as Raw, DEADLINE};
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -144,7 +145,7 @@ async fn garbage_oversize_and_half_frames_affect_only_their_connection() {
     vanish.hello(PROTOCOL_VERSION);
     vanish.send(ClientFrame::Request {
         id: 1,
-        request: Request::ListSessions,
+        request: Request::ListSessions(rq::ListSessions {}),
     });
     drop(vanish);
 
@@ -162,7 +163,7 @@ fn a_request_before_hello_and_a_second_hello_are_refused() {
     let mut early = Raw::connect(&daemon);
     early.send(ClientFrame::Request {
         id: 1,
-        request: Request::Ping,
+        request: Request::Ping(rq::Ping {}),
     });
     assert!(matches!(early.recv(), Some(ServerFrame::Fatal(r)) if r.message.contains("first frame must be Hello")));
 
@@ -170,13 +171,13 @@ fn a_request_before_hello_and_a_second_hello_are_refused() {
     twice.hello(PROTOCOL_VERSION);
     twice.send(ClientFrame::Request {
         id: 9,
-        request: Request::Ping,
+        request: Request::Ping(rq::Ping {}),
     });
     assert!(matches!(
         twice.recv(),
         Some(ServerFrame::Reply {
             id: 9,
-            result: Ok(Response::Pong)
+            result: Ok(Response::Ping(()))
         })
     ));
     twice.send(ClientFrame::Hello(Hello {

@@ -5,6 +5,7 @@
 use bytes::BytesMut;
 use fugue_client::protocol::codec::FrameCodec;
 use fugue_client::protocol::{ClientFrame, Event, Hello, Request, ServerFrame, SpawnSpec, PROTOCOL_VERSION};
+use fugue_protocol::requests as rq;
 use fugue_tests::{rss_kib, Daemon};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -45,11 +46,11 @@ async fn a_stalled_subscriber_costs_bounded_memory_and_is_resynchronised() {
     stalled
         .write_all(&frame(&mut codec, ClientFrame::Hello(hello)))
         .unwrap();
-    let attach = Request::Attach {
+    let attach = Request::Attach(rq::Attach {
         pane: pane.clone(),
         read_only: true,
         size: None,
-    };
+    });
     stalled
         .write_all(&frame(&mut codec, ClientFrame::Request { id: 1, request: attach }))
         .unwrap();

@@ -522,3 +522,35 @@ impl EventView {
 pub fn lifecycle_event(event: &fugue_protocol::Event) -> Option<serde_json::Value> {
     EventView::of(event).and_then(|view| serde_json::to_value(view).ok())
 }
+
+/// The JSON Schema of [`EventView`], as committed in `docs/events.schema.json`
+/// (the one description of what `fugue events --json` and the browser's events
+/// socket send).
+#[cfg(feature = "schema")]
+pub fn events_schema() -> String {
+    let schema = schemars::schema_for!(EventView);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}
+
+#[cfg(all(test, feature = "schema"))]
+mod schema_tests {
+    /// Fails when the committed schema is not what the views describe now;
+    /// `FUGUE_WRITE_SCHEMA=1 cargo test -p fugue-client --features schema` writes it.
+    #[test]
+    fn the_committed_events_schema_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/events.schema.json");
+        let now = super::events_schema();
+        if std::env::var_os("FUGUE_WRITE_SCHEMA").is_some() {
+            std::fs::write(&path, &now).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == now,
+            "docs/events.schema.json is stale: run FUGUE_WRITE_SCHEMA=1 cargo test -p fugue-client --features schema"
+        );
+        assert!(
+            now.contains("\"agent_state\"") && now.contains("\"pane_created\""),
+            "{now}"
+        );
+    }
+}

@@ -116,6 +116,32 @@ async fn screen(mcp: &Mcp, terminal: &str) -> String {
     lines.join("\n")
 }
 
+/// The overview (what `fugue overview` and the browser show a person) puts the
+/// waiting agent first, with the same prompt the agent's status names, and a
+/// plain shell pane after it with no agent and its last line.
+async fn overview_shows_the_prompt(daemon: &Daemon, terminal: &str, prompt_id: &str) {
+    let client = daemon.client().await;
+    client.create_session("side", None, vec![]).await.unwrap();
+    let mut spec = fugue_client::protocol::SpawnSpec::new("side");
+    spec.shell = false;
+    spec.command = Some("sh".into());
+    spec.args = vec!["-c".into(), "echo side-last-line; exec sleep 600".into()];
+    let side = client.create_pane(spec).await.unwrap().id.to_string();
+    fugue_tests::wait_for_text(&client, &side, "side-last-line").await;
+    let overview = daemon.cli(&["--json", "overview"]).json();
+    let panes = overview.as_array().expect("a list");
+    assert_eq!(panes[0]["pane"]["id"], terminal, "{overview:#}");
+    assert_eq!(panes[0]["agent"]["needs"], "permission", "{overview:#}");
+    assert_eq!(panes[0]["agent"]["prompt_id"], prompt_id, "{overview:#}");
+    let side = panes
+        .iter()
+        .find(|p| p["pane"]["id"] == side.as_str())
+        .expect("the side pane");
+    assert_eq!(side["agent"], Value::Null, "{side}");
+    assert_eq!(side["last_line"], "side-last-line", "{side}");
+    client.release_pane(side["pane"]["id"].as_str().unwrap()).await.unwrap();
+}
+
 async fn approve_then_deny(cli: Cli) {
     let daemon = Daemon::start_offline();
     let stub = ModelStub::start(&daemon);
@@ -140,6 +166,7 @@ async fn approve_then_deny(cli: Cli) {
         .as_str()
         .expect("a prompt_id while waiting")
         .to_string();
+    overview_shows_the_prompt(&daemon, &terminal, &prompt_id).await;
     let approved = ok(
         &mcp,
         "fugue_approve",

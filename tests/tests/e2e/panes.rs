@@ -399,3 +399,37 @@ async fn a_ten_megabyte_paste_into_a_busy_pane_blocks_nothing_else() {
     assert!(result.is_err());
     client.ping().await.unwrap();
 }
+
+#[test]
+fn overview_shows_every_pane_with_its_last_line() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "one"]).ok();
+    daemon.cli(&["new-session", "two"]).ok();
+    let script = "printf 'first\\nlast-of-%s\\n\\n' \"$0\"; exec sleep 600";
+    let a = daemon
+        .cli(&["run", "-s", "one", "--no-shell", "--", "sh", "-c", script, "a"])
+        .ok();
+    let b = daemon
+        .cli(&["run", "-s", "two", "--no-shell", "--", "sh", "-c", script, "b"])
+        .ok();
+    for pane in [&a, &b] {
+        daemon
+            .cli(&["wait", pane, "--pattern", "last-of", "--timeout", "10"])
+            .ok();
+    }
+    let all = daemon.cli(&["--json", "overview"]).json();
+    let rows = all.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{all:#}");
+    for (row, pane, name) in [(&rows[0], &a, "a"), (&rows[1], &b, "b")] {
+        assert_eq!(row["pane"]["id"], pane.as_str());
+        assert_eq!(row["last_line"], format!("last-of-{name}"), "{row}");
+        assert_eq!(row["agent"], serde_json::Value::Null, "{row}");
+    }
+    let one = daemon.cli(&["--json", "overview", "one"]).json();
+    assert_eq!(one.as_array().unwrap().len(), 1, "{one:#}");
+    let table = daemon.cli(&["overview"]).ok();
+    assert!(table.starts_with("ID"), "{table}");
+    assert!(table.contains("one:0") && table.contains("last-of-b"), "{table}");
+    let missing = daemon.cli(&["overview", "nope"]).err();
+    assert!(missing.contains("nope"), "{missing}");
+}

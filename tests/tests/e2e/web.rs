@@ -534,6 +534,9 @@ async fn the_rest_api_does_what_the_cli_does() {
 
     let (_, list) = web.call(Method::GET, "/api/panes?session=api", None).await;
     assert_eq!(list.as_array().unwrap().len(), 1);
+    let (_, overview) = web.call(Method::GET, "/api/overview?session=api", None).await;
+    assert_eq!(overview[0]["pane"]["id"], id.as_str(), "{overview}");
+    assert_eq!(overview[0]["last_line"], "got-typed", "{overview}");
     let (status, renamed) = web
         .call(
             Method::PATCH,

@@ -111,29 +111,91 @@ pub async fn wait_for_text(client: &Client, pane: &str, needle: &str) -> String 
 }
 
 /// [`wait_for_text`] with its own deadline (an agent CLI starting under load
-/// takes longer than a shell); a timeout shows the last text it read.
+/// takes longer than a shell); a timeout shows the last text it read. The
+/// daemon waits (its `WaitFor`, on the pane's output events); nothing polls.
 pub async fn wait_for_text_within(client: &Client, pane: &str, needle: &str, deadline: Duration) -> String {
+    wait_in_daemon(client, pane, needle, fugue_client::protocol::MatchOn::Output, deadline).await;
+    let mode = fugue_client::protocol::ReadMode::Text {
+        lines: 1000,
+        since: None,
+    };
+    let text = client
+        .read_output(pane, mode)
+        .await
+        .expect("read the pane")
+        .lines
+        .join("\n");
+    assert!(
+        text.contains(needle),
+        "timed out after {deadline:?} waiting for '{needle}' in pane output; it reads:\n{text}"
+    );
+    text
+}
+
+/// Waits until a pane's visible screen shows `needle` (the daemon's `WaitFor`
+/// on the screen); returns the screen.
+pub async fn wait_for_screen(client: &Client, pane: &str, needle: &str) -> fugue_client::protocol::CaptureResult {
+    use fugue_client::protocol::CaptureWhat;
+    wait_in_daemon(client, pane, needle, fugue_client::protocol::MatchOn::Screen, DEADLINE).await;
+    let screen = client
+        .capture(pane, CaptureWhat::Screen, (None, None), false, false)
+        .await
+        .expect("capture the pane");
+    assert!(
+        screen.lines.iter().any(|l| l.contains(needle)),
+        "timed out after {DEADLINE:?} waiting for '{needle}' on screen; it shows:\n{}",
+        screen.lines.join("\n")
+    );
+    screen
+}
+
+/// The daemon's `WaitFor` of `needle` (literally, within one line) on the
+/// pane's output or screen; returns when it matched, the pane exited or the
+/// deadline passed (the caller checks which by reading).
+async fn wait_in_daemon(
+    client: &Client,
+    pane: &str,
+    needle: &str,
+    on: fugue_client::protocol::MatchOn,
+    deadline: Duration,
+) {
+    assert!(!needle.contains('\n'), "a wait matches within one line: {needle:?}");
+    let until = fugue_client::protocol::WaitUntil {
+        pattern: Some(regex_literal(needle)),
+        on,
+        ..Default::default()
+    };
     let end = Instant::now() + deadline;
     loop {
-        let mode = fugue_client::protocol::ReadMode::Text {
-            lines: 1000,
-            since: None,
-        };
-        let text = client
-            .read_output(pane, mode)
+        let left = end.saturating_duration_since(Instant::now());
+        let outcome = client
+            .wait_for(pane, until.clone(), left)
             .await
-            .expect("read the pane")
-            .lines
-            .join("\n");
-        if text.contains(needle) {
-            return text;
+            .expect("wait in the daemon");
+        // A wait ends when the process does; a pane its restart policy starts
+        // again may still show the text, so wait on (the daemon cannot wait
+        // across a restart's backoff: that alone is polled).
+        let pane_info = &outcome.pane;
+        let restarting = pane_info
+            .exit
+            .is_some_and(|exit| pane_info.restart.restarts_after(&exit));
+        if outcome.condition != fugue_client::protocol::WaitCondition::Exit || !restarting || left.is_zero() {
+            return;
         }
-        assert!(
-            Instant::now() < end,
-            "timed out after {deadline:?} waiting for '{needle}' in pane output; it reads:\n{text}"
-        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// `text` as a regular expression that matches it literally.
+pub fn regex_literal(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() * 2);
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern
 }
 
 /// A private directory (0700) for sockets, logs and files of one test.

@@ -118,9 +118,9 @@ fn sigterm_leaves_no_child_process_alive() {
         let pane = daemon.cli(&full).ok();
         pids.push(daemon.cli(&["--json", "status", &pane]).json()["pid"].as_u64().unwrap() as u32);
         if args.last().is_some_and(|a| a.contains("armed")) {
-            wait_until("the trap", DEADLINE, || {
-                daemon.cli(&["read", &pane]).ok().contains("armed").then_some(())
-            });
+            daemon
+                .cli(&["wait", &pane, "--pattern", "armed", "--timeout", "60"])
+                .ok();
         }
     }
     // Grandchildren too: the shell pane's sleep.

@@ -9,7 +9,7 @@
 //! not, the case says so and normalises the difference instead of copying it.
 //! The programs come from Debian's packages (`scripts/test` installs them).
 
-use fugue_client::protocol::{CaptureWhat, PaneSize, SpawnSpec, WaitUntil};
+use fugue_client::protocol::{CaptureWhat, MatchOn, PaneSize, SpawnSpec, WaitUntil};
 use fugue_client::Client;
 use fugue_tests::{wait_for, Daemon, Tmux, DEADLINE};
 use std::path::{Path, PathBuf};
@@ -337,17 +337,7 @@ impl Pair {
         })
         .await;
         // fugue: the marker, then the daemon's own measure of quiet.
-        wait_for(&format!("'{marker}' on fugue's screen"), DEADLINE, || async {
-            let (screen, _) = self.fugue_screen(false).await;
-            match screen.rows.iter().any(|r| r.contains(marker)) {
-                true => Some(()),
-                false => {
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    None
-                }
-            }
-        })
-        .await;
+        fugue_tests::wait_for_screen(&self.client, &self.pane, marker).await;
         let quiet = WaitUntil {
             idle_ms: Some(SETTLE.as_millis() as u64),
             ..Default::default()
@@ -525,11 +515,14 @@ async fn dec_line_drawing() {
         let (drawn, plain) = row.split_once(' ').expect("a drawn prefix");
         *row = format!("{} {plain}", lines(drawn));
     }
-    let fugue = wait_for("the drawing on fugue's screen", DEADLINE, || async {
-        let (screen, _) = pair.fugue_screen(false).await;
-        screen.rows.iter().any(|r| r == "done").then_some(screen)
-    })
-    .await;
+    // The daemon waits for a row that is exactly "done".
+    let until = WaitUntil {
+        pattern: Some(r"^done\s*$".into()),
+        on: MatchOn::Screen,
+        ..Default::default()
+    };
+    pair.client.wait_for(&pair.pane, until, DEADLINE).await.unwrap();
+    let (fugue, _) = pair.fugue_screen(false).await;
     assert_eq!(fugue.rows, expected);
 }
 

@@ -614,24 +614,7 @@ async fn program_output_floods_stay_bounded() {
             "{what}: title of {} chars",
             capture.title.chars().count()
         );
-        wait_for(&format!("{what}: the screen to show the end"), DEADLINE, || {
-            let client = client.clone();
-            let pane = pane.clone();
-            async move {
-                let c = client
-                    .capture(
-                        &pane,
-                        fugue_client::protocol::CaptureWhat::Screen,
-                        (None, None),
-                        false,
-                        false,
-                    )
-                    .await
-                    .ok()?;
-                c.lines.iter().any(|l| l.contains("flood-done")).then_some(())
-            }
-        })
-        .await;
+        fugue_tests::wait_for_screen(&client, &pane, "flood-done").await;
         let status = client.agent_status(&pane).await.unwrap();
         assert_eq!(status.state.as_str(), "exited", "{what}");
         rss_growth(&daemon, base, what, 160);

@@ -108,9 +108,9 @@ fn destroying_a_session_kills_its_processes() {
         let pane = daemon.cli(&full).ok();
         pids.push(daemon.cli(&["--json", "status", &pane]).json()["pid"].as_u64().unwrap() as u32);
         if args.last().is_some_and(|a| a.contains("armed")) {
-            wait_until("the trap to be set", DEADLINE, || {
-                daemon.cli(&["read", &pane]).ok().contains("armed").then_some(())
-            });
+            daemon
+                .cli(&["wait", &pane, "--pattern", "armed", "--timeout", "60"])
+                .ok();
         }
     }
     daemon.cli(&["kill-session", "dev"]).ok();

@@ -20,14 +20,7 @@ async fn start(daemon: &Daemon, script: &str, cols: u16, rows: u16) -> (Client, 
 
 /// Waits until the visible screen contains `needle`.
 async fn screen_with(client: &Client, pane: &str, needle: &str) -> fugue_client::protocol::CaptureResult {
-    wait_for(&format!("'{needle}' on screen"), DEADLINE, || async {
-        let c = client
-            .capture(pane, CaptureWhat::Screen, (None, None), false, false)
-            .await
-            .unwrap();
-        c.lines.iter().any(|l| l.contains(needle)).then_some(c)
-    })
-    .await
+    fugue_tests::wait_for_screen(client, pane, needle).await
 }
 
 #[tokio::test]

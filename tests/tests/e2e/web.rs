@@ -1129,11 +1129,9 @@ async fn a_page_that_falls_behind_gets_a_bounded_window_then_a_redraw() {
 
     // 30 MB of output, and this page acknowledges nothing; the pane is not held up.
     daemon.cli(&["write", &id, "go", "--enter"]).ok();
-    wait_for("the pane to finish its output", DEADLINE, || async {
-        let text = daemon.cli(&["read", &id, "--lines", "3"]).ok();
-        text.contains("flow-2-done").then_some(())
-    })
-    .await;
+    daemon
+        .cli(&["wait", &id, "--pattern", "flow-2-done", "--timeout", "60"])
+        .ok();
     let mut unacked = 0usize;
     while let Ok(Some(Ok(message))) = tokio::time::timeout(Duration::from_millis(500), socket.next()).await {
         if let Message::Binary(data) = message {

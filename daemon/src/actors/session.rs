@@ -3,11 +3,11 @@
 //! enforces the running-pane cap, and removes exited panes after their TTL.
 
 use crate::actors::pane::{Exited, FrozenPane, PaneActor, PaneArgs, PaneInput, PaneMsg, PaneProcess};
+use crate::agent::{self, watch as agent_watch, Tracker};
 use crate::config::{now_ms, DaemonConfig};
 use crate::event_bus::EventBus;
 use crate::handover::{self, PaneHandover};
 use crate::store::{PaneRecord, RecordedPane, SavedOutput, Store, SAVED_TEXT_LINES};
-use crate::terminal::agent_watch;
 use crate::terminal::pane_output::{OutputLimits, PaneOutput, SavedText, HOOK_TOKEN_VAR};
 use crate::terminal::process::{self, ExitWatch, Reaped};
 use crate::terminal::pty::{self, Launch, LaunchRequest};
@@ -40,12 +40,32 @@ pub struct PaneHandle {
     pub input: PaneInput,
     pub exit: watch::Receiver<Option<Exited>>,
     pub output: Arc<PaneOutput>,
+    /// What its agent CLI is doing (see [`crate::agent`]).
+    pub agent: Arc<Tracker>,
 }
 
 impl PaneHandle {
     /// The info as of now: the snapshot's names with the pane's live state.
     pub fn current_info(&self) -> PaneInfo {
         live_info(&self.info, &self.exit, &self.output)
+    }
+
+    /// What the agent CLI in the pane is doing now (see [`Tracker::status`]).
+    pub async fn agent_status(&self) -> fugue_protocol::AgentInfo {
+        let proc = agent::Proc::of(&self.current_info());
+        self.agent.status(&self.output, proc).await
+    }
+
+    /// What it was last seen doing: the watcher's last look, or (for a pane
+    /// no watcher looks at) a look now, off the runtime.
+    pub async fn agent_seen(&self) -> fugue_protocol::AgentInfo {
+        match self.agent.published() {
+            Some(info) => info,
+            None => {
+                let proc = agent::Proc::of(&self.current_info());
+                self.agent.look_off_runtime(&self.output, proc).await
+            }
+        }
     }
 }
 
@@ -209,6 +229,7 @@ struct PaneEntry {
     exit: watch::Receiver<Option<Exited>>,
     reaped: Reaped,
     output: Arc<PaneOutput>,
+    agent: Arc<Tracker>,
     /// When the current process started (clock ticks after boot, from /proc), to
     /// recognise it after a crash.
     pid_start: Option<u64>,
@@ -255,6 +276,8 @@ impl PaneEntry {
 /// A pane's process as started: its actor and the ends the session keeps.
 struct Started {
     actor: ActorRef<PaneMsg>,
+    /// The agent of this process (a new process starts with nothing known of it).
+    agent: Arc<Tracker>,
     input: PaneInput,
     exit: watch::Receiver<Option<Exited>>,
     reaped: Reaped,
@@ -414,7 +437,7 @@ or attach to this one",
 starting; Codex and Gemini CLI through their hooks)"
             )));
         };
-        let line = crate::terminal::agent::resume_command(session.agent, &info.command, &session.id)
+        let line = agent::resume_command(session.agent, &info.command, &session.id)
             .ok_or_else(|| ErrorReply::invalid(format!("{} has no resume command", session.agent.as_str())))?;
         let mut spec = entry.spec.clone();
         spec.command = line.first().cloned();
@@ -473,6 +496,7 @@ starting; Codex and Gemini CLI through their hooks)"
             info: info.clone(),
             spec,
             actor: started.actor,
+            agent: started.agent,
             input: started.input,
             exit: started.exit,
             reaped: started.reaped,
@@ -558,7 +582,7 @@ starting; Codex and Gemini CLI through their hooks)"
         let mut launch = launch.clone();
         launch.size = size;
         if let Some(dir) = config.socket.parent() {
-            crate::terminal::agent_hooks::wire(&mut launch, dir);
+            crate::agent::hooks::wire(&mut launch, dir);
         }
         let spawned = pty::spawn(launch, extra_env).await?;
         let pid = spawned.pid;
@@ -627,6 +651,7 @@ starting; Codex and Gemini CLI through their hooks)"
                 process::signal_group(pid as i32, libc::SIGKILL);
                 ErrorReply::internal(format!("cannot start pane actor: {e}"))
             })?;
+        let agent = Arc::new(Tracker::default());
         if pid != 0 {
             let watched = agent_watch::Watched {
                 pane: id,
@@ -645,6 +670,7 @@ starting; Codex and Gemini CLI through their hooks)"
             agent_watch::spawn(
                 watched,
                 output.clone(),
+                agent.clone(),
                 exit_rx.clone(),
                 self.args.events.clone(),
                 on_session,
@@ -661,6 +687,7 @@ starting; Codex and Gemini CLI through their hooks)"
         }
         Ok(Started {
             actor,
+            agent,
             input,
             exit: exit_rx,
             reaped,
@@ -681,6 +708,7 @@ starting; Codex and Gemini CLI through their hooks)"
             input: entry.input.clone(),
             exit: entry.exit.clone(),
             output: entry.output.clone(),
+            agent: entry.agent.clone(),
         }
     }
 
@@ -839,6 +867,7 @@ starting; Codex and Gemini CLI through their hooks)"
                 pane.pid_start = None;
                 pane.run_started = Instant::now();
                 pane.actor = started.actor;
+                pane.agent = started.agent;
                 pane.input = started.input;
                 pane.exit = started.exit;
                 pane.reaped = started.reaped;
@@ -1079,6 +1108,7 @@ starting; Codex and Gemini CLI through their hooks)"
             info,
             spec,
             actor: started.actor,
+            agent: started.agent,
             input: started.input,
             exit: started.exit,
             reaped: started.reaped,

@@ -89,7 +89,7 @@ impl Handler {
             )));
         }
         let (subscription, redraw) = ask(&pane.actor, |reply| PaneMsg::Attach { read_only, size, reply }, PANE).await?;
-        pane.output.looked_at();
+        pane.agent.looked_at();
         let stop = conn.cancel.child_token();
         conn.attachments.attach(
             info.id,

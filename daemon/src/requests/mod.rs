@@ -158,7 +158,7 @@ impl Handler {
     async fn write_input(&self, conn: &Arc<Client>, request: rq::WriteInput) -> Result<(), ErrorReply> {
         let rq::WriteInput { pane, data, paste } = request;
         let pane = self.pane(&pane).await?;
-        pane.output.looked_at();
+        pane.agent.looked_at();
         match conn.attachments.typed(&pane) {
             // Keystrokes from a terminal attached to the pane.
             Some(id) if !paste => {
@@ -173,7 +173,7 @@ impl Handler {
 
     async fn send_keys(&self, conn: &Arc<Client>, request: rq::SendKeys) -> Result<(), ErrorReply> {
         let pane = self.pane(&request.pane).await?;
-        pane.output.looked_at();
+        pane.agent.looked_at();
         conn.attachments.typed(&pane);
         pane.input.send_keys(&request.keys).await
     }
@@ -200,11 +200,7 @@ impl Handler {
     }
 
     async fn agent_status(&self, target: &str) -> Result<AgentInfo, ErrorReply> {
-        let pane = self.pane(target).await?;
-        let info = pane.current_info();
-        Ok(pane
-            .output
-            .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some()))
+        Ok(self.pane(target).await?.agent_status().await)
     }
 
     async fn report_hook(&self, request: rq::ReportHook) -> Result<(), ErrorReply> {
@@ -217,10 +213,8 @@ impl Handler {
                 info.id
             )));
         }
-        let kind = hook
-            .agent
-            .or_else(|| crate::terminal::agent::detect_kind(&info.command, &[]));
-        pane.output.record_agent_hook(info.pid, kind, &hook);
+        let kind = hook.agent.or_else(|| crate::agent::detect_kind(&info.command, &[]));
+        pane.agent.record_hook(info.pid, kind, &hook);
         Ok(())
     }
 
@@ -231,18 +225,15 @@ impl Handler {
             answer,
         } = request;
         let pane = self.pane(&pane).await?;
-        let info = pane.current_info();
-        let shown = pane
-            .output
-            .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some());
-        if let Some(earlier) = pane.output.claim_prompt(&shown, &prompt_id, answer)? {
+        let shown = pane.agent_status().await;
+        if let Some(earlier) = pane.agent.claim_prompt(&shown, &prompt_id, answer)? {
             return Ok(PermissionAnswered {
                 answer: earlier,
                 already: true,
             });
         }
-        pane.output.looked_at();
-        let keys = crate::terminal::agent::answer_keys(shown.agent, answer);
+        pane.agent.looked_at();
+        let keys = crate::agent::answer_keys(shown.agent, answer);
         pane.input.send_keys(&keys).await?;
         Ok(PermissionAnswered { answer, already: false })
     }
@@ -303,8 +294,8 @@ impl Handler {
         };
         let lists =
             futures::future::join_all(sessions.iter().map(|s| ask(&s.actor, SessionMsg::PaneHandles, SESSION))).await;
-        let panes = lists.into_iter().filter_map(Result::ok).flatten();
-        Ok(panes.map(|pane| overview_of(&pane)).collect())
+        let panes: Vec<_> = lists.into_iter().filter_map(Result::ok).flatten().collect();
+        Ok(futures::future::join_all(panes.iter().map(overview_of)).await)
     }
 
     async fn read_output(&self, target: &str, mode: ReadMode) -> Result<OutputChunk, ErrorReply> {
@@ -335,11 +326,11 @@ const OVERVIEW_LINE_CHARS: usize = 200;
 /// Lines read back to find the last one with text in it.
 const OVERVIEW_LINES_BACK: u32 = 8;
 
-fn overview_of(pane: &crate::actors::session::PaneHandle) -> PaneOverview {
+/// A pane at a glance: its agent as last seen (no new look for a pane whose
+/// watcher looks: an overview of 1000 panes reads what is published).
+async fn overview_of(pane: &crate::actors::session::PaneHandle) -> PaneOverview {
     let info = pane.current_info();
-    let agent = pane
-        .output
-        .agent_status(&info.command, info.pid, info.started_at_ms, info.exit.is_some());
+    let agent = pane.agent_seen().await;
     let text = pane.output.read(ReadMode::Text {
         lines: OVERVIEW_LINES_BACK,
         since: None,

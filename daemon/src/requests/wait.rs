@@ -55,7 +55,7 @@ impl Handler {
         let started = Instant::now();
         let deadline = started + Duration::from_millis(timeout_ms);
         let mut changes = pane.output.changes();
-        let mut agent_news = pane.output.agent_news();
+        let mut agent_news = pane.agent.news();
         let mut exit = pane.exit.clone();
         let mut searched = until.since.unwrap_or(0);
         let finish = |condition, matched, output: &PaneOutput| WaitOutcome {
@@ -99,8 +99,14 @@ impl Handler {
                     }
                 }
                 if !until.agent_states.is_empty() || !until.agent_needs.is_empty() {
-                    let info = pane.current_info();
-                    let status = output.agent_status(&info.command, info.pid, info.started_at_ms, exited);
+                    // The watcher's last look where it looks (it looks again on
+                    // output, hooks and settle times, and its looks wake this
+                    // wait); else a look of this wait's own, off the runtime.
+                    let watched = pane.agent.published();
+                    let status = match watched.clone() {
+                        Some(status) => status,
+                        None => pane.agent_seen().await,
+                    };
                     if until.agent_states.contains(&status.state) {
                         return Ok(finish(WaitCondition::AgentState, None, output));
                     }
@@ -108,7 +114,9 @@ impl Handler {
                         return Ok(finish(WaitCondition::AgentNeeds, None, output));
                     }
                     // Detection depends on how long the screen has been quiet.
-                    recheck_in = crate::terminal::agent::settle_due(output.quiet_for());
+                    if watched.is_none() {
+                        recheck_in = crate::agent::detect::settle_due(output.quiet_for());
+                    }
                 }
                 if exited {
                     return Ok(finish(WaitCondition::Exit, None, output));

@@ -1,11 +1,9 @@
 //! One terminal's parts, free of sockets and actors: the PTY and its process, the
 //! output (raw log, text view, screen and scrollback) fed through the emulation
-//! pool, the input encoding, the agent-state detector, the notifications a program asks
-//! for, and the watcher that reports both.
+//! pool, the input encoding, and what a program tells its terminal about itself
+//! (notifications, its status, its title). What an agent CLI in the pane is doing
+//! is read from these by `crate::agent`.
 
-pub(crate) mod agent;
-pub(crate) mod agent_hooks;
-pub(crate) mod agent_watch;
 pub(crate) mod fd;
 pub(crate) mod feed;
 pub(crate) mod input;

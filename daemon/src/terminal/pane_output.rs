@@ -19,18 +19,13 @@
 //! Locks are taken in the order screen side, then text view.
 
 use crate::sync::lock;
-use crate::terminal::agent;
 use crate::terminal::output::{LogSnapshot, OutputLog, SearchBatch, TextLines, TextSnapshot};
 use crate::terminal::raw_log::LogFile;
-use crate::terminal::reports::{Notice, Report, ReportScanner};
+use crate::terminal::reports::{Notice, Report, ReportScanner, TerminalSignals};
 use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, ScreenSnapshot, SharedText};
 use bytes::Bytes;
-use fugue_protocol::{
-    AgentInfo, AgentKind, AgentState, Attention, CaptureWhat, ErrorCode, ErrorReply, PaneSize, PermissionAnswer,
-    ReadMode, StateSource,
-};
+use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -135,14 +130,13 @@ struct ScreenSide {
     /// not a comparison of clocks: the process is spawned before the daemon
     /// notes its start time, and a fast program has drawn by then.
     drawn: bool,
-    agent: AgentSide,
     /// Finds what the program tells its terminal about itself (notifications,
     /// its status, its title).
     report_scanner: ReportScanner,
     /// Notifications found and not yet taken by the pane's watcher.
     notices: Vec<Notice>,
     /// Its last status and title, for the agent detector.
-    signals: agent::TerminalSignals,
+    signals: TerminalSignals,
     /// The secret the current process got in `FUGUE_PANE_TOKEN`, which its
     /// hook reports must carry; `None` until known (a pane handed over by an
     /// upgrade learns it from the process's environment).
@@ -182,103 +176,6 @@ impl ScreenSide {
     }
 }
 
-/// What is remembered of the agent CLI in the pane between two looks.
-struct AgentSide {
-    /// The last state reported, and since when (Unix ms).
-    seen: Option<(AgentState, u64)>,
-    /// The process all below is about: a restarted pane's new process starts
-    /// from nothing.
-    pid: u32,
-    /// What was seen of it before (its interface, a turn).
-    memory: agent::AgentMemory,
-    /// Its last hook report.
-    hook: Option<agent::HookSeen>,
-    /// The session id its hooks gave.
-    hook_session: Option<String>,
-    /// The session id found by looking at the process (Codex), and when it was
-    /// last looked for.
-    found_session: Option<String>,
-    session_looked_at: Option<Instant>,
-    /// When its last turn ended, and when a person last looked at the pane
-    /// (attached or typed).
-    finished_at: Option<Instant>,
-    looked_at: Instant,
-    /// The last state and needs reported, and the changes not yet pushed.
-    last_change: Option<(AgentState, Attention)>,
-    changes: Vec<AgentInfo>,
-    /// The permission prompts answered (most recent last).
-    answered: VecDeque<(String, PermissionAnswer)>,
-}
-
-/// Answered prompts remembered per agent process (a prompt older than that
-/// many answers is long gone from its screen, so answering it is refused).
-const MAX_ANSWERED_PROMPTS: usize = 64;
-
-/// A permission prompt's id: a digest of the agent's process, when it began
-/// waiting and the screen it waits on.
-fn prompt_id(pid: u32, since_ms: u64, screen_digest: u64) -> String {
-    let text = format!("{pid}\n{since_ms}\n{screen_digest:016x}");
-    format!("{:016x}", fugue_protocol::socket::stable_hash(text.as_bytes()))
-}
-
-/// Agent changes kept for the watcher at most (the oldest go first).
-const MAX_PENDING_CHANGES: usize = 16;
-
-impl AgentSide {
-    fn new() -> Self {
-        Self {
-            seen: None,
-            pid: 0,
-            memory: agent::AgentMemory::default(),
-            hook: None,
-            hook_session: None,
-            found_session: None,
-            session_looked_at: None,
-            finished_at: None,
-            looked_at: Instant::now(),
-            last_change: None,
-            changes: Vec::new(),
-            answered: VecDeque::new(),
-        }
-    }
-
-    /// Forgets a previous process's agent.
-    fn for_process(&mut self, pid: u32) {
-        if self.pid != pid {
-            *self = AgentSide {
-                pid,
-                ..AgentSide::new()
-            };
-        }
-    }
-
-    /// Records that `state` is what is reported now; returns since when (Unix ms).
-    /// `watched`: a client is attached to the pane, so a turn ending is seen.
-    fn report(&mut self, state: AgentState, watched: bool) -> u64 {
-        match self.seen {
-            Some((seen, since)) if seen == state => since,
-            previous => {
-                let turn_ended = previous.is_some_and(|(p, _)| p.turn() == fugue_protocol::TurnState::Running)
-                    && state == AgentState::Idle;
-                if turn_ended && !watched {
-                    self.finished_at = Some(Instant::now());
-                }
-                let now = crate::config::now_ms();
-                self.seen = Some((state, now));
-                now
-            }
-        }
-    }
-
-    fn needs(&self, state: AgentState) -> Attention {
-        let unseen = self.finished_at.is_some_and(|at| at > self.looked_at);
-        match state {
-            AgentState::Idle if unseen => Attention::FinishedUnseen,
-            state => state.needs(),
-        }
-    }
-}
-
 pub struct PaneOutput {
     log: Mutex<OutputLog>,
     text: Mutex<TextLines>,
@@ -289,11 +186,9 @@ pub struct PaneOutput {
     size: AtomicU32,
     /// Bumped whenever either side changes, for waiters.
     changes: watch::Sender<u64>,
-    /// Wakes the pane's watcher: an agent hook reported, or a notification came.
-    watcher_wake: tokio::sync::Notify,
-    /// Bumped when the agent's state may have changed with no output (a hook
-    /// reported, a person looked), for waits on the agent's state.
-    agent_news: watch::Sender<u64>,
+    /// Wakes the pane's watcher: the program told its terminal something (a
+    /// notification, its status, its title).
+    reported: tokio::sync::Notify,
 }
 
 fn pack_size(size: PaneSize) -> u32 {
@@ -315,16 +210,14 @@ impl PaneOutput {
                 // A pane handed over by a live upgrade keeps its process, whose
                 // screen this is; a new process clears it in process_starting.
                 drawn: true,
-                agent: AgentSide::new(),
                 report_scanner: ReportScanner::default(),
                 notices: Vec::new(),
-                signals: agent::TerminalSignals::default(),
+                signals: TerminalSignals::default(),
                 hook_token: None,
             }),
             size: AtomicU32::new(pack_size(fugue_protocol::limits::clamp_size(size))),
             changes: watch::channel(0).0,
-            watcher_wake: tokio::sync::Notify::new(),
-            agent_news: watch::channel(0).0,
+            reported: tokio::sync::Notify::new(),
         }
     }
 
@@ -361,7 +254,7 @@ impl PaneOutput {
             let found = side.report_scanner.scan(&chunk);
             if !found.is_empty() {
                 side.take_reports(found);
-                self.watcher_wake.notify_one();
+                self.reported.notify_one();
             }
             if !side.subscribers.is_empty() {
                 side.broadcast(PaneEvent::Output(chunk));
@@ -653,7 +546,7 @@ impl PaneOutput {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let mut side = lock(&self.screen);
         side.drawn = false;
-        side.signals = agent::TerminalSignals::default();
+        side.signals = TerminalSignals::default();
         side.hook_token = Some(token.clone());
         token
     }
@@ -680,11 +573,6 @@ impl PaneOutput {
     /// Notified whenever output arrives or the screen changes.
     pub fn changes(&self) -> watch::Receiver<u64> {
         self.changes.subscribe()
-    }
-
-    /// Notified when the agent's state may have changed without output.
-    pub fn agent_news(&self) -> watch::Receiver<u64> {
-        self.agent_news.subscribe()
     }
 
     /// Log offset up to which the screen has seen the output (the text view may
@@ -717,242 +605,43 @@ impl PaneOutput {
         lock(&self.screen).screen.visible_text()
     }
 
-    /// What the agent CLI in the pane (if any) is doing: from its hooks, its
-    /// status file where it keeps one (Claude Code), and its screen.
-    /// `started_at_ms`: when the process `pid` started (Unix ms).
-    pub fn agent_status(&self, command: &[String], pid: u32, started_at_ms: u64, exited: bool) -> AgentInfo {
-        let (kind, (verdict, evidence_lines), version, hook, signalled, screen_digest) = {
-            let mut side = lock(&self.screen);
-            let screen = side.screen.visible_text();
-            let quiet = side.last_output.elapsed();
-            let Some(kind) = agent::detect_kind(command, &screen) else {
-                // No agent recognised (yet): busy while output flows, idle once quiet.
-                let state = match (exited, quiet >= agent::IDLE_SETTLE) {
-                    (true, _) => AgentState::Exited,
-                    (false, true) => AgentState::Idle,
-                    (false, false) => AgentState::Busy,
-                };
-                return AgentInfo {
-                    agent: None,
-                    state,
-                    needs: state.needs(),
-                    source: StateSource::Screen,
-                    version: None,
-                    session_id: None,
-                    prompt_id: None,
-                    since_ms: {
-                        let watched = !side.subscribers.is_empty();
-                        side.agent.report(state, watched)
-                    },
-                    evidence: Vec::new(),
-                };
-            };
-            side.agent.for_process(pid);
-            let age = Duration::from_millis(crate::config::now_ms().saturating_sub(started_at_ms));
-            let look = agent::ScreenLook {
-                screen: &screen,
-                quiet,
-                age,
-                drawn: side.drawn,
-                exited,
-                first_prompt: agent::started_with_prompt(kind, command),
-            };
-            let (state, evidence) = agent::detect_state(kind, &look, &mut side.agent.memory);
-            let verdict = agent::ScreenVerdict {
-                state,
-                sure: !evidence.is_empty(),
-                prompt_shown: agent::prompt_shown(kind, &screen),
-                changed_at: side.last_output,
-            };
-            let version = agent::version(kind, &screen);
-            let hook = side
-                .agent
-                .hook
-                .filter(|_| !exited)
-                .and_then(|h| agent::state_from_hook(h, &verdict));
-            let signalled = agent::terminal_signal(kind, &side.signals)
-                .and_then(|(signal, line)| Some((agent::state_from_signal(signal, &verdict)?, line)));
-            // For the prompt's id: the screen it shows on.
-            let screen_digest = verdict
-                .prompt_shown
-                .then(|| fugue_protocol::socket::stable_hash(screen.join("\n").as_bytes()));
-            (kind, (verdict, evidence), version, hook, signalled, screen_digest)
-        };
-        // The status file and the process are read outside the screen's lock.
-        let file = match (kind, exited) {
-            (AgentKind::Claude, false) => agent::claude_session_file(pid),
-            _ => None,
-        };
-        let found_session = match (kind, exited) {
-            (AgentKind::Codex, false) => self.look_for_codex_session(pid),
-            _ => None,
-        };
-        // What the terminal signals say counts like a marker on screen.
-        let (screen_state, screen_sure) = match &signalled {
-            Some((state, _)) => (*state, true),
-            None => (verdict.state, verdict.sure),
-        };
-        let from_file = file
-            .as_ref()
-            .and_then(|f| agent::state_from_session_file(&f.status, screen_state, screen_sure));
-        let (state, source, evidence) = match (hook, &file, from_file, signalled) {
-            (Some(state), ..) => (state, StateSource::Hook, vec![format!("hook: {}", state.as_str())]),
-            (None, Some(file), Some(state), _) => (
-                state,
-                StateSource::SessionFile,
-                vec![format!("status: {}", file.status)],
-            ),
-            (.., Some((state, line))) => (state, StateSource::Terminal, vec![line]),
-            _ => (verdict.state, StateSource::Screen, evidence_lines),
-        };
-        let mut side = lock(&self.screen);
-        if state.turn() == fugue_protocol::TurnState::Running {
-            side.agent.memory.turn_seen = true;
+    /// What the agent detector reads of the screen, in one look under its lock.
+    pub fn agent_inputs(&self) -> AgentInputs {
+        let side = lock(&self.screen);
+        AgentInputs {
+            screen: side.screen.visible_text(),
+            quiet: side.last_output.elapsed(),
+            last_output: side.last_output,
+            drawn: side.drawn,
+            watched: !side.subscribers.is_empty(),
+            signals: side.signals.clone(),
         }
-        let watched = !side.subscribers.is_empty();
-        let since_ms = side.agent.report(state, watched);
-        if found_session.is_some() {
-            side.agent.found_session.clone_from(&found_session);
-        }
-        let session_id = side
-            .agent
-            .hook_session
-            .clone()
-            .or_else(|| file.as_ref().and_then(|f| f.session_id.clone()))
-            .or_else(|| side.agent.found_session.clone());
-        let info = AgentInfo {
-            agent: Some(kind),
-            state,
-            needs: side.agent.needs(state),
-            source,
-            version: file.and_then(|f| f.version).or(version),
-            session_id,
-            since_ms,
-            prompt_id: screen_digest
-                .filter(|_| state == AgentState::WaitingForPermission)
-                .map(|digest| prompt_id(pid, since_ms, digest)),
-            evidence,
-        };
-        // Whoever saw a change first (the watcher, a wait, a status request),
-        // the watcher reports it: a waiting state that lasts 200 ms between two of
-        // its own looks is still pushed, in order.
-        if side.agent.last_change != Some((info.state, info.needs)) {
-            side.agent.last_change = Some((info.state, info.needs));
-            let excess = (side.agent.changes.len() + 1).saturating_sub(MAX_PENDING_CHANGES);
-            side.agent.changes.drain(..excess);
-            side.agent.changes.push(info.clone());
-            drop(side);
-            self.watcher_wake.notify_one();
-        }
-        info
     }
 
-    /// Claims the permission prompt `prompt_id` for `answer`, given what the
-    /// agent shows now (`shown`, from [`PaneOutput::agent_status`]): `Ok(None)`
-    /// when it is the prompt on screen and nobody answered it (the caller sends
-    /// the answer's keys), `Ok(Some(earlier))` when it was answered before. One
-    /// lock for the check and the record, so of two answers to one prompt
-    /// exactly one is sent.
-    pub fn claim_prompt(
-        &self,
-        shown: &AgentInfo,
-        prompt_id: &str,
-        answer: PermissionAnswer,
-    ) -> Result<Option<PermissionAnswer>, ErrorReply> {
-        let mut side = lock(&self.screen);
-        let answered = &mut side.agent.answered;
-        if let Some((_, earlier)) = answered.iter().find(|(id, _)| id == prompt_id) {
-            return Ok(Some(*earlier));
-        }
-        match &shown.prompt_id {
-            Some(id) if id == prompt_id => {}
-            Some(other) => {
-                return Err(ErrorReply::new(
-                    ErrorCode::PromptNotShown,
-                    format!(
-                        "the agent now shows another permission prompt (prompt_id {other}, not {prompt_id}); nothing was sent: look at it first"
-                    ),
-                ))
-            }
-            None => {
-                return Err(ErrorReply::new(
-                    ErrorCode::PromptNotShown,
-                    format!(
-                        "the agent is not waiting for permission (it is {}); nothing was sent",
-                        shown.state.as_str()
-                    ),
-                ))
-            }
-        }
-        if answered.len() >= MAX_ANSWERED_PROMPTS {
-            answered.pop_front();
-        }
-        answered.push_back((prompt_id.to_string(), answer));
-        Ok(None)
-    }
-
-    /// The agent's changes of state (or of `needs`) since the last call, in order.
-    pub fn take_agent_changes(&self) -> Vec<AgentInfo> {
-        std::mem::take(&mut lock(&self.screen).agent.changes)
-    }
-
-    /// Codex's session, looked for at most once a second until found (it opens
-    /// its transcript a moment after it starts).
-    fn look_for_codex_session(&self, pid: u32) -> Option<String> {
-        {
-            let mut side = lock(&self.screen);
-            let agent = &mut side.agent;
-            let recently = agent
-                .session_looked_at
-                .is_some_and(|at| at.elapsed() < Duration::from_secs(1));
-            if agent.found_session.is_some() || agent.hook_session.is_some() || recently {
-                return None;
-            }
-            agent.session_looked_at = Some(Instant::now());
-        }
-        agent::codex_session_id(pid)
-    }
-
-    /// A hook of the pane's agent (process `pid`, of kind `kind` if known) reported.
-    pub fn record_agent_hook(&self, pid: u32, kind: Option<AgentKind>, hook: &fugue_protocol::AgentHook) {
-        let mut side = lock(&self.screen);
-        side.agent.for_process(pid);
-        if let Some(id) = hook
-            .session_id
-            .as_ref()
-            .filter(|id| fugue_protocol::limits::is_agent_session_id(id))
-        {
-            side.agent.hook_session = Some(id.clone());
-        }
-        if let Some(state) = kind.and_then(|k| agent::hook_state(k, hook)) {
-            side.agent.hook = Some(agent::HookSeen {
-                state,
-                at: Instant::now(),
-            });
-        }
-        drop(side);
-        self.watcher_wake.notify_one();
-        self.agent_news.send_modify(|n| *n += 1);
-    }
-
-    /// Resolves when an agent hook reported or a notification came since the
-    /// last call.
-    pub async fn watcher_woken(&self) {
-        self.watcher_wake.notified().await
+    /// Resolves when the program told its terminal something since the last call.
+    pub async fn reported(&self) {
+        self.reported.notified().await
     }
 
     /// The notifications found since the last call.
     pub fn take_notices(&self) -> Vec<Notice> {
         std::mem::take(&mut lock(&self.screen).notices)
     }
+}
 
-    /// A person looked at the pane (attached to it or typed into it): a finished
-    /// turn is no longer unseen.
-    pub fn looked_at(&self) {
-        lock(&self.screen).agent.looked_at = Instant::now();
-        self.watcher_wake.notify_one();
-        self.agent_news.send_modify(|n| *n += 1);
-    }
+/// What the agent detector reads of a pane (see [`PaneOutput::agent_inputs`]).
+pub struct AgentInputs {
+    /// The visible screen's rows.
+    pub screen: Vec<String>,
+    /// How long no output has reached the screen, and when it last did.
+    pub quiet: Duration,
+    pub last_output: Instant,
+    /// The current process has drawn (see [`PaneOutput::process_starting`]).
+    pub drawn: bool,
+    /// A client is attached, so a person sees a turn end.
+    pub watched: bool,
+    /// What the current process last told its terminal about itself.
+    pub signals: TerminalSignals,
 }
 
 /// A capture and the screen state that goes with it.
@@ -1075,25 +764,6 @@ mod tests {
         out.capture(CaptureWhat::Scrollback, None, None, false, false)
             .captured
             .lines
-    }
-
-    #[test]
-    fn a_new_process_is_starting_until_it_draws_whatever_the_clocks_say() {
-        let out = output(100, 100);
-        let claude = vec!["claude".to_string()];
-        let title_at_rest = "\x1b]0;\u{2733} Claude Code\x07? for shortcuts".as_bytes();
-        // A previous Claude Code's screen and title: not the new process's, however long
-        // ago (by the wall clock) the new one started.
-        out.push(title_at_rest);
-        out.process_starting();
-        let info = out.agent_status(&claude, 2, 0, false);
-        assert_eq!((info.state, info.source), (AgentState::Starting, StateSource::Screen));
-        // Its own first output counts, even when it came before the daemon noted
-        // the start time (a fast program on a loaded machine).
-        out.push(title_at_rest);
-        let noted_later = crate::config::now_ms() + 1000;
-        let info = out.agent_status(&claude, 2, noted_later, false);
-        assert_eq!((info.state, info.source), (AgentState::Idle, StateSource::Terminal));
     }
 
     #[test]

@@ -25,6 +25,15 @@ pub struct Notice {
     pub body: String,
 }
 
+/// What the pane's current process last told its terminal about itself: its
+/// program status (OSC 7501 or 9;4) and its window title. Cleared when a new
+/// process starts in the pane, so a previous process's signals never count.
+#[derive(Clone, Debug, Default)]
+pub struct TerminalSignals {
+    pub status: Option<ProgramStatus>,
+    pub title: Option<String>,
+}
+
 /// A program's own account of its state (OSC 7501 or OSC 9;4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProgramStatus {

@@ -4,12 +4,14 @@
 //! an agent CLI, every change of the agent's state (`Event::AgentStateChanged`).
 //!
 //! One task per pane process. It looks at the agent again when output arrives
-//! (at most every 100 ms), when a hook reports, when a settle threshold comes
-//! due, every second while the agent may keep a status file, and once more at
-//! exit.
+//! (at most every 100 ms), when a hook reports, a person looks or a request asks,
+//! when a settle threshold comes due, every second while the agent may keep a
+//! status file, and once more at exit; each look runs on a blocking thread and
+//! is published in the pane's [`Tracker`] for requests and waits to read.
 
+use super::detect as agent;
+use super::tracker::{Proc, Tracker};
 use crate::event_bus::EventBus;
-use crate::terminal::agent;
 use crate::terminal::pane_output::PaneOutput;
 use fugue_protocol::{AgentKind, AgentSession, Event, PaneId, SessionId};
 use std::sync::Arc;
@@ -41,11 +43,15 @@ pub type OnAgentSession = Box<dyn Fn(AgentSession) + Send + 'static>;
 pub fn spawn<T: Send + Sync + 'static>(
     watched: Watched,
     output: Arc<PaneOutput>,
+    tracker: Arc<Tracker>,
     mut exit: watch::Receiver<Option<T>>,
     events: EventBus,
     on_session: OnAgentSession,
 ) {
     let kind = agent::detect_kind(&watched.command, &[]);
+    if kind.is_some() {
+        tracker.set_watching(true);
+    }
     tokio::spawn(async move {
         let mut changes = output.changes();
         let mut session: Option<String> = None;
@@ -61,7 +67,18 @@ pub fn spawn<T: Send + Sync + 'static>(
                 });
             }
             if let Some(kind) = kind {
-                let status = output.agent_status(&watched.command, watched.pid, watched.started_at_ms, exited);
+                let proc = Proc {
+                    command: watched.command.clone(),
+                    pid: watched.pid,
+                    started_at_ms: watched.started_at_ms,
+                    exited,
+                };
+                let (looker, seen) = (tracker.clone(), output.clone());
+                let looked = tokio::task::spawn_blocking(move || looker.look_and_publish(&seen, &proc)).await;
+                let Ok(status) = looked else {
+                    tracker.set_watching(false);
+                    return;
+                };
                 if status.session_id.is_some() && status.session_id != session {
                     session.clone_from(&status.session_id);
                     on_session(AgentSession {
@@ -70,7 +87,7 @@ pub fn spawn<T: Send + Sync + 'static>(
                     });
                 }
                 // Every change anyone's look saw, in order (this look's included).
-                for change in output.take_agent_changes() {
+                for change in tracker.take_changes() {
                     events.send(Event::AgentStateChanged {
                         pane: watched.pane,
                         session_id: watched.session_id,
@@ -79,6 +96,7 @@ pub fn spawn<T: Send + Sync + 'static>(
                 }
             }
             if exited {
+                tracker.set_watching(false);
                 return;
             }
             let recheck = kind.and_then(|kind| {
@@ -106,12 +124,21 @@ pub fn spawn<T: Send + Sync + 'static>(
             tokio::select! {
                 alive = output_changed => {
                     if !alive {
+                        tracker.set_watching(false);
                         return;
                     }
-                    tokio::time::sleep(THROTTLE).await;
+                    // A request asking meanwhile is answered by the look below.
+                    tokio::select! {
+                        _ = tokio::time::sleep(THROTTLE) => {}
+                        _ = tracker.woken() => {}
+                    }
                 }
-                changed = exit.changed() => if changed.is_err() { return },
-                _ = output.watcher_woken() => {}
+                changed = exit.changed() => if changed.is_err() {
+                    tracker.set_watching(false);
+                    return;
+                },
+                _ = output.reported() => {}
+                _ = tracker.woken() => {}
                 _ = sleep => {}
             }
         }

@@ -6,7 +6,7 @@
 //! been quiet: waiting and idle need the screen to have settled, so a prompt that
 //! flashes by mid-redraw is not reported.
 
-use crate::terminal::reports::ProgramStatus;
+use crate::terminal::reports::{ProgramStatus, TerminalSignals};
 use fugue_protocol::{AgentHook, AgentKind, AgentState};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -269,15 +269,6 @@ pub fn state_from_hook(hook: HookSeen, screen: &ScreenVerdict) -> Option<AgentSt
         }
         state => Some(state),
     }
-}
-
-/// What the pane's current process last told its terminal about itself: its
-/// program status (OSC 7501 or 9;4) and its window title. Cleared when a new
-/// process starts in the pane, so a previous process's signals never count.
-#[derive(Clone, Debug, Default)]
-pub struct TerminalSignals {
-    pub status: Option<ProgramStatus>,
-    pub title: Option<String>,
 }
 
 /// What an agent's terminal signals say of it.

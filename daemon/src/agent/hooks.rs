@@ -9,7 +9,7 @@
 //! environment has `FUGUE_AGENT_HOOKS=0`. Codex and Gemini CLI read hooks only
 //! from their users' own configuration; the README shows the lines to add.
 
-use crate::terminal::agent;
+use crate::agent::detect as agent;
 use crate::terminal::pty::Launch;
 use fugue_protocol::AgentKind;
 use serde_json::json;

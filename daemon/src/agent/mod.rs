@@ -1,0 +1,20 @@
+//! What an agent CLI in a pane is doing, and whether it needs a person.
+//!
+//! - `detect`: the detector: which agent a command or screen shows, and its state
+//!   from the screen, the terminal signals, hooks and status files (per-agent
+//!   data in `agents.toml`).
+//! - `hooks`: the hooks fugue gives the agents it starts (Claude Code's settings).
+//! - `tracker`: one pane's agent: what was seen between looks, the look, and the
+//!   state published for requests and waits.
+//! - `watch`: one task per pane process that looks when something changed and
+//!   pushes the changes as events.
+//!
+//! It reads the terminal's parts (`crate::terminal`); they know nothing of it.
+
+pub(crate) mod detect;
+pub(crate) mod hooks;
+pub(crate) mod tracker;
+pub(crate) mod watch;
+
+pub use detect::{answer_keys, detect_kind, resume_command};
+pub use tracker::{Proc, Tracker};

@@ -1,0 +1,572 @@
+//! One pane's agent CLI: what was seen of it between two looks, the look itself,
+//! and the state it is in, published for every reader.
+//!
+//! The pane's watcher ([`super::watch`]) looks; requests and waits read what it
+//! published ([`Tracker::status`], [`Tracker::news`]) instead of looking again
+//! each, and a request that must be current asks the watcher for a look and
+//! shares it with everyone who asked meanwhile. A look reads the screen (a copy,
+//! taken under the screen's lock), then `/proc` and the agent's status file, so
+//! it always runs on a blocking thread, never on a runtime worker.
+
+use super::detect::{self as detect, AgentMemory, HookSeen};
+use crate::sync::lock;
+use crate::terminal::pane_output::{AgentInputs, PaneOutput};
+use fugue_protocol::{
+    AgentInfo, AgentKind, AgentState, Attention, ErrorCode, ErrorReply, PermissionAnswer, StateSource, TurnState,
+};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{watch, Notify};
+
+/// Answered prompts remembered per agent process (a prompt older than that
+/// many answers is long gone from its screen, so answering it is refused).
+const MAX_ANSWERED_PROMPTS: usize = 64;
+/// Agent changes kept for the watcher at most (the oldest go first).
+const MAX_PENDING_CHANGES: usize = 16;
+/// Longest a request waits for the watcher's look before it reads what was
+/// published last.
+const FRESH_LOOK_WAIT: Duration = Duration::from_secs(2);
+
+/// The process a look is about.
+#[derive(Clone, Debug)]
+pub struct Proc {
+    pub command: Vec<String>,
+    pub pid: u32,
+    /// When it started (Unix ms).
+    pub started_at_ms: u64,
+    pub exited: bool,
+}
+
+impl Proc {
+    pub fn of(info: &fugue_protocol::PaneInfo) -> Self {
+        Proc {
+            command: info.command.clone(),
+            pid: info.pid,
+            started_at_ms: info.started_at_ms,
+            exited: info.exit.is_some(),
+        }
+    }
+}
+
+/// A look's result, numbered by the requests it answers.
+#[derive(Clone, Debug, Default)]
+struct Published {
+    /// Requests for a look up to this number were asked before this look began.
+    serves: u64,
+    info: Option<AgentInfo>,
+}
+
+/// What is remembered of the agent CLI in a pane between two looks.
+struct AgentSide {
+    /// The last state reported, and since when (Unix ms).
+    seen: Option<(AgentState, u64)>,
+    /// The process all below is about: a restarted pane's new process starts
+    /// from nothing.
+    pid: u32,
+    /// What was seen of it before (its interface, a turn).
+    memory: AgentMemory,
+    /// Its last hook report.
+    hook: Option<HookSeen>,
+    /// The session id its hooks gave.
+    hook_session: Option<String>,
+    /// The session id found by looking at the process (Codex), and when it was
+    /// last looked for.
+    found_session: Option<String>,
+    session_looked_at: Option<Instant>,
+    /// When its last turn ended, and when a person last looked at the pane
+    /// (attached or typed).
+    finished_at: Option<Instant>,
+    looked_at: Instant,
+    /// The last state and needs reported, and the changes not yet pushed.
+    last_change: Option<(AgentState, Attention)>,
+    changes: Vec<AgentInfo>,
+    /// The permission prompts answered (most recent last).
+    answered: VecDeque<(String, PermissionAnswer)>,
+}
+
+impl AgentSide {
+    fn new() -> Self {
+        Self {
+            seen: None,
+            pid: 0,
+            memory: AgentMemory::default(),
+            hook: None,
+            hook_session: None,
+            found_session: None,
+            session_looked_at: None,
+            finished_at: None,
+            looked_at: Instant::now(),
+            last_change: None,
+            changes: Vec::new(),
+            answered: VecDeque::new(),
+        }
+    }
+
+    /// Forgets a previous process's agent.
+    fn for_process(&mut self, pid: u32) {
+        if self.pid != pid {
+            *self = AgentSide {
+                pid,
+                ..AgentSide::new()
+            };
+        }
+    }
+
+    /// Records that `state` is what is reported now; returns since when (Unix ms).
+    /// `watched`: a client is attached to the pane, so a turn ending is seen.
+    fn report(&mut self, state: AgentState, watched: bool) -> u64 {
+        match self.seen {
+            Some((seen, since)) if seen == state => since,
+            previous => {
+                let turn_ended =
+                    previous.is_some_and(|(p, _)| p.turn() == TurnState::Running) && state == AgentState::Idle;
+                if turn_ended && !watched {
+                    self.finished_at = Some(Instant::now());
+                }
+                let now = crate::config::now_ms();
+                self.seen = Some((state, now));
+                now
+            }
+        }
+    }
+
+    fn needs(&self, state: AgentState) -> Attention {
+        let unseen = self.finished_at.is_some_and(|at| at > self.looked_at);
+        match state {
+            AgentState::Idle if unseen => Attention::FinishedUnseen,
+            state => state.needs(),
+        }
+    }
+
+    /// Queues `info` for the watcher to push if its state or needs changed.
+    fn note_change(&mut self, info: &AgentInfo) -> bool {
+        if self.last_change == Some((info.state, info.needs)) {
+            return false;
+        }
+        self.last_change = Some((info.state, info.needs));
+        let excess = (self.changes.len() + 1).saturating_sub(MAX_PENDING_CHANGES);
+        self.changes.drain(..excess);
+        self.changes.push(info.clone());
+        true
+    }
+}
+
+/// A permission prompt's id: a digest of the agent's process, when it began
+/// waiting and the screen it waits on.
+fn prompt_id(pid: u32, since_ms: u64, screen_digest: u64) -> String {
+    let text = format!("{pid}\n{since_ms}\n{screen_digest:016x}");
+    format!("{:016x}", fugue_protocol::socket::stable_hash(text.as_bytes()))
+}
+
+/// One pane's agent (see the module's comment). Shared by the pane's handle and
+/// its watcher.
+pub struct Tracker {
+    side: Mutex<AgentSide>,
+    published: watch::Sender<Published>,
+    /// Looks asked for by requests so far.
+    asked: AtomicU64,
+    /// A watcher runs for the pane's process and looks at its agent.
+    watching: AtomicBool,
+    /// Wakes the watcher: a hook reported, a person looked, a request asked.
+    wake: Notify,
+    /// Bumped when the agent's state may have changed with no output (a hook
+    /// reported, a person looked, a look was published), for waits.
+    news: watch::Sender<u64>,
+}
+
+impl Default for Tracker {
+    fn default() -> Self {
+        Tracker {
+            side: Mutex::new(AgentSide::new()),
+            published: watch::channel(Published::default()).0,
+            asked: AtomicU64::new(0),
+            watching: AtomicBool::new(false),
+            wake: Notify::new(),
+            news: watch::channel(0).0,
+        }
+    }
+}
+
+impl Tracker {
+    /// What the agent is doing now. A pane whose watcher looks at its agent
+    /// answers with the watcher's next look (one look for everyone asking
+    /// meanwhile); any other pane is looked at here, on a blocking thread.
+    pub async fn status(self: &Arc<Self>, output: &Arc<PaneOutput>, proc: Proc) -> AgentInfo {
+        if self.watching.load(Ordering::Acquire) && !proc.exited {
+            if let Some(info) = self.fresh().await {
+                return info;
+            }
+        }
+        self.look_off_runtime(output, proc).await
+    }
+
+    /// What the watcher published last, if it looks at this pane's agent.
+    pub fn published(&self) -> Option<AgentInfo> {
+        match self.watching.load(Ordering::Acquire) {
+            true => self.published.borrow().info.clone(),
+            false => None,
+        }
+    }
+
+    /// Asks the watcher for a look and waits for it (at most [`FRESH_LOOK_WAIT`]).
+    async fn fresh(&self) -> Option<AgentInfo> {
+        let ticket = self.asked.fetch_add(1, Ordering::AcqRel) + 1;
+        let mut published = self.published.subscribe();
+        self.wake.notify_one();
+        let looked = tokio::time::timeout(FRESH_LOOK_WAIT, published.wait_for(|p| p.serves >= ticket)).await;
+        match looked {
+            Ok(Ok(published)) => published.info.clone(),
+            _ => None,
+        }
+    }
+
+    /// A look, on a blocking thread (it reads `/proc` and files).
+    pub async fn look_off_runtime(self: &Arc<Self>, output: &Arc<PaneOutput>, proc: Proc) -> AgentInfo {
+        let (tracker, output) = (self.clone(), output.clone());
+        let fallback = proc.clone();
+        tokio::task::spawn_blocking(move || tracker.look(&output, &proc))
+            .await
+            .unwrap_or_else(|_| unknown(&fallback))
+    }
+
+    /// The watcher's look: published for readers, and what requests asked
+    /// for up to now answered with it.
+    pub fn look_and_publish(&self, output: &PaneOutput, proc: &Proc) -> AgentInfo {
+        let serves = self.asked.load(Ordering::Acquire);
+        let info = self.look(output, proc);
+        self.published.send_replace(Published {
+            serves,
+            info: Some(info.clone()),
+        });
+        self.news.send_modify(|n| *n += 1);
+        info
+    }
+
+    /// The watcher starts (`true`) or ends (`false`) looking at this pane's agent.
+    pub fn set_watching(&self, watching: bool) {
+        self.watching.store(watching, Ordering::Release);
+        if !watching {
+            // Nobody looks for the requests waiting: they read for themselves.
+            self.published.send_modify(|p| p.serves = u64::MAX);
+        } else {
+            self.published.send_replace(Published::default());
+        }
+    }
+
+    /// Resolves when a hook reported, a person looked or a request asked for a
+    /// look since the last call.
+    pub async fn woken(&self) {
+        self.wake.notified().await
+    }
+
+    /// Bumped when the agent's state may have changed with no output.
+    pub fn news(&self) -> watch::Receiver<u64> {
+        self.news.subscribe()
+    }
+
+    /// What the agent CLI in the pane (if any) is doing: from its hooks, its
+    /// status file where it keeps one (Claude Code), what it told its terminal,
+    /// and its screen. Reads `/proc` and files: call it off the runtime.
+    pub fn look(&self, output: &PaneOutput, proc: &Proc) -> AgentInfo {
+        let inputs = output.agent_inputs();
+        let Some(kind) = detect::detect_kind(&proc.command, &inputs.screen) else {
+            return self.plain(&inputs, proc.exited);
+        };
+        let (verdict, evidence_lines, version, hook, signalled, screen_digest) = {
+            let mut side = lock(&self.side);
+            side.for_process(proc.pid);
+            let age = Duration::from_millis(crate::config::now_ms().saturating_sub(proc.started_at_ms));
+            let look = detect::ScreenLook {
+                screen: &inputs.screen,
+                quiet: inputs.quiet,
+                age,
+                drawn: inputs.drawn,
+                exited: proc.exited,
+                first_prompt: detect::started_with_prompt(kind, &proc.command),
+            };
+            let (state, evidence) = detect::detect_state(kind, &look, &mut side.memory);
+            let verdict = detect::ScreenVerdict {
+                state,
+                sure: !evidence.is_empty(),
+                prompt_shown: detect::prompt_shown(kind, &inputs.screen),
+                changed_at: inputs.last_output,
+            };
+            let version = detect::version(kind, &inputs.screen);
+            let hook = side
+                .hook
+                .filter(|_| !proc.exited)
+                .and_then(|h| detect::state_from_hook(h, &verdict));
+            let signalled = detect::terminal_signal(kind, &inputs.signals)
+                .and_then(|(signal, line)| Some((detect::state_from_signal(signal, &verdict)?, line)));
+            // For the prompt's id: the screen it shows on.
+            let screen_digest = verdict
+                .prompt_shown
+                .then(|| fugue_protocol::socket::stable_hash(inputs.screen.join("\n").as_bytes()));
+            (verdict, evidence, version, hook, signalled, screen_digest)
+        };
+        // The status file and the process are read outside the lock.
+        let file = match (kind, proc.exited) {
+            (AgentKind::Claude, false) => detect::claude_session_file(proc.pid),
+            _ => None,
+        };
+        let found_session = match (kind, proc.exited) {
+            (AgentKind::Codex, false) => self.look_for_codex_session(proc.pid),
+            _ => None,
+        };
+        // What the terminal signals say counts like a marker on screen.
+        let (screen_state, screen_sure) = match &signalled {
+            Some((state, _)) => (*state, true),
+            None => (verdict.state, verdict.sure),
+        };
+        let from_file = file
+            .as_ref()
+            .and_then(|f| detect::state_from_session_file(&f.status, screen_state, screen_sure));
+        let (state, source, evidence) = match (hook, &file, from_file, signalled) {
+            (Some(state), ..) => (state, StateSource::Hook, vec![format!("hook: {}", state.as_str())]),
+            (None, Some(file), Some(state), _) => (
+                state,
+                StateSource::SessionFile,
+                vec![format!("status: {}", file.status)],
+            ),
+            (.., Some((state, line))) => (state, StateSource::Terminal, vec![line]),
+            _ => (verdict.state, StateSource::Screen, evidence_lines),
+        };
+        let mut side = lock(&self.side);
+        if state.turn() == TurnState::Running {
+            side.memory.turn_seen = true;
+        }
+        let since_ms = side.report(state, inputs.watched);
+        if found_session.is_some() {
+            side.found_session.clone_from(&found_session);
+        }
+        let session_id = side
+            .hook_session
+            .clone()
+            .or_else(|| file.as_ref().and_then(|f| f.session_id.clone()))
+            .or_else(|| side.found_session.clone());
+        let info = AgentInfo {
+            agent: Some(kind),
+            state,
+            needs: side.needs(state),
+            source,
+            version: file.and_then(|f| f.version).or(version),
+            session_id,
+            since_ms,
+            prompt_id: screen_digest
+                .filter(|_| state == AgentState::WaitingForPermission)
+                .map(|digest| prompt_id(proc.pid, since_ms, digest)),
+            evidence,
+        };
+        // Whoever saw a change first (the watcher, a wait, a status request),
+        // the watcher reports it: a waiting state that lasts 200 ms between two of
+        // its own looks is still pushed, in order.
+        if side.note_change(&info) {
+            drop(side);
+            self.wake.notify_one();
+        }
+        info
+    }
+
+    /// No agent recognised (yet): busy while output flows, idle once quiet.
+    fn plain(&self, inputs: &AgentInputs, exited: bool) -> AgentInfo {
+        let state = match (exited, inputs.quiet >= detect::IDLE_SETTLE) {
+            (true, _) => AgentState::Exited,
+            (false, true) => AgentState::Idle,
+            (false, false) => AgentState::Busy,
+        };
+        AgentInfo {
+            agent: None,
+            state,
+            needs: state.needs(),
+            source: StateSource::Screen,
+            version: None,
+            session_id: None,
+            prompt_id: None,
+            since_ms: lock(&self.side).report(state, inputs.watched),
+            evidence: Vec::new(),
+        }
+    }
+
+    /// Claims the permission prompt `prompt_id` for `answer`, given what the
+    /// agent shows now (`shown`, from [`Tracker::status`]): `Ok(None)` when it is
+    /// the prompt on screen and nobody answered it (the caller sends the
+    /// answer's keys), `Ok(Some(earlier))` when it was answered before. One lock
+    /// for the check and the record, so of two answers to one prompt exactly
+    /// one is sent.
+    pub fn claim_prompt(
+        &self,
+        shown: &AgentInfo,
+        prompt_id: &str,
+        answer: PermissionAnswer,
+    ) -> Result<Option<PermissionAnswer>, ErrorReply> {
+        let mut side = lock(&self.side);
+        let answered = &mut side.answered;
+        if let Some((_, earlier)) = answered.iter().find(|(id, _)| id == prompt_id) {
+            return Ok(Some(*earlier));
+        }
+        match &shown.prompt_id {
+            Some(id) if id == prompt_id => {}
+            Some(other) => {
+                return Err(ErrorReply::new(
+                    ErrorCode::PromptNotShown,
+                    format!(
+                        "the agent now shows another permission prompt (prompt_id {other}, not {prompt_id}); nothing was sent: look at it first"
+                    ),
+                ))
+            }
+            None => {
+                return Err(ErrorReply::new(
+                    ErrorCode::PromptNotShown,
+                    format!(
+                        "the agent is not waiting for permission (it is {}); nothing was sent",
+                        shown.state.as_str()
+                    ),
+                ))
+            }
+        }
+        if answered.len() >= MAX_ANSWERED_PROMPTS {
+            answered.pop_front();
+        }
+        answered.push_back((prompt_id.to_string(), answer));
+        Ok(None)
+    }
+
+    /// The agent's changes of state (or of `needs`) since the last call, in order.
+    pub fn take_changes(&self) -> Vec<AgentInfo> {
+        std::mem::take(&mut lock(&self.side).changes)
+    }
+
+    /// Codex's session, looked for at most once a second until found (it opens
+    /// its transcript a moment after it starts).
+    fn look_for_codex_session(&self, pid: u32) -> Option<String> {
+        {
+            let mut side = lock(&self.side);
+            let recently = side
+                .session_looked_at
+                .is_some_and(|at| at.elapsed() < Duration::from_secs(1));
+            if side.found_session.is_some() || side.hook_session.is_some() || recently {
+                return None;
+            }
+            side.session_looked_at = Some(Instant::now());
+        }
+        detect::codex_session_id(pid)
+    }
+
+    /// A hook of the pane's agent (process `pid`, of kind `kind` if known) reported.
+    pub fn record_hook(&self, pid: u32, kind: Option<AgentKind>, hook: &fugue_protocol::AgentHook) {
+        let mut side = lock(&self.side);
+        side.for_process(pid);
+        if let Some(id) = hook
+            .session_id
+            .as_ref()
+            .filter(|id| fugue_protocol::limits::is_agent_session_id(id))
+        {
+            side.hook_session = Some(id.clone());
+        }
+        if let Some(state) = kind.and_then(|k| detect::hook_state(k, hook)) {
+            side.hook = Some(HookSeen {
+                state,
+                at: Instant::now(),
+            });
+        }
+        drop(side);
+        self.wake.notify_one();
+        self.news.send_modify(|n| *n += 1);
+    }
+
+    /// A person looked at the pane (attached to it or typed into it): a finished
+    /// turn is no longer unseen.
+    pub fn looked_at(&self) {
+        lock(&self.side).looked_at = Instant::now();
+        self.wake.notify_one();
+        self.news.send_modify(|n| *n += 1);
+    }
+}
+
+/// What a look that could not run says: nothing is known.
+fn unknown(proc: &Proc) -> AgentInfo {
+    let state = match proc.exited {
+        true => AgentState::Exited,
+        false => AgentState::Unknown,
+    };
+    AgentInfo {
+        agent: None,
+        state,
+        needs: Attention::Nothing,
+        source: StateSource::Screen,
+        version: None,
+        session_id: None,
+        since_ms: crate::config::now_ms(),
+        prompt_id: None,
+        evidence: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terminal::pane_output::OutputLimits;
+    use fugue_protocol::PaneSize;
+
+    fn shell() -> Proc {
+        Proc {
+            command: vec!["sh".into()],
+            pid: 1,
+            started_at_ms: crate::config::now_ms(),
+            exited: false,
+        }
+    }
+
+    #[test]
+    fn a_new_process_is_starting_until_it_draws_whatever_the_clocks_say() {
+        let out = PaneOutput::new(OutputLimits::default(), PaneSize::default());
+        let tracker = Tracker::default();
+        let proc = |started_at_ms| Proc {
+            command: vec!["claude".to_string()],
+            pid: 2,
+            started_at_ms,
+            exited: false,
+        };
+        let title_at_rest = "\x1b]0;\u{2733} Claude Code\x07? for shortcuts".as_bytes();
+        // A previous Claude Code's screen and title: not the new process's, however long
+        // ago (by the wall clock) the new one started.
+        out.push(title_at_rest);
+        out.process_starting();
+        let info = tracker.look(&out, &proc(0));
+        assert_eq!((info.state, info.source), (AgentState::Starting, StateSource::Screen));
+        // Its own first output counts, even when it came before the daemon noted
+        // the start time (a fast program on a loaded machine).
+        out.push(title_at_rest);
+        let noted_later = crate::config::now_ms() + 1000;
+        let info = tracker.look(&out, &proc(noted_later));
+        assert_eq!((info.state, info.source), (AgentState::Idle, StateSource::Terminal));
+    }
+
+    #[tokio::test]
+    async fn requests_share_the_watchers_look_and_read_it_once_published() {
+        let output = Arc::new(PaneOutput::new(OutputLimits::default(), PaneSize::default()));
+        let tracker = Arc::new(Tracker::default());
+        tracker.set_watching(true);
+        assert_eq!(tracker.published().map(|i| i.state), None);
+        // Two requests ask; one look (the watcher's) answers both.
+        let (a, b) = (tracker.clone(), tracker.clone());
+        let (oa, ob) = (output.clone(), output.clone());
+        let first = tokio::spawn(async move { a.status(&oa, shell()).await });
+        let second = tokio::spawn(async move { b.status(&ob, shell()).await });
+        tracker.woken().await;
+        while tracker.asked.load(Ordering::Acquire) < 2 {
+            tokio::task::yield_now().await;
+        }
+        let looked = tracker.look_and_publish(&output, &shell());
+        assert_eq!(first.await.unwrap(), looked);
+        assert_eq!(second.await.unwrap(), looked);
+        assert_eq!(tracker.published(), Some(looked));
+        // Once the watcher ends, requests look for themselves.
+        tracker.set_watching(false);
+        assert_eq!(tracker.published(), None);
+        let state = tracker.status(&output, shell()).await.state;
+        assert!(matches!(state, AgentState::Busy | AgentState::Idle), "{state:?}");
+    }
+}

@@ -1,0 +1,291 @@
+//! Starting a pane's process: the launch (command, environment, size, the
+//! agent hooks), the running-pane cap, the pane actor and the watcher of its
+//! process, and resuming an agent CLI on its recorded session.
+
+use super::*;
+
+impl SessionState {
+    pub(super) async fn resume_agent(
+        &mut self,
+        myself: &ActorRef<SessionMsg>,
+        pane: PaneId,
+    ) -> Result<PaneHandle, ErrorReply> {
+        let Some(entry) = self.panes.iter().find(|p| p.info.id == pane) else {
+            return Err(ErrorReply::new(ErrorCode::PaneNotFound, format!("no pane {pane}")));
+        };
+        let info = entry.info();
+        if entry.active() {
+            return Err(ErrorReply::invalid(format!(
+                "pane {pane} still runs its agent (pid {}); resume a pane whose agent ended (exited or lost), \
+or attach to this one",
+                info.pid
+            )));
+        }
+        let Some(session) = info.agent_session.clone() else {
+            return Err(ErrorReply::invalid(format!(
+                "pane {pane} recorded no agent session to resume (Claude Code reports one within a second of \
+starting; Codex and Gemini CLI through their hooks)"
+            )));
+        };
+        let line = agent::resume_command(session.agent, &info.command, &session.id)
+            .ok_or_else(|| ErrorReply::invalid(format!("{} has no resume command", session.agent.as_str())))?;
+        let mut spec = entry.spec.clone();
+        spec.command = line.first().cloned();
+        spec.args = line[1..].to_vec();
+        spec.cwd = Some(info.cwd.clone());
+        spec.title = Some(info.title.clone());
+        self.create_pane(myself, spec).await
+    }
+
+    pub(super) async fn create_pane(
+        &mut self,
+        myself: &ActorRef<SessionMsg>,
+        spec: SpawnSpec,
+    ) -> Result<PaneHandle, ErrorReply> {
+        self.check_running_cap()?;
+        let config = self.args.config.clone();
+        let byte_limit = match spec.output_byte_limit {
+            Some(0) => return Err(ErrorReply::invalid("output_byte_limit must be at least 1")),
+            Some(n) => usize::try_from(n).map_err(|_| ErrorReply::invalid("output_byte_limit is too large"))?,
+            None => crate::terminal::output::DEFAULT_BYTE_LIMIT,
+        };
+        let launch = self.launch(&spec)?;
+        let id = PaneId::new();
+        let output = Arc::new(PaneOutput::new(limits(&config, byte_limit), launch.size));
+        if let Some(path) = self.args.store.output_log(id) {
+            // Making the file is file system work (open, size, reserve, map:
+            // ~0.8 ms here): not on the request's path. The log starts in memory
+            // and moves to the file moments later.
+            let output = output.clone();
+            tokio::task::spawn_blocking(move || output.keep_log_in(&path));
+        }
+        let started = self.start(myself, id, &launch, spec.shell, &output).await?;
+        let title = spec
+            .title
+            .clone()
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| default_title(&launch.display_command));
+        let info = PaneInfo {
+            id,
+            session_id: self.args.id,
+            session_name: self.args.name.clone(),
+            index: self.panes.len() as u32,
+            title,
+            purpose: spec.purpose.clone().unwrap_or_default(),
+            command: launch.display_command.clone(),
+            shell: spec.shell,
+            cwd: launch.cwd.display().to_string(),
+            state: PaneState::Running,
+            pid: started.pid,
+            exit: None,
+            size: launch.size,
+            started_at_ms: now_ms(),
+            exited_at_ms: None,
+            restart: spec.restart,
+            restarts: 0,
+            last_exit: None,
+            agent_session: None,
+        };
+        self.panes.push(PaneEntry {
+            info: info.clone(),
+            spec,
+            actor: started.actor,
+            agent: started.agent,
+            input: started.input,
+            exit: started.exit,
+            reaped: started.reaped,
+            // Read by the store's writer, off the request path.
+            pid_start: None,
+            run_started: Instant::now(),
+            backoff: RESTART_BACKOFF,
+            checkpointed: 0,
+            output,
+        });
+        let _ = self.args.parent.cast(SessionReport::PaneAdded {
+            pane: id,
+            session: self.args.id,
+        });
+        self.report_counts();
+        self.persist(self.panes.len() - 1);
+        self.args.events.send(Event::PaneCreated(info));
+        Ok(self.handle(self.panes.len() - 1, myself))
+    }
+
+    pub(super) fn check_running_cap(&self) -> Result<(), ErrorReply> {
+        let config = &self.args.config;
+        let running = self.running();
+        if running < config.max_running_panes {
+            return Ok(());
+        }
+        let names: Vec<String> = self
+            .panes
+            .iter()
+            .filter(|p| p.active())
+            .map(|p| format!("{} ({})", p.info.index, p.info.title))
+            .collect();
+        Err(ErrorReply::new(
+            ErrorCode::LimitReached,
+            format!(
+                "session '{}' already runs {running} panes, the limit is {}; release or kill one first. running: {}",
+                self.args.name,
+                config.max_running_panes,
+                names.join(", ")
+            ),
+        ))
+    }
+
+    /// The checked launch for `spec` in this session (its env and cwd).
+    pub(super) fn launch(&self, spec: &SpawnSpec) -> Result<Launch, ErrorReply> {
+        let mut env = self.args.env.clone();
+        env.extend(spec.env.iter().map(|v| (v.name.clone(), v.value.clone())));
+        let cwd = spec
+            .cwd
+            .as_deref()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| self.args.cwd.clone());
+        pty::validate(LaunchRequest {
+            command: spec.command.as_deref(),
+            args: &spec.args,
+            env,
+            cwd: &cwd,
+            shell: spec.shell,
+            size: spec.size.unwrap_or_default(),
+        })
+    }
+
+    /// Starts `launch` on a new PTY as pane `id`, writing to `output`.
+    pub(super) async fn start(
+        &self,
+        myself: &ActorRef<SessionMsg>,
+        id: PaneId,
+        launch: &Launch,
+        shell: bool,
+        output: &Arc<PaneOutput>,
+    ) -> Result<Started, ErrorReply> {
+        let config = &self.args.config;
+        let hook_token = output.process_starting();
+        let extra_env = vec![
+            ("FUGUE_SOCKET".to_string(), config.socket.display().to_string()),
+            ("FUGUE_SESSION".to_string(), self.args.name.clone()),
+            ("FUGUE_PANE".to_string(), id.to_string()),
+            (HOOK_TOKEN_VAR.to_string(), hook_token),
+        ];
+        let typed = pty::typed_input(launch);
+        let size = output.size();
+        let command = launch.display_command.clone();
+        let mut launch = launch.clone();
+        launch.size = size;
+        if let Some(dir) = config.socket.parent() {
+            crate::agent::hooks::wire(&mut launch, dir);
+        }
+        let spawned = pty::spawn(launch, extra_env).await?;
+        let pid = spawned.pid;
+        let exit_watch = process::watch_exit(pid, spawned.pidfd);
+        self.start_actor(
+            myself,
+            id,
+            shell,
+            output,
+            Some((spawned.master, pid, exit_watch, typed)),
+            (&command, now_ms()),
+        )
+        .await
+    }
+
+    /// The pane actor for pane `id`, with its process if it has one.
+    pub(super) async fn start_actor(
+        &self,
+        myself: &ActorRef<SessionMsg>,
+        id: PaneId,
+        shell: bool,
+        output: &Arc<PaneOutput>,
+        process: Option<(OwnedFd, u32, ExitWatch, Option<Vec<u8>>)>,
+        (command, started_at_ms): (&[String], u64),
+    ) -> Result<Started, ErrorReply> {
+        let no_process = ExitStatus {
+            code: None,
+            signal: None,
+        };
+        let (exit_tx, exit_rx) = match process {
+            Some(_) => watch::channel(None),
+            None => watch::channel(Some(Exited {
+                status: no_process,
+                at_ms: now_ms(),
+            })),
+        };
+        let (input, input_rx) = PaneInput::channel(id, exit_rx.clone(), output.clone());
+        let (pid, reaped, process) = match process {
+            Some((master, pid, exit_watch, typed)) => (
+                pid,
+                exit_watch.reaped.clone(),
+                Some(PaneProcess {
+                    master,
+                    pid,
+                    exit_watch,
+                    input: input_rx,
+                    replies: input.replies(),
+                    typed,
+                }),
+            ),
+            None => (0, watch::channel(Some(no_process)).1, None),
+        };
+        let args = PaneArgs {
+            id,
+            output: output.clone(),
+            exit: exit_tx,
+            shell,
+            kill_grace: self.args.config.kill_grace,
+            process,
+        };
+        let (actor, _) = Actor::spawn_linked(None, PaneActor, args, myself.get_cell())
+            .await
+            .map_err(|e| {
+                // The pane actor owns the process guard; if it never started, make sure
+                // the process does not outlive the failed request.
+                process::signal_group(pid as i32, libc::SIGKILL);
+                ErrorReply::internal(format!("cannot start pane actor: {e}"))
+            })?;
+        let agent = Arc::new(Tracker::default());
+        if pid != 0 {
+            let watched = agent_watch::Watched {
+                pane: id,
+                session_id: self.args.id,
+                command: command.to_vec(),
+                pid,
+                started_at_ms,
+            };
+            let session = myself.clone();
+            let on_session = Box::new(move |agent_session| {
+                let _ = session.cast(SessionMsg::AgentSession {
+                    pane: id,
+                    agent_session,
+                });
+            });
+            agent_watch::spawn(
+                watched,
+                output.clone(),
+                agent.clone(),
+                exit_rx.clone(),
+                self.args.events.clone(),
+                on_session,
+            );
+            tokio::spawn({
+                let session = myself.clone();
+                let mut exit = exit_rx.clone();
+                async move {
+                    if exit.wait_for(|e| e.is_some()).await.is_ok() {
+                        let _ = session.cast(SessionMsg::PaneExited(id));
+                    }
+                }
+            });
+        }
+        Ok(Started {
+            actor,
+            agent,
+            input,
+            exit: exit_rx,
+            reaped,
+            pid,
+        })
+    }
+}

@@ -3,8 +3,8 @@
 
 use clap::{Args, Parser, Subcommand};
 use fugue_client::protocol::{
-    AgentState, Attention, CaptureWhat, DaemonInfo, EnvVar, ErrorCode, Event, ExitStatus, MatchOn, PaneInfo, PaneSize,
-    PaneState, PermissionAnswer, ReadMode, RestartPolicy, SessionInfo, SizePolicy, SpawnSpec, WaitCondition, WaitUntil,
+    Attention, CaptureWhat, DaemonInfo, EnvVar, ErrorCode, Event, ExitStatus, PaneInfo, PaneSize, PaneState,
+    PermissionAnswer, ReadMode, RestartPolicy, SessionInfo, SizePolicy, SpawnSpec, WaitCondition, WaitUntil,
 };
 use fugue_client::views::{
     self, now_ms, AgentStateView, CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView,
@@ -44,6 +44,9 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Everything that talks to a daemon about its sessions and panes.
+    #[command(flatten)]
+    OnDaemon(PaneCommand),
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -58,6 +61,26 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Carry the fugue protocol between stdin/stdout and this machine's daemon
+    /// (starting it if needed): what `ssh HOST fugue proxy` runs for --host.
+    Proxy,
+    /// Print session, pane, agent-state and notification events as they happen (a
+    /// line each; with --json one JSON object per line), until interrupted.
+    Events,
+    /// Report an agent CLI's hook to fugue: run by the agent's hooks (the hook's
+    /// JSON on stdin), inside a fugue pane (`FUGUE_PANE`); does nothing elsewhere.
+    /// fugue adds these hooks to Claude Code itself; for Codex and Gemini CLI see
+    /// the README.
+    AgentEvent {
+        /// The agent running the hook: claude, codex or gemini.
+        #[arg(long)]
+        agent: Option<String>,
+    },
+}
+
+/// The commands that talk to a daemon (this machine's, or --host's).
+#[derive(Subcommand, Debug)]
+enum PaneCommand {
     /// Create a session; prints its id.
     #[command(visible_alias = "new")]
     NewSession {
@@ -92,12 +115,6 @@ enum Command {
     /// how long it has been so, and its last line of output; panes whose agent
     /// needs a person first.
     Overview { session: Option<String> },
-    /// Carry the fugue protocol between stdin/stdout and this machine's daemon
-    /// (starting it if needed): what `ssh HOST fugue proxy` runs for --host.
-    Proxy,
-    /// Print session, pane, agent-state and notification events as they happen (a
-    /// line each; with --json one JSON object per line), until interrupted.
-    Events,
     /// Start the agent CLI a pane ran again on its own recorded session, in the same
     /// directory (`claude --resume ID`, `codex resume ID`, `gemini --resume ID`), as
     /// a new pane; prints its id. For a pane whose agent ended or was lost (a
@@ -113,15 +130,10 @@ enum Command {
     Approve { pane: String, prompt_id: String },
     /// Deny the permission prompt PROMPT_ID (from `fugue agent`), as approve does.
     Deny { pane: String, prompt_id: String },
-    /// Report an agent CLI's hook to fugue: run by the agent's hooks (the hook's
-    /// JSON on stdin), inside a fugue pane (`FUGUE_PANE`); does nothing elsewhere.
-    /// fugue adds these hooks to Claude Code itself; for Codex and Gemini CLI see
-    /// the README.
-    AgentEvent {
-        /// The agent running the hook: claude, codex or gemini.
-        #[arg(long)]
-        agent: Option<String>,
-    },
+    /// Send a prompt to the agent CLI in a pane as a person would: pasted, then
+    /// Enter once its input box took the paste in; says whether a turn started
+    /// within 5 s (exit status 1 if not).
+    Prompt { pane: String, text: String },
     /// Print a pane's output: the ANSI-stripped text view, or the raw log.
     Read {
         pane: String,
@@ -630,23 +642,30 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
         return shell_attached(cli).await;
     };
     match command {
-        Command::Daemon(command) => return daemon(cli, command).await,
+        Command::Daemon(command) => daemon(cli, command).await,
         Command::Completions { shell } => {
             let mut cli = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(*shell, &mut cli, "fugue", &mut std::io::stdout());
-            return Ok(ExitCode::SUCCESS);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Man { dir } => {
             let written = write_man_pages(dir)?;
             println!("wrote {written} man pages to {}", dir.display());
-            return Ok(ExitCode::SUCCESS);
+            Ok(ExitCode::SUCCESS)
         }
-        Command::Web { args } => return run_web(cli, args),
-        Command::Proxy => return proxy(cli).await,
-        Command::Events => return events(cli).await,
-        Command::AgentEvent { agent } => return Ok(agent_event(cli, agent.as_deref()).await),
-        Command::Ls { all_hosts: true } => return list_all_hosts(cli, Listing::Sessions).await,
-        Command::Panes {
+        Command::Web { args } => run_web(cli, args),
+        Command::Proxy => proxy(cli).await,
+        Command::Events => events(cli).await,
+        Command::AgentEvent { agent } => Ok(agent_event(cli, agent.as_deref()).await),
+        Command::OnDaemon(command) => on_daemon(cli, command).await,
+    }
+}
+
+/// Runs a command that talks to a daemon.
+async fn on_daemon(cli: &Cli, command: &PaneCommand) -> Result<ExitCode, ClientError> {
+    match command {
+        PaneCommand::Ls { all_hosts: true } => return list_all_hosts(cli, Listing::Sessions).await,
+        PaneCommand::Panes {
             session,
             all_hosts: true,
         } => return list_all_hosts(cli, Listing::Panes(session.clone())).await,
@@ -655,55 +674,51 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
     let client = connect(cli, true).await?;
     let out = Output { json: cli.json };
     match command {
-        Command::Daemon(_)
-        | Command::Completions { .. }
-        | Command::Man { .. }
-        | Command::Web { .. }
-        | Command::Proxy
-        | Command::Events
-        | Command::AgentEvent { .. }
-        | Command::Ls { all_hosts: true }
-        | Command::Panes { all_hosts: true, .. } => {
-            unreachable!("handled above")
-        }
-        Command::NewSession { name, cwd, env } => {
+        PaneCommand::NewSession { name, cwd, env } => {
             let cwd = absolute(cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
             let info = client.create_session(name, Some(&cwd), parse_env(env)?).await?;
             out.print(session_json(&info), || info.id.to_string());
         }
-        Command::Ls { all_hosts: false } => {
+        PaneCommand::Ls { .. } => {
             let sessions = client.list_sessions().await?;
             out.print(Value::Array(sessions.iter().map(session_json).collect()), || {
                 sessions_table(&sessions)
             });
         }
-        Command::RenameSession { target, name } => {
+        PaneCommand::RenameSession { target, name } => {
             let (info, previous) = client.rename_session(target, name).await?;
             let mut value = session_json(&info);
             value["previous_name"] = json!(previous);
             out.print(value, || format!("renamed '{previous}' to '{}'", info.name));
         }
-        Command::KillSession { target } => {
+        PaneCommand::KillSession { target } => {
             let info = client.destroy_session(target).await?;
             out.print(session_json(&info), || {
                 format!("killed session '{}' ({})", info.name, info.id)
             });
         }
-        Command::Run(args) => {
+        PaneCommand::Run(args) => {
             let info = create_pane(&client, spawn_spec(args)?).await?;
             out.print(pane_json(&info), || info.id.to_string());
         }
-        Command::Resume { pane } => {
+        PaneCommand::Resume { pane } => {
             let info = client.resume_agent(pane).await?;
             out.print(pane_json(&info), || info.id.to_string());
         }
-        Command::Agent { pane } => {
+        PaneCommand::Agent { pane } => {
             let view = AgentStateView::from(&client.agent_status(pane).await?);
             out.print(json_of(&view), || agent_text(&view));
         }
-        Command::Approve { pane, prompt_id } | Command::Deny { pane, prompt_id } => {
+        PaneCommand::Prompt { pane, text } => {
+            let sent = fugue_client::ops::send_prompt(&client, pane, text).await?;
+            out.print(json_of(&sent), || sent.message.clone());
+            if !sent.went_busy {
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+        PaneCommand::Approve { pane, prompt_id } | PaneCommand::Deny { pane, prompt_id } => {
             let answer = match command {
-                Command::Approve { .. } => PermissionAnswer::Approve,
+                PaneCommand::Approve { .. } => PermissionAnswer::Approve,
                 _ => PermissionAnswer::Deny,
             };
             let answered = client.answer_permission(pane, prompt_id, answer).await?;
@@ -713,23 +728,20 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
                 false => answered.answer.past().to_string(),
             });
         }
-        Command::Overview { session } => {
+        PaneCommand::Overview { session } => {
             let mut panes = client.overview(session.as_deref()).await?;
             // Needs-you first, then the session's own order.
             panes.sort_by_key(|p| p.agent.as_ref().is_none_or(|a| a.needs == Attention::Nothing));
             let views: Vec<OverviewView> = panes.iter().map(OverviewView::from).collect();
             out.print(json_of(&views), || overview_table(&views));
         }
-        Command::Panes {
-            session,
-            all_hosts: false,
-        } => {
+        PaneCommand::Panes { session, .. } => {
             let panes = client.list_panes(session.as_deref()).await?;
             out.print(Value::Array(panes.iter().map(pane_json).collect()), || {
                 panes_table(&panes)
             });
         }
-        Command::Read {
+        PaneCommand::Read {
             pane,
             lines,
             raw,
@@ -761,7 +773,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
                 println!("{text}");
             }
         }
-        Command::Write {
+        PaneCommand::Write {
             pane,
             text,
             enter,
@@ -776,23 +788,23 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             }
             out.print(json!({"ok": true}), String::new);
         }
-        Command::SendKeys { pane, keys } => {
+        PaneCommand::SendKeys { pane, keys } => {
             client.send_keys(pane, keys).await?;
             out.print(json!({"ok": true}), String::new);
         }
-        Command::Interrupt { pane } => {
+        PaneCommand::Interrupt { pane } => {
             client.interrupt(pane).await?;
             out.print(json!({"ok": true}), String::new);
         }
-        Command::Kill { pane, signal } => {
+        PaneCommand::Kill { pane, signal } => {
             let info = client.kill_pane(pane, Some(signal)).await?;
             out.print(pane_json(&info), String::new);
         }
-        Command::Release { pane } => {
+        PaneCommand::Release { pane } => {
             client.release_pane(pane).await?;
             out.print(json!({"ok": true}), String::new);
         }
-        Command::Wait { pane, timeout, until } => {
+        PaneCommand::Wait { pane, timeout, until } => {
             let timeout = match timeout {
                 Some(secs) => Some(parse_timeout(*secs)?),
                 None => None,
@@ -815,21 +827,21 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             value["timed_out"] = json!(false);
             out.print(value, || exit_text(info.exit));
         }
-        Command::RenamePane { pane, title } => {
+        PaneCommand::RenamePane { pane, title } => {
             let info = client.rename_pane(pane, title).await?;
             out.print(pane_json(&info), String::new);
         }
-        Command::Reorder { session, panes } => {
+        PaneCommand::Reorder { session, panes } => {
             let list = client.reorder_panes(session, panes).await?;
             out.print(Value::Array(list.iter().map(pane_json).collect()), || {
                 panes_table(&list)
             });
         }
-        Command::Status { pane } => {
+        PaneCommand::Status { pane } => {
             let info = client.pane_status(pane).await?;
             out.print(pane_json(&info), || panes_table(std::slice::from_ref(&info)));
         }
-        Command::Capture {
+        PaneCommand::Capture {
             pane,
             start,
             end,
@@ -850,7 +862,7 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             let text = capture.lines.join("\n");
             out.print(json_of(CaptureView::from(capture)), || text);
         }
-        Command::Attach {
+        PaneCommand::Attach {
             target,
             read_only,
             detach_key,
@@ -866,12 +878,12 @@ async fn run(cli: &Cli) -> Result<ExitCode, ClientError> {
             };
             return attach(&client, target, options).await;
         }
-        Command::SetSizePolicy { pane, policy } => {
+        PaneCommand::SetSizePolicy { pane, policy } => {
             let policy = SizePolicy::parse(policy).map_err(invalid)?;
             client.set_size_policy(pane, policy).await?;
             out.print(json!({"ok": true, "policy": policy.as_str()}), String::new);
         }
-        Command::Resize { pane, size } => {
+        PaneCommand::Resize { pane, size } => {
             client.resize_pane(pane, parse_size(size)?).await?;
             out.print(json!({"ok": true}), String::new);
         }
@@ -1049,29 +1061,19 @@ pub struct WaitArgs {
 }
 
 impl WaitArgs {
-    /// The conditions, or `None` when only the exit is awaited.
+    /// The conditions, or `None` when only the exit is awaited. The flags map
+    /// onto the wait every front end takes (`fugue_client::ops::WaitFor`).
     fn until(&self) -> Result<Option<WaitUntil>, ClientError> {
-        let agent_states = self
-            .agent_state
-            .as_deref()
-            .map(AgentState::parse_list)
-            .transpose()
-            .map_err(invalid)?;
-        let agent_needs = self
-            .needs
-            .as_deref()
-            .map(Attention::parse_list)
-            .transpose()
-            .map_err(invalid)?;
-        let until = WaitUntil {
-            exit: true,
+        let wait = fugue_client::ops::WaitFor {
+            exit: Some(true),
             pattern: self.pattern.clone(),
-            on: if self.screen { MatchOn::Screen } else { MatchOn::Output },
-            since: None,
+            on: self.screen.then(|| "screen".to_string()),
             idle_ms: self.idle,
-            agent_states: agent_states.unwrap_or_default(),
-            agent_needs: agent_needs.unwrap_or_default(),
+            agent_state: self.agent_state.clone(),
+            needs: self.needs.clone(),
+            ..Default::default()
         };
+        let (until, _) = wait.until().map_err(invalid)?;
         let only_exit = until.pattern.is_none()
             && until.idle_ms.is_none()
             && until.agent_states.is_empty()

@@ -5,6 +5,7 @@
 //! each reply to its caller, so calls never wait on each other.
 
 mod autostart;
+pub mod ops;
 pub mod remote;
 mod shared;
 pub mod views;

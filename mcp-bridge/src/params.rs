@@ -1,7 +1,7 @@
 //! Tool inputs and results. Doc comments become the JSON schema descriptions the
 //! agent reads, so they say what each field means and what its default is.
 
-use fugue_client::views::{PaneView, StateView};
+use fugue_client::views::{PaneView, SessionView, StateView};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -62,18 +62,6 @@ pub struct RenameSessionParams {
     pub session: String,
     /// The new name.
     pub name: String,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SessionView {
-    pub id: String,
-    pub name: String,
-    pub cwd: String,
-    /// Terminals in the session (running and recently exited).
-    pub pane_count: u32,
-    pub running: u32,
-    /// Unix time in milliseconds.
-    pub created_at: u64,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -239,22 +227,9 @@ pub struct CaptureParams {
 pub struct WaitParams {
     /// Terminal id.
     pub terminal_id: String,
-    /// Return when the process exits. (A wait always ends when the process exits.)
-    pub exit: Option<bool>,
-    /// Regular expression to wait for, matched within single lines.
-    pub pattern: Option<String>,
-    /// Where the pattern is looked for: "output" (default; text output since since_offset, ANSI stripped) or "screen" (what the terminal shows now).
-    pub on: Option<String>,
-    /// Output offset to search from (from a previous read or wait): lines that changed after it, the unfinished last line included once something is added to it. Default: all kept output.
-    pub since_offset: Option<u64>,
-    /// Return once the terminal printed nothing for this many milliseconds.
-    pub idle_ms: Option<u64>,
-    /// Return when the agent CLI in the terminal reaches this state, or any of several separated by "|": waiting_for_permission, waiting_for_answer, busy, idle, starting, unknown or exited (e.g. "idle|waiting_for_permission|waiting_for_answer": the turn ended or it needs a person).
-    pub agent_state: Option<String>,
-    /// Return when the agent CLI needs a person for this reason, or any of several separated by "|": permission, question, finished_unseen (a turn ended while nobody watched), or "any".
-    pub needs: Option<String>,
-    /// Give up after this many milliseconds. Default 30000.
-    pub timeout_ms: Option<u64>,
+    /// What to wait for (the same fields as fugue's HTTP wait).
+    #[serde(flatten)]
+    pub wait: fugue_client::ops::WaitFor,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -337,12 +312,8 @@ pub struct PromptParams {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct PromptResult {
     pub terminal_id: String,
-    /// Whether the agent started a turn within 5 seconds (its busy marker or a
-    /// permission prompt appeared; redrawing the input box does not count).
-    pub went_busy: bool,
-    pub state: String,
-    /// What happened, in a sentence (also when the turn did not start).
-    pub message: String,
+    #[serde(flatten)]
+    pub sent: fugue_client::ops::PromptSent,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -5,11 +5,10 @@
 
 use crate::bridge::{describe, qualify, split_terminal, Bridge, ToolError};
 use crate::params::*;
-use fugue_client::views::{self, PaneView, ReadView, StateView, WaitView};
+use fugue_client::views::{self, PaneView, ReadView, SessionView, StateView, WaitView};
 use fugue_client::Client;
 use fugue_protocol::{
-    AgentState, Attention, CaptureWhat, ErrorCode, MatchOn, PaneInfo, PaneSize, PaneState, PermissionAnswer, ReadMode,
-    SpawnSpec, WaitUntil,
+    CaptureWhat, ErrorCode, PaneInfo, PaneSize, PaneState, PermissionAnswer, ReadMode, SpawnSpec, WaitUntil,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{InputResponses, RequestState};
@@ -64,17 +63,7 @@ impl FugueTools {
         let client = self.client().await?;
         let sessions = client.list_sessions().await.map_err(describe)?;
         Ok(Json(SessionList {
-            sessions: sessions
-                .into_iter()
-                .map(|s| SessionView {
-                    id: s.id.to_string(),
-                    name: s.name,
-                    cwd: s.cwd,
-                    pane_count: s.panes,
-                    running: s.running_panes,
-                    created_at: s.created_at_ms,
-                })
-                .collect(),
+            sessions: sessions.into_iter().map(|s| SessionView::from(&s)).collect(),
         }))
     }
 
@@ -92,14 +81,7 @@ impl FugueTools {
             .create_session(&p.name, cwd.as_deref().map(std::path::Path::new), env)
             .await
             .map_err(describe)?;
-        Ok(Json(SessionView {
-            id: s.id.to_string(),
-            name: s.name,
-            cwd: s.cwd,
-            pane_count: s.panes,
-            running: s.running_panes,
-            created_at: s.created_at_ms,
-        }))
+        Ok(Json(SessionView::from(&s)))
     }
 
     #[tool(
@@ -471,23 +453,7 @@ waiting: no need to poll or sleep. Sends progress notifications while waiting; s
         peer: Peer<RoleServer>,
         cancel: CancellationToken,
     ) -> Result<Json<WaitView>, String> {
-        let on = match p.on.as_deref() {
-            None | Some("output") => MatchOn::Output,
-            Some("screen") => MatchOn::Screen,
-            Some(other) => return Err(format!("on must be \"output\" or \"screen\", got \"{other}\"")),
-        };
-        let agent_states = p.agent_state.as_deref().map(AgentState::parse_list).transpose()?;
-        let agent_needs = p.needs.as_deref().map(Attention::parse_list).transpose()?;
-        let until = WaitUntil {
-            exit: p.exit.unwrap_or(false),
-            pattern: p.pattern,
-            on,
-            since: p.since_offset,
-            idle_ms: p.idle_ms,
-            agent_states: agent_states.unwrap_or_default(),
-            agent_needs: agent_needs.unwrap_or_default(),
-        };
-        let timeout = Duration::from_millis(p.timeout_ms.unwrap_or(30_000));
+        let (until, timeout) = p.wait.until()?;
         let (client, terminal) = self.terminal(&p.terminal_id).await?;
         let progress = meta.get_progress_token().map(|token| {
             let started = Instant::now();
@@ -670,71 +636,12 @@ sends nothing. Returns the agent's state after."
     )]
     async fn fugue_send_prompt(&self, Parameters(p): Parameters<PromptParams>) -> Result<Json<PromptResult>, String> {
         let (client, terminal) = self.terminal(&p.terminal_id).await?;
-        let before = client
-            .read_output(
-                &terminal,
-                ReadMode::Raw {
-                    since: None,
-                    max_bytes: Some(0),
-                },
-            )
+        let sent = fugue_client::ops::send_prompt(&client, &terminal, &p.text)
             .await
-            .map_err(describe)?
-            .next_offset;
-        client.paste(&terminal, p.text.as_bytes()).await.map_err(describe)?;
-        // Enter only once the input box has taken the paste in (its echo, then
-        // quiet): some agent CLIs (Gemini) ignore an Enter that comes right after a
-        // bracketed paste. A program that echoes nothing gets Enter after 3 s (1 s was
-        // too short once on a loaded CI machine: Enter came before the echo).
-        let echoed = WaitUntil {
-            pattern: Some("[\\s\\S]".into()),
-            since: Some(before),
-            ..WaitUntil::default()
-        };
-        let settled = WaitUntil {
-            idle_ms: Some(PASTE_SETTLE_MS),
-            ..WaitUntil::default()
-        };
-        for (until, timeout) in [(echoed, Duration::from_secs(3)), (settled, Duration::from_secs(2))] {
-            client.wait_for(&terminal, until, timeout).await.map_err(describe)?;
-        }
-        client.send_keys(&terminal, &["Enter".into()]).await.map_err(describe)?;
-        // A turn started when the agent shows it works (its busy marker) or asks
-        // for permission; output alone (the input box redrawn) is no proof.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let state = loop {
-            let status = client.agent_status(&terminal).await.map_err(describe)?;
-            let started = match status.state {
-                AgentState::WaitingForPermission => true,
-                AgentState::Busy => !status.evidence.is_empty(),
-                _ => false,
-            };
-            if started || Instant::now() >= deadline {
-                break (started, status.state);
-            }
-            let changed = WaitUntil {
-                idle_ms: Some(100),
-                ..WaitUntil::default()
-            };
-            let left = deadline.saturating_duration_since(Instant::now());
-            let _ = client
-                .wait_for(&terminal, changed, left.min(Duration::from_millis(300)))
-                .await;
-        };
-        let (went_busy, state) = state;
-        let message = match went_busy {
-            true => format!("prompt submitted; the agent is {}", state.as_str()),
-            false => format!(
-                "the prompt was pasted and Enter sent, but no turn started within 5 s (the agent is {}); \
-it may still sit in the input box: look with fugue_capture",
-                state.as_str()
-            ),
-        };
+            .map_err(describe)?;
         Ok(Json(PromptResult {
             terminal_id: p.terminal_id,
-            went_busy,
-            state: state.as_str().into(),
-            message,
+            sent,
         }))
     }
 
@@ -891,9 +798,6 @@ other arguments); call fugue_spawn_agent again"
 
 /// The key of the confirmation among a call's input requests.
 const CONFIRM_KEY: &str = "confirm";
-
-/// Quiet after a paste before Enter is sent (see fugue_send_prompt).
-const PASTE_SETTLE_MS: u64 = 150;
 
 /// What fugue_agent_status, fugue_approve and fugue_deny return.
 fn agent_view(

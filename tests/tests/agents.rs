@@ -194,13 +194,20 @@ async fn approve_then_deny(cli: Cli) {
     .await;
     assert_eq!(again["already_answered"], "approved", "{again}");
 
-    // Turn 2, through fugue_send_prompt: deny the command it asks for.
-    let sent = ok(
-        &mcp,
-        "fugue_send_prompt",
-        json!({"terminal_id": terminal, "text": "Now another one. FILE=denied.txt"}),
-    )
-    .await;
+    // Turn 2, through fugue_send_prompt (for Codex through `fugue prompt`, the
+    // same operation from the CLI): deny the command it asks for.
+    let text = "Now another one. FILE=denied.txt";
+    let sent = match cli {
+        Cli::Codex => tokio::task::block_in_place(|| daemon.cli(&["--json", "prompt", &terminal, text]).json()),
+        _ => {
+            ok(
+                &mcp,
+                "fugue_send_prompt",
+                json!({"terminal_id": terminal, "text": text}),
+            )
+            .await
+        }
+    };
     assert_eq!(
         sent["went_busy"],
         true,

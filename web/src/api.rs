@@ -5,14 +5,11 @@ use crate::error::{ApiError, ApiResult, JsonBody, QueryParams};
 use crate::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
-use fugue_client::protocol::{
-    AgentState, Attention, CaptureWhat, EnvVar, MatchOn, PaneSize, ReadMode, RestartPolicy, SpawnSpec, WaitUntil,
-};
+use fugue_client::protocol::{CaptureWhat, EnvVar, PaneSize, ReadMode, RestartPolicy, SpawnSpec};
 use fugue_client::views::{CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 /// The longest wait one request may ask for.
 const MAX_WAIT_MS: u64 = 600_000;
@@ -124,26 +121,13 @@ pub struct Capture {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Wait {
-    /// A regular expression, matched within single lines of output.
-    pub pattern: Option<String>,
-    /// Match against the visible screen instead of the output.
+    /// What to wait for (the same fields as the MCP bridge's fugue_wait);
+    /// `timeout_ms` at most 600000 here.
+    #[serde(flatten)]
+    pub wait: fugue_client::ops::WaitFor,
+    /// Earlier name of `"on": "screen"`.
     #[serde(default)]
     pub on_screen: bool,
-    /// Search output from this offset on.
-    pub since: Option<u64>,
-    /// The process exited.
-    #[serde(default)]
-    pub exit: bool,
-    /// No output for this many milliseconds.
-    pub idle_ms: Option<u64>,
-    /// The agent CLI reaches one of these states, separated by `|` or `,`:
-    /// waiting_for_permission, waiting_for_answer, busy, idle, starting, unknown, exited.
-    pub agent_state: Option<String>,
-    /// The agent CLI needs a person for one of these reasons, separated by `|` or
-    /// `,`: permission, question, finished_unseen, or any.
-    pub needs: Option<String>,
-    /// Give up after this many milliseconds (at most 600000).
-    pub timeout_ms: u64,
 }
 
 fn env_list(env: BTreeMap<String, String>) -> Vec<EnvVar> {
@@ -292,6 +276,21 @@ pub async fn keys(
     Ok(DONE)
 }
 
+/// A prompt for the agent CLI in a pane.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Prompt {
+    pub text: String,
+}
+
+pub async fn prompt(
+    State(state): State<AppState>,
+    Path(pane): Path<String>,
+    JsonBody(body): JsonBody<Prompt>,
+) -> ApiResult<Json<fugue_client::ops::PromptSent>> {
+    let client = state.daemon.get().await?;
+    Ok(Json(fugue_client::ops::send_prompt(&client, &pane, &body.text).await?))
+}
+
 pub async fn read(
     State(state): State<AppState>,
     Path(pane): Path<String>,
@@ -338,52 +337,16 @@ pub async fn wait(
     Path(pane): Path<String>,
     JsonBody(body): JsonBody<Wait>,
 ) -> ApiResult<Json<WaitView>> {
-    if body.timeout_ms == 0 || body.timeout_ms > MAX_WAIT_MS {
+    let mut wait = body.wait;
+    if body.on_screen && wait.on.is_none() {
+        wait.on = Some("screen".into());
+    }
+    if wait.timeout_ms.is_some_and(|ms| ms == 0 || ms > MAX_WAIT_MS) {
         return Err(ApiError::invalid(format!(
             "timeout_ms must be 1-{MAX_WAIT_MS}, got {}",
-            body.timeout_ms
+            wait.timeout_ms.unwrap_or_default()
         )));
     }
-    let agent_states = body
-        .agent_state
-        .as_deref()
-        .map(AgentState::parse_list)
-        .transpose()
-        .map_err(ApiError::invalid)?;
-    let agent_needs = body
-        .needs
-        .as_deref()
-        .map(Attention::parse_list)
-        .transpose()
-        .map_err(ApiError::invalid)?;
-    let (agent_states, agent_needs) = (agent_states.unwrap_or_default(), agent_needs.unwrap_or_default());
-    if body.pattern.is_none()
-        && !body.exit
-        && body.idle_ms.is_none()
-        && agent_states.is_empty()
-        && agent_needs.is_empty()
-    {
-        return Err(ApiError::invalid(
-            "wait for something: pattern, exit, idle_ms, agent_state or needs",
-        ));
-    }
-    let until = WaitUntil {
-        exit: body.exit,
-        pattern: body.pattern,
-        on: match body.on_screen {
-            true => MatchOn::Screen,
-            false => MatchOn::Output,
-        },
-        since: body.since,
-        idle_ms: body.idle_ms,
-        agent_states,
-        agent_needs,
-    };
-    let outcome = state
-        .daemon
-        .get()
-        .await?
-        .wait_for(&pane, until, Duration::from_millis(body.timeout_ms))
-        .await?;
+    let outcome = fugue_client::ops::wait(&state.daemon.get().await?, &pane, &wait).await?;
     Ok(Json(WaitView::from(outcome)))
 }

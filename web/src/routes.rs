@@ -179,6 +179,14 @@ pub fn table() -> Vec<Route> {
         Route::new(M::POST, "/api/panes/{pane}/keys", "Press keys in a pane", api::keys)
             .body::<api::Keys>()
             .returns::<api::Done>(),
+        Route::new(
+            M::POST,
+            "/api/panes/{pane}/prompt",
+            "Send a prompt to the agent CLI in a pane",
+            api::prompt,
+        )
+        .body::<api::Prompt>()
+        .returns::<fugue_client::ops::PromptSent>(),
         Route::new(M::GET, "/api/panes/{pane}/read", "Read a pane's output", api::read)
             .query::<api::Read>()
             .returns::<ReadView>(),

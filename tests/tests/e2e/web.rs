@@ -643,6 +643,62 @@ async fn the_rest_api_does_what_the_cli_does() {
     }
 }
 
+/// The prompt operation the MCP bridge and `fugue prompt` use, over HTTP: to
+/// a program that is no agent, the text arrives with its Enter, and the answer
+/// says no turn started. The wait takes the MCP bridge's field names too.
+#[tokio::test]
+async fn a_prompt_and_a_wait_take_the_same_fields_as_mcp() {
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    daemon.cli(&["new-session", "p"]).ok();
+    let id = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "p",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "read line; echo got-$line; exec sleep 60",
+        ])
+        .ok();
+    let (status, sent) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{id}/prompt"),
+            Some(json!({"text": "hello"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{sent}");
+    assert_eq!(sent["went_busy"], false, "{sent}");
+    assert!(sent["message"].as_str().unwrap().contains("no turn started"), "{sent}");
+    let wait = json!({"pattern": "got-hello", "on": "output", "since_offset": 0, "timeout_ms": 10000});
+    let (status, waited) = web
+        .call(Method::POST, &format!("/api/panes/{id}/wait"), Some(wait))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{waited}");
+    assert_eq!(waited["condition"], "pattern", "{waited}");
+    let (status, body) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{id}/wait"),
+            Some(json!({"on": "sideways"})),
+        )
+        .await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid_argument", "sideways");
+    let (status, body) = web
+        .call(Method::POST, &format!("/api/panes/{id}/wait"), Some(json!({})))
+        .await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        "wait for something",
+    );
+}
+
 #[tokio::test]
 async fn a_websocket_attaches_with_a_redraw_then_streams_and_takes_input() {
     let daemon = Daemon::start();

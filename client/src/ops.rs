@@ -1,0 +1,196 @@
+//! Operations every front end offers, with one set of parameters, names and
+//! defaults: the CLI, the MCP bridge and the HTTP API take these types (or map
+//! their flags onto them) and call these functions, so a wait means the same
+//! thing whichever way it was asked for.
+
+use crate::{Client, ClientError, Result};
+use fugue_protocol::{AgentState, Attention, ErrorReply, MatchOn, ReadMode, WaitOutcome, WaitUntil};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+#[cfg(feature = "schema")]
+use schemars::JsonSchema;
+
+/// How long a wait lasts when it names no timeout (`fugue wait` passes its own:
+/// a shell command waits as long as it is let).
+pub const DEFAULT_WAIT_MS: u64 = 30_000;
+
+/// What a wait waits for: the first condition that holds ends it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct WaitFor {
+    /// Return when the process exits. (A wait always ends when the process exits.)
+    pub exit: Option<bool>,
+    /// A regular expression, matched within single lines.
+    pub pattern: Option<String>,
+    /// Where the pattern is looked for: "output" (default: the ANSI-stripped text
+    /// output from `since` on) or "screen" (what the terminal shows now).
+    pub on: Option<String>,
+    /// Output offset to search from (a previous read's or wait's next_offset):
+    /// lines that changed after it. Default: all kept output.
+    #[serde(alias = "since_offset")]
+    pub since: Option<u64>,
+    /// Return once the terminal printed nothing for this many milliseconds.
+    pub idle_ms: Option<u64>,
+    /// Return when the agent CLI reaches this state, or any of several separated
+    /// by "|" or ",": waiting_for_permission, waiting_for_answer, busy, idle,
+    /// starting, unknown or exited.
+    pub agent_state: Option<String>,
+    /// Return when the agent CLI needs a person for this reason, or any of
+    /// several separated by "|" or ",": permission, question, finished_unseen
+    /// (a turn ended while nobody watched), or "any".
+    pub needs: Option<String>,
+    /// Give up after this many milliseconds. Default 30000.
+    pub timeout_ms: Option<u64>,
+}
+
+impl WaitFor {
+    /// The daemon's conditions and the timeout; a one-line error for a wait
+    /// that names nothing to wait for or a word it does not know.
+    pub fn until(&self) -> std::result::Result<(WaitUntil, Duration), String> {
+        let on = match self.on.as_deref() {
+            None | Some("output") => MatchOn::Output,
+            Some("screen") => MatchOn::Screen,
+            Some(other) => return Err(format!("on must be \"output\" or \"screen\", got \"{other}\"")),
+        };
+        if on == MatchOn::Screen && self.pattern.is_none() {
+            return Err("on \"screen\" needs a pattern to look for".into());
+        }
+        let agent_states = self.agent_state.as_deref().map(AgentState::parse_list).transpose()?;
+        let agent_needs = self.needs.as_deref().map(Attention::parse_list).transpose()?;
+        let until = WaitUntil {
+            exit: self.exit.unwrap_or(false),
+            pattern: self.pattern.clone(),
+            on,
+            since: self.since,
+            idle_ms: self.idle_ms,
+            agent_states: agent_states.unwrap_or_default(),
+            agent_needs: agent_needs.unwrap_or_default(),
+        };
+        if !until.exit
+            && until.pattern.is_none()
+            && until.idle_ms.is_none()
+            && until.agent_states.is_empty()
+            && until.agent_needs.is_empty()
+        {
+            return Err("wait for something: exit, pattern, idle_ms, agent_state or needs".into());
+        }
+        let timeout = Duration::from_millis(self.timeout_ms.unwrap_or(DEFAULT_WAIT_MS));
+        Ok((until, timeout))
+    }
+}
+
+/// Waits (in the daemon, on events) for the first condition of `wait` in `pane`.
+pub async fn wait(client: &Client, pane: &str, wait: &WaitFor) -> Result<WaitOutcome> {
+    let (until, timeout) = wait.until().map_err(|e| ClientError::Daemon(ErrorReply::invalid(e)))?;
+    client.wait_for(pane, until, timeout).await
+}
+
+/// Quiet after a paste before Enter is sent (see [`send_prompt`]).
+const PASTE_SETTLE_MS: u64 = 150;
+/// How long a turn may take to show after Enter.
+const TURN_START: Duration = Duration::from_secs(5);
+
+/// What [`send_prompt`] did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct PromptSent {
+    /// Whether the agent started a turn within 5 seconds (its busy marker or a
+    /// permission prompt appeared; redrawing the input box does not count).
+    pub went_busy: bool,
+    /// The agent's state then.
+    pub state: String,
+    /// What happened, in a sentence (also when the turn did not start).
+    pub message: String,
+}
+
+/// Sends a prompt to the agent CLI in `pane` as a person would: pasted, then
+/// Enter once the input box has taken the paste in (its echo, then 150 ms of
+/// quiet: some agent CLIs, Gemini's, ignore an Enter that comes right after a
+/// bracketed paste). A program that echoes nothing gets Enter after 3 s.
+pub async fn send_prompt(client: &Client, pane: &str, text: &str) -> Result<PromptSent> {
+    let now = ReadMode::Raw {
+        since: None,
+        max_bytes: Some(0),
+    };
+    let before = client.read_output(pane, now).await?.next_offset;
+    client.paste(pane, text.as_bytes()).await?;
+    let echoed = WaitUntil {
+        pattern: Some("[\\s\\S]".into()),
+        since: Some(before),
+        ..WaitUntil::default()
+    };
+    let settled = WaitUntil {
+        idle_ms: Some(PASTE_SETTLE_MS),
+        ..WaitUntil::default()
+    };
+    for (until, timeout) in [(echoed, Duration::from_secs(3)), (settled, Duration::from_secs(2))] {
+        client.wait_for(pane, until, timeout).await?;
+    }
+    client.send_keys(pane, &["Enter".into()]).await?;
+    // A turn started when the agent shows it works (its busy marker) or asks
+    // for permission; output alone (the input box redrawn) is no proof.
+    let deadline = tokio::time::Instant::now() + TURN_START;
+    let (went_busy, state) = loop {
+        let status = client.agent_status(pane).await?;
+        let started = match status.state {
+            AgentState::WaitingForPermission => true,
+            AgentState::Busy => !status.evidence.is_empty(),
+            _ => false,
+        };
+        if started || tokio::time::Instant::now() >= deadline {
+            break (started, status.state);
+        }
+        let changed = WaitUntil {
+            idle_ms: Some(100),
+            ..WaitUntil::default()
+        };
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let _ = client
+            .wait_for(pane, changed, left.min(Duration::from_millis(300)))
+            .await;
+    };
+    let message = match went_busy {
+        true => format!("prompt submitted; the agent is {}", state.as_str()),
+        false => format!(
+            "the prompt was pasted and Enter sent, but no turn started within 5 s (the agent is {}); \
+it may still sit in the input box: look at its screen",
+            state.as_str()
+        ),
+    };
+    Ok(PromptSent {
+        went_busy,
+        state: state.as_str().into(),
+        message,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_meaning_whichever_front_end_asked() {
+        let asked: WaitFor =
+            serde_json::from_str(r#"{"pattern": "ready", "on": "screen", "since_offset": 7, "needs": "any"}"#).unwrap();
+        let (until, timeout) = asked.until().unwrap();
+        assert_eq!(
+            (until.on, until.since, timeout),
+            (MatchOn::Screen, Some(7), Duration::from_secs(30))
+        );
+        assert_eq!(until.agent_needs, Attention::ANY);
+        let nothing = WaitFor::default().until().unwrap_err();
+        assert!(nothing.contains("wait for something"), "{nothing}");
+        let bad = WaitFor {
+            agent_state: Some("sleepy".into()),
+            ..Default::default()
+        };
+        assert!(bad.until().unwrap_err().contains("unknown agent state 'sleepy'"));
+        let screen_alone = WaitFor {
+            on: Some("screen".into()),
+            exit: Some(true),
+            ..Default::default()
+        };
+        assert!(screen_alone.until().unwrap_err().contains("needs a pattern"));
+    }
+}

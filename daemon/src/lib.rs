@@ -15,7 +15,7 @@
 //! `fugue_protocol::limits` (every request is validated in [`serve`]).
 
 mod actors;
-mod agent;
+pub mod agent;
 pub mod budget;
 pub mod config;
 mod event_bus;

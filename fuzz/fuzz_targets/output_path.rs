@@ -3,6 +3,7 @@
 //! agent detector, and the filter attach passes it through. It must never panic and stay within its caps whatever is printed.
 #![no_main]
 
+use fugue_daemon::agent::{Proc, Tracker};
 use fugue_daemon::terminal::pane_output::{OutputLimits, PaneOutput};
 use fugue_protocol::output_filter::OutputFilter;
 use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
@@ -70,8 +71,15 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = output.capture(CaptureWhat::All, Some(i64::MIN), Some(i64::MAX), true, true);
-    let _ = output.agent_status(&["claude".into()], 0, 0, false);
-    let _ = output.agent_status(&["bash".into()], 0, 0, true);
+    let tracker = Tracker::default();
+    let proc = |command: &str, exited| Proc {
+        command: vec![command.into()],
+        pid: 0,
+        started_at_ms: 0,
+        exited,
+    };
+    let _ = tracker.look(&output, &proc("claude", false));
+    let _ = tracker.look(&output, &proc("bash", true));
     output.resize(PaneSize {
         cols: size.rows,
         rows: size.cols.min(50),

@@ -13,7 +13,7 @@
 
 pub(crate) mod detect;
 pub(crate) mod hooks;
-pub(crate) mod tracker;
+pub mod tracker;
 pub(crate) mod watch;
 
 pub use detect::{answer_keys, detect_kind, resume_command};

@@ -226,9 +226,9 @@ impl Tracker {
     pub async fn look_off_runtime(self: &Arc<Self>, output: &Arc<PaneOutput>, proc: Proc) -> AgentInfo {
         let (tracker, output) = (self.clone(), output.clone());
         let fallback = proc.clone();
-        tokio::task::spawn_blocking(move || tracker.look(&output, &proc))
+        crate::sync::off_runtime(&crate::sync::AGENT_LOOKS, move || tracker.look(&output, &proc))
             .await
-            .unwrap_or_else(|_| unknown(&fallback))
+            .unwrap_or_else(|| unknown(&fallback))
     }
 
     /// The watcher's look: published for readers, and what requests asked

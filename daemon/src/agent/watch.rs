@@ -74,8 +74,8 @@ pub fn spawn<T: Send + Sync + 'static>(
                     exited,
                 };
                 let (looker, seen) = (tracker.clone(), output.clone());
-                let looked = tokio::task::spawn_blocking(move || looker.look_and_publish(&seen, &proc)).await;
-                let Ok(status) = looked else {
+                let look = move || looker.look_and_publish(&seen, &proc);
+                let Some(status) = crate::sync::off_runtime(&crate::sync::AGENT_LOOKS, look).await else {
                     tracker.set_watching(false);
                     return;
                 };

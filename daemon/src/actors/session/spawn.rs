@@ -57,7 +57,8 @@ starting; Codex and Gemini CLI through their hooks)"
             // ~0.8 ms here): not on the request's path. The log starts in memory
             // and moves to the file moments later.
             let output = output.clone();
-            tokio::task::spawn_blocking(move || output.keep_log_in(&path));
+            let work = move || output.keep_log_in(&path);
+            tokio::spawn(crate::sync::off_runtime(&crate::sync::FILE_WORK, work));
         }
         let started = self.start(myself, id, &launch, spec.shell, &output).await?;
         let title = spec

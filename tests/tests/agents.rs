@@ -18,6 +18,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 type Mcp = RunningService<RoleClient, ()>;
 
@@ -116,6 +117,37 @@ async fn screen(mcp: &Mcp, terminal: &str) -> String {
     lines.join("\n")
 }
 
+/// How long a permission prompt is left open to check that its state holds.
+const HOLD: Duration = Duration::from_secs(10);
+
+/// While nobody answers, a permission prompt stays one state with one prompt
+/// id, whatever else on the screen animates (a timer, a spinner): read every
+/// 250 ms for 10 s, and no change of state pushed meanwhile.
+async fn a_waiting_prompt_holds(mcp: &Mcp, seen: &Arc<Mutex<Seen>>, terminal: &str, prompt_id: &str) {
+    let pushed_before = seen.lock().unwrap().changes.len();
+    let end = tokio::time::Instant::now() + HOLD;
+    let mut reads = 0;
+    while tokio::time::Instant::now() < end {
+        let status = ok(mcp, "fugue_agent_status", json!({"terminal_id": terminal})).await;
+        assert_eq!(
+            (status["state"].as_str(), status["prompt_id"].as_str()),
+            (Some("waiting_for_permission"), Some(prompt_id)),
+            "read {reads} of an unanswered prompt: {status}\nscreen:\n{}",
+            screen(mcp, terminal).await
+        );
+        reads += 1;
+        // A paced read, not a synchronisation: the state must hold between reads.
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let seen = seen.lock().unwrap();
+    assert_eq!(
+        &seen.states()[pushed_before..],
+        &[] as &[&str],
+        "changes pushed while the prompt waited: {:?}",
+        &seen.detail[pushed_before..]
+    );
+}
+
 /// The overview (what `fugue overview` and the browser show a person) puts the
 /// waiting agent first, with the same prompt the agent's status names, and a
 /// plain shell pane after it with no agent and its last line.
@@ -167,6 +199,7 @@ async fn approve_then_deny(cli: Cli) {
         .expect("a prompt_id while waiting")
         .to_string();
     overview_shows_the_prompt(&daemon, &terminal, &prompt_id).await;
+    a_waiting_prompt_holds(&mcp, &seen, &terminal, &prompt_id).await;
     let approved = ok(
         &mcp,
         "fugue_approve",

@@ -100,6 +100,11 @@ pub struct AgentMemory {
     pub recognised: bool,
     /// A turn was seen running (busy or waiting).
     pub turn_seen: bool,
+    /// The dialog (a permission prompt or a question) it was last seen waiting
+    /// on: a digest of the dialog's marker lines. While those lines stay on
+    /// screen it still waits, however the rest of the screen animates (a timer,
+    /// a spinner): settling is about the dialog, not the whole screen.
+    pub dialog: Option<u64>,
 }
 
 /// The agent running in a pane, from its command or, failing that, its screen.
@@ -345,6 +350,31 @@ pub fn prompt_shown(kind: AgentKind, screen: &[String]) -> bool {
     })
 }
 
+/// Lines above a dialog's first marker line that identify it with its marker
+/// lines (the command or question it is about).
+const DIALOG_CONTEXT_LINES: usize = 8;
+
+/// The dialog (permission prompt or question) `kind` shows on `screen`: a
+/// digest of its marker lines, which stay the same while it waits, and one of
+/// the block from a few lines above it to its last marker line, which tells two
+/// dialogs with the same markers apart. `None` when none shows.
+pub fn dialog_on(kind: AgentKind, screen: &[String]) -> Option<(u64, u64)> {
+    let m = markers(kind)?;
+    let is_marker = |line: &String| {
+        let lower = line.to_lowercase();
+        m.waiting.iter().chain(&m.question).any(|n| lower.contains(n.as_str()))
+    };
+    let first = screen.iter().position(is_marker)?;
+    let last = screen.iter().rposition(is_marker)?;
+    let markers: Vec<String> = screen[first..=last]
+        .iter()
+        .filter(|l| is_marker(l))
+        .map(|l| l.trim().to_string())
+        .collect();
+    let block = &screen[first.saturating_sub(DIALOG_CONTEXT_LINES)..=last];
+    Some((dialog_digest(&markers), dialog_digest(block)))
+}
+
 /// The version the agent's banner shows.
 pub fn version(kind: AgentKind, screen: &[String]) -> Option<String> {
     let m = markers(kind)?;
@@ -397,10 +427,13 @@ pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory
             .collect()
     };
     let question = lines_with(&m.question);
-    if !question.is_empty() && look.quiet >= WAITING_SETTLE {
+    let held = |lines: &[String]| !lines.is_empty() && memory.dialog == Some(dialog_digest(lines));
+    let waits = |lines: &[String]| !lines.is_empty() && (look.quiet >= WAITING_SETTLE || held(lines));
+    if waits(&question) {
         *memory = AgentMemory {
             recognised: true,
             turn_seen: true,
+            dialog: Some(dialog_digest(&question)),
         };
         return (AgentState::WaitingForAnswer, question);
     }
@@ -410,18 +443,21 @@ pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory
         true => lines_with(&m.waiting),
         false => question,
     };
-    if !waiting.is_empty() && look.quiet >= WAITING_SETTLE && prompt_is_permission {
+    if prompt_is_permission && waits(&waiting) {
         *memory = AgentMemory {
             recognised: true,
             turn_seen: true,
+            dialog: Some(dialog_digest(&waiting)),
         };
         return (AgentState::WaitingForPermission, waiting);
     }
+    memory.dialog = None;
     let busy = lines_with(&m.busy);
     if !busy.is_empty() {
         *memory = AgentMemory {
             recognised: true,
             turn_seen: true,
+            dialog: None,
         };
         return (AgentState::Busy, busy);
     }
@@ -439,6 +475,12 @@ pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory
         false => (AgentState::Idle, ready),
         true => (AgentState::Unknown, Vec::new()),
     }
+}
+
+/// What identifies a dialog on screen: its marker lines (its question, its
+/// choices, its keys), not the lines around it that may animate.
+pub fn dialog_digest(lines: &[String]) -> u64 {
+    fugue_protocol::socket::stable_hash(lines.join("\n").as_bytes())
 }
 
 /// When an agent detection that depends on quiet time could next change.
@@ -606,6 +648,7 @@ mod tests {
         let mut memory = AgentMemory {
             recognised: true,
             turn_seen: true,
+            dialog: None,
         };
         let screen = screen(lines);
         let look = ScreenLook {
@@ -910,6 +953,81 @@ mod tests {
             ..look(&ready, true)
         };
         assert_eq!(detect_state(AgentKind::Codex, &late, &mut stuck).0, AgentState::Idle);
+    }
+
+    /// A Codex permission prompt as it sits on screen while a timer below it
+    /// counts (the redraw that made it flap to busy twice a second).
+    fn codex_dialog(command: &str, seconds: u32) -> Vec<String> {
+        [
+            "  >_ OpenAI Codex (v0.169.0)".to_string(),
+            String::new(),
+            format!("  $ {command}"),
+            String::new(),
+            "  Would you like to run the following command?".into(),
+            "  › 1. Yes, proceed (y)".into(),
+            "    2. No, and tell Codex what to do differently (esc)".into(),
+            "  Press enter to confirm or esc to cancel".into(),
+            format!("• Working ({seconds}s • esc to interrupt)"),
+        ]
+        .into()
+    }
+
+    #[test]
+    fn a_dialog_holds_while_the_screen_around_it_animates() {
+        let mut memory = AgentMemory::default();
+        let look = |screen: &[String], quiet: Duration, memory: &mut AgentMemory| {
+            let look = ScreenLook {
+                screen,
+                quiet,
+                age: SETTLED,
+                exited: false,
+                first_prompt: false,
+                drawn: true,
+            };
+            detect_state(AgentKind::Codex, &look, memory).0
+        };
+        let redrawn = Duration::from_millis(30);
+        // Not settled at first: the dialog may still be drawing.
+        assert_eq!(
+            look(&codex_dialog("touch a", 1), redrawn, &mut memory),
+            AgentState::Busy
+        );
+        assert_eq!(
+            look(&codex_dialog("touch a", 2), SETTLED, &mut memory),
+            AgentState::WaitingForPermission
+        );
+        // The timer redraws every second; the dialog's lines do not change.
+        for seconds in 3..30 {
+            let state = look(&codex_dialog("touch a", seconds), redrawn, &mut memory);
+            assert_eq!(state, AgentState::WaitingForPermission, "at {seconds}s");
+        }
+        // Answered: the dialog goes, the turn runs.
+        let running = vec!["• Working (31s • esc to interrupt)".to_string()];
+        assert_eq!(look(&running, redrawn, &mut memory), AgentState::Busy);
+        // A new dialog must settle again before it counts.
+        assert_eq!(
+            look(&codex_dialog("touch b", 32), redrawn, &mut memory),
+            AgentState::Busy
+        );
+        assert_eq!(
+            look(&codex_dialog("touch b", 33), SETTLED, &mut memory),
+            AgentState::WaitingForPermission
+        );
+    }
+
+    #[test]
+    fn a_dialog_is_known_by_its_markers_and_told_apart_by_its_command() {
+        let (markers, block) = dialog_on(AgentKind::Codex, &codex_dialog("touch a", 3)).unwrap();
+        let (markers_later, block_later) = dialog_on(AgentKind::Codex, &codex_dialog("touch a", 9)).unwrap();
+        // The timer is below the dialog: neither digest moves with it.
+        assert_eq!((markers, block), (markers_later, block_later));
+        let (markers_b, block_b) = dialog_on(AgentKind::Codex, &codex_dialog("touch b", 3)).unwrap();
+        assert_eq!(markers, markers_b);
+        assert_ne!(block, block_b);
+        assert_eq!(
+            dialog_on(AgentKind::Codex, &["• Working (1s • esc to interrupt)".into()]),
+            None
+        );
     }
 
     #[test]

@@ -84,6 +84,11 @@ struct AgentSide {
     changes: Vec<AgentInfo>,
     /// The permission prompts answered (most recent last).
     answered: VecDeque<(String, PermissionAnswer)>,
+    /// The dialog block (see [`detect::dialog_on`]) of the last look, and the
+    /// one shown when its prompt was last answered: a dialog with the same
+    /// markers but another block after an answer is a new prompt.
+    last_block: Option<u64>,
+    answered_block: Option<u64>,
 }
 
 impl AgentSide {
@@ -101,6 +106,8 @@ impl AgentSide {
             last_change: None,
             changes: Vec::new(),
             answered: VecDeque::new(),
+            last_block: None,
+            answered_block: None,
         }
     }
 
@@ -154,9 +161,10 @@ impl AgentSide {
 }
 
 /// A permission prompt's id: a digest of the agent's process, when it began
-/// waiting and the screen it waits on.
-fn prompt_id(pid: u32, since_ms: u64, screen_digest: u64) -> String {
-    let text = format!("{pid}\n{since_ms}\n{screen_digest:016x}");
+/// waiting and the dialog's marker lines, so it stays the same while the prompt
+/// waits, whatever else on the screen animates.
+fn prompt_id(pid: u32, since_ms: u64, dialog_digest: u64) -> String {
+    let text = format!("{pid}\n{since_ms}\n{dialog_digest:016x}");
     format!("{:016x}", fugue_protocol::socket::stable_hash(text.as_bytes()))
 }
 
@@ -274,7 +282,7 @@ impl Tracker {
         let Some(kind) = detect::detect_kind(&proc.command, &inputs.screen) else {
             return self.plain(&inputs, proc.exited);
         };
-        let (verdict, evidence_lines, version, hook, signalled, screen_digest) = {
+        let (verdict, evidence_lines, version, hook, signalled, dialog) = {
             let mut side = lock(&self.side);
             side.for_process(proc.pid);
             let age = Duration::from_millis(crate::config::now_ms().saturating_sub(proc.started_at_ms));
@@ -300,11 +308,12 @@ impl Tracker {
                 .and_then(|h| detect::state_from_hook(h, &verdict));
             let signalled = detect::terminal_signal(kind, &inputs.signals)
                 .and_then(|(signal, line)| Some((detect::state_from_signal(signal, &verdict)?, line)));
-            // For the prompt's id: the screen it shows on.
-            let screen_digest = verdict
+            // For the prompt's id: the dialog it shows.
+            let dialog = verdict
                 .prompt_shown
-                .then(|| fugue_protocol::socket::stable_hash(inputs.screen.join("\n").as_bytes()));
-            (verdict, evidence, version, hook, signalled, screen_digest)
+                .then(|| detect::dialog_on(kind, &inputs.screen))
+                .flatten();
+            (verdict, evidence, version, hook, signalled, dialog)
         };
         // The status file and the process are read outside the lock.
         let file = match (kind, proc.exited) {
@@ -337,6 +346,17 @@ impl Tracker {
         if state.turn() == TurnState::Running {
             side.memory.turn_seen = true;
         }
+        let waiting = state == AgentState::WaitingForPermission;
+        side.last_block = dialog.filter(|_| waiting).map(|(_, block)| block);
+        if !waiting {
+            side.answered_block = None;
+        } else if side.answered_block.is_some() && side.answered_block != side.last_block {
+            // The answered prompt is gone and another with the same look shows
+            // without the agent having left the waiting state in between: it
+            // begins waiting anew, with a prompt id of its own.
+            side.answered_block = None;
+            side.seen = None;
+        }
         let since_ms = side.report(state, inputs.watched);
         if found_session.is_some() {
             side.found_session.clone_from(&found_session);
@@ -354,9 +374,9 @@ impl Tracker {
             version: file.and_then(|f| f.version).or(version),
             session_id,
             since_ms,
-            prompt_id: screen_digest
-                .filter(|_| state == AgentState::WaitingForPermission)
-                .map(|digest| prompt_id(proc.pid, since_ms, digest)),
+            prompt_id: dialog
+                .filter(|_| waiting)
+                .map(|(markers, _)| prompt_id(proc.pid, since_ms, markers)),
             evidence,
         };
         // Whoever saw a change first (the watcher, a wait, a status request),
@@ -430,6 +450,7 @@ impl Tracker {
             answered.pop_front();
         }
         answered.push_back((prompt_id.to_string(), answer));
+        side.answered_block = side.last_block;
         Ok(None)
     }
 

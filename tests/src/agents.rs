@@ -4,7 +4,8 @@
 //! loopback (the daemon runs there, so do its panes and the stub).
 //!
 //! The CLIs are the npm packages pinned in `tests/agents/package.json`, which
-//! scripts/test installs into `tests/agents/node_modules`.
+//! scripts/test installs into `tests/agents/node_modules` (or, with
+//! `FUGUE_AGENTS_DIR`, another install: scripts/agents-latest's newest releases).
 
 use crate::{bin, wait_until, Daemon, DEADLINE};
 use serde_json::{json, Value};
@@ -31,21 +32,23 @@ impl Cli {
         }
     }
 
-    /// The pinned version (tests/agents/package.json).
+    /// The version installed for the tests (the pin in tests/agents/package.json,
+    /// or what scripts/agents-latest installed).
     pub fn version(self) -> String {
         let package = match self {
             Cli::Claude => "@anthropic-ai/claude-code",
             Cli::Codex => "@openai/codex",
             Cli::Gemini => "@google/gemini-cli",
         };
-        let manifest: Value = serde_json::from_str(
-            &std::fs::read_to_string(agents_dir().join("package.json")).expect("tests/agents/package.json"),
-        )
-        .expect("package.json is JSON");
-        manifest["dependencies"][package]
-            .as_str()
-            .expect("pinned version")
-            .to_string()
+        let installed = agents_dir().join("node_modules").join(package).join("package.json");
+        let manifest: Value = serde_json::from_str(&std::fs::read_to_string(&installed).unwrap_or_default())
+            .unwrap_or_else(|_| {
+                panic!(
+                    "{} is not installed: scripts/test installs the agent CLIs",
+                    installed.display()
+                )
+            });
+        manifest["version"].as_str().expect("a version").to_string()
     }
 
     /// The CLI's executable in the test install.
@@ -60,8 +63,13 @@ impl Cli {
     }
 }
 
+/// Where the agent CLIs are installed: tests/agents, or `FUGUE_AGENTS_DIR`
+/// (scripts/agents-latest points it at the newest releases).
 fn agents_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("agents")
+    match std::env::var_os("FUGUE_AGENTS_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("agents"),
+    }
 }
 
 /// The model stub, in the daemon's network namespace.

@@ -425,6 +425,37 @@ impl Actor for SessionActor {
 }
 
 impl SessionState {
+    /// Appends a pane whose process (if any) was just started, and tells the
+    /// supervisor.
+    fn add_pane(
+        &mut self,
+        info: PaneInfo,
+        spec: SpawnSpec,
+        started: Started,
+        output: Arc<PaneOutput>,
+        pid_start: Option<u64>,
+    ) {
+        let pane = info.id;
+        self.panes.push(PaneEntry {
+            info,
+            spec,
+            actor: started.actor,
+            agent: started.agent,
+            input: started.input,
+            exit: started.exit,
+            reaped: started.reaped,
+            output,
+            pid_start,
+            run_started: Instant::now(),
+            backoff: RESTART_BACKOFF,
+            checkpointed: 0,
+        });
+        let _ = self.args.parent.cast(SessionReport::PaneAdded {
+            pane,
+            session: self.args.id,
+        });
+    }
+
     fn running(&self) -> usize {
         self.panes.iter().filter(|p| p.active()).count()
     }

@@ -202,27 +202,9 @@ impl SessionState {
         output: Arc<PaneOutput>,
         pid_start: Option<u64>,
     ) {
-        let id = info.id;
         info.session_id = self.args.id;
         info.session_name = self.args.name.clone();
-        self.panes.push(PaneEntry {
-            info,
-            spec,
-            actor: started.actor,
-            agent: started.agent,
-            input: started.input,
-            exit: started.exit,
-            reaped: started.reaped,
-            output,
-            pid_start,
-            run_started: Instant::now(),
-            backoff: RESTART_BACKOFF,
-            checkpointed: 0,
-        });
-        let _ = self.args.parent.cast(SessionReport::PaneAdded {
-            pane: id,
-            session: self.args.id,
-        });
+        self.add_pane(info, spec, started, output, pid_start);
     }
 
     /// Lets go of every pane for a live upgrade, in order, without touching the

@@ -87,25 +87,8 @@ starting; Codex and Gemini CLI through their hooks)"
             last_exit: None,
             agent_session: None,
         };
-        self.panes.push(PaneEntry {
-            info: info.clone(),
-            spec,
-            actor: started.actor,
-            agent: started.agent,
-            input: started.input,
-            exit: started.exit,
-            reaped: started.reaped,
-            // Read by the store's writer, off the request path.
-            pid_start: None,
-            run_started: Instant::now(),
-            backoff: RESTART_BACKOFF,
-            checkpointed: 0,
-            output,
-        });
-        let _ = self.args.parent.cast(SessionReport::PaneAdded {
-            pane: id,
-            session: self.args.id,
-        });
+        // pid_start is read by the store's writer, off the request path.
+        self.add_pane(info.clone(), spec, started, output, None);
         self.report_counts();
         self.persist(self.panes.len() - 1);
         self.args.events.send(Event::PaneCreated(info));

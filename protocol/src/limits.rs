@@ -412,19 +412,19 @@ impl Validate for rq::SendKeys {
     }
 }
 
-impl Validate for rq::ResizePane {
-    fn validate(&self) -> Result<(), ErrorReply> {
-        check_target("pane", &self.pane)?;
-        check_size(self.size)
-    }
+/// Requests that name a pane and a size.
+macro_rules! pane_and_size {
+    ($($request:ident),*) => {
+        $(impl Validate for rq::$request {
+            fn validate(&self) -> Result<(), ErrorReply> {
+                check_target("pane", &self.pane)?;
+                check_size(self.size)
+            }
+        })*
+    };
 }
 
-impl Validate for rq::ClientResize {
-    fn validate(&self) -> Result<(), ErrorReply> {
-        check_target("pane", &self.pane)?;
-        check_size(self.size)
-    }
-}
+pane_and_size!(ResizePane, ClientResize);
 
 impl Validate for rq::Attach {
     fn validate(&self) -> Result<(), ErrorReply> {

@@ -339,15 +339,11 @@ pub fn state_from_signal(signal: Signal, screen: &ScreenVerdict) -> Option<Agent
     }
 }
 
-/// Whether a permission prompt or a question of `kind` shows on `screen`,
-/// settled or not.
-pub fn prompt_shown(kind: AgentKind, screen: &[String]) -> bool {
-    markers(kind).is_some_and(|m| {
-        screen.iter().any(|line| {
-            let lower = line.to_lowercase();
-            m.waiting.iter().chain(&m.question).any(|n| lower.contains(n.as_str()))
-        })
-    })
+/// Whether `line` is one of a dialog's (a permission prompt's or a question's)
+/// marker lines for the agent with markers `m`.
+fn is_dialog_line(m: &Markers, line: &str) -> bool {
+    let lower = line.to_lowercase();
+    m.waiting.iter().chain(&m.question).any(|n| lower.contains(n.as_str()))
 }
 
 /// Lines above a dialog's first marker line that identify it with its marker
@@ -360,10 +356,7 @@ const DIALOG_CONTEXT_LINES: usize = 8;
 /// dialogs with the same markers apart. `None` when none shows.
 pub fn dialog_on(kind: AgentKind, screen: &[String]) -> Option<(u64, u64)> {
     let m = markers(kind)?;
-    let is_marker = |line: &String| {
-        let lower = line.to_lowercase();
-        m.waiting.iter().chain(&m.question).any(|n| lower.contains(n.as_str()))
-    };
+    let is_marker = |line: &String| is_dialog_line(m, line);
     let first = screen.iter().position(is_marker)?;
     let last = screen.iter().rposition(is_marker)?;
     let markers: Vec<String> = screen[first..=last]
@@ -898,7 +891,7 @@ mod tests {
         ];
         assert_eq!(state_of_claude(&question, SETTLED), AgentState::WaitingForAnswer);
         assert_eq!(state_of_claude(&question, Duration::from_millis(50)), AgentState::Busy);
-        assert!(prompt_shown(AgentKind::Claude, &screen(&question)));
+        assert!(dialog_on(AgentKind::Claude, &screen(&question)).is_some());
     }
 
     fn state_of_claude(lines: &[&str], quiet: Duration) -> AgentState {

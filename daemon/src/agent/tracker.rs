@@ -295,10 +295,12 @@ impl Tracker {
                 first_prompt: detect::started_with_prompt(kind, &proc.command),
             };
             let (state, evidence) = detect::detect_state(kind, &look, &mut side.memory);
+            // The dialog it shows, if any (for the verdict and the prompt's id).
+            let dialog = detect::dialog_on(kind, &inputs.screen);
             let verdict = detect::ScreenVerdict {
                 state,
                 sure: !evidence.is_empty(),
-                prompt_shown: detect::prompt_shown(kind, &inputs.screen),
+                prompt_shown: dialog.is_some(),
                 changed_at: inputs.last_output,
             };
             let version = detect::version(kind, &inputs.screen);
@@ -308,11 +310,6 @@ impl Tracker {
                 .and_then(|h| detect::state_from_hook(h, &verdict));
             let signalled = detect::terminal_signal(kind, &inputs.signals)
                 .and_then(|(signal, line)| Some((detect::state_from_signal(signal, &verdict)?, line)));
-            // For the prompt's id: the dialog it shows.
-            let dialog = verdict
-                .prompt_shown
-                .then(|| detect::dialog_on(kind, &inputs.screen))
-                .flatten();
             (verdict, evidence, version, hook, signalled, dialog)
         };
         // The status file and the process are read outside the lock.

@@ -91,6 +91,36 @@ const PASTE_SETTLE_MS: u64 = 150;
 /// How long a turn may take to show after Enter.
 const TURN_START: Duration = Duration::from_secs(5);
 
+/// The pane's output offset now: what comes after it is the reaction to what
+/// is sent next.
+pub async fn output_end(client: &Client, pane: &str) -> Result<u64> {
+    let now = ReadMode::Raw {
+        since: None,
+        max_bytes: Some(0),
+    };
+    Ok(client.read_output(pane, now).await?.next_offset)
+}
+
+/// Waits for the program to react to what was just sent: its first output
+/// after offset `since` (up to 3 s: a program that echoes nothing is not
+/// waited for longer), then `quiet_ms` of quiet (up to `settle`). A screen long
+/// quiet before the input says nothing, so quiet alone is not enough.
+pub async fn wait_reaction(client: &Client, pane: &str, since: u64, quiet_ms: u64, settle: Duration) -> Result<()> {
+    let reacted = WaitUntil {
+        pattern: Some("[\\s\\S]".into()),
+        since: Some(since),
+        ..WaitUntil::default()
+    };
+    let settled = WaitUntil {
+        idle_ms: Some(quiet_ms),
+        ..WaitUntil::default()
+    };
+    for (until, timeout) in [(reacted, Duration::from_secs(3)), (settled, settle)] {
+        client.wait_for(pane, until, timeout).await?;
+    }
+    Ok(())
+}
+
 /// What [`send_prompt`] did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
@@ -109,24 +139,9 @@ pub struct PromptSent {
 /// quiet: some agent CLIs, Gemini's, ignore an Enter that comes right after a
 /// bracketed paste). A program that echoes nothing gets Enter after 3 s.
 pub async fn send_prompt(client: &Client, pane: &str, text: &str) -> Result<PromptSent> {
-    let now = ReadMode::Raw {
-        since: None,
-        max_bytes: Some(0),
-    };
-    let before = client.read_output(pane, now).await?.next_offset;
+    let before = output_end(client, pane).await?;
     client.paste(pane, text.as_bytes()).await?;
-    let echoed = WaitUntil {
-        pattern: Some("[\\s\\S]".into()),
-        since: Some(before),
-        ..WaitUntil::default()
-    };
-    let settled = WaitUntil {
-        idle_ms: Some(PASTE_SETTLE_MS),
-        ..WaitUntil::default()
-    };
-    for (until, timeout) in [(echoed, Duration::from_secs(3)), (settled, Duration::from_secs(2))] {
-        client.wait_for(pane, until, timeout).await?;
-    }
+    wait_reaction(client, pane, before, PASTE_SETTLE_MS, Duration::from_secs(2)).await?;
     client.send_keys(pane, &["Enter".into()]).await?;
     // A turn started when the agent shows it works (its busy marker) or asks
     // for permission; output alone (the input box redrawn) is no proof.

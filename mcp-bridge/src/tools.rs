@@ -7,9 +7,7 @@ use crate::bridge::{describe, qualify, split_terminal, Bridge, ToolError};
 use crate::params::*;
 use fugue_client::views::{self, PaneView, ReadView, SessionView, StateView, WaitView};
 use fugue_client::Client;
-use fugue_protocol::{
-    CaptureWhat, ErrorCode, PaneInfo, PaneSize, PaneState, PermissionAnswer, ReadMode, SpawnSpec, WaitUntil,
-};
+use fugue_protocol::{CaptureWhat, ErrorCode, PaneInfo, PaneSize, PaneState, PermissionAnswer, ReadMode, SpawnSpec};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::{Json, Parameters};
@@ -610,32 +608,19 @@ sends nothing. Returns the agent's state after."
     ) -> Result<Json<AgentStatusView>, String> {
         let (client, terminal) = self.terminal(terminal_id).await?;
         let terminal = terminal.as_str();
-        let now = ReadMode::Raw {
-            since: None,
-            max_bytes: Some(0),
-        };
-        let before = client.read_output(terminal, now).await.map_err(describe)?.next_offset;
+        let before = fugue_client::ops::output_end(&client, terminal)
+            .await
+            .map_err(describe)?;
         // The daemon checks the prompt and sends the key in one step.
         let answered = client
             .answer_permission(terminal, prompt_id, answer)
             .await
             .map_err(describe)?;
         if !answered.already {
-            // Let the agent react: its first output after the key (a prompt left
-            // open a while has a screen long quiet, so quiet alone says nothing),
-            // then until its screen settles.
-            let reacted = WaitUntil {
-                pattern: Some("[\\s\\S]".into()),
-                since: Some(before),
-                ..WaitUntil::default()
-            };
-            let settled = WaitUntil {
-                idle_ms: Some(500),
-                ..WaitUntil::default()
-            };
-            for (until, timeout) in [(reacted, Duration::from_secs(3)), (settled, Duration::from_secs(5))] {
-                client.wait_for(terminal, until, timeout).await.map_err(describe)?;
-            }
+            // Let the agent react: its first output after the key, then quiet.
+            fugue_client::ops::wait_reaction(&client, terminal, before, 500, Duration::from_secs(5))
+                .await
+                .map_err(describe)?;
         }
         let after = client.agent_status(terminal).await.map_err(describe)?;
         let already = answered.already.then(|| answered.answer.past().to_string());

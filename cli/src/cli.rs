@@ -69,10 +69,10 @@ enum Command {
     Events,
     /// Report an agent CLI's hook to fugue: run by the agent's hooks (the hook's
     /// JSON on stdin), inside a fugue pane (`FUGUE_PANE`); does nothing elsewhere.
-    /// fugue adds these hooks to Claude Code itself; for Codex and Gemini CLI see
-    /// the README.
+    /// fugue adds these hooks to Claude Code itself; for Codex, Gemini CLI and
+    /// Qwen Code see the README.
     AgentEvent {
-        /// The agent running the hook: claude, codex or gemini.
+        /// The agent running the hook: claude, codex, gemini or qwen.
         #[arg(long)]
         agent: Option<String>,
     },

@@ -1,12 +1,12 @@
 //! The JSON an agent CLI gives a hook command on stdin, boiled down to what
-//! fugue uses (`fugue agent-event`). Claude Code, Codex and Gemini CLI share the
-//! field names: `hook_event_name`, `session_id`, `notification_type`, `tool_name`.
+//! fugue uses (`fugue agent-event`). Claude Code, Codex, Gemini CLI and Qwen Code
+//! share the field names: `hook_event_name`, `session_id`, `notification_type`, `tool_name`.
 
 use fugue_protocol::limits::MAX_HOOK_FIELD_CHARS;
 use fugue_protocol::{AgentHook, AgentKind};
 use serde_json::Value;
 
-/// The hook report in `input` from `agent` (claude, codex, gemini, or unsaid).
+/// The hook report in `input` from `agent` (an [`AgentKind`] name, or unsaid).
 pub fn parse(input: &[u8], agent: Option<&str>) -> Result<AgentHook, String> {
     let agent = agent.map(parse_agent).transpose()?;
     let json: Value = serde_json::from_slice(input).map_err(|e| format!("the hook's input is not JSON: {e}"))?;
@@ -31,12 +31,7 @@ pub fn parse(input: &[u8], agent: Option<&str>) -> Result<AgentHook, String> {
 }
 
 fn parse_agent(name: &str) -> Result<AgentKind, String> {
-    match name {
-        "claude" => Ok(AgentKind::Claude),
-        "codex" => Ok(AgentKind::Codex),
-        "gemini" => Ok(AgentKind::Gemini),
-        other => Err(format!("unknown agent '{other}'; use claude, codex or gemini")),
-    }
+    AgentKind::parse(name)
 }
 
 #[cfg(test)]
@@ -61,7 +56,9 @@ mod tests {
     fn bad_input_says_what_is_wrong() {
         assert!(parse(b"not json", None).unwrap_err().contains("not JSON"));
         assert!(parse(b"{}", None).unwrap_err().contains("hook_event_name"));
-        assert!(parse(b"{}", Some("vim")).unwrap_err().contains("unknown agent 'vim'"));
+        assert!(parse(b"{}", Some("vim"))
+            .unwrap_err()
+            .contains("unknown agent 'vim'; use one of claude,"));
         let long = format!(r#"{{"hook_event_name":"{}\u0007"}}"#, "x".repeat(1000));
         let hook = parse(long.as_bytes(), None).unwrap();
         assert_eq!(hook.event.len(), MAX_HOOK_FIELD_CHARS);

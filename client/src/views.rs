@@ -87,7 +87,7 @@ pub struct PaneView {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct AgentSessionView {
-    /// claude, codex or gemini.
+    /// claude, codex, gemini, qwen, opencode or aider.
     pub agent: String,
     pub id: String,
 }
@@ -311,7 +311,7 @@ impl From<WaitOutcome> for WaitView {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct AgentStateView {
-    /// claude, codex or gemini; null when no agent CLI was recognised.
+    /// claude, codex, gemini, qwen, opencode or aider; null when no agent CLI was recognised.
     pub agent: Option<String>,
     /// In one word: starting, busy, waiting_for_permission, idle, unknown (recognised
     /// but unreadable: never answerable) or exited.

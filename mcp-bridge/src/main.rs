@@ -42,8 +42,9 @@ fn main() -> ExitCode {
         .with_ansi(false)
         .init();
 
-    let mut agents: BTreeMap<String, String> = [("claude", "claude"), ("codex", "codex"), ("gemini", "gemini")]
-        .map(|(k, v)| (k.into(), v.into()))
+    // Each agent kind starts by its own name unless told otherwise.
+    let mut agents: BTreeMap<String, String> = fugue_client::protocol::AgentKind::ALL
+        .map(|k| (k.as_str().to_string(), k.as_str().to_string()))
         .into();
     for entry in &args.agent_commands {
         let Some((name, command)) = entry

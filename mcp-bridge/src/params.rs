@@ -269,7 +269,7 @@ pub struct AgentView {
     pub terminal_id: String,
     pub session: String,
     pub cwd: String,
-    /// claude, codex or gemini.
+    /// claude, codex, gemini, qwen, opencode or aider.
     pub agent: String,
     /// waiting_for_permission, busy, idle or exited.
     pub state: String,

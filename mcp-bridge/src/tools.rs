@@ -164,7 +164,7 @@ an interactive shell, which stays when the command ends. At most 10 running term
     }
 
     #[tool(
-        description = "Start an agent CLI (Claude Code, Codex, Gemini CLI) again on its own recorded session, in the same \
+        description = "Start an agent CLI (Claude Code, Codex, Gemini CLI, Qwen Code) again on its own recorded session, in the same \
 directory, after its terminal's process ended or was lost (a daemon restart, a reboot): `claude --resume ID`, `codex resume \
 ID`, `gemini --resume ID`, with the original flags. Runs in a new terminal of the same session; returns it."
     )]
@@ -538,7 +538,7 @@ timeout_ms; otherwise return its terminal_id to keep following it with fugue_rea
     // ---- agents ----
 
     #[tool(
-        description = "List agent CLIs (Claude Code, Codex, Gemini) running in terminals of every session, with what they are doing.",
+        description = "List agent CLIs (Claude Code, Codex, Gemini CLI, Qwen Code, opencode, aider) running in terminals of every session, with what they are doing.",
         annotations(read_only_hint = true)
     )]
     async fn fugue_list_agents(&self) -> Result<Json<AgentList>, String> {

@@ -230,20 +230,45 @@ pub struct WaitOutcome {
     pub next_offset: u64,
 }
 
+/// The agent CLIs fugue recognises (each has its entry in the daemon's agents.toml).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub enum AgentKind {
     Claude,
     Codex,
     Gemini,
+    Qwen,
+    OpenCode,
+    Aider,
 }
 
 impl AgentKind {
+    pub const ALL: [AgentKind; 6] = [
+        AgentKind::Claude,
+        AgentKind::Codex,
+        AgentKind::Gemini,
+        AgentKind::Qwen,
+        AgentKind::OpenCode,
+        AgentKind::Aider,
+    ];
+
+    /// Its name (agents.toml's table, `fugue agent-event --agent NAME`).
     pub fn as_str(&self) -> &'static str {
         match self {
             AgentKind::Claude => "claude",
             AgentKind::Codex => "codex",
             AgentKind::Gemini => "gemini",
+            AgentKind::Qwen => "qwen",
+            AgentKind::OpenCode => "opencode",
+            AgentKind::Aider => "aider",
         }
+    }
+
+    /// The kind named `name`, or an error listing the names there are.
+    pub fn parse(name: &str) -> Result<AgentKind, String> {
+        AgentKind::ALL.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
+            let names: Vec<&str> = AgentKind::ALL.iter().map(|k| k.as_str()).collect();
+            format!("unknown agent '{name}'; use one of {}", names.join(", "))
+        })
     }
 }
 

@@ -1,10 +1,12 @@
-//! The real agent CLIs (Claude Code, Codex, Gemini CLI) run offline: each in a
+//! The real agent CLIs (Claude Code, Codex, Gemini CLI, Qwen Code, opencode,
+//! aider) run offline: each in a
 //! private HOME with the configuration that skips its onboarding, pointed at the
 //! model stub (`src/bin/model-stub.rs`), inside a network namespace that has only
 //! loopback (the daemon runs there, so do its panes and the stub).
 //!
-//! The CLIs are the npm packages pinned in `tests/agents/package.json`, which
-//! scripts/test installs into `tests/agents/node_modules` (or, with
+//! The CLIs are the npm packages pinned in `tests/agents/package.json` and aider
+//! pinned in `tests/agents/requirements.txt`, which scripts/test installs into
+//! `tests/agents/node_modules` and `tests/agents/venv` (or, with
 //! `FUGUE_AGENTS_DIR`, another install: scripts/agents-latest's newest releases).
 
 use crate::{bin, wait_until, Daemon, DEADLINE};
@@ -19,26 +21,61 @@ pub enum Cli {
     Claude,
     Codex,
     Gemini,
+    Qwen,
+    OpenCode,
+    Aider,
 }
 
 impl Cli {
-    pub const ALL: [Cli; 3] = [Cli::Claude, Cli::Codex, Cli::Gemini];
+    pub const ALL: [Cli; 6] = [
+        Cli::Claude,
+        Cli::Codex,
+        Cli::Gemini,
+        Cli::Qwen,
+        Cli::OpenCode,
+        Cli::Aider,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Cli::Claude => "claude",
             Cli::Codex => "codex",
             Cli::Gemini => "gemini",
+            Cli::Qwen => "qwen",
+            Cli::OpenCode => "opencode",
+            Cli::Aider => "aider",
         }
     }
 
-    /// The version installed for the tests (the pin in tests/agents/package.json,
-    /// or what scripts/agents-latest installed).
+    /// Its npm package; `None` for aider (a Python package, in `venv/`).
+    pub fn npm_package(self) -> Option<&'static str> {
+        match self {
+            Cli::Claude => Some("@anthropic-ai/claude-code"),
+            Cli::Codex => Some("@openai/codex"),
+            Cli::Gemini => Some("@google/gemini-cli"),
+            Cli::Qwen => Some("@qwen-code/qwen-code"),
+            Cli::OpenCode => Some("opencode-ai"),
+            Cli::Aider => None,
+        }
+    }
+
+    /// Whether the model hears how its tool call went (a tool result): aider
+    /// runs the shell commands the model suggests without telling it.
+    pub fn reports_tool_results(self) -> bool {
+        self != Cli::Aider
+    }
+
+    /// The version installed for the tests (the pin in tests/agents/package.json
+    /// or requirements.txt, or what scripts/agents-latest installed).
     pub fn version(self) -> String {
-        let package = match self {
-            Cli::Claude => "@anthropic-ai/claude-code",
-            Cli::Codex => "@openai/codex",
-            Cli::Gemini => "@google/gemini-cli",
+        let Some(package) = self.npm_package() else {
+            let out = Command::new(self.executable())
+                .arg("--version")
+                .env("HOME", std::env::temp_dir())
+                .output()
+                .expect("aider --version");
+            let text = String::from_utf8_lossy(&out.stdout);
+            return text.split_whitespace().last().unwrap_or("?").to_string();
         };
         let installed = agents_dir().join("node_modules").join(package).join("package.json");
         let manifest: Value = serde_json::from_str(&std::fs::read_to_string(&installed).unwrap_or_default())
@@ -53,10 +90,13 @@ impl Cli {
 
     /// The CLI's executable in the test install.
     pub fn executable(self) -> PathBuf {
-        let path = agents_dir().join("node_modules/.bin").join(self.name());
+        let path = match self {
+            Cli::Aider => agents_dir().join("venv/bin/aider"),
+            _ => agents_dir().join("node_modules/.bin").join(self.name()),
+        };
         assert!(
             path.exists(),
-            "{} is not installed: scripts/test installs the agent CLIs (npm ci in tests/agents)",
+            "{} is not installed: scripts/test installs the agent CLIs (npm ci and a venv in tests/agents)",
             path.display()
         );
         path
@@ -141,6 +181,9 @@ impl Drop for ModelStub {
 /// How to start one CLI in a pane: program, arguments, environment, directory.
 pub struct Launch {
     pub cli: Cli,
+    /// The first prompt, when it cannot go on the command line (aider): typed
+    /// once the CLI is at rest.
+    pub typed_prompt: Option<String>,
     pub program: PathBuf,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -183,6 +226,7 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
     };
     let base = format!("http://127.0.0.1:{}", stub.port);
     let mut env = vec![("HOME".to_string(), home.display().to_string())];
+    let mut typed_prompt = None;
     let args = match cli {
         Cli::Claude => {
             let config = json!({
@@ -238,9 +282,90 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
             ]);
             vec!["--prompt-interactive".into(), prompt.into()]
         }
+        Cli::Qwen => {
+            // Its hooks are Claude Code's, read from its settings file: the
+            // lines the README tells a user to add.
+            let hook = json!([{"hooks": [{
+                "type": "command",
+                "command": format!("'{}' agent-event --agent qwen", bin("fugue").display()),
+                "timeout": 5000,
+            }]}]);
+            let hooks: serde_json::Map<String, Value> = [
+                "UserPromptSubmit",
+                "PreToolUse",
+                "PostToolUse",
+                "PermissionRequest",
+                "Notification",
+                "Stop",
+            ]
+            .iter()
+            .map(|e| (e.to_string(), hook.clone()))
+            .collect();
+            let settings = json!({"security": {"auth": {"selectedType": "openai"}}, "hooks": hooks});
+            write(".qwen/settings.json", settings.to_string());
+            let trusted = json!({project.display().to_string(): "TRUST_FOLDER"});
+            write(".qwen/trustedFolders.json", trusted.to_string());
+            env.extend([
+                ("OPENAI_BASE_URL".into(), format!("{base}/v1")),
+                ("OPENAI_API_KEY".into(), "stub".into()),
+                ("OPENAI_MODEL".into(), "gpt-stub".into()),
+            ]);
+            // Its default (since 0.2x) asks an LLM classifier instead of a person.
+            vec![
+                "--approval-mode".into(),
+                "default".into(),
+                "--prompt-interactive".into(),
+                prompt.into(),
+            ]
+        }
+        Cli::OpenCode => {
+            let config = json!({
+                "provider": {"stub": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "Stub",
+                    "options": {"baseURL": format!("{base}/v1"), "apiKey": "stub"},
+                    "models": {"gpt-stub": {"name": "GPT Stub", "tool_call": true}},
+                }},
+                "model": "stub/gpt-stub",
+                "small_model": "stub/gpt-stub",
+                "permission": {"bash": "ask", "edit": "ask"},
+                "autoupdate": false,
+                "share": "disabled",
+            });
+            write(".config/opencode/opencode.json", config.to_string());
+            env.extend([
+                ("OPENCODE_DISABLE_AUTOUPDATE".into(), "1".into()),
+                ("OPENCODE_DISABLE_MODELS_FETCH".into(), "1".into()),
+            ]);
+            vec!["--prompt".into(), prompt.into()]
+        }
+        Cli::Aider => {
+            typed_prompt = Some(prompt.to_string());
+            // litellm fetches its model price list from GitHub unless told not to.
+            env.push(("LITELLM_LOCAL_MODEL_COST_MAP".into(), "True".into()));
+            [
+                "--openai-api-base",
+                &format!("{base}/v1"),
+                "--openai-api-key",
+                "stub",
+                "--model",
+                "openai/gpt-stub",
+                // The edit format in which a fenced shell block is a command to run.
+                "--edit-format",
+                "diff",
+                "--no-git",
+                "--no-show-model-warnings",
+                "--no-check-update",
+                "--analytics-disable",
+                "--no-show-release-notes",
+            ]
+            .map(String::from)
+            .to_vec()
+        }
     };
     Launch {
         cli,
+        typed_prompt,
         program: cli.executable(),
         args,
         env,

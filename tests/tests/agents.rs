@@ -1,5 +1,5 @@
-//! The real Claude Code, Codex and Gemini CLIs (pinned npm versions, offline
-//! against the model stub) driven through the real `fugue-mcp` as an agent would:
+//! The real agent CLIs (Claude Code, Codex, Gemini CLI, Qwen Code, opencode,
+//! aider; pinned versions, offline against the model stub) driven through the real `fugue-mcp` as an agent would:
 //! a first prompt that asks to run a command, the CLI's real permission prompt,
 //! approve (the command runs), a second prompt through `fugue_send_prompt`, deny
 //! (it does not), and the states fugue reported on the way, in order.
@@ -189,6 +189,16 @@ async fn approve_then_deny(cli: Cli) {
     )
     .await;
     let terminal = started["terminal_id"].as_str().expect("terminal id").to_string();
+    if let Some(prompt) = &launch.typed_prompt {
+        wait_state(&mcp, &terminal, "idle").await;
+        let sent = ok(
+            &mcp,
+            "fugue_send_prompt",
+            json!({"terminal_id": terminal, "text": prompt}),
+        )
+        .await;
+        assert_eq!(sent["went_busy"], true, "{sent}");
+    }
 
     // Turn 1: the first prompt asks to run `touch approved.txt`; approve it.
     wait_state(&mcp, &terminal, "waiting_for_permission").await;
@@ -279,8 +289,17 @@ async fn approve_then_deny(cli: Cli) {
         .iter()
         .position(|s| *s == "waiting_for_permission")
         .expect("waiting seen");
+    let first_turn = match launch.typed_prompt {
+        // At rest until its first prompt was typed: the turn is the first busy
+        // after the first idle.
+        Some(_) => {
+            let rest = states.iter().position(|s| *s == "idle").expect("idle seen");
+            rest + states[rest..].iter().position(|s| *s == "busy").expect("busy seen")
+        }
+        None => 0,
+    };
     assert!(
-        !states[..first_wait].contains(&"idle"),
+        !states[first_turn..first_wait].contains(&"idle"),
         "{} was reported idle while its first turn ran: {states:?}",
         cli.name()
     );
@@ -292,9 +311,12 @@ async fn approve_then_deny(cli: Cli) {
     // from its settings file (tests/src/agents.rs): both must have reported.
     // Codex has no hooks here; its program status (OSC 7501) says when its turn
     // ends, which its screen says only after 1.5 s of quiet.
+    // Qwen Code's hooks come from its settings file like Gemini CLI's; opencode
+    // and aider offer none fugue can use: their screens decide.
     let expected = match cli {
         Cli::Codex => "terminal: [\"program status: not working\"]",
-        Cli::Claude | Cli::Gemini => "hook",
+        Cli::Claude | Cli::Gemini | Cli::Qwen => "hook",
+        Cli::OpenCode | Cli::Aider => "screen",
     };
     assert!(
         seen.detail.iter().any(|d| d.starts_with(expected)),
@@ -310,7 +332,9 @@ async fn approve_then_deny(cli: Cli) {
 /// every turn started (-> busy), tool requested (-> waiting) and turn finished
 /// (-> idle) of the run, and their median.
 fn report_latency(cli: Cli, stub: &ModelStub, seen: &Seen, started_at: u64) {
-    stub.nth("turn_finished", 0);
+    if cli.reports_tool_results() {
+        stub.nth("turn_finished", 0);
+    }
     let events = stub.events();
     let timeline: Vec<String> = seen
         .changes
@@ -403,6 +427,39 @@ async fn gemini_cli_approve_then_deny() {
         "tests/agents/node_modules/.fugue-installed-lock.json"
     );
     approve_then_deny(Cli::Gemini).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_code_approve_then_deny() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    approve_then_deny(Cli::Qwen).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_approve_then_deny() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    approve_then_deny(Cli::OpenCode).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aider_approve_then_deny() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/venv/.fugue-installed-requirements.txt"
+    );
+    approve_then_deny(Cli::Aider).await;
 }
 
 /// Claude Code asks a person a question (its AskUserQuestion tool): fugue says it
@@ -565,7 +622,7 @@ async fn resumes_after_the_daemon_is_killed(cli: Cli) {
         .collect();
     let resume_flag = match cli {
         Cli::Codex => "resume",
-        Cli::Claude | Cli::Gemini => "--resume",
+        _ => "--resume",
     };
     assert!(
         command.windows(2).any(|w| w == [resume_flag, recorded.id.as_str()]),
@@ -617,4 +674,15 @@ async fn gemini_cli_resumes_after_the_daemon_is_killed() {
         "tests/agents/node_modules/.fugue-installed-lock.json"
     );
     resumes_after_the_daemon_is_killed(Cli::Gemini).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_code_resumes_after_the_daemon_is_killed() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    resumes_after_the_daemon_is_killed(Cli::Qwen).await;
 }

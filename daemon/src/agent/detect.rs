@@ -1,4 +1,5 @@
-//! Recognising agent CLIs (Claude Code, Codex, Gemini) in a pane and what they are
+//! Recognising agent CLIs (Claude Code, Codex, Gemini CLI, Qwen Code, opencode,
+//! aider) in a pane and what they are
 //! doing, from the rendered screen: the same string can mean different things in
 //! different agents, so each has its own markers.
 //!
@@ -28,7 +29,9 @@ pub const FIRST_TURN_LIMIT: Duration = Duration::from_secs(60);
 #[derive(Debug, Deserialize)]
 struct Markers {
     programs: Vec<String>,
+    #[serde(default)]
     banners: Vec<String>,
+    #[serde(default)]
     version: String,
     waiting: Vec<String>,
     /// A question for a person is up (its choices may look like a permission
@@ -37,6 +40,8 @@ struct Markers {
     question: Vec<String>,
     busy: Vec<String>,
     ready: Vec<String>,
+    /// Empty: it takes no first prompt on its command line.
+    #[serde(default)]
     prompt_flags: Vec<String>,
     #[serde(default)]
     value_flags: Vec<String>,
@@ -55,6 +60,10 @@ struct Markers {
     title_waiting: Vec<String>,
     #[serde(default)]
     title_idle: Vec<String>,
+    /// A line-oriented CLI (aider): what scrolled up is history, so its markers
+    /// count only on the screen's last non-blank line.
+    #[serde(default)]
+    last_line_only: bool,
     /// The keys that approve and that deny its permission prompt.
     #[serde(default = "approve_keys")]
     approve: Vec<String>,
@@ -79,7 +88,7 @@ pub fn answer_keys(kind: Option<AgentKind>, answer: fugue_protocol::PermissionAn
     }
 }
 
-const KINDS: [AgentKind; 3] = [AgentKind::Claude, AgentKind::Codex, AgentKind::Gemini];
+const KINDS: [AgentKind; 6] = AgentKind::ALL;
 
 /// The table, parsed once from the data compiled in (its test checks it parses).
 static TABLE: LazyLock<HashMap<String, Markers>> = LazyLock::new(|| {
@@ -129,6 +138,10 @@ pub fn detect_kind(command: &[String], screen: &[String]) -> Option<AgentKind> {
 /// Whether the command line gives the agent a first prompt (see agents.toml).
 pub fn started_with_prompt(kind: AgentKind, command: &[String]) -> bool {
     let Some(m) = markers(kind) else { return false };
+    if m.prompt_flags.is_empty() {
+        // It takes no first prompt on its command line (aider's arguments are files).
+        return false;
+    }
     let args = command.iter().skip(1);
     if m.prompt_flags.iter().any(|f| f != "positional") {
         return args
@@ -305,12 +318,12 @@ pub fn terminal_signal(kind: AgentKind, signals: &TerminalSignals) -> Option<(Si
     let title = signals.title.as_ref()?;
     let m = markers(kind)?;
     let lower = title.to_lowercase();
-    let shows = |needles: &[String]| needles.iter().any(|n| lower.contains(n.as_str()));
-    let signal = if shows(&m.title_waiting) {
+    let says = |needles: &[String]| needles.iter().any(|n| shows(&lower, n));
+    let signal = if says(&m.title_waiting) {
         Signal::Permission
-    } else if shows(&m.title_busy) {
+    } else if says(&m.title_busy) {
         Signal::Running
-    } else if shows(&m.title_idle) {
+    } else if says(&m.title_idle) {
         Signal::Resting
     } else {
         return None;
@@ -343,7 +356,29 @@ pub fn state_from_signal(signal: Signal, screen: &ScreenVerdict) -> Option<Agent
 /// marker lines for the agent with markers `m`.
 fn is_dialog_line(m: &Markers, line: &str) -> bool {
     let lower = line.to_lowercase();
-    m.waiting.iter().chain(&m.question).any(|n| lower.contains(n.as_str()))
+    m.waiting.iter().chain(&m.question).any(|n| shows(&lower, n))
+}
+
+/// Whether a lower-cased screen line shows marker `needle`: a substring, or with
+/// a trailing `$` the line's end (aider's `[yes]:` is a question only while
+/// nothing was typed after it).
+fn shows(lower: &str, needle: &str) -> bool {
+    match needle.strip_suffix('$') {
+        Some(end) => lower.trim_end().ends_with(end.trim_end()),
+        None => lower.contains(needle),
+    }
+}
+
+/// The part of `screen` where `m`'s markers count: all of it, or for a
+/// line-oriented CLI its last non-blank line.
+fn marker_region<'a>(m: &Markers, screen: &'a [String]) -> &'a [String] {
+    if !m.last_line_only {
+        return screen;
+    }
+    match screen.iter().rposition(|l| !l.trim().is_empty()) {
+        Some(last) => &screen[last..=last],
+        None => &[],
+    }
 }
 
 /// Lines above a dialog's first marker line that identify it with its marker
@@ -357,20 +392,23 @@ const DIALOG_CONTEXT_LINES: usize = 8;
 pub fn dialog_on(kind: AgentKind, screen: &[String]) -> Option<(u64, u64)> {
     let m = markers(kind)?;
     let is_marker = |line: &String| is_dialog_line(m, line);
-    let first = screen.iter().position(is_marker)?;
-    let last = screen.iter().rposition(is_marker)?;
+    let region = marker_region(m, screen);
+    // Positions in `screen`: the region is its tail.
+    let skipped = screen.len() - region.len();
+    let first = skipped + region.iter().position(is_marker)?;
+    let last = skipped + region.iter().rposition(is_marker)?;
     let markers: Vec<String> = screen[first..=last]
         .iter()
         .filter(|l| is_marker(l))
         .map(|l| l.trim().to_string())
         .collect();
     let block = &screen[first.saturating_sub(DIALOG_CONTEXT_LINES)..=last];
-    Some((dialog_digest(&markers), dialog_digest(block)))
+    Some((dialog_digest(&markers), block_digest(block)))
 }
 
 /// The version the agent's banner shows.
 pub fn version(kind: AgentKind, screen: &[String]) -> Option<String> {
-    let m = markers(kind)?;
+    let m = markers(kind).filter(|m| !m.version.is_empty())?;
     screen.iter().find_map(|line| {
         let lower = line.to_lowercase();
         let at = lower.find(m.version.as_str())? + m.version.len();
@@ -409,12 +447,13 @@ pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory
     let Some(m) = markers(kind) else {
         return (AgentState::Unknown, Vec::new());
     };
+    let region = marker_region(m, look.screen);
     let lines_with = |needles: &[String]| -> Vec<String> {
-        look.screen
+        region
             .iter()
             .filter(|line| {
                 let lower = line.to_lowercase();
-                needles.iter().any(|n| lower.contains(n.as_str()))
+                needles.iter().any(|n| shows(&lower, n))
             })
             .map(|line| line.trim().to_string())
             .collect()
@@ -471,9 +510,32 @@ pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory
 }
 
 /// What identifies a dialog on screen: its marker lines (its question, its
-/// choices, its keys), not the lines around it that may animate.
+/// choices, its keys), not the lines around it that may animate. Only their
+/// letters count: a spinner frame or a timer inside a marker line (Qwen Code's
+/// "⠏ Waiting for user confirmation...") and the selection mark moving between
+/// choices leave the dialog the same.
 pub fn dialog_digest(lines: &[String]) -> u64 {
-    fugue_protocol::socket::stable_hash(lines.join("\n").as_bytes())
+    let letters: String = lines
+        .iter()
+        .flat_map(|line| line.chars().filter(|c| c.is_alphabetic()).chain(['\n']))
+        .collect();
+    fugue_protocol::socket::stable_hash(letters.as_bytes())
+}
+
+/// A digest of the lines around a dialog (`dialog_on`'s block), which tells
+/// two dialogs with the same marker lines apart by what they are about (its
+/// command, letters, digits and ASCII punctuation), not by a spinner frame or a
+/// selection mark.
+fn block_digest(lines: &[String]) -> u64 {
+    let kept: String = lines
+        .iter()
+        .flat_map(|line| {
+            line.chars()
+                .filter(|c| c.is_alphanumeric() || c.is_ascii_punctuation() || *c == ' ')
+                .chain(['\n'])
+        })
+        .collect();
+    fugue_protocol::socket::stable_hash(kept.as_bytes())
 }
 
 /// When an agent detection that depends on quiet time could next change.
@@ -657,6 +719,9 @@ mod tests {
 
     #[test]
     fn the_marker_table_parses_and_covers_every_agent() {
+        if let Err(err) = toml::from_str::<HashMap<String, Markers>>(include_str!("agents.toml")) {
+            panic!("agents.toml: {err}");
+        }
         for kind in KINDS {
             let m = markers(kind).unwrap_or_else(|| panic!("agents.toml has no [{}]", kind.as_str()));
             assert!(!m.waiting.is_empty() && !m.busy.is_empty() && !m.ready.is_empty());
@@ -1008,6 +1073,95 @@ mod tests {
         );
     }
 
+    /// Qwen Code 0.24's permission dialog, as captured, with its spinner frame.
+    fn qwen_dialog(spinner: &str) -> Vec<String> {
+        screen(&[
+            "  ◆︎ Let me create that file for you.",
+            "  ? Shell touch approved.txt (Create the file the user asked for.) ←",
+            "     touch approved.txt",
+            "   Allow execution of: 'touch'?",
+            "   › 1. Yes, allow once",
+            "     2. Always allow run 'touch *' commands in this project",
+            "     4. No, suggest changes (esc)",
+            &format!("  {spinner} Waiting for user confirmation..."),
+        ])
+    }
+
+    #[test]
+    fn new_agents_dialogs_hold_and_their_rest_and_turns_read_right() {
+        let mut memory = AgentMemory::default();
+        let mut look = |kind, screen: &[String], quiet: Duration| {
+            let look = ScreenLook {
+                screen,
+                quiet,
+                age: SETTLED,
+                exited: false,
+                first_prompt: false,
+                drawn: true,
+            };
+            detect_state(kind, &look, &mut memory).0
+        };
+        let redrawn = Duration::from_millis(30);
+        // Qwen Code: its spinner turns under the dialog; the dialog holds.
+        assert_eq!(
+            look(AgentKind::Qwen, &qwen_dialog("⠋"), SETTLED),
+            AgentState::WaitingForPermission
+        );
+        for spinner in ["⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"] {
+            let state = look(AgentKind::Qwen, &qwen_dialog(spinner), redrawn);
+            assert_eq!(state, AgentState::WaitingForPermission, "{spinner}");
+        }
+        let qwen_busy = screen(&[
+            "  .. Communing with the machine spirit... (1s · ↓ 4 tokens · esc to cancel)",
+            ">   Type your message or @path/to/file",
+            "  Enter to steer · Ctrl+Q to queue · ⏸ Ask permissions (shift + tab to cycle)",
+        ]);
+        assert_eq!(look(AgentKind::Qwen, &qwen_busy, SETTLED), AgentState::Busy);
+        // opencode: its dialog and its spinner line.
+        let opencode_dialog = screen(&[
+            "  ┃  △ Permission required",
+            "  ┃    # Shell command",
+            "  ┃  $ touch approved.txt",
+            "  ┃   Allow once   Allow always   Reject                    ctrl+f fullscreen  ⇆ select  enter confirm",
+        ]);
+        assert_eq!(
+            look(AgentKind::OpenCode, &opencode_dialog, SETTLED),
+            AgentState::WaitingForPermission
+        );
+        let opencode_busy = screen(&["   ⬝⬝⬝⬝⬝⬝⬝⬝  esc interrupt                          20  ctrl+p commands"]);
+        assert_eq!(look(AgentKind::OpenCode, &opencode_busy, SETTLED), AgentState::Busy);
+        let opencode_rest = screen(&["   /tmp/oh/proj                                    20  ctrl+p commands"]);
+        assert_eq!(look(AgentKind::OpenCode, &opencode_rest, SETTLED), AgentState::Idle);
+        // aider: a line-oriented CLI. Its question waits while it is the last
+        // line; once answered (Enter takes the default and echoes nothing) what
+        // follows is its turn, then its input prompt.
+        let asked = screen(&[
+            "diff> Create a file for me. FILE=approved.txt",
+            "touch approved.txt",
+            "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: ",
+            "",
+        ]);
+        assert_eq!(
+            look(AgentKind::Aider, &asked, SETTLED),
+            AgentState::WaitingForPermission
+        );
+        let mut answered = asked.clone();
+        answered.push("Running touch approved.txt".into());
+        assert_eq!(look(AgentKind::Aider, &answered, redrawn), AgentState::Busy);
+        answered.push("diff>".into());
+        assert_eq!(look(AgentKind::Aider, &answered, SETTLED), AgentState::Idle);
+        // "n" typed, Enter not yet: no longer a question waiting.
+        let typed = screen(&["Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: n"]);
+        assert_ne!(
+            look(AgentKind::Aider, &typed, SETTLED),
+            AgentState::WaitingForPermission
+        );
+        assert_eq!(
+            answer_keys(Some(AgentKind::Aider), fugue_protocol::PermissionAnswer::Deny),
+            ["n", "Enter"]
+        );
+    }
+
     #[test]
     fn a_dialog_is_known_by_its_markers_and_told_apart_by_its_command() {
         let (markers, block) = dialog_on(AgentKind::Codex, &codex_dialog("touch a", 3)).unwrap();
@@ -1020,6 +1174,11 @@ mod tests {
         assert_eq!(
             dialog_on(AgentKind::Codex, &["• Working (1s • esc to interrupt)".into()]),
             None
+        );
+        // Qwen Code's spinner turns inside its dialog: the same dialog.
+        assert_eq!(
+            dialog_on(AgentKind::Qwen, &qwen_dialog("⠋")),
+            dialog_on(AgentKind::Qwen, &qwen_dialog("⠙"))
         );
     }
 

@@ -1,6 +1,7 @@
-//! A model stub for running the real agent CLIs (Claude Code, Codex, Gemini CLI)
-//! offline: just enough of Anthropic Messages (SSE), OpenAI Responses (SSE) and
-//! Gemini generateContent / streamGenerateContent to play one scripted turn.
+//! A model stub for running the real agent CLIs offline: just enough of Anthropic
+//! Messages (SSE), OpenAI Responses (SSE), OpenAI Chat Completions (streamed, with
+//! tool calls) and Gemini generateContent / streamGenerateContent to play one
+//! scripted turn.
 //!
 //! The turn: a new user prompt gets a few streamed words (slowly, so the turn is
 //! visibly running), then a request to run one shell command that writes a file
@@ -156,6 +157,12 @@ async fn answer(stub: Arc<Stub>, method: Method, uri: Uri, body: Bytes) -> Respo
         "",
         json!({"method": method.as_str(), "uri": uri.to_string(), "bytes": body.len()}),
     );
+    if method == Method::GET && path.ends_with("/models") {
+        return json_response(
+            StatusCode::OK,
+            json!({"object": "list", "data": [{"id": "gpt-stub", "object": "model", "owned_by": "stub"}]}),
+        );
+    }
     if method != Method::POST {
         return json_response(StatusCode::NOT_FOUND, json!({"error": {"message": "not here"}}));
     }
@@ -167,6 +174,9 @@ async fn answer(stub: Arc<Stub>, method: Method, uri: Uri, body: Bytes) -> Respo
     }
     if path.ends_with("/responses") {
         return openai(stub, &request, &text).await;
+    }
+    if path.ends_with("/chat/completions") {
+        return chat_completions(stub, &request, &text).await;
     }
     if path.contains(":countTokens") {
         return json_response(StatusCode::OK, json!({"totalTokens": 12}));
@@ -474,6 +484,94 @@ async fn openai(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
                   "output_tokens": 8, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 20}}}),
     ));
     sse(stub.clone(), events, marker_at, record_turn(&stub, "openai", &turn))
+}
+
+// ---- OpenAI Chat Completions (Qwen Code, opencode, aider) ----------------------
+
+/// The shell tool a Chat Completions client offers, and the arguments for
+/// running `command` with it.
+fn chat_shell_call(request: &Value, command: &str) -> Option<(String, Value)> {
+    let tools = request["tools"].as_array()?;
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+    let why = "Create the file the user asked for.";
+    if names.contains(&"run_shell_command") {
+        return Some((
+            "run_shell_command".into(),
+            json!({"command": command, "description": why, "is_background": false}),
+        ));
+    }
+    if names.contains(&"bash") {
+        return Some(("bash".into(), json!({"command": command, "description": why})));
+    }
+    None
+}
+
+async fn chat_completions(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
+    let model = request["model"].as_str().unwrap_or("gpt-stub").to_string();
+    let users = texts_of(&request["messages"], "user", "content");
+    let turn = match chat_shell_call(request, "") {
+        Some(_) => decide(&users, body),
+        // A client without tools (aider) runs what a fenced shell block says.
+        None if users.last().is_some_and(|t| t.contains("FILE=")) => decide(&users, body),
+        None => Turn::Plain,
+    };
+    let call = match &turn {
+        Turn::AskTool { command } => chat_shell_call(request, command),
+        _ => None,
+    };
+    let fenced;
+    let words: Vec<&str> = match &turn {
+        Turn::Plain => vec![PLAIN_ANSWER],
+        Turn::AskTool { command } if call.is_none() => {
+            fenced = format!("\n\n```bash\n{command}\n```\n");
+            let mut words = BEFORE_TOOL.to_vec();
+            words.push(&fenced);
+            words
+        }
+        Turn::AskTool { .. } => BEFORE_TOOL.to_vec(),
+        Turn::Finish => AFTER_TOOL.to_vec(),
+    };
+    let finish = if call.is_some() { "tool_calls" } else { "stop" };
+    let usage = json!({"prompt_tokens": 12, "completion_tokens": 8, "total_tokens": 20});
+    if !request["stream"].as_bool().unwrap_or(false) {
+        let mut message = json!({"role": "assistant", "content": words.concat()});
+        if let Some((name, arguments)) = &call {
+            message["tool_calls"] = json!([{"id": "call_stub1", "type": "function",
+                "function": {"name": name, "arguments": arguments.to_string()}}]);
+        }
+        let recorded = record_turn(&stub, "chat", &turn);
+        if let Some((event, api, detail)) = recorded {
+            stub.record(event, api, detail);
+        }
+        return json_response(
+            StatusCode::OK,
+            json!({"id": "chatcmpl-stub", "object": "chat.completion", "created": unix_ms() / 1000,
+                   "model": model, "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                   "usage": usage}),
+        );
+    }
+    let chunk = |delta: Value, finish: Option<&str>| {
+        let chunk = json!({"id": "chatcmpl-stub", "object": "chat.completion.chunk",
+            "created": unix_ms() / 1000, "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        sse_event(None, &chunk)
+    };
+    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    events.extend(words.iter().map(|w| chunk(json!({"content": w}), None)));
+    if let Some((name, arguments)) = &call {
+        events.push(chunk(
+            json!({"tool_calls": [{"index": 0, "id": "call_stub1", "type": "function",
+                "function": {"name": name, "arguments": arguments.to_string()}}]}),
+            None,
+        ));
+    }
+    events.push(chunk(json!({}), Some(finish)));
+    let marker_at = events.len() - 1;
+    let usage_chunk = json!({"id": "chatcmpl-stub", "object": "chat.completion.chunk",
+        "created": unix_ms() / 1000, "model": model, "choices": [], "usage": usage});
+    events.push(sse_event(None, &usage_chunk));
+    events.push("data: [DONE]\n\n".to_string());
+    sse(stub.clone(), events, marker_at, record_turn(&stub, "chat", &turn))
 }
 
 // ---- Gemini generateContent -----------------------------------------------------

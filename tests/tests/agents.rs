@@ -135,6 +135,17 @@ async fn a_waiting_prompt_holds(mcp: &Mcp, seen: &Arc<Mutex<Seen>>, terminal: &s
             "read {reads} of an unanswered prompt: {status}\nscreen:\n{}",
             screen(mcp, terminal).await
         );
+        // Every other read is a wait on `needs`: it ends at once on the same prompt.
+        if reads % 2 == 1 {
+            let waited = ok(
+                mcp,
+                "fugue_wait",
+                json!({"terminal_id": terminal, "needs": "permission", "timeout_ms": 5_000}),
+            )
+            .await;
+            assert_eq!(waited["condition"], "agent_needs", "{waited}");
+            assert!(waited["elapsed_ms"].as_u64() < Some(1_000), "{waited}");
+        }
         reads += 1;
         // A paced read, not a synchronisation: the state must hold between reads.
         tokio::time::sleep(Duration::from_millis(250)).await;
@@ -307,6 +318,10 @@ async fn approve_then_deny(cli: Cli) {
         states[first_wait..].contains(&"busy") || states[first_wait..].contains(&"idle"),
         "{states:?}"
     );
+    // Each of the two prompts was pushed once: a wait or a subscriber on
+    // `needs=permission` fires once per prompt.
+    let pushed_waiting = states.iter().filter(|s| **s == "waiting_for_permission").count();
+    assert_eq!(pushed_waiting, 2, "{}: {states:?}", cli.name());
     // Claude Code gets fugue's hooks from fugue itself (--settings), Gemini CLI
     // from its settings file (tests/src/agents.rs): both must have reported.
     // Codex has no hooks here; its program status (OSC 7501) says when its turn

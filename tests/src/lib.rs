@@ -135,15 +135,25 @@ pub async fn wait_for_text_within(client: &Client, pane: &str, needle: &str, dea
 /// Waits until a pane's visible screen shows `needle` (the daemon's `WaitFor`
 /// on the screen); returns the screen.
 pub async fn wait_for_screen(client: &Client, pane: &str, needle: &str) -> fugue_client::protocol::CaptureResult {
+    wait_for_screen_within(client, pane, needle, DEADLINE).await
+}
+
+/// [`wait_for_screen`] with its own deadline.
+pub async fn wait_for_screen_within(
+    client: &Client,
+    pane: &str,
+    needle: &str,
+    deadline: Duration,
+) -> fugue_client::protocol::CaptureResult {
     use fugue_client::protocol::CaptureWhat;
-    wait_in_daemon(client, pane, needle, fugue_client::protocol::MatchOn::Screen, DEADLINE).await;
+    wait_in_daemon(client, pane, needle, fugue_client::protocol::MatchOn::Screen, deadline).await;
     let screen = client
         .capture(pane, CaptureWhat::Screen, (None, None), false, false)
         .await
         .expect("capture the pane");
     assert!(
         screen.lines.iter().any(|l| l.contains(needle)),
-        "timed out after {DEADLINE:?} waiting for '{needle}' on screen; it shows:\n{}",
+        "timed out after {deadline:?} waiting for '{needle}' on screen; it shows:\n{}",
         screen.lines.join("\n")
     );
     screen

@@ -123,7 +123,13 @@ enum PaneCommand {
     /// Show what the agent CLI in a pane is doing: its state, whether it needs a
     /// person, where that was read, and while it waits for permission the
     /// prompt's id that approve and deny take.
-    Agent { pane: String },
+    Agent {
+        pane: String,
+        /// Also say what each signal (hook, terminal, status file, screen) read,
+        /// what it means and for how long: which one decided, and why.
+        #[arg(long)]
+        explain: bool,
+    },
     /// Approve the permission prompt PROMPT_ID (from `fugue agent`) of the agent in
     /// a pane: sent only while that same prompt is on screen; answering it again
     /// sends nothing and says so.
@@ -131,9 +137,17 @@ enum PaneCommand {
     /// Deny the permission prompt PROMPT_ID (from `fugue agent`), as approve does.
     Deny { pane: String, prompt_id: String },
     /// Send a prompt to the agent CLI in a pane as a person would: pasted, then
-    /// Enter once its input box took the paste in; says whether a turn started
-    /// within 5 s (exit status 1 if not).
-    Prompt { pane: String, text: String },
+    /// Enter once its input box took the paste in; prints the receipt: a turn
+    /// started, or prompt_stalled (none within 5 s: exit status 1). Refused
+    /// (agent_blocked) while the agent waits for a permission or an answer.
+    Prompt {
+        pane: String,
+        text: String,
+        /// An idempotency key: the same key again sends nothing and prints the
+        /// first send's receipt.
+        #[arg(long)]
+        key: Option<String>,
+    },
     /// Print a pane's output: the ANSI-stripped text view, or the raw log.
     Read {
         pane: String,
@@ -705,12 +719,15 @@ async fn on_daemon(cli: &Cli, command: &PaneCommand) -> Result<ExitCode, ClientE
             let info = client.resume_agent(pane).await?;
             out.print(pane_json(&info), || info.id.to_string());
         }
-        PaneCommand::Agent { pane } => {
+        PaneCommand::Agent { pane, explain } => {
             let view = AgentStateView::from(&client.agent_status(pane).await?);
-            out.print(json_of(&view), || agent_text(&view));
+            out.print(json_of(&view), || match explain {
+                true => format!("{}\n{}", agent_text(&view), signals_text(&view)),
+                false => agent_text(&view),
+            });
         }
-        PaneCommand::Prompt { pane, text } => {
-            let sent = fugue_client::ops::send_prompt(&client, pane, text).await?;
+        PaneCommand::Prompt { pane, text, key } => {
+            let sent = fugue_client::ops::send_prompt(&client, pane, text, key.as_deref()).await?;
             out.print(json_of(&sent), || sent.message.clone());
             if !sent.went_busy {
                 return Ok(ExitCode::FAILURE);
@@ -1261,6 +1278,26 @@ fn pane_json(info: &PaneInfo) -> Value {
 }
 
 /// `fugue agent`: the state in a line, then what is behind it.
+/// `fugue agent --explain`: one row per signal, the deciding one marked.
+fn signals_text(view: &AgentStateView) -> String {
+    let now = now_ms();
+    let rows: Vec<String> = view
+        .signals
+        .iter()
+        .map(|signal| {
+            let mark = if signal.source == view.source { "*" } else { " " };
+            format!(
+                "{mark} {:<12} {:<22} for {:<8} {}",
+                signal.source,
+                signal.means.as_deref().unwrap_or("(says nothing now)"),
+                human_duration(now.saturating_sub(signal.since)),
+                escape_for_display(&signal.reading)
+            )
+        })
+        .collect();
+    format!("signals (* decided):\n{}", rows.join("\n"))
+}
+
 fn agent_text(view: &AgentStateView) -> String {
     let mut text = format!(
         "{}  {} (turn {}, needs {}) from {}, for {}",

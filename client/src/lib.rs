@@ -368,6 +368,25 @@ impl Client {
 
     /// Answers the permission prompt `prompt_id` of the agent in `pane`; the
     /// daemon sends the answer only if that prompt is on screen and unanswered.
+    /// Claims a prompt's idempotency key (see [`crate::ops::send_prompt`]).
+    pub async fn claim_prompt_key(&self, pane: &str, key: &str) -> Result<fugue_protocol::PromptKeyClaim> {
+        self.call(rq::ClaimPromptKey {
+            pane: pane.into(),
+            key: key.into(),
+        })
+        .await
+    }
+
+    /// Records the receipt of a prompt sent under a claimed key ("" gives the key up).
+    pub async fn record_prompt_receipt(&self, pane: &str, key: &str, receipt: &str) -> Result<()> {
+        self.call(rq::RecordPromptReceipt {
+            pane: pane.into(),
+            key: key.into(),
+            receipt: receipt.into(),
+        })
+        .await
+    }
+
     pub async fn answer_permission(
         &self,
         pane: &str,

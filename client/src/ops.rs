@@ -4,7 +4,9 @@
 //! thing whichever way it was asked for.
 
 use crate::{Client, ClientError, Result};
-use fugue_protocol::{AgentState, Attention, ErrorReply, MatchOn, ReadMode, WaitOutcome, WaitUntil};
+use fugue_protocol::{
+    AgentState, Attention, ErrorCode, ErrorReply, MatchOn, PromptKeyClaim, ReadMode, WaitOutcome, WaitUntil,
+};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -121,24 +123,112 @@ pub async fn wait_reaction(client: &Client, pane: &str, since: u64, quiet_ms: u6
     Ok(())
 }
 
-/// What [`send_prompt`] did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The receipt of [`send_prompt`]: whether a turn started, with the evidence
+/// and when, or that none did within the deadline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct PromptSent {
+    /// `started` (the agent showed a turn running or asked for permission) or
+    /// `prompt_stalled` (no turn within 5 s: it may still sit in the input box).
+    pub outcome: String,
     /// Whether the agent started a turn within 5 seconds (its busy marker or a
     /// permission prompt appeared; redrawing the input box does not count).
     pub went_busy: bool,
     /// The agent's state then.
     pub state: String,
+    /// Where that state was read (hook, terminal, session_file, screen), and
+    /// the lines or reports that showed it.
+    pub source: String,
+    pub evidence: Vec<String>,
+    /// Unix ms when the turn was seen started (or the deadline passed).
+    pub at: u64,
+    /// The idempotency key it was sent under, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// This is the receipt of an earlier send under the same key: nothing was
+    /// sent this time.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repeated: bool,
     /// What happened, in a sentence (also when the turn did not start).
     pub message: String,
+}
+
+/// Evidence lines a receipt keeps, and characters of each (a receipt is
+/// recorded in the daemon for its key, within a budget).
+const RECEIPT_EVIDENCE_LINES: usize = 4;
+const RECEIPT_EVIDENCE_CHARS: usize = 200;
+
+fn refused(code: ErrorCode, message: String) -> ClientError {
+    ClientError::Daemon(ErrorReply::new(code, message))
 }
 
 /// Sends a prompt to the agent CLI in `pane` as a person would: pasted, then
 /// Enter once the input box has taken the paste in (its echo, then 150 ms of
 /// quiet: some agent CLIs, Gemini's, ignore an Enter that comes right after a
 /// bracketed paste). A program that echoes nothing gets Enter after 3 s.
-pub async fn send_prompt(client: &Client, pane: &str, text: &str) -> Result<PromptSent> {
+///
+/// A transaction: refused (`agent_blocked`, nothing sent) while the agent waits
+/// for a person; with `key`, the same key again sends nothing and returns the
+/// first receipt (`prompt_in_flight` while that send is still under way).
+pub async fn send_prompt(client: &Client, pane: &str, text: &str, key: Option<&str>) -> Result<PromptSent> {
+    if let Some(key) = key {
+        match client.claim_prompt_key(pane, key).await? {
+            PromptKeyClaim::Claimed => {}
+            PromptKeyClaim::InFlight => {
+                return Err(refused(
+                    ErrorCode::PromptInFlight,
+                    format!("prompt_in_flight: a prompt with key '{key}' is being sent now; ask again for its receipt"),
+                ))
+            }
+            PromptKeyClaim::Done { receipt } => {
+                let mut earlier: PromptSent = serde_json::from_str(&receipt)
+                    .map_err(|e| ClientError::Protocol(format!("the recorded receipt does not parse: {e}")))?;
+                earlier.repeated = true;
+                return Ok(earlier);
+            }
+        }
+    }
+    let sent = submit(client, pane, text).await;
+    if let Some(key) = key {
+        // Recorded (or, when nothing was sent, the key given up) for the next claim.
+        let receipt = match &sent {
+            Ok(sent) => {
+                let mut sent = sent.clone();
+                sent.key = Some(key.to_string());
+                serde_json::to_string(&sent).unwrap_or_default()
+            }
+            Err(_) => String::new(),
+        };
+        client.record_prompt_receipt(pane, key, &receipt).await?;
+        return sent.map(|mut sent| {
+            sent.key = Some(key.to_string());
+            sent
+        });
+    }
+    sent
+}
+
+/// The send itself: refuses while the agent waits for a person, pastes, Enter,
+/// and watches for the turn.
+async fn submit(client: &Client, pane: &str, text: &str) -> Result<PromptSent> {
+    let status = client.agent_status(pane).await?;
+    if matches!(
+        status.state,
+        AgentState::WaitingForPermission | AgentState::WaitingForAnswer
+    ) {
+        let prompt = status
+            .prompt_id
+            .as_deref()
+            .map(|id| format!(" (prompt_id {id}: approve or deny it)"))
+            .unwrap_or_default();
+        return Err(refused(
+            ErrorCode::AgentBlocked,
+            format!(
+                "agent_blocked: the agent is {}{prompt}; a person or an answer must come first. Nothing was sent",
+                status.state.as_str()
+            ),
+        ));
+    }
     let before = output_end(client, pane).await?;
     client.paste(pane, text.as_bytes()).await?;
     wait_reaction(client, pane, before, PASTE_SETTLE_MS, Duration::from_secs(2)).await?;
@@ -146,15 +236,15 @@ pub async fn send_prompt(client: &Client, pane: &str, text: &str) -> Result<Prom
     // A turn started when the agent shows it works (its busy marker) or asks
     // for permission; output alone (the input box redrawn) is no proof.
     let deadline = tokio::time::Instant::now() + TURN_START;
-    let (went_busy, state) = loop {
+    let (went_busy, status) = loop {
         let status = client.agent_status(pane).await?;
         let started = match status.state {
-            AgentState::WaitingForPermission => true,
+            AgentState::WaitingForPermission | AgentState::WaitingForAnswer => true,
             AgentState::Busy => !status.evidence.is_empty(),
             _ => false,
         };
         if started || tokio::time::Instant::now() >= deadline {
-            break (started, status.state);
+            break (started, status);
         }
         let changed = WaitUntil {
             idle_ms: Some(100),
@@ -165,19 +255,39 @@ pub async fn send_prompt(client: &Client, pane: &str, text: &str) -> Result<Prom
             .wait_for(pane, changed, left.min(Duration::from_millis(300)))
             .await;
     };
+    let state = status.state;
     let message = match went_busy {
         true => format!("prompt submitted; the agent is {}", state.as_str()),
         false => format!(
-            "the prompt was pasted and Enter sent, but no turn started within 5 s (the agent is {}); \
+            "prompt_stalled: the prompt was pasted and Enter sent, but no turn started within 5 s (the agent is {}); \
 it may still sit in the input box: look at its screen",
             state.as_str()
         ),
     };
+    let evidence = status
+        .evidence
+        .iter()
+        .take(RECEIPT_EVIDENCE_LINES)
+        .map(|line| line.chars().take(RECEIPT_EVIDENCE_CHARS).collect())
+        .collect();
     Ok(PromptSent {
+        outcome: if went_busy { "started" } else { "prompt_stalled" }.into(),
         went_busy,
         state: state.as_str().into(),
+        source: status.source.as_str().into(),
+        evidence,
+        at: now_ms(),
+        key: None,
+        repeated: false,
         message,
     })
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

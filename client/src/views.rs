@@ -340,6 +340,37 @@ pub struct AgentStateView {
     /// prompt that was looked at.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_id: Option<String>,
+    /// What each signal said at this look (the one named by `source` decided),
+    /// with since when: the evidence for reporting a wrong state.
+    pub signals: Vec<SignalView>,
+}
+
+/// What one signal of an agent's state said (`fugue agent --explain`).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct SignalView {
+    /// hook, terminal, session_file or screen.
+    pub source: String,
+    /// What it read: the hook's report, the status file's status, the program
+    /// status or window title, the screen's marker lines.
+    pub reading: String,
+    /// The state it means now, weighed against the screen; absent when it says
+    /// nothing now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub means: Option<String>,
+    /// Unix ms since it has meant that.
+    pub since: u64,
+}
+
+impl From<&fugue_protocol::SignalReading> for SignalView {
+    fn from(reading: &fugue_protocol::SignalReading) -> Self {
+        SignalView {
+            source: reading.source.as_str().into(),
+            reading: reading.reading.clone(),
+            means: reading.means.map(|m| m.as_str().into()),
+            since: reading.since_ms,
+        }
+    }
 }
 
 impl From<&fugue_protocol::AgentInfo> for AgentStateView {
@@ -355,6 +386,7 @@ impl From<&fugue_protocol::AgentInfo> for AgentStateView {
             since: info.since_ms,
             evidence: info.evidence.clone(),
             prompt_id: info.prompt_id.clone(),
+            signals: info.signals.iter().map(SignalView::from).collect(),
         }
     }
 }

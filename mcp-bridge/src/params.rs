@@ -307,6 +307,10 @@ pub struct PromptParams {
     pub terminal_id: String,
     /// The prompt. It is pasted, then Enter is sent separately.
     pub text: String,
+    /// An idempotency key: sending again with the same key sends nothing and
+    /// returns the first send's receipt (safe to retry after a timeout).
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

@@ -628,11 +628,13 @@ sends nothing. Returns the agent's state after."
     }
 
     #[tool(
-        description = "Give an agent CLI a prompt: the text is pasted, then Enter is sent separately. Reports whether the agent went busy."
+        description = "Give an agent CLI a prompt: the text is pasted, then Enter is sent separately. Refused \
+(agent_blocked) while the agent waits for a permission or an answer. Returns a receipt: outcome started (with the \
+evidence and when) or prompt_stalled. With idempotency_key a retry sends nothing and returns the first receipt."
     )]
     async fn fugue_send_prompt(&self, Parameters(p): Parameters<PromptParams>) -> Result<Json<PromptResult>, String> {
         let (client, terminal) = self.terminal(&p.terminal_id).await?;
-        let sent = fugue_client::ops::send_prompt(&client, &terminal, &p.text)
+        let sent = fugue_client::ops::send_prompt(&client, &terminal, &p.text, p.idempotency_key.as_deref())
             .await
             .map_err(describe)?;
         Ok(Json(PromptResult {

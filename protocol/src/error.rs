@@ -29,6 +29,11 @@ pub enum ErrorCode {
     /// An answer to a permission prompt that is not the one on screen now (another
     /// prompt shows, or none): nothing was sent.
     PromptNotShown,
+    /// A prompt was refused: the agent waits for a person (a permission or a
+    /// question) and must be answered first. Nothing was sent.
+    AgentBlocked,
+    /// A prompt under the same idempotency key is being sent right now.
+    PromptInFlight,
     Internal,
 }
 
@@ -50,6 +55,8 @@ impl ErrorCode {
             ErrorCode::ShuttingDown => "shutting_down",
             ErrorCode::Cancelled => "cancelled",
             ErrorCode::PromptNotShown => "prompt_not_shown",
+            ErrorCode::AgentBlocked => "agent_blocked",
+            ErrorCode::PromptInFlight => "prompt_in_flight",
             ErrorCode::Internal => "internal",
         }
     }

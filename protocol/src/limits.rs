@@ -453,6 +453,33 @@ impl Validate for rq::ReorderPanes {
     }
 }
 
+/// An idempotency key of a prompt: at most this many characters.
+pub const MAX_PROMPT_KEY_CHARS: usize = 128;
+/// A recorded prompt receipt (its JSON): at most this many bytes.
+pub const MAX_PROMPT_RECEIPT_BYTES: usize = 4 * 1024;
+
+fn check_prompt_key(key: &str) -> Result<(), ErrorReply> {
+    if key.is_empty() {
+        return Err(invalid("prompt key is empty".into()));
+    }
+    check_label("prompt key", key, MAX_PROMPT_KEY_CHARS)
+}
+
+impl Validate for rq::ClaimPromptKey {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        check_prompt_key(&self.key)
+    }
+}
+
+impl Validate for rq::RecordPromptReceipt {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_target("pane", &self.pane)?;
+        check_prompt_key(&self.key)?;
+        check_bytes("prompt receipt", &self.receipt, MAX_PROMPT_RECEIPT_BYTES)
+    }
+}
+
 impl Validate for rq::AnswerPermission {
     fn validate(&self) -> Result<(), ErrorReply> {
         check_target("pane", &self.pane)?;

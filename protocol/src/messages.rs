@@ -462,6 +462,34 @@ pub struct AgentInfo {
     pub prompt_id: Option<String>,
     /// The screen lines (or status file fields) that decided.
     pub evidence: Vec<String>,
+    /// What each signal read at this look said, the deciding one (`source`)
+    /// among them (`fugue agent --explain`): at most one per source.
+    pub signals: Vec<SignalReading>,
+}
+
+/// What one signal of an agent's state said at a look.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct SignalReading {
+    pub source: StateSource,
+    /// What it read: the hook's report, the status file's status, the program
+    /// status or title, the screen's marker lines (or how long it was quiet).
+    pub reading: String,
+    /// The state it means now, weighed against the screen; `None` when it
+    /// says nothing now (a hook the screen has moved on from).
+    pub means: Option<AgentState>,
+    /// Unix ms since it has meant `means`.
+    pub since_ms: u64,
+}
+
+/// What claiming a prompt's idempotency key found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub enum PromptKeyClaim {
+    /// Nobody used the key before: the claimant sends the prompt.
+    Claimed,
+    /// Another claimant is sending under it now (its receipt is not recorded yet).
+    InFlight,
+    /// Sent before: the receipt recorded then.
+    Done { receipt: String },
 }
 
 /// How to answer a permission prompt.

@@ -230,6 +230,14 @@ requests! {
     /// and process. Replies once the new binary was checked; connections then close
     /// and clients reconnect to the upgraded daemon.
     UpgradeDaemon {} -> ();
+    /// Claim idempotency key `key` for a prompt to the agent in a pane
+    /// (`fugue prompt --key`, `fugue_send_prompt`'s `idempotency_key`): the
+    /// first claim sends; later ones get that send's receipt, or are told it
+    /// is still being sent.
+    ClaimPromptKey { pane: String, key: String } -> PromptKeyClaim;
+    /// Record the receipt (its JSON, as the client shows it) of the prompt sent
+    /// under a claimed key, for the claims that come after.
+    RecordPromptReceipt { pane: String, key: String, receipt: String } -> ();
     /// Every pane of one session (or of all when `None`) with what a person
     /// needs to see at a glance: its agent's state and its last line of output.
     Overview { session: Option<String> } -> Vec<PaneOverview>, reply_bytes(_request) = 4 * LIST_REPLY_BYTES;

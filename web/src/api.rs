@@ -280,6 +280,10 @@ pub async fn keys(
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct Prompt {
     pub text: String,
+    /// An idempotency key: the same key again sends nothing and returns the
+    /// first send's receipt.
+    #[serde(default)]
+    pub key: Option<String>,
 }
 
 pub async fn prompt(
@@ -288,7 +292,9 @@ pub async fn prompt(
     JsonBody(body): JsonBody<Prompt>,
 ) -> ApiResult<Json<fugue_client::ops::PromptSent>> {
     let client = state.daemon.get().await?;
-    Ok(Json(fugue_client::ops::send_prompt(&client, &pane, &body.text).await?))
+    Ok(Json(
+        fugue_client::ops::send_prompt(&client, &pane, &body.text, body.key.as_deref()).await?,
+    ))
 }
 
 pub async fn read(

@@ -12,7 +12,8 @@ use super::detect::{self as detect, AgentMemory, HookSeen};
 use crate::sync::lock;
 use crate::terminal::pane_output::{AgentInputs, PaneOutput};
 use fugue_protocol::{
-    AgentInfo, AgentKind, AgentState, Attention, ErrorCode, ErrorReply, PermissionAnswer, StateSource, TurnState,
+    AgentInfo, AgentKind, AgentState, Attention, ErrorCode, ErrorReply, PermissionAnswer, PromptKeyClaim,
+    SignalReading, StateSource, TurnState,
 };
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -89,6 +90,9 @@ struct AgentSide {
     /// markers but another block after an answer is a new prompt.
     last_block: Option<u64>,
     answered_block: Option<u64>,
+    /// Per signal source (hook, terminal, status file, screen): what it meant
+    /// at the last look and since when (Unix ms), for `--explain`.
+    signal_since: [(Option<AgentState>, u64); 4],
 }
 
 impl AgentSide {
@@ -108,6 +112,7 @@ impl AgentSide {
             answered: VecDeque::new(),
             last_block: None,
             answered_block: None,
+            signal_since: [(None, 0); 4],
         }
     }
 
@@ -139,6 +144,27 @@ impl AgentSide {
         }
     }
 
+    /// The signals read at a look, each with since when it has meant what it
+    /// means now (its record kept per source).
+    fn readings(&mut self, readings: Vec<(StateSource, String, Option<AgentState>)>) -> Vec<SignalReading> {
+        let now = crate::config::now_ms();
+        readings
+            .into_iter()
+            .map(|(source, reading, means)| {
+                let slot = &mut self.signal_since[source_slot(source)];
+                if slot.0 != means || slot.1 == 0 {
+                    *slot = (means, now);
+                }
+                SignalReading {
+                    source,
+                    reading,
+                    means,
+                    since_ms: slot.1,
+                }
+            })
+            .collect()
+    }
+
     fn needs(&self, state: AgentState) -> Attention {
         let unseen = self.finished_at.is_some_and(|at| at > self.looked_at);
         match state {
@@ -160,6 +186,30 @@ impl AgentSide {
     }
 }
 
+/// A prompt's idempotency key: its receipt once sent.
+struct PromptKey {
+    key: String,
+    receipt: Option<String>,
+    claimed_at: Instant,
+}
+
+/// Keys remembered per pane (each receipt at most
+/// `limits::MAX_PROMPT_RECEIPT_BYTES`): 8 x 4 KiB per pane at most.
+const MAX_PROMPT_KEYS: usize = 8;
+/// A claim whose receipt never came (its client went away mid-send) is given
+/// to the next claimant after this long.
+const PROMPT_KEY_CLAIM_LIMIT: Duration = Duration::from_secs(60);
+
+/// Where a source's record is kept in [`AgentSide::signal_since`].
+fn source_slot(source: StateSource) -> usize {
+    match source {
+        StateSource::Hook => 0,
+        StateSource::Terminal => 1,
+        StateSource::SessionFile => 2,
+        StateSource::Screen => 3,
+    }
+}
+
 /// A permission prompt's id: a digest of the agent's process, when it began
 /// waiting and the dialog's marker lines, so it stays the same while the prompt
 /// waits, whatever else on the screen animates.
@@ -172,6 +222,8 @@ fn prompt_id(pid: u32, since_ms: u64, dialog_digest: u64) -> String {
 /// its watcher.
 pub struct Tracker {
     side: Mutex<AgentSide>,
+    /// Idempotency keys of prompts sent to this pane's agent, oldest first.
+    prompt_keys: Mutex<VecDeque<PromptKey>>,
     published: watch::Sender<Published>,
     /// Looks asked for by requests so far.
     asked: AtomicU64,
@@ -188,6 +240,7 @@ impl Default for Tracker {
     fn default() -> Self {
         Tracker {
             side: Mutex::new(AgentSide::new()),
+            prompt_keys: Mutex::new(VecDeque::new()),
             published: watch::channel(Published::default()).0,
             asked: AtomicU64::new(0),
             watching: AtomicBool::new(false),
@@ -282,7 +335,7 @@ impl Tracker {
         let Some(kind) = detect::detect_kind(&proc.command, &inputs.screen) else {
             return self.plain(&inputs, proc.exited);
         };
-        let (verdict, evidence_lines, version, hook, signalled, dialog) = {
+        let (verdict, evidence_lines, version, hook, signalled, dialog, mut readings) = {
             let mut side = lock(&self.side);
             side.for_process(proc.pid);
             let age = Duration::from_millis(crate::config::now_ms().saturating_sub(proc.started_at_ms));
@@ -304,13 +357,27 @@ impl Tracker {
                 changed_at: inputs.last_output,
             };
             let version = detect::version(kind, &inputs.screen);
-            let hook = side
-                .hook
-                .filter(|_| !proc.exited)
-                .and_then(|h| detect::state_from_hook(h, &verdict));
-            let signalled = detect::terminal_signal(kind, &inputs.signals)
+            let hook_seen = side.hook.filter(|_| !proc.exited);
+            let hook = hook_seen.and_then(|h| detect::state_from_hook(h, &verdict));
+            let terminal = detect::terminal_signal(kind, &inputs.signals);
+            let signalled = terminal
+                .clone()
                 .and_then(|(signal, line)| Some((detect::state_from_signal(signal, &verdict)?, line)));
-            (verdict, evidence, version, hook, signalled, dialog)
+            let mut readings = Vec::new();
+            if let Some(seen) = hook_seen {
+                let reading = format!("reported {}", seen.state.as_str());
+                readings.push((StateSource::Hook, reading, hook));
+            }
+            if let Some((_, line)) = terminal {
+                let means = signalled.as_ref().map(|(state, _)| *state);
+                readings.push((StateSource::Terminal, line, means));
+            }
+            let screen_reading = match evidence.is_empty() {
+                true => format!("no marker; quiet {} ms", inputs.quiet.as_millis()),
+                false => evidence.join(" | "),
+            };
+            readings.push((StateSource::Screen, screen_reading, Some(state)));
+            (verdict, evidence, version, hook, signalled, dialog, readings)
         };
         // The status file and the process are read outside the lock.
         let file = match (kind, proc.exited) {
@@ -329,6 +396,9 @@ impl Tracker {
         let from_file = file
             .as_ref()
             .and_then(|f| detect::state_from_session_file(&f.status, screen_state, screen_sure));
+        if let Some(file) = &file {
+            readings.push((StateSource::SessionFile, format!("status: {}", file.status), from_file));
+        }
         let (state, source, evidence) = match (hook, &file, from_file, signalled) {
             (Some(state), ..) => (state, StateSource::Hook, vec![format!("hook: {}", state.as_str())]),
             (None, Some(file), Some(state), _) => (
@@ -355,6 +425,7 @@ impl Tracker {
             side.seen = None;
         }
         let since_ms = side.report(state, inputs.watched);
+        let signals = side.readings(readings);
         if found_session.is_some() {
             side.found_session.clone_from(&found_session);
         }
@@ -375,6 +446,7 @@ impl Tracker {
                 .filter(|_| waiting)
                 .map(|(markers, _)| prompt_id(proc.pid, since_ms, markers)),
             evidence,
+            signals,
         };
         // Whoever saw a change first (the watcher, a wait, a status request),
         // the watcher reports it: a waiting state that lasts 200 ms between two of
@@ -403,6 +475,7 @@ impl Tracker {
             prompt_id: None,
             since_ms: lock(&self.side).report(state, inputs.watched),
             evidence: Vec::new(),
+            signals: Vec::new(),
         }
     }
 
@@ -449,6 +522,50 @@ impl Tracker {
         answered.push_back((prompt_id.to_string(), answer));
         side.answered_block = side.last_block;
         Ok(None)
+    }
+
+    /// Claims idempotency key `key` for a prompt (see `ClaimPromptKey`).
+    pub fn claim_prompt_key(&self, key: &str) -> PromptKeyClaim {
+        let mut keys = lock(&self.prompt_keys);
+        if let Some(known) = keys.iter_mut().find(|k| k.key == key) {
+            return match &known.receipt {
+                Some(receipt) => PromptKeyClaim::Done {
+                    receipt: receipt.clone(),
+                },
+                None if known.claimed_at.elapsed() < PROMPT_KEY_CLAIM_LIMIT => PromptKeyClaim::InFlight,
+                None => {
+                    known.claimed_at = Instant::now();
+                    PromptKeyClaim::Claimed
+                }
+            };
+        }
+        if keys.len() >= MAX_PROMPT_KEYS {
+            keys.pop_front();
+        }
+        keys.push_back(PromptKey {
+            key: key.to_string(),
+            receipt: None,
+            claimed_at: Instant::now(),
+        });
+        PromptKeyClaim::Claimed
+    }
+
+    /// Records the receipt of the prompt sent under `key`; an empty receipt
+    /// gives the key up (the prompt was refused before anything was sent).
+    pub fn record_prompt_receipt(&self, key: &str, receipt: String) -> Result<(), ErrorReply> {
+        let mut keys = lock(&self.prompt_keys);
+        let Some(at) = keys.iter().position(|k| k.key == key) else {
+            return Err(ErrorReply::invalid(format!(
+                "prompt key '{key}' is not claimed here (or {MAX_PROMPT_KEYS} newer keys replaced it)"
+            )));
+        };
+        match receipt.is_empty() {
+            true => {
+                keys.remove(at);
+            }
+            false => keys[at].receipt = Some(receipt),
+        }
+        Ok(())
     }
 
     /// The agent's changes of state (or of `needs`) since the last call, in order.
@@ -519,6 +636,7 @@ fn unknown(proc: &Proc) -> AgentInfo {
         since_ms: crate::config::now_ms(),
         prompt_id: None,
         evidence: Vec::new(),
+        signals: Vec::new(),
     }
 }
 
@@ -560,6 +678,33 @@ mod tests {
         let noted_later = crate::config::now_ms() + 1000;
         let info = tracker.look(&out, &proc(noted_later));
         assert_eq!((info.state, info.source), (AgentState::Idle, StateSource::Terminal));
+    }
+
+    #[test]
+    fn a_prompt_key_is_claimed_once_and_then_gives_its_receipt() {
+        let tracker = Tracker::default();
+        assert_eq!(tracker.claim_prompt_key("k"), PromptKeyClaim::Claimed);
+        assert_eq!(tracker.claim_prompt_key("k"), PromptKeyClaim::InFlight);
+        tracker
+            .record_prompt_receipt("k", "{\"outcome\":\"started\"}".into())
+            .unwrap();
+        assert_eq!(
+            tracker.claim_prompt_key("k"),
+            PromptKeyClaim::Done {
+                receipt: "{\"outcome\":\"started\"}".into()
+            }
+        );
+        // Given up (nothing was sent): the next claim sends.
+        assert_eq!(tracker.claim_prompt_key("refused"), PromptKeyClaim::Claimed);
+        tracker.record_prompt_receipt("refused", String::new()).unwrap();
+        assert_eq!(tracker.claim_prompt_key("refused"), PromptKeyClaim::Claimed);
+        // Bounded: the oldest keys go.
+        for n in 0..MAX_PROMPT_KEYS {
+            tracker.claim_prompt_key(&format!("new-{n}"));
+        }
+        assert_eq!(tracker.claim_prompt_key("k"), PromptKeyClaim::Claimed);
+        let err = tracker.record_prompt_receipt("never", "x".into()).unwrap_err();
+        assert!(err.message.contains("prompt key 'never' is not claimed"), "{err}");
     }
 
     #[tokio::test]

@@ -538,6 +538,31 @@ async fn agents_are_detected_prompted_approved_and_denied() {
             .any(|l| l == "Do you want to proceed?"),
         "{status}"
     );
+    // Explained: the deciding signal is among the signals read, meaning the state.
+    let decided = status["signals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["source"] == status["source"])
+        .unwrap_or_else(|| panic!("no signal of the deciding source: {status}"));
+    assert_eq!(decided["means"], "waiting_for_permission", "{status}");
+    assert!(
+        decided["since"].as_u64().unwrap() <= status["since"].as_u64().unwrap() + 1000,
+        "{status}"
+    );
+    let explained = daemon.cli(&["agent", &id, "--explain"]).ok();
+    assert!(
+        explained.contains("signals (* decided):")
+            && explained.contains("* screen")
+            && explained.contains("Do you want to proceed?"),
+        "{explained}"
+    );
+    // A prompt sent now is refused: the agent waits for a person.
+    let blocked = fails(&mcp, "fugue_send_prompt", json!({"terminal_id": id, "text": "another"})).await;
+    assert!(
+        blocked.contains("agent_blocked") && blocked.contains("waiting_for_permission"),
+        "{blocked}"
+    );
     let prompt = status["prompt_id"]
         .as_str()
         .expect("a prompt_id while waiting")
@@ -617,13 +642,39 @@ async fn a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored() {
     let agent = ok(&mcp, "fugue_start", start(50)).await;
     let id = agent["terminal_id"].as_str().unwrap().to_string();
     wait_state(&mcp, &id, "idle").await;
-    let prompted = ok(
-        &mcp,
-        "fugue_send_prompt",
-        json!({"terminal_id": id, "text": "build it"}),
-    )
-    .await;
-    assert_eq!(prompted["went_busy"], true, "{prompted}");
+    let send = json!({"terminal_id": id, "text": "build it", "idempotency_key": "build-1"});
+    let prompted = ok(&mcp, "fugue_send_prompt", send.clone()).await;
+    assert_eq!(
+        (prompted["went_busy"].as_bool(), prompted["outcome"].as_str()),
+        (Some(true), Some("started")),
+        "{prompted}"
+    );
+    assert!(
+        prompted["at"].as_u64() > Some(0) && prompted.get("repeated").is_none(),
+        "{prompted}"
+    );
+    wait_state(&mcp, &id, "waiting_for_permission").await;
+    // The same key again: the first receipt, nothing sent (a send now would be
+    // refused: the agent waits for permission).
+    let again = ok(&mcp, "fugue_send_prompt", send).await;
+    assert_eq!(again["repeated"], true, "{again}");
+    assert_eq!(
+        (&again["at"], &again["key"]),
+        (&prompted["at"], &json!("build-1")),
+        "{again}"
+    );
+    let other_key = json!({"terminal_id": id, "text": "build it", "idempotency_key": "build-2"});
+    let blocked = fails(&mcp, "fugue_send_prompt", other_key.clone()).await;
+    assert!(blocked.contains("agent_blocked"), "{blocked}");
+    // A refused send gives its key up: the same key works once the agent is free.
+    ok(&mcp, "fugue_send_keys", json!({"terminal_id": id, "keys": ["Enter"]})).await;
+    wait_state(&mcp, &id, "idle").await;
+    let later = ok(&mcp, "fugue_send_prompt", other_key).await;
+    assert_eq!(
+        (later["outcome"].as_str(), later.get("repeated")),
+        (Some("started"), None),
+        "{later}"
+    );
     wait_state(&mcp, &id, "waiting_for_permission").await;
 
     // An agent that takes no Enter for a minute after a paste: nothing starts.
@@ -637,6 +688,7 @@ async fn a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored() {
     )
     .await;
     assert_eq!(prompted["went_busy"], false, "{prompted}");
+    assert_eq!(prompted["outcome"], "prompt_stalled", "{prompted}");
     assert!(
         prompted["message"].as_str().unwrap().contains("no turn started"),
         "{prompted}"

@@ -667,11 +667,12 @@ async fn a_prompt_and_a_wait_take_the_same_fields_as_mcp() {
         .call(
             Method::POST,
             &format!("/api/panes/{id}/prompt"),
-            Some(json!({"text": "hello"})),
+            Some(json!({"text": "hello", "key": "hello-1"})),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{sent}");
     assert_eq!(sent["went_busy"], false, "{sent}");
+    assert_eq!(sent["outcome"], "prompt_stalled", "{sent}");
     assert!(sent["message"].as_str().unwrap().contains("no turn started"), "{sent}");
     let wait = json!({"pattern": "got-hello", "on": "output", "since_offset": 0, "timeout_ms": 10000});
     let (status, waited) = web
@@ -679,6 +680,26 @@ async fn a_prompt_and_a_wait_take_the_same_fields_as_mcp() {
         .await;
     assert_eq!(status, StatusCode::OK, "{waited}");
     assert_eq!(waited["condition"], "pattern", "{waited}");
+    // The same key again: the first receipt back, nothing typed.
+    let (status, again) = web
+        .call(
+            Method::POST,
+            &format!("/api/panes/{id}/prompt"),
+            Some(json!({"text": "hello", "key": "hello-1"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(
+        (&again["repeated"], &again["at"]),
+        (&json!(true), &sent["at"]),
+        "{again}"
+    );
+    let output = daemon.cli(&["read", &id]).ok();
+    assert_eq!(
+        output.matches("hello").count(),
+        2,
+        "the echo and got-hello only: {output}"
+    );
     let (status, body) = web
         .call(
             Method::POST,

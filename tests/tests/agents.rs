@@ -562,6 +562,16 @@ async fn claude_code_asks_a_question() {
 /// transcript, Gemini CLI's hooks) comes back with `fugue resume`: the same
 /// agent, directory and conversation.
 async fn resumes_after_the_daemon_is_killed(cli: Cli) {
+    resumes_after_a_crash(cli, false).await
+}
+
+/// As above, for a pane with a restart policy: the new daemon starts the agent
+/// again by itself, on its recorded session, in the same pane.
+async fn resumes_by_itself_after_the_daemon_is_killed(cli: Cli) {
+    resumes_after_a_crash(cli, true).await
+}
+
+async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
     use fugue_client::protocol::{AgentState, WaitCondition, WaitUntil};
     let mut daemon = Daemon::start_offline();
     let stub = ModelStub::start(&daemon);
@@ -580,6 +590,9 @@ async fn resumes_after_the_daemon_is_killed(cli: Cli) {
         .collect();
     spec.cwd = Some(launch.project.display().to_string());
     spec.shell = false;
+    if by_itself {
+        spec.restart = fugue_client::protocol::RestartPolicy::Always;
+    }
     client
         .create_session("agents", None, Vec::new())
         .await
@@ -624,6 +637,24 @@ async fn resumes_after_the_daemon_is_killed(cli: Cli) {
     });
     daemon.restart_in_netns_of(stub.pid());
     let client = daemon.client().await;
+    if by_itself {
+        // Started again at once, in the same pane, on the recorded session.
+        let back = client.pane_status(&id).await.expect("the pane");
+        assert_eq!(back.state, fugue_client::protocol::PaneState::Running, "{back:?}");
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", back.pid)).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        assert!(cmdline.contains(recorded.id.as_str()), "not resumed: {cmdline}");
+        assert!(!cmdline.contains("FILE=first.txt"), "the first prompt again: {cmdline}");
+        fugue_tests::wait_for_screen_within(&client, &id, "FILE=first.txt", std::time::Duration::from_secs(90)).await;
+        let again = wait_for("the session recorded again", DEADLINE * 4, || async {
+            let info = client.pane_status(&id).await.ok()?;
+            info.agent_session.filter(|_| info.pid == back.pid)
+        })
+        .await;
+        assert_eq!(again, recorded, "another session than the one resumed");
+        end_processes_with_home(&launch.home);
+        return;
+    }
     let lost = client.pane_status(&id).await.expect("the pane's record");
     assert_eq!(lost.state, fugue_client::protocol::PaneState::Lost);
     assert_eq!(lost.agent_session.as_ref(), Some(&recorded));
@@ -702,4 +733,48 @@ async fn qwen_code_resumes_after_the_daemon_is_killed() {
         "tests/agents/node_modules/.fugue-installed-lock.json"
     );
     resumes_after_the_daemon_is_killed(Cli::Qwen).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_resumes_by_itself_after_the_daemon_is_killed() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    resumes_by_itself_after_the_daemon_is_killed(Cli::Claude).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_resumes_by_itself_after_the_daemon_is_killed() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    resumes_by_itself_after_the_daemon_is_killed(Cli::Codex).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_cli_resumes_by_itself_after_the_daemon_is_killed() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    resumes_by_itself_after_the_daemon_is_killed(Cli::Gemini).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_code_resumes_by_itself_after_the_daemon_is_killed() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    resumes_by_itself_after_the_daemon_is_killed(Cli::Qwen).await;
 }

@@ -197,6 +197,11 @@ pub fn resume_command(kind: AgentKind, command: &[String], id: &str) -> Option<V
             // The first prompt, a subcommand or a resume: none belongs in a resume.
             break;
         }
+        if m.resume.first().is_some_and(|flag| flag == arg) {
+            // An earlier resume (the pane was resumed before): replaced below.
+            args.next();
+            continue;
+        }
         line.push(arg.clone());
         if !arg.contains('=') && m.value_flags.iter().any(|f| f == arg) {
             line.extend(args.next().cloned());
@@ -772,6 +777,19 @@ mod tests {
             resume(AgentKind::Gemini, "gemini --prompt-interactive=hi"),
             Some("gemini --resume 5ee3a1c0-7e20-4914-9820-0e431ad2b001".into())
         );
+        // A pane resumed before is resumed on the new id alone.
+        assert_eq!(
+            resume(
+                AgentKind::Gemini,
+                "gemini -m pro --resume 01a209d7-5ee3-7e20-9914-78200e431ad2"
+            ),
+            Some("gemini -m pro --resume 5ee3a1c0-7e20-4914-9820-0e431ad2b001".into())
+        );
+        assert_eq!(
+            resume(AgentKind::Qwen, "qwen --approval-mode default -i hello"),
+            Some("qwen --approval-mode default --resume 5ee3a1c0-7e20-4914-9820-0e431ad2b001".into())
+        );
+        assert_eq!(resume(AgentKind::Aider, "aider --model x"), None);
         // Only a session id of the agents' shape becomes an argument.
         for bad in ["--dangerously-skip-permissions", "ID", "x; rm -rf ~"] {
             assert_eq!(resume_command(AgentKind::Claude, &words("claude"), bad), None, "{bad}");

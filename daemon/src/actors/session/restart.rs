@@ -38,8 +38,9 @@ impl SessionState {
         self.args.events.send(Event::PaneExited(info));
     }
 
-    /// Starts a restarting pane's process again, with the same spec, on the same
-    /// output (offsets go on), as the same pane.
+    /// Starts a restarting pane's process again, with the same spec (an agent
+    /// on its recorded session), on the same output (offsets go on), as the
+    /// same pane.
     pub(super) async fn respawn(&mut self, myself: &ActorRef<SessionMsg>, id: PaneId) {
         let Some(index) = self
             .panes
@@ -49,8 +50,9 @@ impl SessionState {
             return;
         };
         let pane = &self.panes[index];
-        let started = match self.launch(&pane.spec) {
-            Ok(launch) => self.start(myself, id, &launch, pane.spec.shell, &pane.output).await,
+        let spec = Self::spec_to_rerun(&pane.spec, &pane.info());
+        let started = match self.launch(&spec) {
+            Ok(launch) => self.start(myself, id, &launch, spec.shell, &pane.output).await,
             Err(err) => Err(err),
         };
         let pane = &mut self.panes[index];

@@ -143,7 +143,8 @@ impl SessionState {
         }
         let restart = was_running && spec.restart != fugue_protocol::RestartPolicy::Never;
         let started = match restart {
-            true => match self.launch(&spec) {
+            // An agent CLI that recorded its session comes back on it.
+            true => match self.launch(&Self::spec_to_rerun(&spec, &info)) {
                 Ok(launch) => self.start(myself, id, &launch, spec.shell, &output).await,
                 Err(err) => Err(err),
             },

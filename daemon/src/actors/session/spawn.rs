@@ -27,14 +27,16 @@ or attach to this one",
 starting; Codex and Gemini CLI through their hooks)"
             )));
         };
-        let line = agent::resume_command(session.agent, &info.command, &session.id)
+        let spec = resumed_spec(&entry.spec, &info)
             .ok_or_else(|| ErrorReply::invalid(format!("{} has no resume command", session.agent.as_str())))?;
-        let mut spec = entry.spec.clone();
-        spec.command = line.first().cloned();
-        spec.args = line[1..].to_vec();
-        spec.cwd = Some(info.cwd.clone());
-        spec.title = Some(info.title.clone());
         self.create_pane(myself, spec).await
+    }
+
+    /// What a pane runs when its process is started again (its restart policy,
+    /// while the daemon runs or when it starts again): an agent CLI that
+    /// recorded its session is resumed on it, not started on a fresh one.
+    pub(super) fn spec_to_rerun(spec: &SpawnSpec, info: &PaneInfo) -> SpawnSpec {
+        resumed_spec(spec, info).unwrap_or_else(|| spec.clone())
     }
 
     pub(super) async fn create_pane(
@@ -272,4 +274,19 @@ starting; Codex and Gemini CLI through their hooks)"
             pid,
         })
     }
+}
+
+/// `spec` turned into its agent's resume command on the session `info`
+/// recorded (`claude --resume ID`, `codex resume ID`, ...), in the pane's
+/// directory with its title; `None` without a recorded session or a resume
+/// command for that agent.
+fn resumed_spec(spec: &SpawnSpec, info: &PaneInfo) -> Option<SpawnSpec> {
+    let session = info.agent_session.as_ref()?;
+    let line = agent::resume_command(session.agent, &info.command, &session.id)?;
+    let mut spec = spec.clone();
+    spec.command = line.first().cloned();
+    spec.args = line[1..].to_vec();
+    spec.cwd = Some(info.cwd.clone());
+    spec.title = Some(info.title.clone());
+    Some(spec)
 }

@@ -220,6 +220,18 @@ async fn approve_then_deny(cli: Cli) {
         .expect("a prompt_id while waiting")
         .to_string();
     overview_shows_the_prompt(&daemon, &terminal, &prompt_id).await;
+    // A prompt sent now is refused, and nothing reaches the agent.
+    let blocked = fugue_tests::mcp::call(
+        &mcp,
+        "fugue_send_prompt",
+        json!({"terminal_id": terminal, "text": "Not now. FILE=blocked.txt"}),
+    )
+    .await;
+    assert_eq!(blocked.is_error, Some(true), "{blocked:?}");
+    assert!(
+        fugue_tests::mcp::text(&blocked).contains("agent_blocked"),
+        "{blocked:?}"
+    );
     a_waiting_prompt_holds(&mcp, &seen, &terminal, &prompt_id).await;
     let approved = ok(
         &mcp,

@@ -199,8 +199,13 @@ async fn agent_state_changes_are_pushed_in_order() {
     while next_state(&mut states).await != AgentState::Idle {}
     actor.send_keys(&id, &["C-c".into()]).await.unwrap();
     while next_state(&mut states).await != AgentState::Exited {}
-    // Started with a prompt: never idle before its first turn showed.
-    assert_eq!(states[0], AgentState::Starting, "{states:?}");
+    // Started with a prompt: never idle before its first turn showed. The
+    // first push is `starting`, or `busy` when fake-agent (which draws its turn
+    // at once) drew before the watcher's first look (seen under CI load).
+    assert!(
+        matches!(states[0], AgentState::Starting | AgentState::Busy),
+        "{states:?}"
+    );
     let waiting = states
         .iter()
         .position(|s| *s == AgentState::WaitingForPermission)

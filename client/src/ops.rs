@@ -188,22 +188,17 @@ pub async fn send_prompt(client: &Client, pane: &str, text: &str, key: Option<&s
             }
         }
     }
-    let sent = submit(client, pane, text).await;
+    let sent = submit(client, pane, text).await.map(|mut sent| {
+        sent.key = key.map(String::from);
+        sent
+    });
     if let Some(key) = key {
         // Recorded (or, when nothing was sent, the key given up) for the next claim.
         let receipt = match &sent {
-            Ok(sent) => {
-                let mut sent = sent.clone();
-                sent.key = Some(key.to_string());
-                serde_json::to_string(&sent).unwrap_or_default()
-            }
+            Ok(sent) => serde_json::to_string(sent).unwrap_or_default(),
             Err(_) => String::new(),
         };
         client.record_prompt_receipt(pane, key, &receipt).await?;
-        return sent.map(|mut sent| {
-            sent.key = Some(key.to_string());
-            sent
-        });
     }
     sent
 }
@@ -276,18 +271,11 @@ it may still sit in the input box: look at its screen",
         state: state.as_str().into(),
         source: status.source.as_str().into(),
         evidence,
-        at: now_ms(),
+        at: crate::views::now_ms(),
         key: None,
         repeated: false,
         message,
     })
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -260,18 +260,11 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
             vec![prompt.into()]
         }
         Cli::Gemini => {
-            // Gemini CLI reads hooks only from its settings files: these are the
-            // lines the README tells a user to add.
-            let hook = json!([{"hooks": [{
-                "type": "command",
-                "command": format!("'{}' agent-event --agent gemini", bin("fugue").display()),
-                "timeout": 5000,
-            }]}]);
-            let hooks: serde_json::Map<String, Value> =
-                ["BeforeAgent", "BeforeTool", "AfterTool", "Notification", "AfterAgent"]
-                    .iter()
-                    .map(|e| (e.to_string(), hook.clone()))
-                    .collect();
+            // Gemini CLI reads hooks only from its settings files.
+            let hooks = hooks_running_fugue(
+                cli,
+                &["BeforeAgent", "BeforeTool", "AfterTool", "Notification", "AfterAgent"],
+            );
             let settings = json!({"security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": hooks});
             write(".gemini/settings.json", settings.to_string());
             let trusted = json!({project.display().to_string(): "TRUST_FOLDER"});
@@ -283,24 +276,18 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
             vec!["--prompt-interactive".into(), prompt.into()]
         }
         Cli::Qwen => {
-            // Its hooks are Claude Code's, read from its settings file: the
-            // lines the README tells a user to add.
-            let hook = json!([{"hooks": [{
-                "type": "command",
-                "command": format!("'{}' agent-event --agent qwen", bin("fugue").display()),
-                "timeout": 5000,
-            }]}]);
-            let hooks: serde_json::Map<String, Value> = [
-                "UserPromptSubmit",
-                "PreToolUse",
-                "PostToolUse",
-                "PermissionRequest",
-                "Notification",
-                "Stop",
-            ]
-            .iter()
-            .map(|e| (e.to_string(), hook.clone()))
-            .collect();
+            // Its hooks are Claude Code's, read from its settings file.
+            let hooks = hooks_running_fugue(
+                cli,
+                &[
+                    "UserPromptSubmit",
+                    "PreToolUse",
+                    "PostToolUse",
+                    "PermissionRequest",
+                    "Notification",
+                    "Stop",
+                ],
+            );
             let settings = json!({"security": {"auth": {"selectedType": "openai"}}, "hooks": hooks});
             write(".qwen/settings.json", settings.to_string());
             let trusted = json!({project.display().to_string(): "TRUST_FOLDER"});
@@ -372,6 +359,18 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
         project,
         home,
     }
+}
+
+/// The `hooks` of a settings file that run `fugue agent-event --agent CLI` on
+/// each of `events`: the lines the README tells a user to add (Gemini CLI and
+/// Qwen Code read hooks only from their settings files).
+fn hooks_running_fugue(cli: Cli, events: &[&str]) -> serde_json::Map<String, Value> {
+    let hook = json!([{"hooks": [{
+        "type": "command",
+        "command": format!("'{}' agent-event --agent {}", bin("fugue").display(), cli.name()),
+        "timeout": 5000,
+    }]}]);
+    events.iter().map(|e| (e.to_string(), hook.clone())).collect()
 }
 
 /// Ends every process whose HOME is `home` (Codex leaves a detached app-server

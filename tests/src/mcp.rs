@@ -42,6 +42,13 @@ pub async fn ok(mcp: &Peer<RoleClient>, tool: &str, arguments: Value) -> Value {
     structured
 }
 
+/// The message of a call that must fail.
+pub async fn fails(mcp: &Peer<RoleClient>, tool: &str, arguments: Value) -> String {
+    let result = call(mcp, tool, arguments).await;
+    assert_eq!(result.is_error, Some(true), "{tool} should fail: {result:?}");
+    text(&result)
+}
+
 /// Calls `tool` as an application would: through the running client, which in
 /// the 2026-07-28 era answers a server's "input required" (asking its handler,
 /// say for an elicitation) and calls again, until the tool completes.

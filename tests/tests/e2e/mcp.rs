@@ -3,14 +3,14 @@
 
 use fugue_mcp::bridge::{Bridge, BridgeConfig};
 use fugue_mcp::tools::FugueTools;
-use fugue_tests::mcp::{call, call_as_client, ok, text};
+use fugue_tests::mcp::{call_as_client, fails, ok, text};
 use fugue_tests::{bin, wait_until, Daemon, DEADLINE};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
 };
 use rmcp::service::{RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::BTreeMap;
 
 /// A test MCP client; `elicitation` None means it cannot ask a person.
@@ -93,13 +93,6 @@ async fn connect_in(era: Era, daemon: &Daemon, client: TestClient, allow_spawn: 
         assert_eq!(version, Some(rmcp::model::ProtocolVersion::V_2026_07_28));
     }
     mcp
-}
-
-/// The message of a failed call.
-async fn fails(mcp: &Mcp, tool: &str, args: Value) -> String {
-    let result = call(mcp, tool, args).await;
-    assert_eq!(result.is_error, Some(true), "{tool} should fail: {result:?}");
-    text(&result)
 }
 
 #[tokio::test]

@@ -139,7 +139,8 @@ enum PaneCommand {
     /// Send a prompt to the agent CLI in a pane as a person would: pasted, then
     /// Enter once its input box took the paste in; prints the receipt: a turn
     /// started, or prompt_stalled (none within 5 s: exit status 1). Refused
-    /// (agent_blocked) while the agent waits for a permission or an answer.
+    /// (agent_blocked) while the agent waits for a permission or an answer, and
+    /// (draft_present) while a person's unsent text sits in its input box.
     Prompt {
         pane: String,
         text: String,
@@ -1317,6 +1318,9 @@ fn agent_text(view: &AgentStateView) -> String {
     }
     if let Some(prompt) = &view.prompt_id {
         row("prompt_id", prompt);
+    }
+    if let Some(draft) = &view.draft {
+        row("draft", draft);
     }
     for line in &view.evidence {
         row("evidence", line);

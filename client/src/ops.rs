@@ -168,7 +168,8 @@ fn refused(code: ErrorCode, message: String) -> ClientError {
 /// bracketed paste). A program that echoes nothing gets Enter after 3 s.
 ///
 /// A transaction: refused (`agent_blocked`, nothing sent) while the agent waits
-/// for a person; with `key`, the same key again sends nothing and returns the
+/// for a person, or (`draft_present`) while a person's unsent text sits in its
+/// input box; with `key`, the same key again sends nothing and returns the
 /// first receipt (`prompt_in_flight` while that send is still under way).
 pub async fn send_prompt(client: &Client, pane: &str, text: &str, key: Option<&str>) -> Result<PromptSent> {
     if let Some(key) = key {
@@ -221,6 +222,15 @@ async fn submit(client: &Client, pane: &str, text: &str) -> Result<PromptSent> {
             format!(
                 "agent_blocked: the agent is {}{prompt}; a person or an answer must come first. Nothing was sent",
                 status.state.as_str()
+            ),
+        ));
+    }
+    if let Some(draft) = &status.draft {
+        return Err(refused(
+            ErrorCode::DraftPresent,
+            format!(
+                "draft_present: a person's unsent text sits in the agent's input box: {}; send or clear it first. Nothing was sent",
+                serde_json::to_string(draft).unwrap_or_default()
             ),
         ));
     }

@@ -343,6 +343,10 @@ pub struct AgentStateView {
     /// What each signal said at this look (the one named by `source` decided),
     /// with since when: the evidence for reporting a wrong state.
     pub signals: Vec<SignalView>,
+    /// Text a person typed into the agent's input box and has not sent: a
+    /// prompt is refused (`draft_present`) while it is there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draft: Option<String>,
 }
 
 /// What one signal of an agent's state said (`fugue agent --explain`).
@@ -387,6 +391,7 @@ impl From<&fugue_protocol::AgentInfo> for AgentStateView {
             evidence: info.evidence.clone(),
             prompt_id: info.prompt_id.clone(),
             signals: info.signals.iter().map(SignalView::from).collect(),
+            draft: info.draft.clone(),
         }
     }
 }

@@ -629,7 +629,8 @@ sends nothing. Returns the agent's state after."
 
     #[tool(
         description = "Give an agent CLI a prompt: the text is pasted, then Enter is sent separately. Refused \
-(agent_blocked) while the agent waits for a permission or an answer. Returns a receipt: outcome started (with the \
+(agent_blocked) while the agent waits for a permission or an answer, and (draft_present, with the text) while a \
+person's unsent text sits in its input box. Returns a receipt: outcome started (with the \
 evidence and when) or prompt_stalled. With idempotency_key a retry sends nothing and returns the first receipt."
     )]
     async fn fugue_send_prompt(&self, Parameters(p): Parameters<PromptParams>) -> Result<Json<PromptResult>, String> {

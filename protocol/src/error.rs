@@ -34,6 +34,9 @@ pub enum ErrorCode {
     AgentBlocked,
     /// A prompt under the same idempotency key is being sent right now.
     PromptInFlight,
+    /// A prompt was refused: text a person typed sits unsent in the agent's
+    /// input box (the prompt would be appended to it). Nothing was sent.
+    DraftPresent,
     Internal,
 }
 
@@ -57,6 +60,7 @@ impl ErrorCode {
             ErrorCode::PromptNotShown => "prompt_not_shown",
             ErrorCode::AgentBlocked => "agent_blocked",
             ErrorCode::PromptInFlight => "prompt_in_flight",
+            ErrorCode::DraftPresent => "draft_present",
             ErrorCode::Internal => "internal",
         }
     }

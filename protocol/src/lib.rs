@@ -24,7 +24,7 @@ pub use requests::{Request, Response, Rpc};
 
 /// Version of the wire protocol. Bumped on every incompatible change; the handshake
 /// refuses peers that speak another one.
-pub const PROTOCOL_VERSION: u32 = 8;
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// Largest frame either side sends or accepts (payload bytes, without the 4-byte prefix).
 pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;

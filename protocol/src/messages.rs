@@ -465,6 +465,9 @@ pub struct AgentInfo {
     /// What each signal read at this look said, the deciding one (`source`)
     /// among them (`fugue agent --explain`): at most one per source.
     pub signals: Vec<SignalReading>,
+    /// Text a person typed into the agent's input box and has not sent (a
+    /// prompt sent now would be appended to it: `draft_present`).
+    pub draft: Option<String>,
 }
 
 /// What one signal of an agent's state said at a look.

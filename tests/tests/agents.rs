@@ -110,6 +110,46 @@ async fn screen(mcp: &Mcp, terminal: &str) -> String {
     lines.join("\n")
 }
 
+/// Text a person typed and did not send is seen (`draft`) and a prompt sent
+/// meanwhile is refused with it (`draft_present`); once it is erased, nothing
+/// of it is left and prompts go through again.
+async fn a_draft_blocks_a_prompt(mcp: &Mcp, terminal: &str) {
+    const DRAFT: &str = "half a thought";
+    ok(mcp, "fugue_write", json!({"terminal_id": terminal, "input": DRAFT})).await;
+    wait_draft(mcp, terminal, Some(DRAFT)).await;
+    let refused = fails(
+        mcp,
+        "fugue_send_prompt",
+        json!({"terminal_id": terminal, "text": "Not over a draft. FILE=drafted.txt"}),
+    )
+    .await;
+    assert!(
+        refused.contains("draft_present") && refused.contains(DRAFT),
+        "{refused}"
+    );
+    let erase = vec!["Backspace"; DRAFT.len()];
+    ok(mcp, "fugue_send_keys", json!({"terminal_id": terminal, "keys": erase})).await;
+    wait_draft(mcp, terminal, None).await;
+}
+
+/// Reads the agent's status until its `draft` is `want` (10 s at most).
+async fn wait_draft(mcp: &Mcp, terminal: &str, want: Option<&str>) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let status = ok(mcp, "fugue_agent_status", json!({"terminal_id": terminal})).await;
+        if status["draft"].as_str() == want {
+            return;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            panic!(
+                "draft should be {want:?}: {status}\nscreen:\n{}",
+                screen(mcp, terminal).await
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// How long a permission prompt is left open to check that its state holds.
 const HOLD: Duration = Duration::from_secs(10);
 
@@ -248,6 +288,8 @@ async fn approve_then_deny(cli: Cli) {
     )
     .await;
     assert_eq!(again["already_answered"], "approved", "{again}");
+
+    a_draft_blocks_a_prompt(&mcp, &terminal).await;
 
     // Turn 2, through fugue_send_prompt (for Codex through `fugue prompt`, the
     // same operation from the CLI): deny the command it asks for.

@@ -57,9 +57,11 @@ fn status_of(code: ErrorCode) -> StatusCode {
     match code {
         ErrorCode::SessionNotFound | ErrorCode::PaneNotFound => StatusCode::NOT_FOUND,
         ErrorCode::Ambiguous | ErrorCode::InvalidArgument => StatusCode::BAD_REQUEST,
-        ErrorCode::NameTaken | ErrorCode::PromptNotShown | ErrorCode::AgentBlocked | ErrorCode::PromptInFlight => {
-            StatusCode::CONFLICT
-        }
+        ErrorCode::NameTaken
+        | ErrorCode::PromptNotShown
+        | ErrorCode::AgentBlocked
+        | ErrorCode::PromptInFlight
+        | ErrorCode::DraftPresent => StatusCode::CONFLICT,
         ErrorCode::LimitReached => StatusCode::TOO_MANY_REQUESTS,
         ErrorCode::SpawnFailed => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorCode::FrameTooLarge => StatusCode::PAYLOAD_TOO_LARGE,

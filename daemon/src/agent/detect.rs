@@ -69,6 +69,10 @@ struct Markers {
     approve: Vec<String>,
     #[serde(default = "deny_keys")]
     deny: Vec<String>,
+    /// What begins its input box's first line (after blanks), so text a
+    /// person typed there and did not send can be read.
+    #[serde(default)]
+    input: Vec<String>,
 }
 
 fn approve_keys() -> Vec<String> {
@@ -409,6 +413,108 @@ pub fn dialog_on(kind: AgentKind, screen: &[String]) -> Option<(u64, u64)> {
         .collect();
     let block = &screen[first.saturating_sub(DIALOG_CONTEXT_LINES)..=last];
     Some((dialog_digest(&markers), block_digest(block)))
+}
+
+/// How far above the cursor an input box's first line may be (a draft of
+/// several lines), and how much of a draft is reported.
+const DRAFT_ROWS: usize = 8;
+const DRAFT_CHARS: usize = 400;
+
+/// Text a person typed into the agent's input box and did not send: the box's
+/// lines from its first (which begins with one of its `input` markers) to the
+/// cursor's row, when anything sits before the cursor. Every tested CLI keeps
+/// the terminal's cursor at its caret (shown or not) and draws its placeholder
+/// after it with the caret at the box's start, so text before the caret is
+/// typed text and a placeholder never counts. A draft whose caret was moved to
+/// its very start is not seen.
+pub fn draft(kind: AgentKind, screen: &[String], cursor: (u16, u16)) -> Option<String> {
+    let m = markers(kind)?;
+    let (row, col) = (usize::from(cursor.0), usize::from(cursor.1));
+    screen.get(row)?;
+    // The box's first line: the cursor's row or one of the few above it; a
+    // blank or border line between them ends the search (history above a box
+    // can begin with the same marker).
+    let mut first = None;
+    for r in (row.saturating_sub(DRAFT_ROWS)..=row).rev() {
+        let line = &screen[r];
+        if let Some(start) = input_start(m, line) {
+            first = Some((r, start));
+            break;
+        }
+        if is_border(line) {
+            return None;
+        }
+    }
+    let (first_row, content_start) = first?;
+    let mut typed_before = String::new();
+    for (r, line) in screen.iter().enumerate().take(row + 1).skip(first_row) {
+        let from = if r == first_row { content_start } else { 0 };
+        let until = if r == row { col } else { usize::MAX };
+        typed_before.push_str(&cells_before(line, from, until));
+    }
+    if typed_before.trim().is_empty() {
+        return None;
+    }
+    let mut lines = vec![screen[first_row].chars().skip(content_start).collect::<String>()];
+    lines.extend(
+        screen[first_row + 1..=row]
+            .iter()
+            .map(|l| input_content(m, l).to_string()),
+    );
+    let text = lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join("\n");
+    // Zero-width marks some boxes draw at the caret (Qwen Code's U+200B).
+    let visible = text
+        .chars()
+        .filter(|c| !matches!(c, '\u{200b}'..='\u{200d}' | '\u{feff}'));
+    Some(visible.collect::<String>().trim().chars().take(DRAFT_CHARS).collect())
+}
+
+/// The characters of `line` from char index `from` that lie before cell column
+/// `col` (a wide character takes two cells).
+fn cells_before(line: &str, from: usize, col: usize) -> String {
+    let mut cells = 0;
+    let mut text = String::new();
+    for (i, c) in line.chars().enumerate() {
+        cells += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if cells > col {
+            break;
+        }
+        if i >= from {
+            text.push(c);
+        }
+    }
+    text
+}
+
+/// Where the typed text of an input box's first line begins (a char index),
+/// when `line` is one.
+fn input_start(m: &Markers, line: &str) -> Option<usize> {
+    let indent = line.chars().take_while(|c| c.is_whitespace()).count();
+    let rest: String = line.chars().skip(indent).collect();
+    let marker = m.input.iter().find(|marker| rest.starts_with(marker.as_str()))?;
+    let after = indent + marker.chars().count();
+    let gap = line.chars().skip(after).take_while(|c| c.is_whitespace()).count();
+    Some(after + gap)
+}
+
+/// A continuation line of an input box without its frame (opencode's `┃`).
+fn input_content<'a>(m: &Markers, line: &'a str) -> &'a str {
+    let trimmed = line.trim_start();
+    m.input
+        .iter()
+        .filter(|marker| marker.chars().all(is_frame))
+        .find_map(|marker| trimmed.strip_prefix(marker.as_str()))
+        .unwrap_or(trimmed)
+}
+
+/// Box-drawing characters (U+2500..U+257F), which frame input boxes.
+fn is_frame(c: char) -> bool {
+    ('\u{2500}'..='\u{257f}').contains(&c)
+}
+
+/// A blank line or one of only box-drawing characters.
+fn is_border(line: &str) -> bool {
+    line.chars().all(|c| c.is_whitespace() || is_frame(c))
 }
 
 /// The version the agent's banner shows.
@@ -1322,5 +1428,100 @@ mod tests {
         // Starting and exited stay so (Gemini says Ready before its first prompt runs).
         assert_eq!(at(Resting, verdict(Starting, false, false)), None);
         assert_eq!(at(Running, verdict(Exited, false, false)), None);
+    }
+
+    /// Each CLI's input box as its tested version draws it (fugue captures of
+    /// the real CLIs): empty with its placeholder, with "draft words here"
+    /// typed, and with the caret moved back three cells.
+    #[test]
+    fn a_draft_is_what_sits_before_the_caret_never_a_placeholder() {
+        let rule = "─".repeat(40);
+        let cases: [(AgentKind, &str, &str, u16, u16); 6] = [
+            (AgentKind::Claude, "❯\u{a0}", "❯\u{a0}draft words here", 2, 2),
+            (
+                AgentKind::Codex,
+                "› Ask Codex to do anything",
+                "› draft words here",
+                2,
+                2,
+            ),
+            (
+                AgentKind::Gemini,
+                " >   Type your message or @path/to/file",
+                " > draft words here",
+                3,
+                3,
+            ),
+            (
+                AgentKind::Qwen,
+                ">   Type your message or @path/to/file",
+                "> draft words here \u{200b}",
+                2,
+                2,
+            ),
+            (AgentKind::OpenCode, "  ┃", "  ┃  draft words here", 5, 5),
+            (AgentKind::Aider, "diff>", "diff> draft words here", 6, 6),
+        ];
+        for (kind, empty, typed, empty_col, start) in cases {
+            let screen = |input: &str| {
+                vec![
+                    "● Done: the file is there.".to_string(),
+                    rule.clone(),
+                    input.to_string(),
+                ]
+            };
+            assert_eq!(draft(kind, &screen(empty), (2, empty_col)), None, "{kind:?}");
+            let end = start + 16;
+            assert_eq!(
+                draft(kind, &screen(typed), (2, end)).as_deref(),
+                Some("draft words here"),
+                "{kind:?}"
+            );
+            assert_eq!(
+                draft(kind, &screen(typed), (2, end - 3)).as_deref(),
+                Some("draft words here"),
+                "{kind:?}: caret moved left"
+            );
+            // A caret at the box's start: whatever follows is a placeholder.
+            assert_eq!(draft(kind, &screen(typed), (2, start)), None, "{kind:?}");
+            // The cursor elsewhere (a turn's output): no input box there.
+            assert_eq!(draft(kind, &screen(typed), (0, 10)), None, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn a_draft_of_several_lines_wide_characters_and_history_above_the_box() {
+        let rule = "─".repeat(40);
+        let screen: Vec<String> = [
+            "❯ an earlier prompt",
+            "● Done.",
+            &rule,
+            "❯ first line",
+            "  second 日本",
+            &rule,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        // The caret after "日本" (two wide characters: four cells).
+        assert_eq!(
+            draft(AgentKind::Claude, &screen, (4, 13)).as_deref(),
+            Some("first line\nsecond 日本")
+        );
+        // On the second line's start: the first line was typed before it.
+        assert_eq!(
+            draft(AgentKind::Claude, &screen, (4, 0)).as_deref(),
+            Some("first line\nsecond 日本")
+        );
+        // A caret on the rule under the box: the history above never counts.
+        assert_eq!(draft(AgentKind::Claude, &screen, (5, 3)), None);
+        let lone: Vec<String> = vec!["❯ an earlier prompt".into(), "".into(), "plain output".into()];
+        assert_eq!(draft(AgentKind::Claude, &lone, (2, 5)), None);
+        // Cells, not chars: the caret inside "日本" counts only what is before it.
+        let wide: Vec<String> = vec![rule.clone(), "› 日本語".into()];
+        assert_eq!(draft(AgentKind::Codex, &wide, (1, 4)).as_deref(), Some("日本語"));
+        assert_eq!(draft(AgentKind::Codex, &wide, (1, 2)), None);
+        // An agent with no input markers, and a cursor off the screen.
+        assert_eq!(draft(AgentKind::Claude, &wide, (9, 0)), None);
     }
 }

@@ -447,6 +447,11 @@ impl Tracker {
                 .map(|(markers, _)| prompt_id(proc.pid, since_ms, markers)),
             evidence,
             signals,
+            // A dialog's choices sit where a draft would ("❯ 1. Yes").
+            draft: match state {
+                AgentState::WaitingForPermission | AgentState::WaitingForAnswer => None,
+                _ => detect::draft(kind, &inputs.screen, inputs.cursor),
+            },
         };
         // Whoever saw a change first (the watcher, a wait, a status request),
         // the watcher reports it: a waiting state that lasts 200 ms between two of
@@ -476,6 +481,7 @@ impl Tracker {
             since_ms: lock(&self.side).report(state, inputs.watched),
             evidence: Vec::new(),
             signals: Vec::new(),
+            draft: None,
         }
     }
 
@@ -637,6 +643,7 @@ fn unknown(proc: &Proc) -> AgentInfo {
         prompt_id: None,
         evidence: Vec::new(),
         signals: Vec::new(),
+        draft: None,
     }
 }
 

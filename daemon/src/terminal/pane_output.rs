@@ -615,6 +615,10 @@ impl PaneOutput {
             drawn: side.drawn,
             watched: !side.subscribers.is_empty(),
             signals: side.signals.clone(),
+            cursor: {
+                let (row, col, _) = side.screen.cursor();
+                (row, col)
+            },
         }
     }
 
@@ -642,6 +646,8 @@ pub struct AgentInputs {
     pub watched: bool,
     /// What the current process last told its terminal about itself.
     pub signals: TerminalSignals,
+    /// The cursor's row and column on the screen (an agent's caret).
+    pub cursor: (u16, u16),
 }
 
 /// A capture and the screen state that goes with it.

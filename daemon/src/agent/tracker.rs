@@ -132,8 +132,9 @@ impl AgentSide {
         match self.seen {
             Some((seen, since)) if seen == state => since,
             previous => {
-                let turn_ended =
-                    previous.is_some_and(|(p, _)| p.turn() == TurnState::Running) && state == AgentState::Idle;
+                let turn_ended = self.memory.turn_seen
+                    && previous.is_some_and(|(p, _)| p.turn() == TurnState::Running)
+                    && state == AgentState::Idle;
                 if turn_ended && !watched {
                     self.finished_at = Some(Instant::now());
                 }
@@ -410,7 +411,10 @@ impl Tracker {
             _ => (verdict.state, StateSource::Screen, evidence_lines),
         };
         let mut side = lock(&self.side);
-        if state.turn() == TurnState::Running {
+        // Output flowing with no marker is a guess of busy (an agent drawing
+        // itself at start-up, say), no turn: one that ends is no finished turn.
+        let guessed = source == StateSource::Screen && evidence.is_empty();
+        if state.turn() == TurnState::Running && !guessed {
             side.memory.turn_seen = true;
         }
         let waiting = state == AgentState::WaitingForPermission;

@@ -115,6 +115,12 @@ enum PaneCommand {
     /// how long it has been so, and its last line of output; panes whose agent
     /// needs a person first.
     Overview { session: Option<String> },
+    /// A live, full-screen overview of every pane (of one session, or of all),
+    /// the panes whose agent needs a person first: attach (Enter), jump to the
+    /// next pane that needs you (n), approve or deny its prompt after reading it
+    /// (a, d), send a prompt (p), interrupt, kill, release, rename, start a pane,
+    /// filter (/) and sort (s)
+    Top { session: Option<String> },
     /// Start the agent CLI a pane ran again on its own recorded session, in the same
     /// directory (`claude --resume ID`, `codex resume ID`, `gemini --resume ID`), as
     /// a new pane; prints its id. For a pane whose agent ended or was lost (a
@@ -879,6 +885,9 @@ async fn on_daemon(cli: &Cli, command: &PaneCommand) -> Result<ExitCode, ClientE
             let capture = client.capture(pane, what, range, *ansi, *join).await?;
             let text = capture.lines.join("\n");
             out.print(json_of(CaptureView::from(capture)), || text);
+        }
+        PaneCommand::Top { session } => {
+            return crate::top::run(&client, session.clone()).await;
         }
         PaneCommand::Attach {
             target,

@@ -4,6 +4,8 @@ mod attach;
 mod cli;
 mod hooks;
 mod login;
+mod top;
+mod top_model;
 
 use std::process::ExitCode;
 

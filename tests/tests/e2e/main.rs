@@ -23,5 +23,6 @@ mod remote;
 mod screen;
 mod sessions;
 mod slow_client;
+mod top;
 mod upgrade;
 mod web;

@@ -1,0 +1,330 @@
+//! `fugue top`: every pane of every session in one full-screen view, live,
+//! the panes whose agent needs a person first. From it a person attaches,
+//! answers a permission prompt (guarded by its `prompt_id`, its text shown
+//! first), sends a prompt, interrupts, kills, releases, renames, starts a pane,
+//! and jumps to the next pane that needs them.
+//!
+//! Live from the daemon's events: an agent's state changes in place; a pane or
+//! session event re-reads the overview (at most every 150 ms). Last lines and
+//! durations refresh every 3 s and every second.
+
+use crate::top_model::{Reply, Top};
+use fugue_client::{Client, ClientError};
+use fugue_protocol::{Event, PaneId, PermissionAnswer, SpawnSpec};
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// Overview re-reads after a pane or session event are at most this frequent.
+const REFETCH_GAP: Duration = Duration::from_millis(150);
+/// Last lines (no event says they changed) are re-read this often.
+const REFRESH_EVERY: Duration = Duration::from_secs(3);
+
+pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, ClientError> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        return Err(ClientError::Protocol(
+            "fugue top needs a terminal on stdin and stdout (fugue overview prints the same as a table)".into(),
+        ));
+    }
+    let mut events = client.subscribe().await?;
+    let mut top = Top::new(session.clone());
+    top.replace(client.overview(session.as_deref()).await?);
+    let mut screen = Screen::enter()?;
+    let mut keyboard = Keyboard::start();
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut last_fetch = Instant::now();
+    let mut refetch = false;
+    let mut drawn_second = 0;
+    let mut dirty = true;
+    loop {
+        if dirty {
+            screen.draw(&mut top)?;
+            dirty = false;
+        }
+        tokio::select! {
+            key = keyboard.rx.recv() => {
+                let Some(key) = key else { break };
+                let Some(reply) = top.on_key(key) else {
+                    dirty = true;
+                    continue;
+                };
+                match reply {
+                    Reply::Quit => break,
+                    Reply::Attach(pane) => {
+                        screen.suspend();
+                        keyboard.pause();
+                        let attached = attach(client, pane).await;
+                        keyboard.resume();
+                        screen.resume()?;
+                        top.say(attached);
+                        refetch = true;
+                    }
+                    reply => {
+                        let said = act(client, reply).await;
+                        top.say(said);
+                        refetch = true;
+                    }
+                }
+                dirty = true;
+            }
+            event = events.recv() => {
+                let Some(event) = event else {
+                    drop(screen);
+                    return Err(ClientError::Protocol("the daemon went away".into()));
+                };
+                match event {
+                    Event::AgentStateChanged { pane, agent, .. } => top.agent_changed(pane, agent),
+                    Event::Notification { pane, title, body, .. } => top.notified(pane, &title, &body),
+                    Event::SessionCreated(_) | Event::SessionDestroyed { .. } | Event::SessionRenamed { .. }
+                    | Event::PaneCreated(_) | Event::PaneExited(_) | Event::PaneRestarted(_)
+                    | Event::PaneRemoved { .. } | Event::PaneRenamed(_) | Event::PanesReordered { .. }
+                    | Event::Lagged { .. } => refetch = true,
+                    _ => continue,
+                }
+                dirty = true;
+            }
+            _ = tick.tick() => {
+                let second = fugue_client::views::now_ms() / 1000;
+                if second != drawn_second {
+                    drawn_second = second;
+                    dirty = true;
+                }
+                top.expire_message();
+            }
+        }
+        let due = (refetch && last_fetch.elapsed() >= REFETCH_GAP) || last_fetch.elapsed() >= REFRESH_EVERY;
+        if due {
+            match client.overview(session.as_deref()).await {
+                Ok(rows) => top.replace(rows),
+                Err(err) => top.say(Err(err.to_string())),
+            }
+            last_fetch = Instant::now();
+            refetch = false;
+            dirty = true;
+        }
+    }
+    drop(screen);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Carries out what a key asked for; what to tell the person.
+async fn act(client: &Client, reply: Reply) -> Result<String, String> {
+    let done = match reply {
+        Reply::Answer {
+            pane,
+            prompt_id,
+            answer,
+        } => {
+            let answered = client
+                .answer_permission(&pane.to_string(), &prompt_id, answer)
+                .await
+                .map_err(|e| e.to_string())?;
+            match (answered.already, answer) {
+                (true, _) => format!("already {}: nothing sent", answered.answer.past()),
+                (false, PermissionAnswer::Approve) => "approved".into(),
+                (false, PermissionAnswer::Deny) => "denied".into(),
+            }
+        }
+        Reply::Prompt { pane, text } => {
+            let sent = fugue_client::ops::send_prompt(client, &pane.to_string(), &text, None)
+                .await
+                .map_err(|e| e.to_string())?;
+            sent.message
+        }
+        Reply::Interrupt(pane) => {
+            client.interrupt(&pane.to_string()).await.map_err(|e| e.to_string())?;
+            "interrupted".into()
+        }
+        Reply::Kill(pane) => {
+            client
+                .kill_pane(&pane.to_string(), None)
+                .await
+                .map_err(|e| e.to_string())?;
+            "killed".into()
+        }
+        Reply::Release(pane) => {
+            client
+                .release_pane(&pane.to_string())
+                .await
+                .map_err(|e| e.to_string())?;
+            "released".into()
+        }
+        Reply::Rename { pane, title } => {
+            client
+                .rename_pane(&pane.to_string(), &title)
+                .await
+                .map_err(|e| e.to_string())?;
+            format!("renamed to {title}")
+        }
+        Reply::NewPane { session, command } => {
+            let spec = SpawnSpec {
+                session: session.to_string(),
+                command: Some(command),
+                args: Vec::new(),
+                env: Vec::new(),
+                cwd: None,
+                shell: true,
+                title: None,
+                purpose: None,
+                size: None,
+                output_byte_limit: None,
+                restart: Default::default(),
+                max_restarts: None,
+            };
+            let pane = client.create_pane(spec).await.map_err(|e| e.to_string())?;
+            format!("started {}:{}", pane.session_name, pane.index)
+        }
+        Reply::Quit | Reply::Attach(_) => return Ok(String::new()),
+    };
+    Ok(done)
+}
+
+/// Attaches this terminal to `pane` with a `fugue attach` of its own (its keys,
+/// its raw mode), and comes back when it detaches or the pane ends.
+async fn attach(client: &Client, pane: PaneId) -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the fugue program: {e}"))?;
+    let socket = client.socket().to_path_buf();
+    let status = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(exe)
+            .arg("--socket")
+            .arg(socket)
+            .arg("attach")
+            .arg(pane.to_string())
+            .status()
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map_err(|e| format!("cannot run fugue attach: {e}"))?;
+    match status.success() {
+        true => Ok("detached".into()),
+        false => Err(format!("fugue attach ended: {status}")),
+    }
+}
+
+/// The full-screen terminal, restored however top ends.
+struct Screen {
+    terminal: ratatui::Terminal<ratatui::backend::CrosstermBackend<std::io::Stdout>>,
+    active: bool,
+}
+
+impl Screen {
+    fn enter() -> Result<Screen, ClientError> {
+        let backend = ratatui::backend::CrosstermBackend::new(std::io::stdout());
+        let terminal = ratatui::Terminal::new(backend).map_err(terminal_error)?;
+        let mut screen = Screen {
+            terminal,
+            active: false,
+        };
+        screen.resume()?;
+        Ok(screen)
+    }
+
+    fn resume(&mut self) -> Result<(), ClientError> {
+        crossterm::terminal::enable_raw_mode().map_err(terminal_error)?;
+        crossterm::execute!(
+            std::io::stdout(),
+            crossterm::terminal::EnterAlternateScreen,
+            crossterm::cursor::Hide
+        )
+        .map_err(terminal_error)?;
+        self.active = true;
+        self.terminal.clear().map_err(terminal_error)
+    }
+
+    fn suspend(&mut self) {
+        if !self.active {
+            return;
+        }
+        self.active = false;
+        let _ = crossterm::execute!(
+            std::io::stdout(),
+            crossterm::terminal::LeaveAlternateScreen,
+            crossterm::cursor::Show
+        );
+        let _ = crossterm::terminal::disable_raw_mode();
+        let _ = std::io::stdout().flush();
+    }
+
+    fn draw(&mut self, top: &mut Top) -> Result<(), ClientError> {
+        self.terminal
+            .draw(|frame| crate::top_model::draw(frame, top))
+            .map(|_| ())
+            .map_err(terminal_error)
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        self.suspend();
+    }
+}
+
+fn terminal_error(err: std::io::Error) -> ClientError {
+    ClientError::Protocol(format!("terminal: {err}"))
+}
+
+/// Keys from the terminal, read on a thread of their own; paused (it stops
+/// reading) while a `fugue attach` started from top owns the terminal.
+struct Keyboard {
+    rx: mpsc::Receiver<crossterm::event::KeyEvent>,
+    paused: Arc<AtomicBool>,
+    /// The reader says it stopped reading (after a pause).
+    stopped: std::sync::mpsc::Receiver<()>,
+    thread: std::thread::Thread,
+}
+
+impl Keyboard {
+    fn start() -> Keyboard {
+        let (tx, rx) = mpsc::channel(64);
+        let (stopped_tx, stopped) = std::sync::mpsc::channel();
+        let paused = Arc::new(AtomicBool::new(false));
+        let flag = paused.clone();
+        let handle = std::thread::spawn(move || loop {
+            if flag.load(Ordering::Acquire) {
+                if stopped_tx.send(()).is_err() {
+                    return;
+                }
+                while flag.load(Ordering::Acquire) {
+                    std::thread::park();
+                }
+                continue;
+            }
+            // Polled, so a pause takes hold within 50 ms without a key.
+            match crossterm::event::poll(Duration::from_millis(50)) {
+                Ok(false) => continue,
+                Ok(true) => {}
+                Err(_) => return,
+            }
+            match crossterm::event::read() {
+                Ok(crossterm::event::Event::Key(key)) if key.kind != crossterm::event::KeyEventKind::Release => {
+                    if tx.blocking_send(key).is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        });
+        Keyboard {
+            rx,
+            paused,
+            stopped,
+            thread: handle.thread().clone(),
+        }
+    }
+
+    /// Stops reading, and returns once the reader has.
+    fn pause(&mut self) {
+        self.paused.store(true, Ordering::Release);
+        let _ = self.stopped.recv_timeout(Duration::from_secs(1));
+    }
+
+    fn resume(&mut self) {
+        self.paused.store(false, Ordering::Release);
+        self.thread.unpark();
+    }
+}

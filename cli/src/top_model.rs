@@ -1,0 +1,671 @@
+//! What `fugue top` shows and what its keys do, apart from the terminal and
+//! the daemon (so both are tested here with ratatui's test backend).
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use fugue_client::protocol::limits::escape_for_display;
+use fugue_protocol::{AgentInfo, AgentState, Attention, PaneId, PaneOverview, PaneState, PermissionAnswer, SessionId};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table, TableState, Wrap};
+use ratatui::Frame;
+use std::time::{Duration, Instant};
+
+/// How long a message stays in the status line.
+const MESSAGE_FOR: Duration = Duration::from_secs(8);
+/// Longest text a person may type into top's input line.
+const INPUT_LIMIT: usize = 4096;
+
+/// The order of the rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sort {
+    /// Needs-you first, then by session and index.
+    Needs,
+    /// By session and index.
+    Session,
+    /// The most recent state change first.
+    Recent,
+}
+
+impl Sort {
+    fn next(self) -> Sort {
+        match self {
+            Sort::Needs => Sort::Session,
+            Sort::Session => Sort::Recent,
+            Sort::Recent => Sort::Needs,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Sort::Needs => "needs",
+            Sort::Session => "session",
+            Sort::Recent => "recent",
+        }
+    }
+}
+
+/// What the keys go to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    /// Typing the filter (`/`).
+    Filter,
+    /// Typing text for `purpose`.
+    Input {
+        purpose: InputPurpose,
+        text: String,
+    },
+    /// Asking to confirm (`y`) what `confirm` would do.
+    Confirm(Confirm),
+}
+
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum InputPurpose {
+    Prompt(PaneId),
+    Rename(PaneId),
+    NewPane(SessionId),
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Confirm {
+    /// Answer the prompt `prompt_id`, whose lines are `text`.
+    Answer {
+        pane: PaneId,
+        label: String,
+        prompt_id: String,
+        answer: PermissionAnswer,
+        text: Vec<String>,
+    },
+    Kill {
+        pane: PaneId,
+        label: String,
+    },
+    Release {
+        pane: PaneId,
+        label: String,
+    },
+}
+
+/// What a key asks the daemon (or the terminal) for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply {
+    Quit,
+    Attach(PaneId),
+    Answer {
+        pane: PaneId,
+        prompt_id: String,
+        answer: PermissionAnswer,
+    },
+    Prompt {
+        pane: PaneId,
+        text: String,
+    },
+    Interrupt(PaneId),
+    Kill(PaneId),
+    Release(PaneId),
+    Rename {
+        pane: PaneId,
+        title: String,
+    },
+    NewPane {
+        session: SessionId,
+        command: String,
+    },
+}
+
+pub struct Top {
+    /// The session shown, or every session.
+    session: Option<String>,
+    rows: Vec<PaneOverview>,
+    /// Indices into `rows` of what the filter lets through, in the sort's order.
+    shown: Vec<usize>,
+    /// The selected pane, kept by id across re-reads.
+    selected: Option<PaneId>,
+    table: TableState,
+    filter: String,
+    sort: Sort,
+    pub mode: Mode,
+    message: Option<(String, bool, Instant)>,
+}
+
+impl Top {
+    pub fn new(session: Option<String>) -> Top {
+        Top {
+            session,
+            rows: Vec::new(),
+            shown: Vec::new(),
+            selected: None,
+            table: TableState::default(),
+            filter: String::new(),
+            sort: Sort::Needs,
+            mode: Mode::Normal,
+            message: None,
+        }
+    }
+
+    /// A fresh read of the overview.
+    pub fn replace(&mut self, rows: Vec<PaneOverview>) {
+        self.rows = rows;
+        self.reorder();
+    }
+
+    /// An agent changed state (an event): its row changes in place.
+    pub fn agent_changed(&mut self, pane: PaneId, agent: AgentInfo) {
+        let Some(row) = self.rows.iter_mut().find(|r| r.pane.id == pane) else {
+            return;
+        };
+        row.agent = Some(agent);
+        self.reorder();
+    }
+
+    /// A program in a pane asked to notify the person.
+    pub fn notified(&mut self, pane: PaneId, title: &str, body: &str) {
+        let label = self
+            .rows
+            .iter()
+            .find(|r| r.pane.id == pane)
+            .map(label)
+            .unwrap_or_else(|| short(pane));
+        let text = [title, body]
+            .iter()
+            .filter(|t| !t.is_empty())
+            .copied()
+            .collect::<Vec<_>>();
+        self.say(Ok(format!("{label}: {}", text.join(": "))));
+    }
+
+    /// Shows the outcome of an action in the status line.
+    pub fn say(&mut self, said: Result<String, String>) {
+        let (text, error) = match said {
+            Ok(text) => (text, false),
+            Err(text) => (text, true),
+        };
+        if !text.is_empty() {
+            self.message = Some((text, error, Instant::now()));
+        }
+    }
+
+    pub fn expire_message(&mut self) {
+        if self
+            .message
+            .as_ref()
+            .is_some_and(|(_, _, at)| at.elapsed() >= MESSAGE_FOR)
+        {
+            self.message = None;
+        }
+    }
+
+    /// How many panes need a person now.
+    pub fn needing(&self) -> usize {
+        self.rows.iter().filter(|r| needs(r) != Attention::Nothing).count()
+    }
+
+    fn selected_row(&self) -> Option<&PaneOverview> {
+        let id = self.selected?;
+        self.rows.iter().find(|r| r.pane.id == id)
+    }
+
+    /// Sorts and filters the rows; the selection stays on its pane (or the
+    /// first row when that pane is gone).
+    fn reorder(&mut self) {
+        let filter = self.filter.to_lowercase();
+        let mut shown: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| filter.is_empty() || haystack(&self.rows[i]).contains(&filter))
+            .collect();
+        let rows = &self.rows;
+        let place = |i: &usize| (rows[*i].pane.session_name.clone(), rows[*i].pane.index);
+        match self.sort {
+            Sort::Needs => shown.sort_by_key(|i| (needs(&rows[*i]) == Attention::Nothing, place(i))),
+            Sort::Session => shown.sort_by_key(place),
+            Sort::Recent => shown.sort_by_key(|i| std::cmp::Reverse(since(&rows[*i]))),
+        }
+        self.shown = shown;
+        let position = self
+            .selected
+            .and_then(|id| self.shown.iter().position(|&i| self.rows[i].pane.id == id));
+        let position = position.or((!self.shown.is_empty()).then_some(0));
+        self.select(position);
+    }
+
+    fn select(&mut self, position: Option<usize>) {
+        self.table.select(position);
+        self.selected = position.map(|p| self.rows[self.shown[p]].pane.id);
+    }
+
+    fn step(&mut self, by: isize) {
+        if self.shown.is_empty() {
+            return;
+        }
+        let at = self.table.selected().unwrap_or(0) as isize;
+        let last = self.shown.len() as isize - 1;
+        self.select(Some((at + by).clamp(0, last) as usize));
+    }
+
+    /// Moves to the next shown pane (after the selection, round) whose agent
+    /// needs a person.
+    fn jump_to_need(&mut self) {
+        let count = self.shown.len();
+        let at = self.table.selected().unwrap_or(0);
+        let next = (1..=count)
+            .map(|k| (at + k) % count.max(1))
+            .find(|&p| needs(&self.rows[self.shown[p]]) != Attention::Nothing);
+        match next {
+            Some(p) => self.select(Some(p)),
+            None => self.say(Ok("no pane needs you".into())),
+        }
+    }
+
+    /// Handles a key; what it asks the caller to do, if anything.
+    pub fn on_key(&mut self, key: KeyEvent) -> Option<Reply> {
+        if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c') {
+            return Some(Reply::Quit);
+        }
+        match std::mem::replace(&mut self.mode, Mode::Normal) {
+            Mode::Normal => self.normal_key(key),
+            Mode::Filter => {
+                match key.code {
+                    KeyCode::Enter | KeyCode::Esc => {}
+                    KeyCode::Backspace => {
+                        self.filter.pop();
+                        self.mode = Mode::Filter;
+                    }
+                    KeyCode::Char(c) if self.filter.len() < INPUT_LIMIT => {
+                        self.filter.push(c);
+                        self.mode = Mode::Filter;
+                    }
+                    _ => self.mode = Mode::Filter,
+                }
+                self.reorder();
+                None
+            }
+            Mode::Input { purpose, mut text } => match key.code {
+                KeyCode::Esc => None,
+                KeyCode::Enter if text.trim().is_empty() => None,
+                KeyCode::Enter => Some(match purpose {
+                    InputPurpose::Prompt(pane) => Reply::Prompt { pane, text },
+                    InputPurpose::Rename(pane) => Reply::Rename { pane, title: text },
+                    InputPurpose::NewPane(session) => Reply::NewPane { session, command: text },
+                }),
+                KeyCode::Backspace => {
+                    text.pop();
+                    self.mode = Mode::Input { purpose, text };
+                    None
+                }
+                KeyCode::Char(c) => {
+                    if text.len() < INPUT_LIMIT {
+                        text.push(c);
+                    }
+                    self.mode = Mode::Input { purpose, text };
+                    None
+                }
+                _ => {
+                    self.mode = Mode::Input { purpose, text };
+                    None
+                }
+            },
+            Mode::Confirm(confirm) => match key.code {
+                KeyCode::Char('y') | KeyCode::Char('Y') => Some(match confirm {
+                    Confirm::Answer {
+                        pane,
+                        prompt_id,
+                        answer,
+                        ..
+                    } => Reply::Answer {
+                        pane,
+                        prompt_id,
+                        answer,
+                    },
+                    Confirm::Kill { pane, .. } => Reply::Kill(pane),
+                    Confirm::Release { pane, .. } => Reply::Release(pane),
+                }),
+                _ => {
+                    self.say(Ok("cancelled: nothing sent".into()));
+                    None
+                }
+            },
+        }
+    }
+
+    fn normal_key(&mut self, key: KeyEvent) -> Option<Reply> {
+        let row = self.selected_row();
+        let pane = row.map(|r| r.pane.id);
+        let label = row.map(label).unwrap_or_default();
+        match key.code {
+            KeyCode::Char('q') | KeyCode::Esc => return Some(Reply::Quit),
+            KeyCode::Down | KeyCode::Char('j') => self.step(1),
+            KeyCode::Up | KeyCode::Char('k') => self.step(-1),
+            KeyCode::PageDown => self.step(10),
+            KeyCode::PageUp => self.step(-10),
+            KeyCode::Home | KeyCode::Char('g') => self.step(isize::MIN / 2),
+            KeyCode::End | KeyCode::Char('G') => self.step(isize::MAX / 2),
+            KeyCode::Tab | KeyCode::Char('n') => self.jump_to_need(),
+            KeyCode::Char('/') => self.mode = Mode::Filter,
+            KeyCode::Char('s') => {
+                self.sort = self.sort.next();
+                self.reorder();
+            }
+            KeyCode::Enter => return pane.map(Reply::Attach),
+            KeyCode::Char('a') | KeyCode::Char('d') => {
+                let answer = match key.code {
+                    KeyCode::Char('a') => PermissionAnswer::Approve,
+                    _ => PermissionAnswer::Deny,
+                };
+                self.ask_answer(answer);
+            }
+            KeyCode::Char('p') => {
+                if let Some(pane) = pane {
+                    self.mode = input(InputPurpose::Prompt(pane));
+                }
+            }
+            KeyCode::Char('r') => {
+                if let Some(pane) = pane {
+                    self.mode = input(InputPurpose::Rename(pane));
+                }
+            }
+            KeyCode::Char('c') => {
+                if let Some(session) = row.map(|r| r.pane.session_id) {
+                    self.mode = input(InputPurpose::NewPane(session));
+                }
+            }
+            KeyCode::Char('i') => return pane.map(Reply::Interrupt),
+            KeyCode::Char('x') => {
+                if let Some(pane) = pane {
+                    self.mode = Mode::Confirm(Confirm::Kill { pane, label });
+                }
+            }
+            KeyCode::Char('X') => {
+                if let Some(pane) = pane {
+                    self.mode = Mode::Confirm(Confirm::Release { pane, label });
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// Shows the selected pane's permission prompt (its lines and id) and asks
+    /// to confirm `answer`; says why not when no prompt waits there.
+    fn ask_answer(&mut self, answer: PermissionAnswer) {
+        let Some(row) = self.selected_row() else { return };
+        let agent = row.agent.as_ref();
+        let prompt = agent.and_then(|a| {
+            a.prompt_id
+                .clone()
+                .filter(|_| a.state == AgentState::WaitingForPermission)
+        });
+        let Some(prompt_id) = prompt else {
+            let state = agent.map_or("no agent", |a| a.state.as_str());
+            let text = format!("{}: no permission prompt to answer ({state})", label(row));
+            self.say(Err(text));
+            return;
+        };
+        let text = agent.map(|a| a.evidence.clone()).unwrap_or_default();
+        self.mode = Mode::Confirm(Confirm::Answer {
+            pane: row.pane.id,
+            label: label(row),
+            prompt_id,
+            answer,
+            text,
+        });
+    }
+}
+
+fn input(purpose: InputPurpose) -> Mode {
+    Mode::Input {
+        purpose,
+        text: String::new(),
+    }
+}
+
+fn needs(row: &PaneOverview) -> Attention {
+    row.agent.as_ref().map_or(Attention::Nothing, |a| a.needs)
+}
+
+fn since(row: &PaneOverview) -> u64 {
+    row.agent.as_ref().map_or(row.pane.started_at_ms, |a| a.since_ms)
+}
+
+/// What the filter looks in, lower-cased.
+fn haystack(row: &PaneOverview) -> String {
+    let agent = row.agent.as_ref();
+    let parts = [
+        row.pane.session_name.as_str(),
+        row.pane.title.as_str(),
+        &row.pane.command.join(" "),
+        agent.and_then(|a| a.agent).map_or("", |k| k.as_str()),
+        agent.map_or("", |a| a.state.as_str()),
+        agent.map_or("", |a| a.needs.as_str()),
+        row.last_line.as_str(),
+    ];
+    parts.join("\u{1}").to_lowercase()
+}
+
+fn label(row: &PaneOverview) -> String {
+    format!("{}:{}", row.pane.session_name, row.pane.index)
+}
+
+fn short(id: PaneId) -> String {
+    id.to_string().chars().take(8).collect()
+}
+
+/// Text a program controls, made safe to draw: no controls, one line.
+fn clean(text: &str, max: usize) -> String {
+    escape_for_display(text).chars().take(max).collect()
+}
+
+/// `45s`, `12m`, `3h`, `2d`.
+fn age(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+fn needs_text(attention: Attention) -> &'static str {
+    match attention {
+        Attention::Nothing => "",
+        Attention::Permission => "PERMISSION",
+        Attention::Question => "QUESTION",
+        Attention::FinishedUnseen => "finished",
+    }
+}
+
+pub fn draw(frame: &mut Frame, top: &mut Top) {
+    let [head, body, foot] =
+        Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(frame.area());
+    draw_head(frame, top, head);
+    draw_table(frame, top, body);
+    draw_foot(frame, top, foot);
+    match &top.mode {
+        Mode::Confirm(confirm) => draw_confirm(frame, confirm, body),
+        Mode::Input { purpose, text } => draw_input(frame, top, *purpose, text, body),
+        _ => {}
+    }
+}
+
+fn draw_head(frame: &mut Frame, top: &Top, area: Rect) {
+    let needing = top.needing();
+    let scope = top
+        .session
+        .as_deref()
+        .map_or("all sessions".to_string(), |s| format!("session {s}"));
+    let mut spans = vec![
+        Span::styled(" fugue top ", Style::new().add_modifier(Modifier::REVERSED)),
+        Span::raw(format!(" {scope} · {} panes · ", top.rows.len())),
+        Span::styled(
+            format!("{needing} need you"),
+            match needing {
+                0 => Style::new(),
+                _ => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            },
+        ),
+        Span::raw(format!(" · sort {}", top.sort.name())),
+    ];
+    if !top.filter.is_empty() || top.mode == Mode::Filter {
+        spans.push(Span::raw(format!(" · filter /{}", clean(&top.filter, 60))));
+        if top.mode == Mode::Filter {
+            spans.push(Span::styled("_", Style::new().add_modifier(Modifier::SLOW_BLINK)));
+        }
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_table(frame: &mut Frame, top: &mut Top, area: Rect) {
+    let now = fugue_client::views::now_ms();
+    let rows: Vec<Row> = top
+        .shown
+        .iter()
+        .map(|&i| {
+            let row = &top.rows[i];
+            let agent = row.agent.as_ref();
+            let attention = needs(row);
+            let status = row.pane.state.as_str();
+            let style = match attention {
+                Attention::Permission | Attention::Question => {
+                    Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
+                }
+                Attention::FinishedUnseen => Style::new().fg(Color::Cyan),
+                Attention::Nothing if row.pane.state != PaneState::Running => Style::new().add_modifier(Modifier::DIM),
+                Attention::Nothing => Style::new(),
+            };
+            Row::new(vec![
+                clean(&label(row), 24),
+                clean(&row.pane.title, 20),
+                status.to_string(),
+                agent.and_then(|a| a.agent).map_or("-", |k| k.as_str()).to_string(),
+                agent.map_or("-", |a| a.state.as_str()).to_string(),
+                needs_text(attention).to_string(),
+                age(now.saturating_sub(since(row))),
+                clean(&row.last_line, 300),
+            ])
+            .style(style)
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(16),
+        Constraint::Length(14),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(22),
+        Constraint::Length(10),
+        Constraint::Length(4),
+        Constraint::Min(10),
+    ];
+    let header = Row::new(["PANE", "TITLE", "STATUS", "AGENT", "STATE", "NEEDS", "FOR", "LAST LINE"])
+        .style(Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
+    let empty = top.shown.is_empty();
+    let table = Table::new(rows, widths)
+        .header(header)
+        .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
+        .highlight_symbol("▶ ");
+    frame.render_stateful_widget(table, area, &mut top.table);
+    if empty {
+        let text = match top.filter.is_empty() {
+            true => "no panes: start one with c (in a session), or fugue run",
+            false => "no pane matches the filter",
+        };
+        let middle = Rect {
+            y: area.y + area.height / 2,
+            height: 1,
+            ..area
+        };
+        frame.render_widget(Paragraph::new(text).centered(), middle);
+    }
+}
+
+fn draw_foot(frame: &mut Frame, top: &Top, area: Rect) {
+    let line = match &top.message {
+        Some((text, error, _)) => Line::styled(
+            clean(text, 500),
+            match error {
+                true => Style::new().fg(Color::Red),
+                false => Style::new().fg(Color::Green),
+            },
+        ),
+        None => Line::styled(
+            "enter attach · n next needing · a approve · d deny · p prompt · i interrupt · x kill · X release · r rename · c new pane · / filter · s sort · q quit",
+            Style::new().add_modifier(Modifier::DIM),
+        ),
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// A box in the middle of `area`, `height` rows high.
+fn popup(area: Rect, height: u16) -> Rect {
+    let width = area.width.saturating_sub(4).min(100);
+    let height = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    }
+}
+
+fn draw_confirm(frame: &mut Frame, confirm: &Confirm, area: Rect) {
+    let (title, lines) = match confirm {
+        Confirm::Answer {
+            label,
+            prompt_id,
+            answer,
+            text,
+            ..
+        } => {
+            let verb = match answer {
+                PermissionAnswer::Approve => "Approve",
+                PermissionAnswer::Deny => "Deny",
+            };
+            let mut lines: Vec<Line> = text.iter().map(|l| Line::raw(clean(l, 200))).collect();
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                format!(
+                    "prompt {prompt_id} · y: {} · any other key: cancel",
+                    verb.to_lowercase()
+                ),
+                Style::new().add_modifier(Modifier::BOLD),
+            ));
+            (format!(" {verb} {label}? "), lines)
+        }
+        Confirm::Kill { label, .. } => (
+            format!(" Kill {label}? "),
+            vec![Line::raw(
+                "TERM, then KILL after the grace period · y: kill · any other key: cancel",
+            )],
+        ),
+        Confirm::Release { label, .. } => (
+            format!(" Release {label}? "),
+            vec![Line::raw(
+                "removed at once, killed if it still runs · y: release · any other key: cancel",
+            )],
+        ),
+    };
+    let rect = popup(area, lines.len() as u16 + 2);
+    frame.render_widget(Clear, rect);
+    let block = Block::default().borders(Borders::ALL).title(title);
+    frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), rect);
+}
+
+fn draw_input(frame: &mut Frame, top: &Top, purpose: InputPurpose, text: &str, area: Rect) {
+    let title = match purpose {
+        InputPurpose::Prompt(_) => {
+            let who = top.selected_row().map(label).unwrap_or_default();
+            format!(" Prompt for {who} (enter: send · esc: cancel) ")
+        }
+        InputPurpose::Rename(_) => " New title (enter: rename · esc: cancel) ".to_string(),
+        InputPurpose::NewPane(_) => " Command for a new pane in this session (enter: start · esc: cancel) ".to_string(),
+    };
+    let rect = popup(area, 3);
+    frame.render_widget(Clear, rect);
+    let block = Block::default().borders(Borders::ALL).title(title);
+    let shown: String = clean(text, 4096);
+    let visible = rect.width.saturating_sub(3) as usize;
+    let tail: String = shown
+        .chars()
+        .skip(shown.chars().count().saturating_sub(visible))
+        .collect();
+    frame.render_widget(Paragraph::new(format!("{tail}_")).block(block), rect);
+}

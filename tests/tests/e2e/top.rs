@@ -1,0 +1,157 @@
+//! `fugue top` driven as a person would: inside tmux, keys in, screens out,
+//! against a real daemon with panes in three sessions and fake-agent (drawn
+//! like Claude Code) asking for permission.
+
+use fugue_tests::{bin, wait_until, Daemon, Tmux, DEADLINE};
+
+fn top_command(daemon: &Daemon, extra: &str) -> String {
+    format!(
+        "{} --socket {} top {extra}",
+        bin("fugue").display(),
+        daemon.socket.display()
+    )
+}
+
+/// The row of `label` as top draws it (the selected row starts with "▶").
+fn row<'a>(screen: &'a str, label: &str) -> Option<&'a str> {
+    screen
+        .lines()
+        .find(|l| l.trim_start_matches(['▶', ' ']).starts_with(label))
+}
+
+#[test]
+fn top_lists_every_session_and_answers_a_waiting_agent() {
+    fugue_tests::require!("tmux");
+    let daemon = Daemon::start();
+    for session in ["alpha", "beta", "gamma"] {
+        daemon.cli(&["new-session", session]).ok();
+    }
+    daemon.cli(&["run", "-s", "alpha", "--", "echo", "alpha-says-hi"]).ok();
+    daemon
+        .cli(&[
+            "run",
+            "-s",
+            "beta",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "echo beta-works; exec sleep 600",
+        ])
+        .ok();
+    let fake = bin("fake-agent").display().to_string();
+    let agent = daemon.cli(&["run", "-s", "gamma", "--no-shell", "--", &fake]).ok();
+    let tmux = Tmux::start(daemon.dir.path(), 160, 30);
+    tmux.type_line("main", &top_command(&daemon, ""));
+    let screen = tmux.wait_for("main", "gamma:0");
+    for label in ["alpha:0", "beta:0"] {
+        assert!(row(&screen, label).is_some(), "{label} missing:\n{screen}");
+    }
+    // Live: the agent at rest shows as idle, its last line as the program drew it.
+    wait_until("gamma idle in top", DEADLINE, || {
+        let screen = tmux.capture("main");
+        row(&screen, "gamma:0")
+            .filter(|r| r.contains("claude") && r.contains("idle"))
+            .map(|_| ())
+    });
+    let screen = tmux.wait_for("main", "beta-works");
+    assert!(screen.contains("0 need you"), "{screen}");
+    // Selection starts on the first row (needs-first, then by session: alpha).
+    assert!(row(&screen, "alpha:0").unwrap().starts_with('▶'), "{screen}");
+
+    // The agent is given work and asks for permission: top shows it needs the
+    // person, with no key pressed.
+    let sent = daemon.cli(&["--json", "prompt", &agent, "ship it"]).json();
+    assert_eq!(sent["outcome"], "started", "{sent}");
+    let screen = tmux.wait_for("main", "1 need you");
+    let gamma = row(&screen, "gamma:0").expect("gamma row");
+    assert!(gamma.contains("PERMISSION"), "{screen}");
+    // Needs-first: its row is now on top, the selection stayed on alpha.
+    let first_row = screen.lines().nth(2).unwrap_or_default();
+    assert!(first_row.contains("gamma:0"), "{screen}");
+    assert!(row(&screen, "alpha:0").unwrap().starts_with('▶'), "{screen}");
+
+    // "n" jumps to the pane that needs the person; "a" shows the prompt first.
+    tmux.send_keys("main", &["n"]);
+    wait_until("selection on gamma", DEADLINE, || {
+        let screen = tmux.capture("main");
+        row(&screen, "gamma:0").filter(|r| r.starts_with('▶')).map(|_| ())
+    });
+    tmux.send_keys("main", &["a"]);
+    let screen = tmux.wait_for("main", "Approve gamma:0?");
+    assert!(screen.contains("Do you want to proceed?"), "{screen}");
+    assert!(screen.contains("y: approve"), "{screen}");
+    // Nothing was sent yet: the agent still waits.
+    let status = daemon.cli(&["--json", "agent", &agent]).json();
+    assert_eq!(status["state"], "waiting_for_permission", "{status}");
+    tmux.send_keys("main", &["y"]);
+    tmux.wait_for("main", "approved");
+    // The agent proceeds: fake-agent reports what it was allowed to do.
+    wait_until("the agent ran after approval", DEADLINE, || {
+        let text = daemon.cli(&["capture", &agent]).ok();
+        text.contains("approved: ship it").then_some(())
+    });
+    tmux.wait_for("main", "0 need you");
+
+    // Enter attaches to the selected pane; the detach key comes back to top.
+    tmux.send_keys("main", &["Enter"]);
+    tmux.wait_for("main", "approved: ship it");
+    tmux.send_keys("main", &["C-\\"]);
+    tmux.wait_for("main", "fugue top");
+
+    // "/" filters on any column; "q" quits back to the shell.
+    tmux.send_keys("main", &["/"]);
+    tmux.run(&["send-keys", "-t", "main", "-l", "beta"]);
+    tmux.send_keys("main", &["Enter"]);
+    let screen = wait_until("filtered to beta", DEADLINE, || {
+        let screen = tmux.capture("main");
+        (row(&screen, "alpha:0").is_none() && row(&screen, "gamma:0").is_none()).then_some(screen)
+    });
+    assert!(row(&screen, "beta:0").is_some(), "{screen}");
+    tmux.send_keys("main", &["q"]);
+    wait_until("top quit", DEADLINE, || {
+        let screen = tmux.capture("main");
+        (!screen.contains("fugue top ")).then_some(())
+    });
+}
+
+#[test]
+fn top_kills_after_confirming_and_starts_a_pane() {
+    fugue_tests::require!("tmux");
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "work"]).ok();
+    let pane = daemon
+        .cli(&["run", "-s", "work", "--no-shell", "--", "sleep", "600"])
+        .ok();
+    let tmux = Tmux::start(daemon.dir.path(), 140, 24);
+    tmux.type_line("main", &top_command(&daemon, "work"));
+    tmux.wait_for("main", "work:0");
+    // x asks first; any other key cancels and nothing happens.
+    tmux.send_keys("main", &["x"]);
+    tmux.wait_for("main", "Kill work:0?");
+    tmux.send_keys("main", &["n"]);
+    tmux.wait_for("main", "cancelled");
+    let status = daemon.cli(&["--json", "status", &pane]).json();
+    assert_eq!(status["status"], "running", "{status}");
+    tmux.send_keys("main", &["x"]);
+    tmux.wait_for("main", "Kill work:0?");
+    tmux.send_keys("main", &["y"]);
+    wait_until("work:0 exited", DEADLINE, || {
+        let screen = tmux.capture("main");
+        row(&screen, "work:0").filter(|r| r.contains("exited")).map(|_| ())
+    });
+    // c starts a pane in the selected pane's session with the typed command.
+    tmux.send_keys("main", &["c"]);
+    tmux.wait_for("main", "Command for a new pane");
+    tmux.run(&["send-keys", "-t", "main", "-l", "echo made-in-top"]);
+    tmux.send_keys("main", &["Enter"]);
+    tmux.wait_for("main", "started work:1");
+    wait_until("work:1 runs the command", DEADLINE, || {
+        let text = daemon.cli(&["read", "work:1"]).ok();
+        text.contains("made-in-top").then_some(())
+    });
+    // A prompt for a pane with no agent CLI: refused, said in the status line.
+    tmux.send_keys("main", &["a"]);
+    tmux.wait_for("main", "no permission prompt to answer");
+    tmux.send_keys("main", &["q"]);
+}

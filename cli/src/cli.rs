@@ -1053,15 +1053,18 @@ struct Output {
 
 impl Output {
     /// Prints `value` as JSON with `--json`, else the text (nothing if empty).
+    /// A reader that went away (`fugue overview | head`) ends the output
+    /// quietly, as in other command-line tools.
     fn print(&self, value: Value, text: impl FnOnce() -> String) {
-        if self.json {
-            println!("{}", serde_json::to_string_pretty(&value).unwrap_or_default());
+        let text = match self.json {
+            true => serde_json::to_string_pretty(&value).unwrap_or_default(),
+            false => text(),
+        };
+        if text.is_empty() {
             return;
         }
-        let text = text();
-        if !text.is_empty() {
-            println!("{text}");
-        }
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{text}").and_then(|_| stdout.flush());
     }
 }
 

@@ -4,9 +4,10 @@
 //! first), sends a prompt, interrupts, kills, releases, renames, starts a pane,
 //! and jumps to the next pane that needs them.
 //!
-//! Live from the daemon's events: an agent's state changes in place; a pane or
-//! session event re-reads the overview (at most every 150 ms). Last lines and
-//! durations refresh every 3 s and every second.
+//! Live from the daemon's events: agent states, panes and sessions change in
+//! place; what an event cannot say (a reorder, missed events) re-reads the
+//! overview, at most every 150 ms. Last lines and durations refresh every 3 s
+//! and every second.
 
 use crate::top_model::{Reply, Top};
 use fugue_client::{Client, ClientError};
@@ -81,12 +82,14 @@ pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, C
                     Event::Notification { pane, title, body, .. } => top.notified(pane, &title, &body),
                     Event::SessionCreated(_) | Event::SessionDestroyed { .. } | Event::SessionRenamed { .. }
                     | Event::PaneCreated(_) | Event::PaneExited(_) | Event::PaneRestarted(_)
-                    | Event::PaneRemoved { .. } | Event::PaneRenamed(_) | Event::PanesReordered { .. }
-                    | Event::Lagged { .. } => refetch = true,
+                    | Event::PaneRemoved { .. } | Event::PaneRenamed(_) => refetch |= !top.apply(&event),
+                    Event::PanesReordered { .. } | Event::Lagged { .. } => refetch = true,
                     _ => continue,
                 }
                 dirty = true;
             }
+            // A re-read held back by REFETCH_GAP is due.
+            _ = tokio::time::sleep_until((last_fetch + REFETCH_GAP).into()), if refetch => {}
             _ = tick.tick() => {
                 let second = fugue_client::views::now_ms() / 1000;
                 if second != drawn_second {

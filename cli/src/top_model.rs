@@ -3,7 +3,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fugue_client::protocol::limits::escape_for_display;
-use fugue_protocol::{AgentInfo, AgentState, Attention, PaneId, PaneOverview, PaneState, PermissionAnswer, SessionId};
+use fugue_protocol::{
+    AgentInfo, AgentState, Attention, Event, PaneId, PaneOverview, PaneState, PermissionAnswer, SessionId,
+};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -157,6 +159,44 @@ impl Top {
         };
         row.agent = Some(agent);
         self.reorder();
+    }
+
+    /// A pane or session event, applied in place (no re-read of the
+    /// overview: with a thousand panes that takes tens of milliseconds).
+    /// `false` when only a re-read can apply it.
+    pub fn apply(&mut self, event: &Event) -> bool {
+        match event {
+            Event::PaneCreated(pane) => {
+                // Whether a pane belongs to the one session shown, only the
+                // daemon knows (a session target may be a name or an id prefix).
+                if self.session.is_some() {
+                    return false;
+                }
+                self.rows.retain(|r| r.pane.id != pane.id);
+                self.rows.push(PaneOverview {
+                    pane: pane.clone(),
+                    agent: None,
+                    last_line: String::new(),
+                });
+            }
+            Event::PaneExited(pane) | Event::PaneRestarted(pane) | Event::PaneRenamed(pane) => {
+                let Some(row) = self.rows.iter_mut().find(|r| r.pane.id == pane.id) else {
+                    return false;
+                };
+                row.pane = pane.clone();
+            }
+            Event::PaneRemoved { id, .. } => self.rows.retain(|r| r.pane.id != *id),
+            Event::SessionDestroyed { id, .. } => self.rows.retain(|r| r.pane.session_id != *id),
+            Event::SessionRenamed { id, name, .. } => {
+                for row in self.rows.iter_mut().filter(|r| r.pane.session_id == *id) {
+                    row.pane.session_name = name.clone();
+                }
+            }
+            Event::SessionCreated(_) => return true,
+            _ => return false,
+        }
+        self.reorder();
+        true
     }
 
     /// A program in a pane asked to notify the person.
@@ -429,8 +469,9 @@ fn since(row: &PaneOverview) -> u64 {
 /// What the filter looks in, lower-cased.
 fn haystack(row: &PaneOverview) -> String {
     let agent = row.agent.as_ref();
+    let label = label(row);
     let parts = [
-        row.pane.session_name.as_str(),
+        label.as_str(),
         row.pane.title.as_str(),
         &row.pane.command.join(" "),
         agent.and_then(|a| a.agent).map_or("", |k| k.as_str()),

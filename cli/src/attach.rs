@@ -1,13 +1,21 @@
 //! `fugue attach`: a terminal on a pane. The local terminal goes to raw mode, the
 //! pane's screen is drawn, then output streams in and keystrokes go out. Detach
 //! with the detach key (default `Ctrl-\`) or the prefix key (default `Ctrl-b`)
-//! then `d`; prefix then `n`, `p` or a digit switches panes of the session. The
-//! terminal is restored however the attachment ends.
+//! then `d`; prefix then `n`, `p` or a digit switches panes of the session,
+//! `j` jumps to the next pane (of any session) whose agent needs the person,
+//! `w` opens the overview (`fugue top`) to choose one. While attached, the
+//! terminal's title says how many panes need the person, and a new need rings
+//! the bell and asks the terminal for a desktop notification (OSC 9 and OSC
+//! 777), unless `--no-notify`. The terminal is restored however the attachment
+//! ends.
 
 use fugue_client::{Client, ClientError};
 use fugue_protocol::output_filter::OutputFilter;
-use fugue_protocol::{CaptureWhat, ErrorCode, Event, PaneId, PaneInfo, PaneSize};
+use fugue_protocol::{Attention, CaptureWhat, ErrorCode, Event, PaneId, PaneInfo, PaneSize};
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::mpsc;
 
@@ -19,6 +27,10 @@ pub enum Action {
     Next,
     Previous,
     Select(u32),
+    /// To the next pane whose agent needs the person.
+    NextNeeding,
+    /// Open the overview to choose a pane.
+    Overview,
 }
 
 /// Splits keyboard input into bytes for the pane and attach commands.
@@ -48,6 +60,8 @@ impl Keys {
                     b'd' => Some(Action::Detach),
                     b'n' => Some(Action::Next),
                     b'p' => Some(Action::Previous),
+                    b'j' => Some(Action::NextNeeding),
+                    b'w' => Some(Action::Overview),
                     b'0'..=b'9' => Some(Action::Select((byte - b'0') as u32)),
                     // Prefix twice sends the prefix key itself.
                     b if b == self.prefix => {
@@ -95,6 +109,7 @@ pub fn parse_key(name: &str) -> Result<u8, String> {
 pub const DETACH_KEY: &str = "C-\\";
 pub const PREFIX_KEY: &str = "C-b";
 
+#[derive(Clone)]
 pub struct AttachOptions {
     pub read_only: bool,
     pub detach_key: u8,
@@ -105,6 +120,9 @@ pub struct AttachOptions {
     /// Where to reconnect when the connection drops (the daemon is being
     /// upgraded, say): the attachment resumes with a redraw. `None`: end instead.
     pub reconnect: Option<fugue_client::ConnectOptions>,
+    /// Say in the terminal's title how many panes need the person, and ring
+    /// the bell and notify (OSC 9, OSC 777) when one newly does.
+    pub notify: bool,
 }
 
 /// How long a dropped attachment keeps trying to reconnect.
@@ -115,6 +133,8 @@ pub enum Ended {
     Detached(PaneId),
     Exited(PaneId, fugue_protocol::ExitStatus),
     DaemonGone,
+    /// The person asked for the overview (prefix `w`), from this pane.
+    Overview(PaneId),
 }
 
 /// Raw mode for as long as it lives; the terminal comes back however we leave.
@@ -180,7 +200,12 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
 
     let raw = RawMode::enter()?;
     let mut stdout = std::io::stdout();
-    let mut stdin = keyboard();
+    let (mut stdin, _reader) = keyboard();
+    let mut needs = Needs::default();
+    if options.notify {
+        needs.start(&client).await?;
+        needs.show_count(&mut stdout);
+    }
     let mut keys = Keys::new(options.detach_key, options.prefix_key);
     let mut winch = signal(SignalKind::window_change()).map_err(|e| ClientError::Protocol(e.to_string()))?;
     // One answer per terminal query (fugue's), and the clipboard only if allowed.
@@ -196,6 +221,8 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
                 let Some(input) = read else { break Ended::Detached(pane.id) };
                 let mut switch_to = None;
                 let mut detach = false;
+                let mut overview = false;
+                let mut jump = false;
                 for action in keys.feed(&input) {
                     match action {
                         Action::Send(bytes) if !options.read_only => match client.write_input(&id, &bytes).await {
@@ -213,10 +240,29 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
                         Action::Next => switch_to = Some(Step::Next),
                         Action::Previous => switch_to = Some(Step::Previous),
                         Action::Select(index) => switch_to = Some(Step::Index(index)),
+                        Action::NextNeeding => jump = true,
+                        Action::Overview => overview = true,
                     }
                 }
                 if detach {
                     break Ended::Detached(pane.id);
+                }
+                if overview {
+                    break Ended::Overview(pane.id);
+                }
+                if jump {
+                    match needs.next_after(pane.id) {
+                        Some(next) => {
+                            let next = client.pane_status(&next.to_string()).await?;
+                            client.detach(&id).await?;
+                            client.attach(&next.id.to_string(), options.read_only, size(options.read_only)).await?;
+                            pane = next;
+                        }
+                        None => {
+                            let _ = stdout.write_all(b"\x07");
+                            let _ = stdout.flush();
+                        }
+                    }
                 }
                 if let Some(step) = switch_to {
                     if let Some(next) = neighbour(&client, &pane, step).await? {
@@ -242,6 +288,15 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
                         let _ = stdout.flush();
                     }
                     Event::Exited { pane: p, status } if p == pane.id => break Ended::Exited(p, status),
+                    Event::AgentStateChanged { pane: p, agent, .. } if options.notify => {
+                        let newly = needs.changed(p, agent.needs, &mut stdout);
+                        if newly && p != pane.id {
+                            let label = client.pane_status(&p.to_string()).await
+                                .map(|info| format!("{}:{}", info.session_name, info.index))
+                                .unwrap_or_else(|_| p.to_string());
+                            notify(&mut stdout, &label, agent.needs);
+                        }
+                    }
                     _ => {}
                     },
                 }
@@ -263,6 +318,9 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
             };
             client = resumed;
             events = resumed_events;
+            if options.notify {
+                needs.start(&client).await?;
+            }
         }
     };
 
@@ -284,9 +342,100 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
         reset.push_str("\x1b[?1049l");
     }
     let _ = stdout.write_all(reset.as_bytes());
+    if options.notify && needs.count() > 0 {
+        // The count is about this attachment: it ends with it.
+        let _ = stdout.write_all(b"\x1b]2;fugue\x07");
+    }
     let _ = stdout.flush();
     drop(raw);
     Ok(ended)
+}
+
+/// Which panes' agents need the person, from the overview and then the
+/// daemon's agent events.
+#[derive(Default)]
+struct Needs {
+    needing: BTreeMap<PaneId, Attention>,
+    shown: Option<usize>,
+}
+
+impl Needs {
+    /// Subscribes this connection to events and reads who needs the person now.
+    async fn start(&mut self, client: &Client) -> Result<(), ClientError> {
+        client.call(fugue_protocol::requests::Subscribe {}).await?;
+        let panes = client.overview(None).await?;
+        self.needing = panes
+            .iter()
+            .filter_map(|p| Some((p.pane.id, p.agent.as_ref()?.needs)))
+            .filter(|(_, needs)| *needs != Attention::Nothing)
+            .collect();
+        Ok(())
+    }
+
+    fn count(&self) -> usize {
+        self.needing.len()
+    }
+
+    /// Records a change; `true` when the pane newly needs the person.
+    fn changed(&mut self, pane: PaneId, needs: Attention, out: &mut impl Write) -> bool {
+        let newly = match needs {
+            Attention::Nothing => {
+                self.needing.remove(&pane);
+                false
+            }
+            needs => self.needing.insert(pane, needs) != Some(needs),
+        };
+        self.show_count(out);
+        newly
+    }
+
+    /// The terminal's title says how many need the person (set only when
+    /// the count changes, so a program's own title stays otherwise).
+    fn show_count(&mut self, out: &mut impl Write) {
+        let count = self.count();
+        if self.shown == Some(count) {
+            return;
+        }
+        let first = self.shown.is_none();
+        self.shown = Some(count);
+        if first && count == 0 {
+            return;
+        }
+        let title = match count {
+            0 => "fugue".to_string(),
+            n => format!("fugue: {n} need you"),
+        };
+        let _ = write!(out, "\x1b]2;{title}\x07");
+        let _ = out.flush();
+    }
+
+    /// The next pane after `current` (in id order, round) that needs the person.
+    fn next_after(&self, current: PaneId) -> Option<PaneId> {
+        let after = self
+            .needing
+            .range(current..)
+            .map(|(id, _)| *id)
+            .find(|id| *id != current);
+        after.or_else(|| self.needing.keys().copied().find(|id| *id != current))
+    }
+}
+
+/// Rings the bell and asks the terminal for a desktop notification: OSC 9
+/// (iTerm2, Windows Terminal, WezTerm, ghostty, kitty) and OSC 777 (foot,
+/// urxvt, VTE terminals), the two forms common terminals show.
+fn notify(out: &mut impl Write, label: &str, needs: Attention) {
+    let why = match needs {
+        Attention::Permission => "asks for permission",
+        Attention::Question => "asks a question",
+        Attention::FinishedUnseen => "finished its turn",
+        Attention::Nothing => return,
+    };
+    let label: String = label.chars().filter(|c| !c.is_control()).take(80).collect();
+    let _ = write!(
+        out,
+        "\x07\x1b]9;fugue: {label} {why}\x07\x1b]777;notify;fugue;{label} {why}\x07"
+    );
+    let _ = out.flush();
 }
 
 /// While the program in the pane uses the kitty keyboard protocol, asks the
@@ -336,15 +485,28 @@ async fn reattach(
     }
 }
 
-/// Keyboard input, read on a thread of its own: a blocking read of a terminal
-/// cannot be cancelled, so the caller exits the process when it is done.
-fn keyboard() -> mpsc::Receiver<Vec<u8>> {
+/// Keyboard input, read on a thread of its own. It waits for input at most
+/// 50 ms at a time, so when the attachment ends (the reader is dropped) it
+/// stops before taking any key meant for what comes next (the overview).
+fn keyboard() -> (mpsc::Receiver<Vec<u8>>, KeyReader) {
     let (tx, rx) = mpsc::channel(16);
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopping = stop.clone();
+    let thread = std::thread::spawn(move || {
+        let stdin = std::io::stdin();
         let mut buf = vec![0u8; 16 * 1024];
-        loop {
-            match stdin.read(&mut buf) {
+        let wait = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        while !stopping.load(Ordering::Acquire) {
+            let mut fds = [rustix::event::PollFd::new(&stdin, rustix::event::PollFlags::IN)];
+            match rustix::event::poll(&mut fds, Some(&wait)) {
+                Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+                Ok(_) => {}
+                Err(_) => return,
+            }
+            match stdin.lock().read(&mut buf) {
                 Ok(0) | Err(_) => return,
                 Ok(n) => {
                     if tx.blocking_send(buf[..n].to_vec()).is_err() {
@@ -354,7 +516,30 @@ fn keyboard() -> mpsc::Receiver<Vec<u8>> {
             }
         }
     });
-    rx
+    (
+        rx,
+        KeyReader {
+            stop,
+            thread: Some(thread),
+        },
+    )
+}
+
+/// Stops the keyboard thread when dropped, and waits for it.
+struct KeyReader {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for KeyReader {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            // It ends within one 50 ms wait (or one send, whose receiver is
+            // dropped first, so that fails at once).
+            let _ = thread.join();
+        }
+    }
 }
 
 enum Step {
@@ -401,6 +586,7 @@ mod tests {
             keys.feed(b"\x02p\x023\x02d"),
             vec![Action::Previous, Action::Select(3), Action::Detach]
         );
+        assert_eq!(keys.feed(b"\x02j\x02w"), vec![Action::NextNeeding, Action::Overview]);
         // Prefix twice is the prefix key; prefix then anything else passes both.
         assert_eq!(keys.feed(b"\x02\x02"), vec![Action::Send(vec![0x02])]);
         assert_eq!(keys.feed(b"\x02z"), vec![Action::Send(vec![0x02, b'z'])]);

@@ -220,6 +220,10 @@ enum PaneCommand {
         /// default, since any program in the pane could write to it).
         #[arg(long)]
         clipboard: bool,
+        /// Do not show in the terminal's title how many panes need you, nor ring
+        /// the bell and notify (OSC 9, OSC 777) when one newly does.
+        #[arg(long)]
+        no_notify: bool,
     },
     /// Who decides a pane's size with several clients attached: latest (the last to
     /// type or resize), smallest or largest.
@@ -344,17 +348,37 @@ struct RunArgs {
 }
 
 /// Attaches this terminal to `target` until the user detaches or the pane ends.
+/// The overview (prefix `w`) chooses the next pane; quitting it detaches.
 async fn attach(client: &Client, target: &str, options: crate::attach::AttachOptions) -> Result<ExitCode, ClientError> {
     use crate::attach::Ended;
-    match crate::attach::run(client, target, options).await? {
-        Ended::Detached(pane) => eprintln!("[detached from pane {}]", short(pane)),
-        Ended::Exited(pane, status) => eprintln!("[pane {} {status}]", short(pane)),
-        Ended::DaemonGone => {
-            eprintln!("fugue: lost the connection to fugued");
-            return Ok(ExitCode::FAILURE);
+    let connect = options
+        .reconnect
+        .clone()
+        .ok_or_else(|| ClientError::Protocol("attach needs to know how it connected".into()))?;
+    let mut target = target.to_string();
+    // Each attachment after the first on a connection of its own (one
+    // connection's event stream is taken once).
+    let mut fresh: Option<Client> = None;
+    loop {
+        let client = fresh.as_ref().unwrap_or(client);
+        match crate::attach::run(client, &target, options.clone()).await? {
+            Ended::Detached(pane) => eprintln!("[detached from pane {}]", short(pane)),
+            Ended::Exited(pane, status) => eprintln!("[pane {} {status}]", short(pane)),
+            Ended::DaemonGone => {
+                eprintln!("fugue: lost the connection to fugued");
+                return Ok(ExitCode::FAILURE);
+            }
+            Ended::Overview(pane) => match crate::top::choose(&connect, pane).await? {
+                Some(chosen) => {
+                    target = chosen.to_string();
+                    fresh = Some(Client::connect(connect.clone().autostart(false)).await?);
+                    continue;
+                }
+                None => eprintln!("[detached from pane {}]", short(pane)),
+            },
         }
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Creates a pane; the default session is created first if it does not exist.
@@ -393,6 +417,7 @@ async fn shell_attached(cli: &Cli) -> Result<ExitCode, ClientError> {
         detach_key: crate::attach::parse_key(crate::attach::DETACH_KEY).map_err(invalid)?,
         prefix_key: crate::attach::parse_key(crate::attach::PREFIX_KEY).map_err(invalid)?,
         reconnect: Some(connect_options(cli)?),
+        notify: true,
     };
     attach(&client, &pane.id.to_string(), options).await
 }
@@ -895,8 +920,10 @@ async fn on_daemon(cli: &Cli, command: &PaneCommand) -> Result<ExitCode, ClientE
             detach_key,
             prefix_key,
             clipboard,
+            no_notify,
         } => {
             let options = crate::attach::AttachOptions {
+                notify: !*no_notify,
                 clipboard: *clipboard,
                 read_only: *read_only,
                 detach_key: crate::attach::parse_key(detach_key).map_err(invalid)?,

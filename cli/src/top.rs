@@ -25,6 +25,23 @@ const REFETCH_GAP: Duration = Duration::from_millis(150);
 const REFRESH_EVERY: Duration = Duration::from_secs(3);
 
 pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, ClientError> {
+    show(client, session, None).await.map(|_| ExitCode::SUCCESS)
+}
+
+/// The overview opened from `fugue attach` (prefix `w`) on pane `from`: Enter
+/// returns the pane chosen (attach goes there), quitting returns `None`. On a
+/// connection of its own: attach's has its event stream.
+pub async fn choose(connect: &fugue_client::ConnectOptions, from: PaneId) -> Result<Option<PaneId>, ClientError> {
+    let client = Client::connect(connect.clone().autostart(false)).await?;
+    show(&client, None, Some(from)).await
+}
+
+/// Runs the overview; `chooser`: opened from attach on that pane.
+async fn show(
+    client: &Client,
+    session: Option<String>,
+    chooser: Option<PaneId>,
+) -> Result<Option<PaneId>, ClientError> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(ClientError::Protocol(
@@ -34,6 +51,9 @@ pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, C
     let mut events = client.subscribe().await?;
     let mut top = Top::new(session.clone());
     top.replace(client.overview(session.as_deref()).await?);
+    if let Some(from) = chooser {
+        top.select_pane(from);
+    }
     let mut screen = Screen::enter()?;
     let mut keyboard = Keyboard::start();
     let mut tick = tokio::time::interval(Duration::from_millis(250));
@@ -55,6 +75,11 @@ pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, C
                 };
                 match reply {
                     Reply::Quit => break,
+                    Reply::Attach(pane) if chooser.is_some() => {
+                        drop(keyboard);
+                        drop(screen);
+                        return Ok(Some(pane));
+                    }
                     Reply::Attach(pane) => {
                         screen.suspend();
                         keyboard.pause();
@@ -110,8 +135,9 @@ pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, C
             dirty = true;
         }
     }
+    drop(keyboard);
     drop(screen);
-    Ok(ExitCode::SUCCESS)
+    Ok(None)
 }
 
 /// Carries out what a key asked for; what to tell the person.
@@ -164,20 +190,9 @@ async fn act(client: &Client, reply: Reply) -> Result<String, String> {
             format!("renamed to {title}")
         }
         Reply::NewPane { session, command } => {
-            let spec = SpawnSpec {
-                session: session.to_string(),
-                command: Some(command),
-                args: Vec::new(),
-                env: Vec::new(),
-                cwd: None,
-                shell: true,
-                title: None,
-                purpose: None,
-                size: None,
-                output_byte_limit: None,
-                restart: Default::default(),
-                max_restarts: None,
-            };
+            let mut spec = SpawnSpec::new(session.to_string());
+            spec.command = Some(command);
+            spec.shell = true;
             let pane = client.create_pane(spec).await.map_err(|e| e.to_string())?;
             format!("started {}:{}", pane.session_name, pane.index)
         }
@@ -329,5 +344,12 @@ impl Keyboard {
     fn resume(&mut self) {
         self.paused.store(false, Ordering::Release);
         self.thread.unpark();
+    }
+}
+
+impl Drop for Keyboard {
+    /// Stops the reader (what reads the terminal next, an attach, gets every key).
+    fn drop(&mut self) {
+        self.pause();
     }
 }

@@ -236,6 +236,12 @@ impl Top {
         }
     }
 
+    /// Selects `pane` (the one attach was on when it opened the overview).
+    pub fn select_pane(&mut self, pane: PaneId) {
+        self.selected = Some(pane);
+        self.reorder();
+    }
+
     /// How many panes need a person now.
     pub fn needing(&self) -> usize {
         self.rows.iter().filter(|r| needs(r) != Attention::Nothing).count()

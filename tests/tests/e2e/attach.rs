@@ -268,3 +268,120 @@ fn a_query_from_the_pane_is_answered_once_with_a_client_attached() {
     assert_eq!(answers.matches("^[?0u").count(), 1, "kitty flags answers: {line}");
     assert_eq!(answers.matches('c').count(), 1, "device attributes answers: {line}");
 }
+
+/// tmux's value of `format` (`#{...}`) for `target`.
+fn tmux_value(tmux: &Tmux, target: &str, format: &str) -> String {
+    tmux.run(&["display-message", "-p", "-t", target, format])
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn attach_says_who_needs_you_jumps_there_and_opens_the_overview() {
+    fugue_tests::require!("tmux");
+    fugue_tests::require!("script");
+    let daemon = Daemon::start();
+    for session in ["work", "ag"] {
+        daemon.cli(&["new-session", session]).ok();
+    }
+    let shell = daemon
+        .cli(&["run", "-s", "work", "--no-shell", "--", "bash", "--norc", "--noprofile"])
+        .ok();
+    let fake = fake_claude(&daemon);
+    let agent = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "ag",
+            "-e",
+            "FUGUE_AGENT_HOOKS=0",
+            "--no-shell",
+            "--",
+            &fake,
+        ])
+        .ok();
+    wait_until("the agent at rest", DEADLINE, || {
+        let status = daemon.cli(&["--json", "agent", &agent]).json();
+        (status["state"] == "idle").then_some(())
+    });
+    let tmux = Tmux::start(daemon.dir.path(), 120, 30);
+    // What attach writes to its terminal, kept by script(1) (flushed as written).
+    let typescript = daemon.dir.path().join("typescript");
+    tmux.type_line(
+        "main",
+        &format!(
+            "script -q -f -c '{}' {}",
+            attach_command(&daemon, &shell, ""),
+            typescript.display()
+        ),
+    );
+    tmux.type_line("main", "echo attached-$((6*7))");
+    tmux.wait_for("main", "attached-42");
+    // Another window in front, so the bell marks the attached one.
+    let _front = tmux.new_window();
+
+    let sent = daemon.cli(&["--json", "prompt", &agent, "ship it"]).json();
+    assert_eq!(sent["outcome"], "started", "{sent}");
+    let deadline = std::time::Instant::now() + DEADLINE;
+    while tmux_value(&tmux, "main:0", "#{pane_title}") != "fugue: 1 need you" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "title {:?}; written {:?}",
+            tmux_value(&tmux, "main:0", "#{pane_title}"),
+            std::fs::read_to_string(&typescript).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    wait_until("the bell rang", DEADLINE, || {
+        (tmux_value(&tmux, "main:0", "#{window_bell_flag}") == "1").then_some(())
+    });
+    let written = wait_until("the notifications", DEADLINE, || {
+        let written = std::fs::read_to_string(&typescript).unwrap_or_default();
+        written.contains("\x1b]777;").then_some(written)
+    });
+    assert!(
+        written.contains("\x1b]9;fugue: ag:0 asks for permission\x07"),
+        "{written:?}"
+    );
+    assert!(
+        written.contains("\x1b]777;notify;fugue;ag:0 asks for permission\x07"),
+        "{written:?}"
+    );
+
+    // Prefix j jumps to the pane that needs the person, in another session.
+    tmux.run(&["select-window", "-t", "main:0"]);
+    tmux.send_keys("main:0", &["C-b", "j"]);
+    tmux.wait_for("main:0", "Do you want to proceed?");
+    // Prefix w opens the overview on that pane; it answers there.
+    tmux.send_keys("main:0", &["C-b", "w"]);
+    let screen = tmux.wait_for("main:0", "fugue top");
+    let selected = screen.lines().find(|l| l.starts_with('▶')).unwrap_or_default();
+    assert!(selected.contains("ag:0"), "{screen}");
+    tmux.send_keys("main:0", &["a"]);
+    tmux.wait_for("main:0", "Approve ag:0?");
+    tmux.send_keys("main:0", &["y"]);
+    wait_until("the agent ran after approval", DEADLINE, || {
+        let text = daemon.cli(&["capture", &agent]).ok();
+        text.contains("approved: ship it").then_some(())
+    });
+    // Enter on the shell's row attaches there again; detaching ends it all.
+    tmux.run(&["send-keys", "-t", "main:0", "-l", "/work:"]);
+    tmux.send_keys("main:0", &["Enter", "Enter"]);
+    let deadline = std::time::Instant::now() + DEADLINE;
+    while !tmux.capture("main:0").contains("attached-42") {
+        assert!(std::time::Instant::now() < deadline, "{}", tmux.capture("main:0"));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    tmux.send_keys("main:0", &["C-\\"]);
+    tmux.wait_for("main:0", "[detached from pane");
+}
+
+/// fake-agent under the name `claude`, so the daemon watches it (and pushes its
+/// states) as it would the real one; run it with `FUGUE_AGENT_HOOKS=0` (it
+/// would take the hooks' `--settings` for a first prompt).
+fn fake_claude(daemon: &Daemon) -> String {
+    let dir = daemon.dir.path().join("agent-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(bin("fake-agent"), dir.join("claude")).unwrap();
+    dir.join("claude").display().to_string()
+}

@@ -39,8 +39,19 @@ fn top_lists_every_session_and_answers_a_waiting_agent() {
             "echo beta-works; exec sleep 600",
         ])
         .ok();
-    let fake = bin("fake-agent").display().to_string();
-    let agent = daemon.cli(&["run", "-s", "gamma", "--no-shell", "--", &fake]).ok();
+    let fake = fake_claude(&daemon);
+    let agent = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "gamma",
+            "-e",
+            "FUGUE_AGENT_HOOKS=0",
+            "--no-shell",
+            "--",
+            &fake,
+        ])
+        .ok();
     let tmux = Tmux::start(daemon.dir.path(), 160, 30);
     tmux.type_line("main", &top_command(&daemon, ""));
     let screen = tmux.wait_for("main", "gamma:0");
@@ -154,4 +165,14 @@ fn top_kills_after_confirming_and_starts_a_pane() {
     tmux.send_keys("main", &["a"]);
     tmux.wait_for("main", "no permission prompt to answer");
     tmux.send_keys("main", &["q"]);
+}
+
+/// fake-agent under the name `claude`, so the daemon watches it (and pushes its
+/// states) as it would the real one; run it with `FUGUE_AGENT_HOOKS=0` (it
+/// would take the hooks' `--settings` for a first prompt).
+fn fake_claude(daemon: &Daemon) -> String {
+    let dir = daemon.dir.path().join("agent-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(bin("fake-agent"), dir.join("claude")).unwrap();
+    dir.join("claude").display().to_string()
 }

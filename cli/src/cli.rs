@@ -7,7 +7,7 @@ use fugue_client::protocol::{
     PermissionAnswer, ReadMode, RestartPolicy, SessionInfo, SizePolicy, SpawnSpec, WaitCondition, WaitUntil,
 };
 use fugue_client::views::{
-    self, now_ms, AgentStateView, CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView,
+    self, now_ms, AgentStateView, CaptureView, DaemonView, GrepView, OverviewView, PaneView, ReadView, SessionView,
 };
 use fugue_client::{Client, ClientError, ConnectOptions};
 use serde_json::{json, Value};
@@ -115,6 +115,17 @@ enum PaneCommand {
     /// how long it has been so, and its last line of output; panes whose agent
     /// needs a person first.
     Overview { session: Option<String> },
+    /// Search every pane's text and scrollback (of one session, or of all) for a
+    /// regular expression; prints SESSION:INDEX:LINE:TEXT per matching line
+    /// (exit status 1 when nothing matched)
+    Grep {
+        pattern: String,
+        #[arg(long, short = 's')]
+        session: Option<String>,
+        /// Most matching lines printed (1 to 1000)
+        #[arg(long, default_value_t = 200)]
+        max: u32,
+    },
     /// A live, full-screen overview of every pane (of one session, or of all),
     /// the panes whose agent needs a person first: attach (Enter), jump to the
     /// next pane that needs you (n), approve or deny its prompt after reading it
@@ -911,6 +922,24 @@ async fn on_daemon(cli: &Cli, command: &PaneCommand) -> Result<ExitCode, ClientE
             let text = capture.lines.join("\n");
             out.print(json_of(CaptureView::from(capture)), || text);
         }
+        PaneCommand::Grep { pattern, session, max } => {
+            let found = client.grep(pattern, session.as_deref(), *max).await?;
+            let view = GrepView::from(&found);
+            out.print(json_of(&view), || grep_text(&view));
+            if found.timed_out {
+                eprintln!("fugue: the search took its 5 s before every pane was searched; narrow it with --session");
+            }
+            if found.truncated {
+                eprintln!(
+                    "fugue: more lines matched than the {} shown (--max)",
+                    view.matches.len()
+                );
+            }
+            return Ok(match found.matches.is_empty() {
+                true => ExitCode::FAILURE,
+                false => ExitCode::SUCCESS,
+            });
+        }
         PaneCommand::Top { session } => {
             return crate::top::run(&client, session.clone()).await;
         }
@@ -1443,6 +1472,15 @@ fn sessions_rows(sessions: &[SessionInfo]) -> Vec<Vec<String>> {
             ]
         })
         .collect()
+}
+
+/// `SESSION:INDEX:LINE:TEXT` per match, as `grep -n` across files.
+fn grep_text(view: &GrepView) -> String {
+    view.matches
+        .iter()
+        .map(|m| format!("{}:{}:{}", m.label, m.line, escape_for_display(&m.text)))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn overview_table(panes: &[OverviewView]) -> String {

@@ -512,6 +512,17 @@ impl Client {
         .await
     }
 
+    /// The lines of every pane's text (of one session, or of all) matching
+    /// `pattern`, at most `max_matches`.
+    pub async fn grep(&self, pattern: &str, session: Option<&str>, max_matches: u32) -> Result<GrepResult> {
+        self.call(rq::Grep {
+            pattern: pattern.into(),
+            session: session.map(str::to_string),
+            max_matches,
+        })
+        .await
+    }
+
     /// Panes of one session, or of every session.
     pub async fn list_panes(&self, session: Option<&str>) -> Result<Vec<PaneInfo>> {
         let request = rq::ListPanes {

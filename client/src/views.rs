@@ -396,6 +396,55 @@ impl From<&fugue_protocol::AgentInfo> for AgentStateView {
     }
 }
 
+/// What a grep across panes found (`fugue grep --json`, `fugue_grep`).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct GrepView {
+    pub matches: Vec<GrepMatchView>,
+    /// Panes whose text was searched.
+    pub panes_searched: u32,
+    /// More lines matched than were returned (raise max_matches, or narrow the pattern).
+    pub truncated: bool,
+    /// The search's 5 s ran out before every pane was searched.
+    pub timed_out: bool,
+}
+
+/// One matching line: which pane, its line number, the line.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct GrepMatchView {
+    /// The pane's id (a terminal_id for the MCP tools).
+    pub pane: String,
+    /// SESSION:INDEX.
+    pub label: String,
+    pub title: String,
+    /// The line's number in the pane's text view (from 1 for its first line
+    /// ever; `fugue read` shows the newest lines).
+    pub line: u64,
+    pub text: String,
+}
+
+impl From<&fugue_protocol::GrepResult> for GrepView {
+    fn from(result: &fugue_protocol::GrepResult) -> Self {
+        GrepView {
+            matches: result
+                .matches
+                .iter()
+                .map(|m| GrepMatchView {
+                    pane: m.pane.to_string(),
+                    label: format!("{}:{}", m.session_name, m.index),
+                    title: m.title.clone(),
+                    line: m.line,
+                    text: m.text.clone(),
+                })
+                .collect(),
+            panes_searched: result.panes_searched,
+            truncated: result.truncated,
+            timed_out: result.timed_out,
+        }
+    }
+}
+
 /// One pane at a glance (`fugue overview`, `GET /api/overview`): the pane, what
 /// its agent CLI is doing, and its last line of output.
 #[derive(Debug, Clone, Serialize)]

@@ -139,6 +139,18 @@ pub struct ListParams {
     pub all_hosts: Option<bool>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GrepParams {
+    /// A regular expression (Rust regex syntax), matched within single lines.
+    pub pattern: String,
+    /// Session to search. Default: the bridge's session.
+    pub session: Option<String>,
+    /// Search the terminals of every session.
+    pub all_sessions: Option<bool>,
+    /// Most matching lines returned (1 to 1000). Default 200.
+    pub max_matches: Option<u32>,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TerminalList {
     pub terminals: Vec<PaneView>,

@@ -292,6 +292,28 @@ ID`, `gemini --resume ID`, with the original flags. Runs in a new terminal of th
     }
 
     #[tool(
+        description = "Search the text and scrollback of every terminal (of the bridge's session, another, or all \
+with all_sessions) for a regular expression: which terminal printed it, on which line (terminal_id as pane, \
+SESSION:INDEX, line number, the line). Bounded: at most max_matches lines and 5 s.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_grep(
+        &self,
+        Parameters(p): Parameters<GrepParams>,
+    ) -> Result<Json<fugue_client::views::GrepView>, String> {
+        let client = self.client().await?;
+        let session = match p.all_sessions.unwrap_or(false) {
+            true => None,
+            false => Some(self.bridge.session(&client, p.session.as_deref(), None).await?),
+        };
+        let found = client
+            .grep(&p.pattern, session.as_deref(), p.max_matches.unwrap_or(200))
+            .await
+            .map_err(describe)?;
+        Ok(Json(fugue_client::views::GrepView::from(&found)))
+    }
+
+    #[tool(
         description = "Read a terminal's output: the last lines as text (ANSI stripped unless raw). Pass since_offset (the \
 next_offset of your previous read) to get only what is new; readers never disturb each other.",
         annotations(read_only_hint = true)

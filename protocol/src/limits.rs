@@ -367,6 +367,26 @@ impl Validate for rq::ListPanes {
     }
 }
 
+/// Most matches one grep returns, and the most bytes of matched lines.
+pub const MAX_GREP_MATCHES: u32 = 1000;
+pub const MAX_GREP_REPLY_BYTES: usize = 1024 * 1024;
+/// A matched line is cut to this many bytes in a grep's reply.
+pub const MAX_GREP_LINE_BYTES: usize = 1024;
+
+impl Validate for rq::Grep {
+    fn validate(&self) -> Result<(), ErrorReply> {
+        check_optional_session(&self.session)?;
+        check_bytes("pattern", &self.pattern, MAX_PATTERN_BYTES)?;
+        if self.max_matches == 0 || self.max_matches > MAX_GREP_MATCHES {
+            return Err(ErrorReply::invalid(format!(
+                "max_matches must be 1 to {MAX_GREP_MATCHES}, not {}",
+                self.max_matches
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl Validate for rq::Overview {
     fn validate(&self) -> Result<(), ErrorReply> {
         check_optional_session(&self.session)

@@ -753,6 +753,33 @@ pub struct PaneOverview {
     pub last_line: String,
 }
 
+/// What a grep across panes found (see [`crate::requests::Grep`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct GrepResult {
+    pub matches: Vec<GrepMatch>,
+    /// Panes whose text was searched.
+    pub panes_searched: u32,
+    /// More lines matched than were returned (`max_matches`, or the reply's
+    /// byte limit).
+    pub truncated: bool,
+    /// The search's time ran out before every pane was searched.
+    pub timed_out: bool,
+}
+
+/// One matching line of one pane's text view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct GrepMatch {
+    pub pane: PaneId,
+    pub session_name: String,
+    pub index: u32,
+    pub title: String,
+    /// The line's number in the pane's text view, from 1 for its first line
+    /// ever (numbers stay when old lines are dropped).
+    pub line: u64,
+    /// The line (cut to [`crate::limits::MAX_GREP_LINE_BYTES`]).
+    pub text: String,
+}
+
 /// Pushed events (after [`crate::requests::Subscribe`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Arbitrary)]
 pub enum Event {

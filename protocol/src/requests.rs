@@ -241,6 +241,11 @@ requests! {
     /// Every pane of one session (or of all when `None`) with what a person
     /// needs to see at a glance: its agent's state and its last line of output.
     Overview { session: Option<String> } -> Vec<PaneOverview>, reply_bytes(_request) = 4 * LIST_REPLY_BYTES;
+    /// The lines of every pane's text view and scrollback (of one session, or
+    /// of all) that match `pattern` (a wait pattern's syntax and limits), in
+    /// pane order, at most `max_matches` (up to [`crate::limits::MAX_GREP_MATCHES`]).
+    Grep { pattern: String, session: Option<String>, max_matches: u32 } -> GrepResult,
+        reply_bytes(_request) = crate::limits::MAX_GREP_REPLY_BYTES + SMALL_REPLY_BYTES;
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use fugue_protocol::limits::clean_label;
 use fugue_protocol::requests as rq;
 use fugue_protocol::signals::parse_signal;
 use fugue_protocol::{
-    AgentInfo, CaptureResult, ErrorReply, OutputChunk, PaneInfo, PaneOverview, PermissionAnswered, ReadMode, Request,
-    Response, SessionInfo, SessionRenamed, SpawnSpec,
+    AgentInfo, CaptureResult, ErrorReply, GrepMatch, GrepResult, OutputChunk, PaneInfo, PaneOverview,
+    PermissionAnswered, ReadMode, Request, Response, SessionInfo, SessionRenamed, SpawnSpec,
 };
 use ractor::ActorRef;
 use resolve::{ask, PANE, SESSION, SUPERVISOR};
@@ -73,6 +73,7 @@ impl Handler {
             Rq::CreatePane(r) => Response::CreatePane(self.create_pane(r.spec).await?),
             Rq::ListPanes(r) => Response::ListPanes(self.list_panes(r.session).await?),
             Rq::Overview(r) => Response::Overview(self.overview(r.session).await?),
+            Rq::Grep(r) => Response::Grep(self.grep(conn, r).await?),
             Rq::PaneStatus(r) => Response::PaneStatus(self.pane(&r.pane).await?.current_info()),
             Rq::WriteInput(r) => Response::WriteInput(self.write_input(conn, r).await?),
             Rq::SendKeys(r) => Response::SendKeys(self.send_keys(conn, r).await?),
@@ -304,6 +305,59 @@ impl Handler {
         Ok(futures::future::join_all(panes.iter().map(overview_of)).await)
     }
 
+    /// The matching lines of every pane's kept text, pane by pane (in the
+    /// overview's order), each pane searched off the runtime; the pattern is
+    /// charged to the connection like a wait's.
+    async fn grep(&self, conn: &Arc<Client>, request: rq::Grep) -> Result<GrepResult, ErrorReply> {
+        use fugue_protocol::limits::{MAX_GREP_LINE_BYTES, MAX_GREP_REPLY_BYTES};
+        let pattern = search::Pattern::compile(&request.pattern, &conn.patterns)?;
+        let sessions = match &request.session {
+            Some(target) => vec![self.session(target).await?],
+            None => ask(&self.supervisor, SupervisorMsg::AllSessions, SUPERVISOR).await?,
+        };
+        let lists =
+            futures::future::join_all(sessions.iter().map(|s| ask(&s.actor, SessionMsg::PaneHandles, SESSION))).await;
+        let panes: Vec<_> = lists.into_iter().filter_map(Result::ok).flatten().collect();
+        let deadline = std::time::Instant::now() + GREP_TIME;
+        let max = request.max_matches as usize;
+        let mut result = GrepResult {
+            matches: Vec::new(),
+            panes_searched: 0,
+            truncated: false,
+            timed_out: false,
+        };
+        let mut bytes = 0;
+        for pane in &panes {
+            // One more than wanted tells whether there were more.
+            let want = max + 1 - result.matches.len();
+            let grepped = search::grep_output(&pattern, &pane.output, want, MAX_GREP_LINE_BYTES, deadline).await;
+            result.panes_searched += 1;
+            let info = pane.current_info();
+            for (seq, text) in grepped.lines {
+                bytes += text.len() + info.title.len() + info.session_name.len() + 64;
+                if result.matches.len() == max || bytes > MAX_GREP_REPLY_BYTES {
+                    result.truncated = true;
+                    break;
+                }
+                result.matches.push(GrepMatch {
+                    pane: info.id,
+                    session_name: info.session_name.clone(),
+                    index: info.index,
+                    title: info.title.clone(),
+                    line: seq + 1,
+                    text,
+                });
+            }
+            if grepped.out_of_time {
+                result.timed_out = true;
+            }
+            if result.truncated || result.timed_out {
+                break;
+            }
+        }
+        Ok(result)
+    }
+
     async fn read_output(&self, target: &str, mode: ReadMode) -> Result<OutputChunk, ErrorReply> {
         let pane = self.pane(target).await?;
         let read = pane.output.read(mode);
@@ -326,6 +380,9 @@ impl Handler {
         Ok(())
     }
 }
+
+/// How long a grep may search, all panes together.
+const GREP_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Characters of a pane's last line an overview shows.
 const OVERVIEW_LINE_CHARS: usize = 200;

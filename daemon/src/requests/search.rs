@@ -176,3 +176,73 @@ pub async fn search_screen(pattern: &Arc<Pattern>, output: &PaneOutput, deadline
         Some(Some(text)) => Searched::Found { text, shown_at: 0 },
     }
 }
+
+/// What a grep of one pane found: its matching lines (number and text, cut
+/// to `line_bytes`), and whether time ran out first.
+pub struct Grepped {
+    pub lines: Vec<(u64, String)>,
+    pub out_of_time: bool,
+}
+
+/// Every line of the pane's kept text (text view and scrollback) matching
+/// `pattern`, at most `max`, searched off the runtime in batches.
+pub async fn grep_output(
+    pattern: &Arc<Pattern>,
+    output: &PaneOutput,
+    max: usize,
+    line_bytes: usize,
+    deadline: Instant,
+) -> Grepped {
+    let mut found = Vec::new();
+    let mut from = 0;
+    loop {
+        let batch = output.numbered_lines(from, BATCH_BYTES);
+        let (more, next) = (batch.more, batch.next);
+        let want = max - found.len();
+        let job = {
+            let pattern = pattern.clone();
+            move || {
+                let mut cache = pattern.regex.create_cache();
+                let mut hits = Vec::new();
+                for (seq, line) in batch.lines {
+                    if hits.len() >= want {
+                        break;
+                    }
+                    if Instant::now() >= deadline {
+                        return None;
+                    }
+                    if pattern.regex.search_with(&mut cache, &Input::new(&line)).is_some() {
+                        hits.push((seq, cut(line, line_bytes)));
+                    }
+                }
+                Some(hits)
+            }
+        };
+        let Some(Some(hits)) = off_the_runtime(deadline, job).await else {
+            return Grepped {
+                lines: found,
+                out_of_time: true,
+            };
+        };
+        found.extend(hits);
+        if found.len() >= max || !more {
+            return Grepped {
+                lines: found,
+                out_of_time: false,
+            };
+        }
+        from = next;
+    }
+}
+
+/// `line` cut to at most `max` bytes, at a character boundary.
+fn cut(mut line: String, max: usize) -> String {
+    if line.len() > max {
+        let mut end = max;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line.truncate(end);
+    }
+    line
+}

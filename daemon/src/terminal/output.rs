@@ -264,7 +264,48 @@ impl TextLines {
     }
 }
 
+/// Numbered lines for a grep (see [`TextLines::numbered_lines`]).
+#[derive(Default)]
+pub struct NumberedLines {
+    /// Each line's sequence number and text, oldest first.
+    pub lines: Vec<(u64, String)>,
+    /// Where the next batch starts.
+    pub next: u64,
+    /// More lines remain after these.
+    pub more: bool,
+}
+
 impl TextLines {
+    /// Every kept line (the text view and the scrollback's) from sequence
+    /// number `from` (or the oldest kept), within `max_bytes` (at least one
+    /// line), with the unfinished last line once the complete ones are done.
+    pub fn numbered_lines(&self, from: u64, max_bytes: usize) -> NumberedLines {
+        let store = &self.lines;
+        let start = from.max(store.first_seq);
+        let mut batch = NumberedLines {
+            next: start,
+            ..Default::default()
+        };
+        let mut room = max_bytes;
+        let first = (start - store.first_seq) as usize;
+        for (i, line) in store.lines.iter().enumerate().skip(first) {
+            if !batch.lines.is_empty() && line.text.len() > room {
+                batch.more = true;
+                return batch;
+            }
+            room = room.saturating_sub(line.text.len() + 1);
+            let seq = store.first_seq + i as u64;
+            batch.lines.push((seq, line.text.clone()));
+            batch.next = seq + 1;
+        }
+        if !store.current.is_empty() {
+            let seq = store.first_seq + store.lines.len() as u64;
+            batch.lines.push((seq, store.current.clone()));
+            batch.next = seq + 1;
+        }
+        batch
+    }
+
     /// The last `count` complete lines (not the unfinished one), within
     /// `max_bytes`.
     pub fn complete_lines(&self, count: usize, max_bytes: usize) -> Vec<String> {

@@ -600,6 +600,12 @@ impl PaneOutput {
         (text.search_batch(since, began, max_bytes), text.fed())
     }
 
+    /// Numbered lines for a grep (see [`TextLines::numbered_lines`]): copied
+    /// out under the lock, searched outside it.
+    pub fn numbered_lines(&self, from: u64, max_bytes: usize) -> crate::terminal::output::NumberedLines {
+        lock(&self.text).numbered_lines(from, max_bytes)
+    }
+
     /// The visible screen's rows as text.
     pub fn screen_text(&self) -> Vec<String> {
         lock(&self.screen).screen.visible_text()

@@ -126,6 +126,27 @@ async fn a_pathological_wait_pattern_holds_up_nobody_and_keeps_its_deadline() {
     assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
 }
 
+/// The same pattern in a grep across panes: it runs off the runtime too, keeps
+/// its 5 s and says it ran out of time, and holds up nobody.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pathological_grep_holds_up_nobody_and_keeps_its_deadline() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    pane_with_text(&client, "s", 1024).await;
+    let started = Instant::now();
+    let (found, worst) = while_measuring(&daemon, client.grep(r"\B.{1000}x", None, 10)).await;
+    let found = found.unwrap();
+    println!(
+        "pathological grep: returned after {:?}, timed_out {}, worst bystander {worst:?}",
+        started.elapsed(),
+        found.timed_out
+    );
+    assert!(found.timed_out, "{found:?}");
+    assert!(found.matches.is_empty());
+    assert!(started.elapsed() < Duration::from_secs(7), "{:?}", started.elapsed());
+    assert!(worst < BYSTANDER_LIMIT, "a bystander waited {worst:?}");
+}
+
 /// Case 3: 2000 concurrent waits on one connection, each with a pattern that
 /// compiles to about 1 MiB. Before: +2.1 GB. Now the connection's pattern
 /// budget refuses them past its limit, naming it.

@@ -123,6 +123,7 @@ async fn tools_are_listed_with_described_parameters_and_annotations() {
         "fugue_deny",
         "fugue_send_prompt",
         "fugue_spawn_agent",
+        "fugue_grep",
     ] {
         assert!(names.contains(&expected), "{expected} missing from {names:?}");
     }
@@ -136,6 +137,7 @@ async fn tools_are_listed_with_described_parameters_and_annotations() {
             "fugue_agent_status",
             "fugue_wait",
             "fugue_list_agents",
+            "fugue_grep",
         ];
         if read_only.contains(&tool.name.as_ref()) {
             assert_eq!(annotations.read_only_hint, Some(true), "{}", tool.name);
@@ -844,4 +846,53 @@ async fn names_reach_agents_clean() {
     let mcp = connect(&daemon, TestClient::default(), false).await;
     let listed = ok(&mcp, "fugue_list", json!({})).await;
     assert_eq!(listed["terminals"][0]["title"], fugue_tests::EVIL_TITLE, "{listed}");
+}
+
+/// An agent finds which terminal printed a line: in its own session by default,
+/// in every session with all_sessions, each match with its terminal_id.
+#[tokio::test]
+async fn grep_says_which_terminal_printed_it() {
+    let daemon = Daemon::start();
+    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let started = ok(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "tests", "command": "sh", "args": ["-c", "echo 'panic: index out of range'; exec sleep 600"], "shell": false}),
+    )
+    .await;
+    let id = started["terminal_id"].as_str().unwrap().to_string();
+    daemon.cli(&["new-session", "people"]).ok();
+    daemon
+        .cli(&[
+            "run",
+            "-s",
+            "people",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "echo 'panic: out of memory'; exec sleep 600",
+        ])
+        .ok();
+    let both = wait_until("both printed", DEADLINE, || {
+        let found = daemon.cli(&["--json", "grep", "panic"]).json();
+        (found["matches"].as_array().map(Vec::len) == Some(2)).then_some(found)
+    });
+    assert_eq!(both["panes_searched"], 2, "{both}");
+    let own = ok(&mcp, "fugue_grep", json!({"pattern": "^panic: "})).await;
+    assert_eq!(own["matches"].as_array().unwrap().len(), 1, "{own}");
+    assert_eq!(own["matches"][0]["pane"], id.as_str(), "{own}");
+    assert_eq!(own["matches"][0]["text"], "panic: index out of range", "{own}");
+    assert_eq!(own["matches"][0]["line"], 1, "{own}");
+    let all = ok(&mcp, "fugue_grep", json!({"pattern": "^panic: ", "all_sessions": true})).await;
+    let labels: Vec<&str> = all["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(labels.len(), 2, "{all}");
+    assert!(labels.contains(&"people:0"), "{all}");
+    let bad = fails(&mcp, "fugue_grep", json!({"pattern": "x", "max_matches": 5000})).await;
+    assert!(bad.contains("max_matches must be 1 to 1000"), "{bad}");
 }

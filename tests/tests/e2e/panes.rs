@@ -433,3 +433,71 @@ fn overview_shows_every_pane_with_its_last_line() {
     let missing = daemon.cli(&["overview", "nope"]).err();
     assert!(missing.contains("nope"), "{missing}");
 }
+
+/// `fugue grep` finds which pane printed a line, across sessions and far back
+/// in the scrollback, with its line number; `--session`, `--max`, `--json`
+/// and a pattern that cannot compile behave as a person expects.
+#[test]
+fn grep_finds_the_pane_and_line_across_sessions() {
+    let daemon = Daemon::start();
+    for session in ["build", "net"] {
+        daemon.cli(&["new-session", session]).ok();
+    }
+    // 3000 lines of noise first: the match is in the scrollback, far off screen.
+    let build = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "build",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "seq 1 3000; echo 'ERROR: disk full'; echo done-build; exec sleep 600",
+        ])
+        .ok();
+    daemon
+        .cli(&[
+            "run",
+            "-s",
+            "net",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "echo 'ERROR: network down'; echo done-net; exec sleep 600",
+        ])
+        .ok();
+    wait_until("both printed", DEADLINE, || {
+        let read = |p: &str| daemon.cli(&["read", p]).ok();
+        (read("build:0").contains("done-build") && read("net:0").contains("done-net")).then_some(())
+    });
+
+    let found = daemon.cli(&["grep", "^ERROR"]).ok();
+    let lines: Vec<&str> = found.lines().collect();
+    assert_eq!(
+        lines,
+        vec!["build:0:3001:ERROR: disk full", "net:0:1:ERROR: network down"],
+        "{found}"
+    );
+    let only = daemon.cli(&["grep", "ERROR", "--session", "net"]).ok();
+    assert_eq!(only, "net:0:1:ERROR: network down");
+    let json = daemon.cli(&["--json", "grep", "disk"]).json();
+    assert_eq!(json["matches"][0]["pane"], build.as_str(), "{json}");
+    assert_eq!(json["matches"][0]["line"], 3001, "{json}");
+    assert_eq!(json["panes_searched"], 2, "{json}");
+    assert_eq!(json["truncated"], false, "{json}");
+
+    // --max: what was cut is said, on stderr.
+    let capped = daemon.cli(&["grep", "^[0-9]+$", "--max", "5"]);
+    assert!(capped.status.success());
+    assert_eq!(capped.stdout.lines().count(), 5, "{}", capped.stdout);
+    assert!(capped.stderr.contains("more lines matched"), "{}", capped.stderr);
+    // Nothing found: exit status 1, like grep; a bad pattern: one clear line.
+    let none = daemon.cli(&["grep", "no such text anywhere"]);
+    assert_eq!(none.status.code(), Some(1), "{}", none.stderr);
+    let bad = daemon.cli(&["grep", "(unclosed"]).err();
+    assert!(bad.contains("pattern"), "{bad}");
+    let zero = daemon.cli(&["grep", "x", "--max", "0"]).err();
+    assert!(zero.contains("max_matches must be 1 to 1000"), "{zero}");
+}

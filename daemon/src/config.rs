@@ -30,6 +30,8 @@ pub struct DaemonConfig {
     pub args: Vec<std::ffi::OsString>,
     /// What clients may make the daemon hold, in bytes (see [`crate::budget`]).
     pub client_memory: usize,
+    /// The config file naming notification sinks (see [`crate::notify`]).
+    pub notify_config: Option<PathBuf>,
 }
 
 impl DaemonConfig {
@@ -49,6 +51,7 @@ impl DaemonConfig {
             exe: std::env::current_exe().unwrap_or_else(|_| PathBuf::from("fugued")),
             args: Vec::new(),
             client_memory: crate::budget::DEFAULT_CLIENT_MEMORY,
+            notify_config: None,
         }
     }
 }

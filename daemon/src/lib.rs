@@ -21,6 +21,7 @@ pub mod config;
 mod event_bus;
 pub mod handover;
 mod memory;
+pub mod notify;
 mod requests;
 pub mod serve;
 mod store;

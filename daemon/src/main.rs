@@ -41,6 +41,11 @@ struct Args {
     #[arg(long, value_name = "MIB", default_value_t = (fugue_daemon::budget::DEFAULT_CLIENT_MEMORY >> 20) as u64,
           value_parser = clap::value_parser!(u64).range(8..=1 << 20))]
     client_memory: u64,
+    /// The config file naming notification sinks (`[[notify]]` tables: a
+    /// webhook or a command for "a pane needs you" and program notifications;
+    /// "none": none). Default: $XDG_CONFIG_HOME/fugue/config.toml.
+    #[arg(long, value_name = "PATH")]
+    config: Option<PathBuf>,
     /// Live upgrade (internal): take over the state handed over on this descriptor.
     #[arg(long, hide = true, value_name = "FD")]
     handover_fd: Option<i32>,
@@ -170,6 +175,11 @@ fn main() -> ExitCode {
     if claimed.activated && !args.activated_socket {
         config.args.push("--activated-socket".into());
     }
+    config.notify_config = match args.config {
+        Some(path) if path.as_os_str() == "none" => None,
+        Some(path) => Some(path),
+        None => fugue_daemon::notify::default_config_path(),
+    };
     config.state = match args.state {
         Some(path) if path.as_os_str() == "none" => None,
         Some(path) => Some(path),

@@ -377,6 +377,8 @@ impl Daemon {
             .arg(socket)
             .args(args)
             .env("XDG_STATE_HOME", dir.path().join("state"))
+            // The machine's config (notification sinks) stays out of the tests.
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
             .env("FUGUE_LOG", "debug")
             // Shell panes run `bash -i`: keep the machine's ~/.bashrc out of the tests.
             .env("HOME", dir.path())

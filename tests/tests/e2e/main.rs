@@ -17,6 +17,7 @@ mod lifecycle;
 mod login;
 mod mcp;
 mod mcp_stdio;
+mod notify;
 mod panes;
 mod protocol;
 mod remote;

@@ -225,7 +225,12 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
         std::fs::write(&path, text).expect("write config");
     };
     let base = format!("http://127.0.0.1:{}", stub.port);
-    let mut env = vec![("HOME".to_string(), home.display().to_string())];
+    // Its config under the private HOME, whatever XDG_CONFIG_HOME the daemon
+    // has (opencode reads $XDG_CONFIG_HOME/opencode when it is set).
+    let mut env = vec![
+        ("HOME".to_string(), home.display().to_string()),
+        ("XDG_CONFIG_HOME".to_string(), home.join(".config").display().to_string()),
+    ];
     let mut typed_prompt = None;
     let args = match cli {
         Cli::Claude => {

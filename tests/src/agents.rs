@@ -229,7 +229,10 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
     // has (opencode reads $XDG_CONFIG_HOME/opencode when it is set).
     let mut env = vec![
         ("HOME".to_string(), home.display().to_string()),
-        ("XDG_CONFIG_HOME".to_string(), home.join(".config").display().to_string()),
+        (
+            "XDG_CONFIG_HOME".to_string(),
+            home.join(".config").display().to_string(),
+        ),
     ];
     let mut typed_prompt = None;
     let args = match cli {

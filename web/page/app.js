@@ -14,6 +14,8 @@
   let tabs = [];
   let active = null;
   const views = new Map(); // tab id -> TerminalView
+  // Panes of any session opened from the overview, as tabs of this page only.
+  const opened = [];
   let refreshTimer = null;
 
   // ---- the API ----------------------------------------------------------------
@@ -50,7 +52,8 @@
   async function refresh() {
     try {
       const list = await api('GET', `/api/terminal/sessions?${scopeQuery()}`);
-      tabs = list.sessions;
+      // Panes opened from the overview stay after the project's own tabs.
+      tabs = list.sessions.concat(opened.filter((o) => !list.sessions.some((t) => t.id === o.id)));
       if (!tabs.some((t) => t.id === active)) active = tabs.length ? tabs[0].id : null;
       render();
     } catch (err) {
@@ -76,11 +79,16 @@
   async function closeTab(id) {
     const index = tabs.findIndex((t) => t.id === id);
     if (index < 0) return;
-    try {
-      await api('DELETE', `/api/terminal/sessions/${id}?${scopeQuery()}`);
-    } catch (err) {
-      showError(`Cannot close the terminal: ${err.message}`);
-      return;
+    if (tabs[index].opened) {
+      // A pane opened from the overview: closing its tab leaves the pane running.
+      opened.splice(opened.findIndex((o) => o.id === id), 1);
+    } else {
+      try {
+        await api('DELETE', `/api/terminal/sessions/${id}?${scopeQuery()}`);
+      } catch (err) {
+        showError(`Cannot close the terminal: ${err.message}`);
+        return;
+      }
     }
     tabs.splice(index, 1);
     dropView(id);
@@ -116,8 +124,9 @@
     tabs.forEach((t, i) => { t.order = i; });
     render();
     try {
-      const reply = await api('PUT', `/api/terminal/sessions/reorder?${scopeQuery()}`, { orderedIds });
-      tabs = reply.sessions;
+      const own = orderedIds.filter((id) => !opened.some((o) => o.id === id));
+      const reply = await api('PUT', `/api/terminal/sessions/reorder?${scopeQuery()}`, { orderedIds: own });
+      tabs = reply.sessions.concat(opened);
     } catch (err) {
       tabs = before;
       tabs.forEach((t, i) => { t.order = i; });
@@ -197,7 +206,7 @@
 
   function tabElement(tab) {
     const el = document.createElement('div');
-    el.className = 'tab';
+    el.className = tab.opened ? 'tab opened' : 'tab';
     el.dataset.id = tab.id;
     el.setAttribute('role', 'tab');
     el.setAttribute('aria-selected', String(tab.id === active));
@@ -473,18 +482,155 @@
       case 'PageUp': return step(-1);
       case 'PageDown': return step(1);
       case 'Home': return focusActiveTab;
+      case 'A': case 'a': return () => showOverview(!overviewShown);
       default: return null;
     }
   }
 
+  // ---- the overview: every pane of every session ------------------------------
+
+  let overviewShown = false;
+  let overviewRows = [];
+  let overviewDrawn = '';
+  const said = new Map(); // pane id -> what its last answer did
+
+  const needsOf = (row) => (row.agent ? row.agent.needs : 'nothing');
+  const labelOf = (row) => `${row.pane.session}:${row.pane.index}`;
+
+  async function refreshOverview() {
+    try {
+      overviewRows = await api('GET', '/api/overview');
+    } catch (err) {
+      showError(err.message);
+      return;
+    }
+    renderOverview();
+  }
+
+  function showOverview(show) {
+    overviewShown = show;
+    document.body.classList.toggle('overview', show);
+    $('overview').hidden = !show;
+    $('show-all').setAttribute('aria-pressed', String(show));
+    overviewDrawn = '';
+    if (show) refreshOverview();
+    else views.get(active)?.show();
+  }
+
+  function renderOverview() {
+    const needing = overviewRows.filter((r) => needsOf(r) !== 'nothing').length;
+    $('needs').hidden = needing === 0;
+    $('needs').textContent = `${needing} need${needing === 1 ? 's' : ''} you`;
+    document.title = needing ? `(${needing}) fugue` : 'fugue';
+    if (!overviewShown) return;
+    const rows = overviewRows.slice().sort((a, b) =>
+      (needsOf(a) === 'nothing') - (needsOf(b) === 'nothing')
+      || a.pane.session.localeCompare(b.pane.session) || a.pane.index - b.pane.index);
+    // Drawn again only when it would look different (a press stays valid).
+    const look = JSON.stringify([rows, [...said]]);
+    if (look === overviewDrawn) return;
+    overviewDrawn = look;
+    $('overview-list').replaceChildren(...rows.map(cardElement));
+    $('overview-empty').hidden = rows.length > 0;
+  }
+
+  function cardElement(row) {
+    const agent = row.agent;
+    const card = document.createElement('article');
+    card.className = needsOf(row) === 'nothing' ? 'pane-card' : 'pane-card needs';
+    card.dataset.pane = row.pane.id;
+    card.dataset.label = labelOf(row);
+    const head = document.createElement('header');
+    const label = document.createElement('span');
+    label.className = 'label';
+    label.textContent = labelOf(row);
+    const title = document.createElement('span');
+    title.className = 'title';
+    title.textContent = row.pane.title;
+    const status = document.createElement('span');
+    const state = agent ? (agent.needs === 'finished_unseen' ? 'finished_unseen' : agent.state) : row.pane.status;
+    status.className = `badge ${state}`;
+    status.textContent = agent ? `${agent.agent}: ${agent.state.replaceAll('_', ' ')}` : row.pane.status;
+    head.append(label, title, status);
+    card.append(head);
+    const last = document.createElement('pre');
+    last.className = 'last';
+    last.textContent = row.last_line || ' ';
+    card.append(last);
+    const actions = document.createElement('div');
+    actions.className = 'actions';
+    if (agent && agent.state === 'waiting_for_permission' && agent.prompt_id) {
+      // The prompt's own lines, so a person knows what they allow.
+      const prompt = document.createElement('pre');
+      prompt.className = 'prompt';
+      prompt.textContent = agent.evidence.join('\n');
+      card.append(prompt);
+      const approve = button('Approve', 'approve', () => answer(row, 'approve'));
+      const deny = button('Deny', 'deny', () => answer(row, 'deny'));
+      approve.title = deny.title = `prompt ${agent.prompt_id}: sent only while this prompt is on screen`;
+      actions.append(approve, deny);
+    }
+    actions.append(button('Open', 'open', () => openPane(row)));
+    card.append(actions);
+    if (said.has(row.pane.id)) {
+      const note = document.createElement('span');
+      note.className = 'said';
+      note.textContent = said.get(row.pane.id);
+      card.append(note);
+    }
+    return card;
+  }
+
+  function button(text, cls, action) {
+    const el = document.createElement('button');
+    el.type = 'button';
+    el.className = cls;
+    el.textContent = text;
+    el.addEventListener('click', action);
+    return el;
+  }
+
+  /// Answers the prompt the card showed, by its id: the server sends the key
+  /// only while that same prompt is on screen.
+  async function answer(row, verdict) {
+    try {
+      const reply = await api('POST', `/api/panes/${row.pane.id}/${verdict}`, { prompt_id: row.agent.prompt_id });
+      said.set(row.pane.id, reply.already ? `already ${reply.answer}: nothing sent` : reply.answer);
+    } catch (err) {
+      showError(`${labelOf(row)}: ${err.message}`);
+    }
+    refreshOverview();
+  }
+
+  /// Opens any pane as a tab of this page (its own project's tabs stay).
+  function openPane(row) {
+    if (!tabs.some((t) => t.id === row.pane.id)) {
+      const tab = {
+        id: row.pane.id, name: labelOf(row), opened: true, pane: row.pane,
+        status: row.pane.status, exitCode: row.pane.exit_code ?? null, signal: row.pane.signal ?? null,
+        agent: row.agent ? { kind: row.agent.agent, state: row.agent.state, needs: row.agent.needs } : null,
+      };
+      opened.push(tab);
+      tabs.push(tab);
+    }
+    showOverview(false);
+    activate(row.pane.id);
+  }
+
   // ---- events -----------------------------------------------------------------
+
+  let overviewTimer = null;
+  function scheduleOverview() {
+    clearTimeout(overviewTimer);
+    overviewTimer = setTimeout(refreshOverview, 80);
+  }
 
   let eventsBackoff = 250;
   function followEvents() {
     const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
     const socket = new WebSocket(`${scheme}://${location.host}/ws/events`);
-    socket.onopen = () => { eventsBackoff = 250; scheduleRefresh(); };
-    socket.onmessage = () => scheduleRefresh();
+    socket.onopen = () => { eventsBackoff = 250; scheduleRefresh(); refreshOverview(); };
+    socket.onmessage = () => { scheduleRefresh(); scheduleOverview(); };
     socket.onclose = () => {
       setTimeout(followEvents, eventsBackoff);
       eventsBackoff = Math.min(eventsBackoff * 2, 8000);
@@ -505,6 +651,8 @@
     }
     $('where').textContent = `${scope.project} · ${scope.session}`;
     $('add').addEventListener('click', addTab);
+    $('show-all').addEventListener('click', () => showOverview(!overviewShown));
+    $('needs').addEventListener('click', () => showOverview(true));
     $('tabs').addEventListener('pointerdown', () => { pressing = true; });
     window.addEventListener('pointerup', () => { if (pressing) { pressing = false; render(); } });
     document.addEventListener('keydown', (e) => {
@@ -519,7 +667,8 @@
     // Every agent-state change of an agent started as a pane's command arrives as
     // an event (and refreshes at once); one typed into a shell is not pushed, so
     // look again every few seconds too.
-    setInterval(() => { if (!document.hidden) scheduleRefresh(); }, 3000);
+    setInterval(() => { if (!document.hidden) { scheduleRefresh(); scheduleOverview(); } }, 3000);
+    if (params.get('view') === 'all') showOverview(true);
   }
 
   start();

@@ -5,7 +5,7 @@ use crate::error::{ApiError, ApiResult, JsonBody, QueryParams};
 use crate::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
-use fugue_client::protocol::{CaptureWhat, EnvVar, PaneSize, ReadMode, RestartPolicy, SpawnSpec};
+use fugue_client::protocol::{CaptureWhat, EnvVar, PaneSize, PermissionAnswer, ReadMode, RestartPolicy, SpawnSpec};
 use fugue_client::views::{CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -295,6 +295,47 @@ pub async fn prompt(
     Ok(Json(
         fugue_client::ops::send_prompt(&client, &pane, &body.text, body.key.as_deref()).await?,
     ))
+}
+
+/// An answer to an agent's permission prompt, by the id a person was shown.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Answer {
+    /// The `prompt_id` of the prompt shown (the overview's `agent.prompt_id`):
+    /// the answer is sent only while that same prompt is on screen.
+    pub prompt_id: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Answered {
+    /// `approved` or `denied`.
+    pub answer: String,
+    /// It had been answered before: nothing was sent now.
+    pub already: bool,
+}
+
+pub async fn approve(
+    State(state): State<AppState>,
+    Path(pane): Path<String>,
+    JsonBody(body): JsonBody<Answer>,
+) -> ApiResult<Json<Answered>> {
+    answer(state, &pane, &body.prompt_id, PermissionAnswer::Approve).await
+}
+
+pub async fn deny(
+    State(state): State<AppState>,
+    Path(pane): Path<String>,
+    JsonBody(body): JsonBody<Answer>,
+) -> ApiResult<Json<Answered>> {
+    answer(state, &pane, &body.prompt_id, PermissionAnswer::Deny).await
+}
+
+async fn answer(state: AppState, pane: &str, prompt_id: &str, answer: PermissionAnswer) -> ApiResult<Json<Answered>> {
+    let client = state.daemon.get().await?;
+    let answered = client.answer_permission(pane, prompt_id, answer).await?;
+    Ok(Json(Answered {
+        answer: answered.answer.past().into(),
+        already: answered.already,
+    }))
 }
 
 pub async fn read(

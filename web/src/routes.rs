@@ -187,6 +187,22 @@ pub fn table() -> Vec<Route> {
         )
         .body::<api::Prompt>()
         .returns::<fugue_client::ops::PromptSent>(),
+        Route::new(
+            M::POST,
+            "/api/panes/{pane}/approve",
+            "Approve the agent's permission prompt prompt_id (only while it is on screen)",
+            api::approve,
+        )
+        .body::<api::Answer>()
+        .returns::<api::Answered>(),
+        Route::new(
+            M::POST,
+            "/api/panes/{pane}/deny",
+            "Deny the agent's permission prompt prompt_id (only while it is on screen)",
+            api::deny,
+        )
+        .body::<api::Answer>()
+        .returns::<api::Answered>(),
         Route::new(M::GET, "/api/panes/{pane}/read", "Read a pane's output", api::read)
             .query::<api::Read>()
             .returns::<ReadView>(),

@@ -1077,6 +1077,91 @@ fn the_tab_bar_works_in_a_real_browser() {
     }
 }
 
+/// The overview in a real browser at a phone's viewport (390x844): every
+/// session's panes, one made through the real MCP bridge and one agent made from
+/// the CLI, its prompt shown and approved from the page (by its prompt_id), and
+/// a pane of another session opened as a tab. tests/browser/overview.mjs drives
+/// it; its screenshots land in target/browser-artifacts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt;
+    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
+    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let daemon = Daemon::start();
+    // A pane made by an agent, through the real fugue-mcp over stdio.
+    let mut cmd = tokio::process::Command::new(bin("fugue-mcp"));
+    cmd.arg("--socket")
+        .arg(&daemon.socket)
+        .env("HOME", daemon.dir.path())
+        .env_remove("FUGUE_SESSION")
+        .current_dir(daemon.dir.path());
+    let (transport, _) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn fugue-mcp");
+    let mcp = ().serve(transport).await.expect("MCP startup");
+    let started = fugue_tests::mcp::ok(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "made by an agent", "title": "mcp-made", "command": "sh",
+               "args": ["-c", "echo from-mcp; exec sleep 600"], "shell": false}),
+    )
+    .await;
+    let mcp_label = format!("{}:0", started["session"].as_str().expect("session"));
+    // An agent started from the CLI that asks for permission at once.
+    let agent = tokio::task::block_in_place(|| {
+        daemon.cli(&["new-session", "cli"]).ok();
+        let fake = bin("fake-agent").display().to_string();
+        daemon
+            .cli(&[
+                "run",
+                "-s",
+                "cli",
+                "--title",
+                "agent",
+                "--no-shell",
+                "--",
+                &fake,
+                "ship it",
+            ])
+            .ok()
+    });
+    let web = Web::start(&daemon, &[]);
+    // Its own directory: the tab bar's test, in parallel, empties its own.
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts-overview");
+    let output = tokio::task::block_in_place(|| {
+        Command::new("node")
+            .arg(browser_dir.join("overview.mjs"))
+            .current_dir(&browser_dir)
+            .env("FUGUE_WEB_URL", &web.login)
+            .env("ARTIFACTS", &artifacts)
+            .env("MCP_LABEL", &mcp_label)
+            .env("AGENT_LABEL", "cli:0")
+            .output()
+            .expect("run node")
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(output.status.success(), "the browser test failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("all steps passed"), "{stdout}");
+    // The approval reached the agent: it ran what it asked for.
+    tokio::task::block_in_place(|| {
+        fugue_tests::wait_until("the agent ran after the page approved", DEADLINE, || {
+            let text = daemon.cli(&["capture", &agent]).ok();
+            text.contains("approved: ship it").then_some(())
+        })
+    });
+    for shot in ["7-overview-phone", "8-approved-phone", "9-opened-phone"] {
+        assert!(
+            artifacts.join(format!("{shot}.png")).is_file(),
+            "screenshot {shot} missing"
+        );
+    }
+    let _ = mcp.cancel().await;
+}
+
 /// HTTPS with the user's certificate; with it, listening beyond loopback is allowed.
 #[test]
 fn tls_serves_https_and_allows_other_addresses() {

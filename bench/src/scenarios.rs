@@ -86,51 +86,55 @@ pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Er
     let wanted = |n: u32| only.as_ref().is_none_or(|only| only.contains(&n));
     let mut rows = Vec::new();
     if wanted(1) || wanted(2) {
-        eprintln!("[1/12] throughput");
+        eprintln!("[1/13] throughput");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(throughput(dir.path(), &file, &sizes).await?);
     }
     if wanted(3) {
-        eprintln!("[3/12] request latency");
+        eprintln!("[3/13] request latency");
         rows.extend(latency(dir.path(), &sizes).await?);
     }
     if wanted(4) {
-        eprintln!("[4/12] memory");
+        eprintln!("[4/13] memory");
         rows.extend(memory(dir.path(), &sizes).await?);
     }
     if wanted(5) {
-        eprintln!("[5/12] reaction");
+        eprintln!("[5/13] reaction");
         rows.extend(reaction(dir.path(), &sizes).await?);
     }
     if wanted(6) {
-        eprintln!("[6/12] idle");
+        eprintln!("[6/13] idle");
         rows.extend(idle(dir.path(), &sizes).await?);
     }
     if wanted(7) {
-        eprintln!("[7/12] scale");
+        eprintln!("[7/13] scale");
         rows.extend(scale(dir.path(), &sizes).await?);
     }
     if wanted(8) {
-        eprintln!("[8/12] latency under churn");
+        eprintln!("[8/13] latency under churn");
         rows.extend(churn(dir.path(), &sizes).await?);
     }
     if wanted(9) {
-        eprintln!("[9/12] agent TUI");
+        eprintln!("[9/13] agent TUI");
         rows.extend(agent_tui(dir.path(), &sizes).await?);
     }
     if wanted(10) {
-        eprintln!("[10/12] records and live upgrade");
+        eprintln!("[10/13] records and live upgrade");
         rows.extend(durable(dir.path(), &sizes).await?);
     }
     if wanted(11) {
-        eprintln!("[11/12] a browser tab");
+        eprintln!("[11/13] a browser tab");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(browser(dir.path(), &file, &sizes).await?);
     }
     if wanted(12) {
-        eprintln!("[12/12] another machine over ssh");
+        eprintln!("[12/13] another machine over ssh");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(remote(dir.path(), &file, &sizes).await?);
+    }
+    if wanted(13) {
+        eprintln!("[13/13] fugue top with many panes");
+        rows.extend(overview(dir.path(), &sizes).await?);
     }
     Ok(rows)
 }
@@ -1426,4 +1430,89 @@ async fn attached_cat(starter: &Client, watcher: &Client, file: &Path, last: &st
     }
     starter.release_pane(&id).await.map_err(|e| e.to_string())?;
     Ok(elapsed)
+}
+
+/// `fugue top` in tmux over `scale_sessions * 10` panes: how long after a
+/// pane event (a rename, as `fugue rename-pane` makes it) the screen shows it,
+/// read back with `tmux capture-pane`; and what one overview read costs.
+async fn overview(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let total = sizes.scale_sessions * 10;
+    let daemon = Daemon::start(dir, "overview").await?;
+    let client = daemon.client().await?;
+    for s in 0..sizes.scale_sessions {
+        let name = format!("o{s}");
+        client
+            .create_session(&name, Some(dir), vec![])
+            .await
+            .map_err(|e| e.to_string())?;
+        for _ in 0..10 {
+            client
+                .create_pane(direct(&name, "sleep", &["3600"]))
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    let started = Instant::now();
+    let listed = client.overview(None).await.map_err(|e| e.to_string())?.len();
+    let read_ms = started.elapsed().as_secs_f64() * 1e3;
+    let tmux = Tmux::start(dir, 160, 40, 1000)?;
+    let top = format!(
+        "{} --socket {} top",
+        env::bin("fugue")?.display(),
+        daemon.socket.display()
+    );
+    tmux.run(&["respawn-pane", "-k", "-t", "b", &top])?;
+    let target = format!("o{}:3", sizes.scale_sessions / 2);
+    let screen = |tmux: &Tmux| tmux.run(&["capture-pane", "-p", "-t", "b"]).unwrap_or_default();
+    let shown = |tmux: &Tmux, text: &str, within: Duration| {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if screen(tmux).contains(text) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        false
+    };
+    if !shown(&tmux, &format!("{total} panes"), Duration::from_secs(30)) {
+        return Err(format!("fugue top did not list {total} panes: {}", screen(&tmux)));
+    }
+    // Only the pane renamed on screen, so it is drawn wherever it sorts.
+    tmux.run(&["send-keys", "-t", "b", "/"])?;
+    tmux.run(&["send-keys", "-t", "b", "-l", &target])?;
+    tmux.run(&["send-keys", "-t", "b", "Enter"])?;
+    let mut times = Vec::new();
+    for n in 0..sizes.reactions.clamp(5, 20) {
+        let title = format!("renamed-{n}");
+        let asked = Instant::now();
+        client.rename_pane(&target, &title).await.map_err(|e| e.to_string())?;
+        if !shown(&tmux, &title, Duration::from_secs(10)) {
+            return Err(format!("fugue top did not show {title}: {}", screen(&tmux)));
+        }
+        times.push(asked.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let worst = times[times.len() - 1];
+    Ok(vec![
+        row(
+            "13 fugue top",
+            &format!(
+                "pane event -> on screen, {total} panes (median, worst of {})",
+                times.len()
+            ),
+            format!("{median:.1} ms, {worst:.1} ms"),
+            "-".into(),
+            "median < 100 ms",
+            Some(median < 100.0),
+        ),
+        row(
+            "13 fugue top",
+            &format!("one overview read of {listed} panes"),
+            format!("{read_ms:.1} ms"),
+            "-".into(),
+            "-",
+            None,
+        ),
+    ])
 }

@@ -131,7 +131,13 @@ enum PaneCommand {
     /// next pane that needs you (n), approve or deny its prompt after reading it
     /// (a, d), send a prompt (p), interrupt, kill, release, rename, start a pane,
     /// filter (/) and sort (s)
-    Top { session: Option<String> },
+    Top {
+        session: Option<String>,
+        /// This machine's and every host's in hosts.toml (their panes as
+        /// HOST/SESSION:INDEX); a host that cannot be reached is said
+        #[arg(long, conflicts_with = "session")]
+        all_hosts: bool,
+    },
     /// Start the agent CLI a pane ran again on its own recorded session, in the same
     /// directory (`claude --resume ID`, `codex resume ID`, `gemini --resume ID`), as
     /// a new pane; prints its id. For a pane whose agent ended or was lost (a
@@ -726,6 +732,11 @@ async fn on_daemon(cli: &Cli, command: &PaneCommand) -> Result<ExitCode, ClientE
             session,
             all_hosts: true,
         } => return list_all_hosts(cli, Listing::Panes(session.clone())).await,
+        PaneCommand::Top { all_hosts: true, .. } => {
+            let mut local = ConnectOptions::default().client_name("fugue-cli");
+            local.socket = cli.socket.clone();
+            return crate::top::run_all_hosts(local).await;
+        }
         _ => {}
     }
     let client = connect(cli, true).await?;
@@ -940,7 +951,7 @@ async fn on_daemon(cli: &Cli, command: &PaneCommand) -> Result<ExitCode, ClientE
                 false => ExitCode::SUCCESS,
             });
         }
-        PaneCommand::Top { session } => {
+        PaneCommand::Top { session, .. } => {
             return crate::top::run(&client, session.clone()).await;
         }
         PaneCommand::Attach {

@@ -11,7 +11,8 @@
 
 use crate::top_model::{Reply, Top};
 use fugue_client::{Client, ClientError};
-use fugue_protocol::{Event, PaneId, PermissionAnswer, SpawnSpec};
+use fugue_protocol::{Event, PaneId, PaneInfo, PaneOverview, PermissionAnswer, SessionId, SpawnSpec};
+use std::collections::HashMap;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,7 +26,45 @@ const REFETCH_GAP: Duration = Duration::from_millis(150);
 const REFRESH_EVERY: Duration = Duration::from_secs(3);
 
 pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, ClientError> {
-    show(client, session, None).await.map(|_| ExitCode::SUCCESS)
+    let links = vec![Link {
+        host: None,
+        client: client.clone(),
+    }];
+    show(links, session, None, Vec::new()).await.map(|_| ExitCode::SUCCESS)
+}
+
+/// `fugue top --all-hosts`: this machine's daemon and every host's of the
+/// hosts file, asked at once; one that cannot be reached is said, the others
+/// shown (their panes as HOST/SESSION:INDEX).
+pub async fn run_all_hosts(local: fugue_client::ConnectOptions) -> Result<ExitCode, ClientError> {
+    let hosts = fugue_client::remote::all_hosts().map_err(ClientError::Protocol)?;
+    let mut targets = vec![(None, local.autostart(false))];
+    for remote in hosts {
+        let options = fugue_client::ConnectOptions::default()
+            .client_name("fugue-cli")
+            .host(remote.clone());
+        targets.push((Some(remote.name), options));
+    }
+    let connected = futures::future::join_all(
+        targets
+            .into_iter()
+            .map(|(host, options)| async move { (host, Client::connect(options).await) }),
+    )
+    .await;
+    let (mut links, mut unreachable) = (Vec::new(), Vec::new());
+    for (host, client) in connected {
+        match client {
+            Ok(client) => links.push(Link { host, client }),
+            Err(err) => unreachable.push(format!("host {}: {err}", host.as_deref().unwrap_or("local"))),
+        }
+    }
+    if links.is_empty() {
+        return Err(ClientError::Protocol(format!(
+            "no daemon answered: {}",
+            unreachable.join("; ")
+        )));
+    }
+    show(links, None, None, unreachable).await.map(|_| ExitCode::SUCCESS)
 }
 
 /// The overview opened from `fugue attach` (prefix `w`) on pane `from`: Enter
@@ -33,14 +72,78 @@ pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, C
 /// connection of its own: attach's has its event stream.
 pub async fn choose(connect: &fugue_client::ConnectOptions, from: PaneId) -> Result<Option<PaneId>, ClientError> {
     let client = Client::connect(connect.clone().autostart(false)).await?;
-    show(&client, None, Some(from)).await
+    show(vec![Link { host: None, client }], None, Some(from), Vec::new()).await
 }
 
-/// Runs the overview; `chooser`: opened from attach on that pane.
+/// One daemon top shows: this machine's (`host` `None`) or a host's.
+struct Link {
+    host: Option<String>,
+    client: Client,
+}
+
+/// Which daemon each pane and session is on, by index into the links.
+#[derive(Default)]
+struct Where {
+    panes: HashMap<PaneId, usize>,
+    sessions: HashMap<SessionId, usize>,
+}
+
+impl Where {
+    fn note(&mut self, link: usize, pane: &PaneInfo) {
+        self.panes.insert(pane.id, link);
+        self.sessions.insert(pane.session_id, link);
+    }
+}
+
+/// A host's panes carry its name before their session's (`box/work`), so a
+/// label tells the machines apart; this machine's stay as they are.
+fn qualify_pane(host: Option<&str>, pane: &mut PaneInfo) {
+    if let Some(host) = host {
+        pane.session_name = format!("{host}/{}", pane.session_name);
+    }
+}
+
+fn qualify_event(host: Option<&str>, event: &mut Event) {
+    match event {
+        Event::PaneCreated(pane) | Event::PaneExited(pane) | Event::PaneRestarted(pane) | Event::PaneRenamed(pane) => {
+            qualify_pane(host, pane)
+        }
+        Event::SessionRenamed { name, .. } => {
+            if let Some(host) = host {
+                *name = format!("{host}/{name}");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every link's overview, qualified, with where each pane is; a link that
+/// fails is said and left out of this read.
+async fn read_all(links: &[Link], session: Option<&str>, place: &mut Where) -> (Vec<PaneOverview>, Vec<String>) {
+    let reads = futures::future::join_all(links.iter().map(|link| link.client.overview(session))).await;
+    let (mut rows, mut failed) = (Vec::new(), Vec::new());
+    for (n, (link, read)) in links.iter().zip(reads).enumerate() {
+        match read {
+            Ok(read) => {
+                for mut row in read {
+                    qualify_pane(link.host.as_deref(), &mut row.pane);
+                    place.note(n, &row.pane);
+                    rows.push(row);
+                }
+            }
+            Err(err) => failed.push(format!("host {}: {err}", link.host.as_deref().unwrap_or("local"))),
+        }
+    }
+    (rows, failed)
+}
+
+/// Runs the overview over `links`; `chooser`: opened from attach on that pane;
+/// `said`: what to say first (hosts that could not be reached).
 async fn show(
-    client: &Client,
+    links: Vec<Link>,
     session: Option<String>,
     chooser: Option<PaneId>,
+    said: Vec<String>,
 ) -> Result<Option<PaneId>, ClientError> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
@@ -48,9 +151,30 @@ async fn show(
             "fugue top needs a terminal on stdin and stdout (fugue overview prints the same as a table)".into(),
         ));
     }
-    let mut events = client.subscribe().await?;
+    // Every link's events, in one stream, each with its link's index; `None`
+    // when that link's connection ended.
+    let (event_tx, mut events) = mpsc::channel::<(usize, Option<Event>)>(256);
+    for (n, link) in links.iter().enumerate() {
+        let mut stream = link.client.subscribe().await?;
+        let tx = event_tx.clone();
+        tokio::spawn(async move {
+            while let Some(event) = stream.recv().await {
+                if tx.send((n, Some(event))).await.is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send((n, None)).await;
+        });
+    }
+    drop(event_tx);
+    let mut place = Where::default();
     let mut top = Top::new(session.clone());
-    top.replace(client.overview(session.as_deref()).await?);
+    let (rows, failed) = read_all(&links, session.as_deref(), &mut place).await;
+    top.replace(rows);
+    let mut trouble: Vec<String> = said.into_iter().chain(failed).collect();
+    if !trouble.is_empty() {
+        top.say(Err(trouble.join("; ")));
+    }
     if let Some(from) = chooser {
         top.select_pane(from);
     }
@@ -61,6 +185,7 @@ async fn show(
     let mut refetch = false;
     let mut drawn_second = 0;
     let mut dirty = true;
+    let mut gone = 0;
     loop {
         if dirty {
             screen.draw(&mut top)?;
@@ -73,6 +198,11 @@ async fn show(
                     dirty = true;
                     continue;
                 };
+                let link = match &reply {
+                    Reply::NewPane { session, .. } => place.sessions.get(session).copied(),
+                    reply => reply.pane().and_then(|pane| place.panes.get(&pane).copied()),
+                };
+                let link = &links[link.unwrap_or(0)];
                 match reply {
                     Reply::Quit => break,
                     Reply::Attach(pane) if chooser.is_some() => {
@@ -83,14 +213,14 @@ async fn show(
                     Reply::Attach(pane) => {
                         screen.suspend();
                         keyboard.pause();
-                        let attached = attach(client, pane).await;
+                        let attached = attach(link, pane).await;
                         keyboard.resume();
                         screen.resume()?;
                         top.say(attached);
                         refetch = true;
                     }
                     reply => {
-                        let said = act(client, reply).await;
+                        let said = act(&link.client, reply).await;
                         top.say(said);
                         refetch = true;
                     }
@@ -98,10 +228,29 @@ async fn show(
                 dirty = true;
             }
             event = events.recv() => {
-                let Some(event) = event else {
-                    drop(screen);
-                    return Err(ClientError::Protocol("the daemon went away".into()));
+                let Some((n, event)) = event else { break };
+                let Some(mut event) = event else {
+                    // That daemon (or the ssh to its host) went away.
+                    gone += 1;
+                    let host = links[n].host.as_deref().unwrap_or("local");
+                    trouble.push(format!("host {host}: the connection ended"));
+                    top.say(Err(format!("host {host}: the connection ended")));
+                    if gone == links.len() {
+                        drop(keyboard);
+                        drop(screen);
+                        return Err(ClientError::Protocol("the daemon went away".into()));
+                    }
+                    dirty = true;
+                    continue;
                 };
+                qualify_event(links[n].host.as_deref(), &mut event);
+                match &event {
+                    Event::PaneCreated(pane) => place.note(n, pane),
+                    Event::AgentStateChanged { pane, .. } => {
+                        place.panes.insert(*pane, n);
+                    }
+                    _ => {}
+                }
                 match event {
                     Event::AgentStateChanged { pane, agent, .. } => top.agent_changed(pane, agent),
                     Event::Notification { pane, title, body, .. } => top.notified(pane, &title, &body),
@@ -126,9 +275,10 @@ async fn show(
         }
         let due = (refetch && last_fetch.elapsed() >= REFETCH_GAP) || last_fetch.elapsed() >= REFRESH_EVERY;
         if due {
-            match client.overview(session.as_deref()).await {
-                Ok(rows) => top.replace(rows),
-                Err(err) => top.say(Err(err.to_string())),
+            let (rows, failed) = read_all(&links, session.as_deref(), &mut place).await;
+            top.replace(rows);
+            if !failed.is_empty() {
+                top.say(Err(failed.join("; ")));
             }
             last_fetch = Instant::now();
             refetch = false;
@@ -202,21 +352,20 @@ async fn act(client: &Client, reply: Reply) -> Result<String, String> {
 }
 
 /// Attaches this terminal to `pane` with a `fugue attach` of its own (its keys,
-/// its raw mode), and comes back when it detaches or the pane ends.
-async fn attach(client: &Client, pane: PaneId) -> Result<String, String> {
+/// its raw mode; over ssh for a host's pane), and comes back when it detaches
+/// or the pane ends.
+async fn attach(link: &Link, pane: PaneId) -> Result<String, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the fugue program: {e}"))?;
-    let socket = client.socket().to_path_buf();
-    let status = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(exe)
-            .arg("--socket")
-            .arg(socket)
-            .arg("attach")
-            .arg(pane.to_string())
-            .status()
-    })
-    .await
-    .map_err(|e| e.to_string())?
-    .map_err(|e| format!("cannot run fugue attach: {e}"))?;
+    let mut command = std::process::Command::new(exe);
+    match &link.host {
+        Some(host) => command.arg("--host").arg(host),
+        None => command.arg("--socket").arg(link.client.socket()),
+    };
+    command.arg("attach").arg(pane.to_string());
+    let status = tokio::task::spawn_blocking(move || command.status())
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("cannot run fugue attach: {e}"))?;
     match status.success() {
         true => Ok("detached".into()),
         false => Err(format!("fugue attach ended: {status}")),

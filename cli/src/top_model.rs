@@ -116,6 +116,17 @@ pub enum Reply {
     },
 }
 
+impl Reply {
+    /// The pane it acts on, if one.
+    pub fn pane(&self) -> Option<PaneId> {
+        match self {
+            Reply::Attach(pane) | Reply::Interrupt(pane) | Reply::Kill(pane) | Reply::Release(pane) => Some(*pane),
+            Reply::Answer { pane, .. } | Reply::Prompt { pane, .. } | Reply::Rename { pane, .. } => Some(*pane),
+            Reply::Quit | Reply::NewPane { .. } => None,
+        }
+    }
+}
+
 pub struct Top {
     /// The session shown, or every session.
     session: Option<String>,

@@ -292,3 +292,57 @@ async fn the_mcp_bridge_addresses_terminals_on_every_host() {
     assert_eq!(listed["unreachable"][0]["host"], "gone", "{listed}");
     mcp.cancel().await.unwrap();
 }
+
+/// `fugue top --all-hosts` in tmux: a host's panes as HOST/SESSION:INDEX, the
+/// machines that cannot be reached said in the status line, and a host's pane
+/// attached (over ssh) and killed from the overview.
+#[test]
+fn top_shows_every_host_and_acts_on_a_host_pane() {
+    fugue_tests::require!("tmux", "/usr/sbin/sshd", "ssh", "ssh-keygen");
+    let setup = Setup::new();
+    setup.daemon.cli(&["new-session", "far"]).ok();
+    let pane = setup
+        .daemon
+        .cli(&[
+            "run",
+            "-s",
+            "far",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "echo far-away-$((2*3)); exec sleep 600",
+        ])
+        .ok();
+    let tmux = Tmux::start(setup.daemon.dir.path(), 150, 24);
+    let command = format!(
+        "XDG_CONFIG_HOME={} FUGUE_SSH='{}' {} --socket /nonexistent/s top --all-hosts",
+        setup.config.display(),
+        setup.sshd.fugue_ssh(),
+        bin("fugue").display()
+    );
+    tmux.type_line("main", &command);
+    let screen = tmux.wait_for("main", "box/far:0");
+    assert!(screen.contains("host gone"), "{screen}");
+    tmux.wait_for("main", "far-away-6");
+    // Enter attaches to it through ssh; the detach key comes back.
+    tmux.send_keys("main", &["/"]);
+    tmux.run(&["send-keys", "-t", "main", "-l", "box/far"]);
+    tmux.send_keys("main", &["Enter", "Enter"]);
+    let attached = wait_until("attached over ssh", DEADLINE, || {
+        let screen = tmux.capture("main");
+        (!screen.contains("fugue top ") && screen.contains("far-away-6")).then_some(screen)
+    });
+    assert!(!attached.contains("LAST LINE"), "{attached}");
+    tmux.send_keys("main", &["C-\\"]);
+    tmux.wait_for("main", "fugue top");
+    // x then y kills it on the host.
+    tmux.send_keys("main", &["x"]);
+    tmux.wait_for("main", "Kill box/far:0?");
+    tmux.send_keys("main", &["y"]);
+    wait_until("the host's pane ended", DEADLINE, || {
+        let status = setup.daemon.cli(&["--json", "status", &pane]).json();
+        (status["status"] == "exited").then_some(())
+    });
+    tmux.send_keys("main", &["q"]);
+}

@@ -98,6 +98,9 @@ pub struct NotifyEvent {
     pub at: u64,
     /// One line for a person.
     pub message: String,
+    /// The pane in fugue-web's page, when a fugue-web serves this daemon.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// The config file fugued reads: `$XDG_CONFIG_HOME/fugue/config.toml`, or
@@ -162,7 +165,7 @@ fn parse_sink(sink: SinkConfig) -> Result<(Target, Vec<String>), String> {
 
 /// Starts the sinks `config` names (if any) and the task that feeds them
 /// from the daemon's events.
-pub async fn start(config: Option<PathBuf>, supervisor: ActorRef<SupervisorMsg>) {
+pub async fn start(config: Option<PathBuf>, socket: PathBuf, supervisor: ActorRef<SupervisorMsg>) {
     let Some(path) = config else { return };
     let sinks: Vec<Sink> = read_sinks(&path)
         .into_iter()
@@ -182,7 +185,7 @@ pub async fn start(config: Option<PathBuf>, supervisor: ActorRef<SupervisorMsg>)
             return;
         }
     };
-    tokio::spawn(feed(events, sinks, supervisor));
+    tokio::spawn(feed(events, sinks, supervisor, socket.with_extension("web.json")));
 }
 
 /// Turns the daemon's events into sink events: a need that begins (not one
@@ -191,6 +194,7 @@ async fn feed(
     mut events: tokio::sync::broadcast::Receiver<Published>,
     sinks: Vec<Sink>,
     supervisor: ActorRef<SupervisorMsg>,
+    web: PathBuf,
 ) {
     let mut needs: HashMap<PaneId, Attention> = HashMap::new();
     loop {
@@ -208,7 +212,7 @@ async fn feed(
         let Ok(ServerFrame::Event(event)) = fugue_protocol::codec::decode::<ServerFrame>(payload) else {
             continue;
         };
-        let notice = match event {
+        let mut notice = match event {
             Event::AgentStateChanged { pane, agent, .. } => {
                 let before = needs.insert(pane, agent.needs).unwrap_or(Attention::Nothing);
                 if agent.needs == Attention::Nothing || agent.needs == before {
@@ -223,6 +227,7 @@ async fn feed(
             }
             _ => continue,
         };
+        notice.url = web_server(&web).map(|base| format!("{base}/?view=all&pane={}", notice.pane));
         let json = match serde_json::to_string(&notice) {
             Ok(json) => json,
             Err(_) => continue,
@@ -240,6 +245,21 @@ async fn feed(
             }
         }
     }
+}
+
+/// The address a running fugue-web announced beside the socket (see
+/// fugue-web's `announce`): only while that process is a fugue-web still.
+fn web_server(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let pid = value["pid"].as_u64()?;
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    if comm.trim() != "fugue-web" {
+        return None;
+    }
+    let url = value["url"].as_str()?;
+    let plain = url.starts_with("http://") || url.starts_with("https://");
+    (plain && !url.contains(char::is_whitespace)).then(|| url.trim_end_matches('/').to_string())
 }
 
 fn takes(events: &[String], event: &str) -> bool {
@@ -310,6 +330,7 @@ async fn needs_event(supervisor: &ActorRef<SupervisorMsg>, pane: PaneId, agent: 
         notification_body: None,
         at: crate::config::now_ms(),
         message,
+        url: None,
     }
 }
 
@@ -340,6 +361,7 @@ async fn notification_event(
         notification_title: Some(title),
         notification_body: Some(body),
         at: crate::config::now_ms(),
+        url: None,
     }
 }
 

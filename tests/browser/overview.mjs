@@ -13,9 +13,10 @@ const URL_WITH_TOKEN = process.env.FUGUE_WEB_URL;
 const ARTIFACTS = process.env.ARTIFACTS;
 const MCP_LABEL = process.env.MCP_LABEL;
 const AGENT_LABEL = process.env.AGENT_LABEL;
+const MCP_PANE = process.env.MCP_PANE;
 const DEADLINE = 15000;
 
-for (const [name, value] of Object.entries({ FUGUE_WEB_URL: URL_WITH_TOKEN, ARTIFACTS, MCP_LABEL, AGENT_LABEL })) {
+for (const [name, value] of Object.entries({ FUGUE_WEB_URL: URL_WITH_TOKEN, ARTIFACTS, MCP_LABEL, AGENT_LABEL, MCP_PANE })) {
   if (!value) throw new Error(`${name} is not set`);
 }
 mkdirSync(ARTIFACTS, { recursive: true });
@@ -92,6 +93,14 @@ try {
   begin('back to the overview with the All button');
   await page.tap('#show-all');
   await page.waitForSelector('#overview:not([hidden])', { timeout: DEADLINE });
+
+  begin('a notification\'s link (?pane=ID, the cookie logs in) opens that pane as a tab');
+  const origin = new URL(URL_WITH_TOKEN).origin;
+  await page.goto(`${origin}/?view=all&pane=${MCP_PANE}`);
+  await waitFor(page, 'the linked pane opened',
+    (label) => [...document.querySelectorAll('#tabs .tab.opened .name')].some((n) => n.textContent === label)
+      && document.querySelector('.terminal-view:not([hidden]) .xterm-rows')?.textContent.includes('from-mcp'),
+    MCP_LABEL);
 
   if (problems.length) throw new Error(problems.join('\n'));
   log('all steps passed');

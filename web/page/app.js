@@ -669,6 +669,14 @@
     // look again every few seconds too.
     setInterval(() => { if (!document.hidden) { scheduleRefresh(); scheduleOverview(); } }, 3000);
     if (params.get('view') === 'all') showOverview(true);
+    // A link to one pane (a notification's url): open it as a tab.
+    const wanted = params.get('pane');
+    if (wanted) {
+      await refreshOverview();
+      const row = overviewRows.find((r) => r.pane.id === wanted);
+      if (row) openPane(row);
+      else showError(`No pane ${wanted} (it may have ended)`);
+    }
   }
 
   start();

@@ -78,6 +78,7 @@ pub async fn run(config: Config) -> Result<(), String> {
     let (url_host, hosts) = names(bound.ip(), &config.allow_hosts);
     let security = Arc::new(Security::new(token, bound.port(), tls.is_some(), &hosts));
 
+    let socket = fugue_protocol::socket::locate_socket(config.socket.as_deref()).path;
     let mut options = ConnectOptions::default().client_name("fugue-web");
     options.socket = config.socket;
     let daemon = SharedClient::new(options);
@@ -99,6 +100,8 @@ pub async fn run(config: Config) -> Result<(), String> {
         .layer(axum::middleware::from_fn_with_state(security.clone(), security::guard))
         .with_state(state);
 
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let announced = announce(&socket, &format!("{scheme}://{url_host}:{}", bound.port()));
     println!("{}", security.login_url(&url_host));
     use std::io::Write;
     let _ = std::io::stdout().flush();
@@ -121,7 +124,50 @@ pub async fn run(config: Config) -> Result<(), String> {
                 .await
         }
     };
+    if let Some(path) = announced {
+        withdraw(&path);
+    }
     served.map_err(|e| format!("server failed: {e}"))
+}
+
+/// Where a running fugue-web says it serves, for the daemon's notification
+/// sinks to link to a pane: `fugue.web.json` beside the daemon's socket.
+pub fn announcement_path(socket: &std::path::Path) -> std::path::PathBuf {
+    socket.with_extension("web.json")
+}
+
+/// Writes this server's address (no token: a person's browser has its cookie)
+/// and pid, readable by this user only; `None` when it cannot (no link then).
+fn announce(socket: &std::path::Path, url: &str) -> Option<std::path::PathBuf> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = announcement_path(socket);
+    let text = serde_json::json!({"url": url, "pid": std::process::id()}).to_string();
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut file| file.write_all(text.as_bytes()));
+    match written {
+        Ok(()) => Some(path),
+        Err(err) => {
+            tracing::warn!(path = %path.display(), %err, "cannot say where this server is; notifications carry no link");
+            None
+        }
+    }
+}
+
+/// Removes the announcement if it is still this server's.
+fn withdraw(path: &std::path::Path) {
+    let ours = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .is_some_and(|v| v["pid"].as_u64() == Some(u64::from(std::process::id())));
+    if ours {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// The host to print in the URL, and the names `Host` may carry: the loopback

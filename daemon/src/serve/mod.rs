@@ -190,7 +190,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
         },
     };
     restore(&supervisor, start).await;
-    crate::notify::start(config.notify_config.clone(), supervisor.clone()).await;
+    crate::notify::start(config.notify_config.clone(), config.socket.clone(), supervisor.clone()).await;
     let handler = Arc::new(Handler {
         supervisor: supervisor.clone(),
         memory,

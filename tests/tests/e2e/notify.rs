@@ -106,6 +106,19 @@ command = ["sh", "-c", "cat >> '{}'"]
     wait_until("the agent at rest", DEADLINE, || {
         (daemon.cli(&["--json", "agent", &agent]).json()["state"] == "idle").then_some(())
     });
+    // A fugue-web serving this daemon: the events link to the pane in its page.
+    let mut web = std::process::Command::new(bin("fugue-web"))
+        .args(["--socket", daemon.socket.to_str().unwrap(), "--listen", "127.0.0.1:0"])
+        .env("HOME", daemon.dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start fugue-web");
+    let mut login = String::new();
+    BufReader::new(web.stdout.take().unwrap())
+        .read_line(&mut login)
+        .unwrap();
+    let base = login.trim().split("/?token=").next().unwrap().to_string();
 
     // The agent asks for permission: the webhook and the command get it.
     let started = Instant::now();
@@ -123,6 +136,7 @@ command = ["sh", "-c", "cat >> '{}'"]
     );
     assert!(hook["prompt_id"].as_str().is_some_and(|id| !id.is_empty()), "{hook}");
     assert_eq!(hook["message"], "ag:0: claude asks for permission", "{hook}");
+    assert_eq!(hook["url"], format!("{base}/?view=all&pane={agent}"), "{hook}");
     let lines = wait_until("the command sink wrote", DEADLINE, || {
         let text = std::fs::read_to_string(&received).unwrap_or_default();
         text.contains("\"permission\"").then_some(text)
@@ -166,6 +180,8 @@ command = ["sh", "-c", "cat >> '{}'"]
     let prompt_id = status["prompt_id"].as_str().unwrap().to_string();
     daemon.cli(&["approve", &agent, &prompt_id]).ok();
     assert!(posted.try_recv().is_err(), "one prompt, one post");
+    let _ = web.kill();
+    let _ = web.wait();
 }
 
 #[test]

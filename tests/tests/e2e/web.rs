@@ -1137,6 +1137,7 @@ async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
             .env("FUGUE_WEB_URL", &web.login)
             .env("ARTIFACTS", &artifacts)
             .env("MCP_LABEL", &mcp_label)
+            .env("MCP_PANE", started["terminal_id"].as_str().expect("terminal id"))
             .env("AGENT_LABEL", "cli:0")
             .output()
             .expect("run node")

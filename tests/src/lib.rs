@@ -420,6 +420,21 @@ impl Daemon {
         .expect("connect to the test daemon")
     }
 
+    /// fake-agent under the name `claude` (a link in the test's directory), so
+    /// the daemon watches it and pushes its states as it would the real one's.
+    /// Its path; run it with no argument but a first prompt, or with
+    /// `FUGUE_AGENT_HOOKS=0` (fake-agent would take the hooks' `--settings`
+    /// for one).
+    pub fn fake_claude(&self) -> String {
+        let dir = self.dir.path().join("agent-bin");
+        let link = dir.join("claude");
+        if !link.exists() {
+            std::fs::create_dir_all(&dir).expect("agent-bin");
+            std::os::unix::fs::symlink(bin("fake-agent"), &link).expect("link fake-agent as claude");
+        }
+        link.display().to_string()
+    }
+
     /// Runs `fugue --socket <ours> ARGS...`.
     pub fn cli(&self, args: &[&str]) -> CliOutput {
         cli_with_env(&self.socket, &self.dir, args, &[])

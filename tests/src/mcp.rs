@@ -61,3 +61,27 @@ pub async fn call_as_client<S: rmcp::ClientHandler>(
         .await
         .expect("a tool result, not a JSON-RPC error")
 }
+
+/// The real `fugue-mcp` for `daemon`, as an agent's MCP client starts it: run
+/// in the test's directory (its HOME), with no `FUGUE_SESSION` from the test's
+/// own environment. Callers add arguments and variables.
+pub fn bridge_command(daemon: &crate::Daemon) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(crate::bin("fugue-mcp"));
+    command
+        .arg("--socket")
+        .arg(&daemon.socket)
+        .env("HOME", daemon.dir.path())
+        .env_remove("FUGUE_SESSION")
+        .current_dir(daemon.dir.path());
+    command
+}
+
+/// An MCP client of the real `fugue-mcp` (see [`bridge_command`]) over stdio.
+pub async fn stdio_bridge(daemon: &crate::Daemon) -> rmcp::service::RunningService<RoleClient, ()> {
+    use rmcp::ServiceExt;
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(bridge_command(daemon))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn fugue-mcp");
+    ().serve(transport).await.expect("MCP startup")
+}

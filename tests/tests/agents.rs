@@ -11,29 +11,17 @@
 use fugue_client::protocol::Event;
 use fugue_tests::agents::{end_processes_with_home, prepare, Cli, ModelStub};
 use fugue_tests::mcp::{fails, ok};
-use fugue_tests::{bin, wait_for, wait_until, Daemon, DEADLINE};
+use fugue_tests::{wait_for, wait_until, Daemon, DEADLINE};
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::RoleClient;
 use serde_json::{json, Value};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 type Mcp = RunningService<RoleClient, ()>;
 
 async fn bridge(daemon: &Daemon) -> Mcp {
-    let mut cmd = tokio::process::Command::new(bin("fugue-mcp"));
-    cmd.arg("--socket")
-        .arg(&daemon.socket)
-        .env("HOME", daemon.dir.path())
-        .env_remove("FUGUE_SESSION")
-        .current_dir(daemon.dir.path());
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn fugue-mcp");
-    ().serve(transport).await.expect("MCP startup")
+    fugue_tests::mcp::stdio_bridge(daemon).await
 }
 
 /// Every change of the reported state, with when fugue says it began (`since`).

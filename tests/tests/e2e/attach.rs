@@ -287,7 +287,7 @@ fn attach_says_who_needs_you_jumps_there_and_opens_the_overview() {
     let shell = daemon
         .cli(&["run", "-s", "work", "--no-shell", "--", "bash", "--norc", "--noprofile"])
         .ok();
-    let fake = fake_claude(&daemon);
+    let fake = daemon.fake_claude();
     let agent = daemon
         .cli(&[
             "run",
@@ -374,14 +374,4 @@ fn attach_says_who_needs_you_jumps_there_and_opens_the_overview() {
     }
     tmux.send_keys("main:0", &["C-\\"]);
     tmux.wait_for("main:0", "[detached from pane");
-}
-
-/// fake-agent under the name `claude`, so the daemon watches it (and pushes its
-/// states) as it would the real one; run it with `FUGUE_AGENT_HOOKS=0` (it
-/// would take the hooks' `--settings` for a first prompt).
-fn fake_claude(daemon: &Daemon) -> String {
-    let dir = daemon.dir.path().join("agent-bin");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::os::unix::fs::symlink(bin("fake-agent"), dir.join("claude")).unwrap();
-    dir.join("claude").display().to_string()
 }

@@ -166,9 +166,7 @@ fn fugue_events_prints_lifecycle_events_as_lines_or_json() {
 async fn agent_state_changes_are_pushed_in_order() {
     use fugue_client::protocol::AgentState;
     let daemon = Daemon::start();
-    let bin_dir = daemon.dir.path().join("agent-bin");
-    std::fs::create_dir_all(&bin_dir).unwrap();
-    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let claude = daemon.fake_claude();
     let (mut cli, lines) = fugue_events(&daemon, true);
     let watcher = daemon.client().await;
     let mut events = watcher.subscribe().await.unwrap();
@@ -176,7 +174,7 @@ async fn agent_state_changes_are_pushed_in_order() {
     let session = until_printing(&actor, "agents", &lines).await;
 
     let mut spec = SpawnSpec::new(session);
-    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.command = Some(claude);
     spec.args = vec!["first prompt".into()];
     spec.shell = false;
     let pane = actor.create_pane(spec).await.unwrap();
@@ -241,15 +239,13 @@ async fn agent_state_changes_are_pushed_in_order() {
 async fn a_restarted_agent_starts_again() {
     use fugue_client::protocol::{AgentState, RestartPolicy};
     let daemon = Daemon::start();
-    let bin_dir = daemon.dir.path().join("agent-bin");
-    std::fs::create_dir_all(&bin_dir).unwrap();
-    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let claude = daemon.fake_claude();
     let watcher = daemon.client().await;
     let mut events = watcher.subscribe().await.unwrap();
     let actor = daemon.client().await;
     actor.create_session("again", None, vec![]).await.unwrap();
     let mut spec = SpawnSpec::new("again");
-    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.command = Some(claude);
     spec.args = vec!["first prompt".into()];
     spec.shell = false;
     spec.restart = RestartPolicy::Always;
@@ -286,15 +282,13 @@ async fn a_restarted_agent_starts_again() {
 async fn a_turn_finished_unwatched_is_unseen_until_someone_looks() {
     use fugue_client::protocol::{AgentState, Attention};
     let daemon = Daemon::start();
-    let bin_dir = daemon.dir.path().join("agent-bin");
-    std::fs::create_dir_all(&bin_dir).unwrap();
-    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let claude = daemon.fake_claude();
     let watcher = daemon.client().await;
     let mut events = watcher.subscribe().await.unwrap();
     let actor = daemon.client().await;
     actor.create_session("unseen", None, vec![]).await.unwrap();
     let mut spec = SpawnSpec::new("unseen");
-    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.command = Some(claude);
     spec.args = vec!["first prompt".into()];
     spec.shell = false;
     let pane = actor.create_pane(spec).await.unwrap();
@@ -429,13 +423,11 @@ async fn until_printing(
 #[tokio::test]
 async fn one_prompt_takes_one_answer_from_two_clients() {
     let daemon = Daemon::start();
-    let bin_dir = daemon.dir.path().join("agent-bin");
-    std::fs::create_dir_all(&bin_dir).unwrap();
-    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let claude = daemon.fake_claude();
     let client = daemon.client().await;
     client.create_session("answers", None, vec![]).await.unwrap();
     let mut spec = SpawnSpec::new("answers");
-    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.command = Some(claude);
     spec.args = vec!["build it".into()];
     spec.shell = false;
     // Without fugue's hook settings, which fake-agent would take for its prompt.

@@ -386,14 +386,12 @@ fn agent_event(daemon: &Daemon, env: &[(&str, &str)], json: &str) -> String {
 async fn hook_reports_cannot_be_forged_from_another_pane() {
     use fugue_client::protocol::{AgentState, SpawnSpec};
     let daemon = Daemon::start();
-    let bin_dir = daemon.dir.path().join("agent-bin");
-    std::fs::create_dir_all(&bin_dir).unwrap();
-    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let claude = daemon.fake_claude();
     let client = daemon.client().await;
     client.create_session("work", None, vec![]).await.unwrap();
     client.create_session("other", None, vec![]).await.unwrap();
     let mut spec = SpawnSpec::new("work");
-    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.command = Some(claude);
     spec.args = vec!["go".into()];
     spec.shell = false;
     let victim = client.create_pane(spec).await.unwrap();

@@ -783,13 +783,11 @@ async fn agent_event_never_gets_in_the_agents_way() {
     use fugue_client::protocol::{AgentState, StateSource};
     use std::io::Write;
     let daemon = Daemon::start();
-    let bin_dir = daemon.dir.path().join("agent-bin");
-    std::fs::create_dir_all(&bin_dir).unwrap();
-    std::os::unix::fs::symlink(fugue_tests::bin("fake-agent"), bin_dir.join("claude")).unwrap();
+    let claude = daemon.fake_claude();
     let client = daemon.client().await;
     client.create_session("hooks", None, vec![]).await.unwrap();
     let mut spec = fugue_client::protocol::SpawnSpec::new("hooks");
-    spec.command = Some(bin_dir.join("claude").display().to_string());
+    spec.command = Some(claude);
     spec.shell = false;
     let info = client.create_pane(spec).await.unwrap();
     let pane = info.id.to_string();

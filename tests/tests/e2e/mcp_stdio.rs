@@ -15,15 +15,10 @@ use std::time::Duration;
 type Mcp = RunningService<RoleClient, ()>;
 
 async fn bridge(daemon: &Daemon, mode: ClientLifecycleMode) -> (Mcp, u32) {
-    let mut cmd = tokio::process::Command::new(bin("fugue-mcp"));
-    cmd.arg("--socket")
-        .arg(&daemon.socket)
-        .arg("--agent-command")
+    let mut cmd = fugue_tests::mcp::bridge_command(daemon);
+    cmd.arg("--agent-command")
         .arg(format!("claude={}", bin("fake-agent").display()))
-        .env("FUGUE_LOG", "info")
-        .env("HOME", daemon.dir.path())
-        .env_remove("FUGUE_SESSION")
-        .current_dir(daemon.dir.path());
+        .env("FUGUE_LOG", "info");
     let (transport, _) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::null())
         .spawn()

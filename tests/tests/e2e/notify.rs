@@ -87,10 +87,7 @@ command = ["sh", "-c", "cat >> '{}'"]
     .unwrap();
     let daemon = Daemon::start_with(&["--config", config.to_str().unwrap()]);
     daemon.cli(&["new-session", "ag"]).ok();
-    let agent_dir = daemon.dir.path().join("agent-bin");
-    std::fs::create_dir_all(&agent_dir).unwrap();
-    std::os::unix::fs::symlink(bin("fake-agent"), agent_dir.join("claude")).unwrap();
-    let claude = agent_dir.join("claude").display().to_string();
+    let claude = daemon.fake_claude();
     let agent = daemon
         .cli(&[
             "run",

@@ -39,7 +39,7 @@ fn top_lists_every_session_and_answers_a_waiting_agent() {
             "echo beta-works; exec sleep 600",
         ])
         .ok();
-    let fake = fake_claude(&daemon);
+    let fake = daemon.fake_claude();
     let agent = daemon
         .cli(&[
             "run",
@@ -165,14 +165,4 @@ fn top_kills_after_confirming_and_starts_a_pane() {
     tmux.send_keys("main", &["a"]);
     tmux.wait_for("main", "no permission prompt to answer");
     tmux.send_keys("main", &["q"]);
-}
-
-/// fake-agent under the name `claude`, so the daemon watches it (and pushes its
-/// states) as it would the real one; run it with `FUGUE_AGENT_HOOKS=0` (it
-/// would take the hooks' `--settings` for a first prompt).
-fn fake_claude(daemon: &Daemon) -> String {
-    let dir = daemon.dir.path().join("agent-bin");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::os::unix::fs::symlink(bin("fake-agent"), dir.join("claude")).unwrap();
-    dir.join("claude").display().to_string()
 }

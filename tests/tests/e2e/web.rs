@@ -1084,23 +1084,11 @@ fn the_tab_bar_works_in_a_real_browser() {
 /// it; its screenshots land in target/browser-artifacts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
-    use rmcp::transport::TokioChildProcess;
-    use rmcp::ServiceExt;
     fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
     let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
     let daemon = Daemon::start();
     // A pane made by an agent, through the real fugue-mcp over stdio.
-    let mut cmd = tokio::process::Command::new(bin("fugue-mcp"));
-    cmd.arg("--socket")
-        .arg(&daemon.socket)
-        .env("HOME", daemon.dir.path())
-        .env_remove("FUGUE_SESSION")
-        .current_dir(daemon.dir.path());
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn fugue-mcp");
-    let mcp = ().serve(transport).await.expect("MCP startup");
+    let mcp = fugue_tests::mcp::stdio_bridge(&daemon).await;
     let started = fugue_tests::mcp::ok(
         &mcp,
         "fugue_start",

@@ -7,7 +7,8 @@ use fugue_client::protocol::{
     PermissionAnswer, ReadMode, RestartPolicy, SessionInfo, SizePolicy, SpawnSpec, WaitCondition, WaitUntil,
 };
 use fugue_client::views::{
-    self, now_ms, AgentStateView, CaptureView, DaemonView, GrepView, OverviewView, PaneView, ReadView, SessionView,
+    self, now_ms, AgentStateView, AnsweredView, CaptureView, DaemonView, GrepView, OverviewView, PaneView, ReadView,
+    SessionView,
 };
 use fugue_client::{Client, ClientError, ConnectOptions};
 use serde_json::{json, Value};
@@ -793,8 +794,7 @@ async fn on_daemon(cli: &Cli, command: &PaneCommand) -> Result<ExitCode, ClientE
                 _ => PermissionAnswer::Deny,
             };
             let answered = client.answer_permission(pane, prompt_id, answer).await?;
-            let json = serde_json::json!({"answer": answered.answer.past(), "already": answered.already});
-            out.print(json, || match answered.already {
+            out.print(json_of(AnsweredView::from(&answered)), || match answered.already {
                 true => format!("already {}: nothing sent", answered.answer.past()),
                 false => answered.answer.past().to_string(),
             });

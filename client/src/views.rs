@@ -396,6 +396,26 @@ impl From<&fugue_protocol::AgentInfo> for AgentStateView {
     }
 }
 
+/// An answer to an agent's permission prompt (`fugue approve --json`,
+/// `POST /api/panes/{pane}/approve|deny`).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct AnsweredView {
+    /// `approved` or `denied`: the answer the prompt has (an earlier one if `already`).
+    pub answer: String,
+    /// It had been answered before: nothing was sent now.
+    pub already: bool,
+}
+
+impl From<&fugue_protocol::PermissionAnswered> for AnsweredView {
+    fn from(answered: &fugue_protocol::PermissionAnswered) -> Self {
+        AnsweredView {
+            answer: answered.answer.past().into(),
+            already: answered.already,
+        }
+    }
+}
+
 /// What a grep across panes found (`fugue grep --json`, `fugue_grep`).
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]

@@ -6,7 +6,9 @@ use crate::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
 use fugue_client::protocol::{CaptureWhat, EnvVar, PaneSize, PermissionAnswer, ReadMode, RestartPolicy, SpawnSpec};
-use fugue_client::views::{CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView};
+use fugue_client::views::{
+    AnsweredView, CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -305,19 +307,11 @@ pub struct Answer {
     pub prompt_id: String,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct Answered {
-    /// `approved` or `denied`.
-    pub answer: String,
-    /// It had been answered before: nothing was sent now.
-    pub already: bool,
-}
-
 pub async fn approve(
     State(state): State<AppState>,
     Path(pane): Path<String>,
     JsonBody(body): JsonBody<Answer>,
-) -> ApiResult<Json<Answered>> {
+) -> ApiResult<Json<AnsweredView>> {
     answer(state, &pane, &body.prompt_id, PermissionAnswer::Approve).await
 }
 
@@ -325,17 +319,19 @@ pub async fn deny(
     State(state): State<AppState>,
     Path(pane): Path<String>,
     JsonBody(body): JsonBody<Answer>,
-) -> ApiResult<Json<Answered>> {
+) -> ApiResult<Json<AnsweredView>> {
     answer(state, &pane, &body.prompt_id, PermissionAnswer::Deny).await
 }
 
-async fn answer(state: AppState, pane: &str, prompt_id: &str, answer: PermissionAnswer) -> ApiResult<Json<Answered>> {
+async fn answer(
+    state: AppState,
+    pane: &str,
+    prompt_id: &str,
+    answer: PermissionAnswer,
+) -> ApiResult<Json<AnsweredView>> {
     let client = state.daemon.get().await?;
     let answered = client.answer_permission(pane, prompt_id, answer).await?;
-    Ok(Json(Answered {
-        answer: answered.answer.past().into(),
-        already: answered.already,
-    }))
+    Ok(Json(AnsweredView::from(&answered)))
 }
 
 pub async fn read(

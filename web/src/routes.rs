@@ -7,7 +7,9 @@ use axum::handler::Handler;
 use axum::http::Method;
 use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
-use fugue_client::views::{CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView};
+use fugue_client::views::{
+    AnsweredView, CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView,
+};
 use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{json, Map, Value};
@@ -194,7 +196,7 @@ pub fn table() -> Vec<Route> {
             api::approve,
         )
         .body::<api::Answer>()
-        .returns::<api::Answered>(),
+        .returns::<AnsweredView>(),
         Route::new(
             M::POST,
             "/api/panes/{pane}/deny",
@@ -202,7 +204,7 @@ pub fn table() -> Vec<Route> {
             api::deny,
         )
         .body::<api::Answer>()
-        .returns::<api::Answered>(),
+        .returns::<AnsweredView>(),
         Route::new(M::GET, "/api/panes/{pane}/read", "Read a pane's output", api::read)
             .query::<api::Read>()
             .returns::<ReadView>(),

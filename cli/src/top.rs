@@ -171,7 +171,7 @@ async fn show(
     let mut top = Top::new(session.clone());
     let (rows, failed) = read_all(&links, session.as_deref(), &mut place).await;
     top.replace(rows);
-    let mut trouble: Vec<String> = said.into_iter().chain(failed).collect();
+    let trouble: Vec<String> = said.into_iter().chain(failed).collect();
     if !trouble.is_empty() {
         top.say(Err(trouble.join("; ")));
     }
@@ -233,7 +233,6 @@ async fn show(
                     // That daemon (or the ssh to its host) went away.
                     gone += 1;
                     let host = links[n].host.as_deref().unwrap_or("local");
-                    trouble.push(format!("host {host}: the connection ended"));
                     top.say(Err(format!("host {host}: the connection ended")));
                     if gone == links.len() {
                         drop(keyboard);

@@ -8,6 +8,7 @@ mod autostart;
 pub mod ops;
 pub mod remote;
 mod shared;
+pub mod token;
 pub mod views;
 
 pub use autostart::{companion_binary, daemon_binary, start_daemon};

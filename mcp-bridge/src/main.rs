@@ -1,6 +1,7 @@
-//! `fugue-mcp`: an MCP server on stdio that lets agents run, watch and steer
-//! terminals through `fugued`. Only protocol messages go to stdout; logs go to
-//! stderr (filter with `FUGUE_LOG`). It exits when stdin closes.
+//! `fugue-mcp`: an MCP server that lets agents run, watch and steer terminals
+//! through `fugued`. On stdio (the default) only protocol messages go to stdout,
+//! logs go to stderr (filter with `FUGUE_LOG`), and it exits when stdin closes.
+//! With `--http ADDR` it serves Streamable HTTP at `/mcp` until interrupted.
 
 use clap::Parser;
 use fugue_mcp::{bridge, tools};
@@ -30,6 +31,22 @@ struct Args {
     /// Command that starts an agent kind, e.g. `claude=/usr/local/bin/claude`.
     #[arg(long = "agent-command", value_name = "NAME=CMD")]
     agent_commands: Vec<String>,
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio
+    /// (loopback only; port 0 picks a free one).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// With --http: the bearer token, read from this file (mode 600), instead
+    /// of a new one printed at start.
+    #[arg(long, value_name = "FILE", requires = "http", conflicts_with = "no_auth")]
+    token_file: Option<PathBuf>,
+    /// With --http: accept requests without a token. Any local user can then
+    /// drive your terminals; for test suites that cannot send headers.
+    #[arg(long, requires = "http")]
+    no_auth: bool,
+    /// With --http: another name the server may be reached by (the Host
+    /// header), e.g. a tunnel's.
+    #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
+    allow_hosts: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -86,8 +103,34 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let bridge = bridge::Bridge::new(config);
+    if let Some(addr) = args.http {
+        let token = match (&args.token_file, args.no_auth) {
+            (_, true) => None,
+            (Some(path), false) => match fugue_client::token::read_file(path) {
+                Ok(token) => Some(token),
+                Err(err) => {
+                    eprintln!("fugue-mcp: {err}");
+                    return ExitCode::FAILURE;
+                }
+            },
+            (None, false) => match fugue_client::token::generate() {
+                Ok(token) => Some(token),
+                Err(err) => {
+                    eprintln!("fugue-mcp: cannot make a token: {err}");
+                    return ExitCode::FAILURE;
+                }
+            },
+        };
+        let printed = args.token_file.is_none().then(|| token.clone()).flatten();
+        let security = fugue_mcp::http::HttpSecurity {
+            token,
+            allow_hosts: args.allow_hosts,
+        };
+        return runtime.block_on(serve_http(addr, bridge, security, printed));
+    }
     runtime.block_on(async move {
-        let server = tools::FugueTools::new(bridge::Bridge::new(config));
+        let server = tools::FugueTools::new(bridge);
         let service = match server.serve(rmcp::transport::stdio()).await {
             Ok(service) => service,
             Err(err) => {
@@ -104,4 +147,49 @@ fn main() -> ExitCode {
             }
         }
     })
+}
+
+/// Serves MCP over HTTP until SIGINT or SIGTERM. `printed`: a generated token,
+/// shown once so the person can give it to their MCP client.
+async fn serve_http(
+    addr: std::net::SocketAddr,
+    bridge: bridge::Bridge,
+    security: fugue_mcp::http::HttpSecurity,
+    printed: Option<String>,
+) -> ExitCode {
+    let listener = match fugue_mcp::http::bind(addr).await {
+        Ok(listener) => listener,
+        Err(err) => {
+            eprintln!("fugue-mcp: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let bound = listener.local_addr().unwrap_or(addr);
+    // The first line says where, for people and for scripts that started it on port 0.
+    eprintln!("fugue-mcp: MCP at http://{bound}{}", fugue_mcp::http::PATH);
+    match (&printed, &security.token) {
+        (Some(token), _) => eprintln!("fugue-mcp: send Authorization: Bearer {token}"),
+        (None, Some(_)) => eprintln!("fugue-mcp: send Authorization: Bearer <the token in --token-file>"),
+        (None, None) => eprintln!("fugue-mcp: --no-auth: any local user can use this server"),
+    }
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => return,
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        stop.cancel();
+    });
+    match fugue_mcp::http::serve(listener, bridge, security, shutdown).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("fugue-mcp: {err}");
+            ExitCode::FAILURE
+        }
+    }
 }

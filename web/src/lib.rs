@@ -68,8 +68,8 @@ pub async fn run(config: Config) -> Result<(), String> {
         ));
     }
     let token = match &config.token_file {
-        Some(path) => security::read_token_file(path)?,
-        None => security::generate_token().map_err(|e| format!("cannot make a token: {e}"))?,
+        Some(path) => fugue_client::token::read_file(path)?,
+        None => fugue_client::token::generate().map_err(|e| format!("cannot make a token: {e}"))?,
     };
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await

@@ -21,16 +21,7 @@ use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::io::Read;
-use std::path::Path;
 use std::sync::Arc;
-
-/// Bytes of randomness in a generated token (printed as hex).
-const TOKEN_BYTES: usize = 32;
-/// Shortest token accepted from `--token-file`.
-const MIN_TOKEN_CHARS: usize = 16;
-/// Longest token accepted from `--token-file`.
-const MAX_TOKEN_CHARS: usize = 512;
 
 /// Scripts may only run from our own files; xterm.js writes its theme into
 /// `<style>` elements, hence `'unsafe-inline'` for styles (and styles only).
@@ -77,9 +68,7 @@ impl Security {
     }
 
     fn token_matches(&self, candidate: &str) -> bool {
-        let (a, b) = (self.token.as_bytes(), candidate.as_bytes());
-        // Compared in time independent of where they differ (the length is no secret).
-        a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+        fugue_client::token::matches(&self.token, candidate)
     }
 
     /// The `Host` header, if it names this server.
@@ -276,46 +265,6 @@ fn check(security: &Security, request: &Request) -> Result<Option<Response>, Api
     }
 }
 
-/// A new random token, as hex.
-pub fn generate_token() -> std::io::Result<String> {
-    let mut bytes = [0u8; TOKEN_BYTES];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// Reads a fixed token from `path`: one line, 16-512 characters, in a file only
-/// its owner can read.
-pub fn read_token_file(path: &Path) -> Result<String, String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read token file {}: {e}", path.display()))?;
-    let mode = meta.permissions().mode() & 0o777;
-    if mode & 0o077 != 0 {
-        return Err(format!(
-            "token file {} is readable by others (mode {mode:o}); chmod 600 it",
-            path.display()
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read token file {}: {e}", path.display()))?;
-    let token = text.trim().to_string();
-    let chars = token.chars().count();
-    if !(MIN_TOKEN_CHARS..=MAX_TOKEN_CHARS).contains(&chars) {
-        return Err(format!(
-            "token in {} must be {MIN_TOKEN_CHARS}-{MAX_TOKEN_CHARS} characters, got {chars}",
-            path.display()
-        ));
-    }
-    if let Some(bad) = token
-        .chars()
-        .find(|c| !c.is_ascii_graphic() || matches!(c, ';' | ',' | '&' | '='))
-    {
-        return Err(format!(
-            "token in {} contains {bad:?}; use printable ASCII without ; , & =",
-            path.display()
-        ));
-    }
-    Ok(token)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,12 +337,5 @@ mod tests {
             .check_token(&headers(&[("authorization", "Bearer aaaa")]), None)
             .is_err());
         assert!(s.check_token(&headers(&[]), None).is_err());
-    }
-
-    #[test]
-    fn generated_tokens_are_long_and_differ() {
-        let (a, b) = (generate_token().unwrap(), generate_token().unwrap());
-        assert_eq!(a.len(), 64);
-        assert_ne!(a, b);
     }
 }

@@ -25,6 +25,7 @@ pub struct BridgeConfig {
 #[derive(Clone)]
 pub struct Bridge {
     pub config: Arc<BridgeConfig>,
+    options: ConnectOptions,
     client: SharedClient,
     /// Connections to the daemons of other hosts (hosts.toml names), made on
     /// first use and shared by every call after.
@@ -96,10 +97,17 @@ impl Bridge {
         options.host = config.host.clone();
         Self {
             config: Arc::new(config),
-            client: SharedClient::new(options),
+            client: SharedClient::new(options.clone()),
+            options,
             hosts: Arc::default(),
             pending_questions: Arc::default(),
         }
+    }
+
+    /// How to reach the bridge's daemon, for a connection of one's own (one
+    /// whose event stream is not shared with the tool calls).
+    pub fn connect_options(&self) -> ConnectOptions {
+        self.options.clone()
     }
 
     /// A live connection, (re)connecting and starting the daemon if needed.

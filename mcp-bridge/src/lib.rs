@@ -5,4 +5,6 @@
 pub mod bridge;
 pub mod http;
 pub mod params;
+pub mod resources;
+pub mod schema;
 pub mod tools;

@@ -5,23 +5,63 @@
 
 use crate::bridge::{describe, qualify, split_terminal, Bridge, ToolError};
 use crate::params::*;
+use crate::resources::{self, Resource};
+use crate::schema::{drop_null_fields, drop_null_unions};
 use fugue_client::views::{self, PaneView, ReadView, SessionView, StateView, WaitView};
 use fugue_client::Client;
 use fugue_protocol::{CaptureWhat, ErrorCode, PaneInfo, PaneSize, PaneState, PermissionAnswer, ReadMode, SpawnSpec};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{
+    CallToolRequestParams, ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams,
+};
 use rmcp::model::{CallToolResponse, InputRequiredResult, ProgressNotificationParam, RequestMetaObject};
 use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, SubscriptionContext};
+use rmcp::ErrorData;
 use rmcp::{tool, tool_handler, tool_router, Peer, RoleServer, ServerHandler};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
-/// The MCP server: every fugue tool.
+/// The MCP server: every fugue tool, and terminals as resources.
 #[derive(Clone)]
 pub struct FugueTools {
     bridge: Bridge,
     tool_router: ToolRouter<Self>,
+    /// Resources this MCP session watches for `resources/subscribe`: uri ->
+    /// what stops its watch.
+    watches: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    /// The parent of every watch the session starts: cancelled when the last
+    /// clone goes (the MCP session ended), through `_alive`.
+    session: CancellationToken,
+    _alive: Arc<tokio_util::sync::DropGuard>,
+}
+
+/// The tools' router, made once: its schemas rewritten to drop `null` (see [`crate::schema`]).
+fn router() -> ToolRouter<FugueTools> {
+    static ROUTER: std::sync::OnceLock<ToolRouter<FugueTools>> = std::sync::OnceLock::new();
+    ROUTER
+        .get_or_init(|| {
+            let mut router = FugueTools::tool_router();
+            for route in router.map.values_mut() {
+                let tool = &mut route.attr;
+                let mut input = (*tool.input_schema).clone();
+                drop_null_unions(&mut input);
+                tool.input_schema = Arc::new(input);
+                if let Some(output) = &tool.output_schema {
+                    let mut output = (**output).clone();
+                    drop_null_unions(&mut output);
+                    tool.output_schema = Some(Arc::new(output));
+                }
+            }
+            router
+        })
+        .clone()
 }
 
 fn terminal_status(terminal_id: String, info: &PaneInfo, message: String) -> TerminalStatus {
@@ -35,9 +75,13 @@ fn terminal_status(terminal_id: String, info: &PaneInfo, message: String) -> Ter
 #[tool_router]
 impl FugueTools {
     pub fn new(bridge: Bridge) -> Self {
+        let session = CancellationToken::new();
         Self {
             bridge,
-            tool_router: Self::tool_router(),
+            tool_router: router(),
+            watches: Arc::default(),
+            session: session.clone(),
+            _alive: Arc::new(session.drop_guard()),
         }
     }
 
@@ -837,11 +881,226 @@ fn uuid_suffix() -> String {
     fugue_protocol::SessionId::new().simple()[..8].to_string()
 }
 
-#[tool_handler(
-    router = self.tool_router,
-    name = "fugue-mcp",
-    instructions = "Terminals for agents, run by fugued. Start long-running processes with fugue_start (check fugue_list \
-first to reuse one), follow them with fugue_read (since_offset) and fugue_wait (no polling needed), steer them with \
-fugue_write / fugue_send_keys / fugue_interrupt, and clean up with fugue_kill / fugue_release."
-)]
-impl ServerHandler for FugueTools {}
+const INSTRUCTIONS: &str = "Terminals for agents, run by fugued. Start long-running processes with fugue_start \
+(check fugue_list first to reuse one), follow them with fugue_read (since_offset) and fugue_wait (no polling needed), \
+steer them with fugue_write / fugue_send_keys / fugue_interrupt, and clean up with fugue_kill / fugue_release. \
+Terminals are also resources (fugue://panes, fugue://agents, fugue://pane/{id}/screen and /output): subscribe to be \
+told when one changes.";
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for FugueTools {
+    fn get_info(&self) -> ServerConfig {
+        // Only what fugue serves: tools and resources (no prompts, completions
+        // or logging: clients are told "method not found" for those).
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(rmcp::model::Implementation::new("fugue-mcp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS.to_string())
+    }
+
+    /// Tool results without `null` fields, as their schemas say (see [`crate::schema`]).
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let mut response = self.tool_router.call(call).await?;
+        if let CallToolResponse::Complete(result) = &mut response {
+            if let Some(structured) = &mut result.structured_content {
+                drop_null_fields(structured);
+                // The text twin says the same as the structured result.
+                if let Ok(text) = serde_json::to_string(structured) {
+                    result.content = vec![rmcp::model::ContentBlock::text(text)];
+                }
+            }
+        }
+        Ok(response)
+    }
+
+    async fn complete(
+        &self,
+        _: rmcp::model::CompleteRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        Err(ErrorData::method_not_found::<rmcp::model::CompleteRequestMethod>())
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        Err(ErrorData::method_not_found::<rmcp::model::ListPromptsRequestMethod>())
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        resources::list(&self.bridge).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(&self.bridge, &request.uri).await.map(Into::into)
+    }
+
+    /// Before 2026-07-28: watch `uri` and send `notifications/resources/updated`.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let uri = request.uri;
+        let resource = Resource::parse(&uri)
+            .map_err(|e| ErrorData::resource_not_found(e, Some(serde_json::json!({ "uri": uri }))))?;
+        let stop = {
+            let mut watches = self.watches.lock().unwrap_or_else(|e| e.into_inner());
+            if watches.contains_key(&uri) {
+                return Ok(());
+            }
+            if watches.len() >= resources::MAX_WATCHES {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "this session already watches {} resources, the most it may; unsubscribe from one first",
+                        resources::MAX_WATCHES
+                    ),
+                    None,
+                ));
+            }
+            let stop = self.session.child_token();
+            watches.insert(uri.clone(), stop.clone());
+            stop
+        };
+        let peer = context.peer.clone();
+        let (updates, mut updated) = tokio::sync::mpsc::channel(1);
+        tokio::spawn(resources::watch(self.bridge.clone(), resource, updates, stop.clone()));
+        tokio::spawn(async move {
+            while let Some(uri) = updated.recv().await {
+                let sent = peer
+                    .notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(uri))
+                    .await;
+                if sent.is_err() {
+                    break;
+                }
+            }
+            stop.cancel();
+        });
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let mut watches = self.watches.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(stop) = watches.remove(&request.uri) {
+            stop.cancel();
+        }
+        Ok(())
+    }
+
+    /// Before 2026-07-28: tell the client when the list of resources changes
+    /// (a terminal started or went).
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let peer = context.peer;
+        let (updates, mut updated) = tokio::sync::mpsc::channel(1);
+        let stop = self.session.child_token();
+        tokio::spawn(resources::watch(
+            self.bridge.clone(),
+            Resource::Panes,
+            updates,
+            stop.clone(),
+        ));
+        tokio::spawn(async move {
+            while updated.recv().await.is_some() {
+                if peer.notify_resource_list_changed().await.is_err() {
+                    break;
+                }
+            }
+            stop.cancel();
+        });
+    }
+
+    /// From 2026-07-28 (`subscriptions/listen`): the resources fugue serves, and
+    /// changes of the list.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| Resource::parse(uri).is_ok())
+                .take(resources::MAX_WATCHES)
+                .cloned()
+                .collect()
+        });
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let stop = self.session.child_token();
+        let (updates, mut updated) = tokio::sync::mpsc::channel(1);
+        let accepted = context.accepted().clone();
+        for uri in accepted.resource_subscriptions.iter().flatten() {
+            if let Ok(resource) = Resource::parse(uri) {
+                tokio::spawn(resources::watch(
+                    self.bridge.clone(),
+                    resource,
+                    updates.clone(),
+                    stop.clone(),
+                ));
+            }
+        }
+        // The pane list's changes, under a name no resource has.
+        let (list_updates, mut list_updated) = tokio::sync::mpsc::channel(1);
+        if accepted.resources_list_changed == Some(true) {
+            tokio::spawn(resources::watch(
+                self.bridge.clone(),
+                Resource::Panes,
+                list_updates,
+                stop.clone(),
+            ));
+        }
+        drop(updates);
+        let sink = context.sink().clone();
+        let forward = async {
+            loop {
+                let sent = tokio::select! {
+                    Some(uri) = updated.recv() => sink.notify_resource_updated(uri).await,
+                    Some(_) = list_updated.recv() => sink.notify_resource_list_changed().await,
+                    else => return,
+                };
+                if sent.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            _ = context.cancelled() => {}
+            _ = forward => context.cancelled().await,
+        }
+        stop.cancel();
+        Ok(())
+    }
+}

@@ -7,4 +7,5 @@ pub mod http;
 pub mod params;
 pub mod resources;
 pub mod schema;
+pub mod stdio;
 pub mod tools;

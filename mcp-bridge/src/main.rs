@@ -131,7 +131,10 @@ fn main() -> ExitCode {
     }
     runtime.block_on(async move {
         let server = tools::FugueTools::new(bridge);
-        let service = match server.serve(rmcp::transport::stdio()).await {
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let transport =
+            fugue_mcp::stdio::NoModernPing(rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout));
+        let service = match server.serve(transport).await {
             Ok(service) => service,
             Err(err) => {
                 tracing::error!(%err, "MCP session failed to start");

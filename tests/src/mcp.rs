@@ -1,5 +1,5 @@
 //! Calling MCP tools from a test's client: any rmcp client, in-process or the
-//! real fugue-mcp over stdio (a `RunningService` derefs to its `Peer`).
+//! real fugue-mcp over stdio or HTTP (a `RunningService` derefs to its `Peer`).
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::Peer;
@@ -35,11 +35,29 @@ pub async fn ok(mcp: &Peer<RoleClient>, tool: &str, arguments: Value) -> Value {
     let text = text(&result);
     assert_ne!(result.is_error, Some(true), "{tool} failed: {text}");
     let structured = result.structured_content.expect("structuredContent");
+    assert!(
+        !has_null(&structured),
+        "{tool}: results leave out what they lack, as their schemas say: {structured}"
+    );
     assert_eq!(
         serde_json::from_str::<Value>(&text).expect("text is the same JSON"),
         structured
     );
     structured
+}
+
+/// Whether `value` holds a `null` anywhere.
+fn has_null(value: &Value) -> bool {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Null => return true,
+            Value::Object(object) => stack.extend(object.values()),
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The message of a call that must fail.
@@ -84,4 +102,75 @@ pub async fn stdio_bridge(daemon: &crate::Daemon) -> rmcp::service::RunningServi
         .spawn()
         .expect("spawn fugue-mcp");
     ().serve(transport).await.expect("MCP startup")
+}
+
+/// A client transport to an MCP server over Streamable HTTP at `url`, sending
+/// `token` as `Authorization: Bearer`.
+pub fn http_client(url: &str, token: Option<&str>) -> rmcp::transport::StreamableHttpClientTransport<reqwest::Client> {
+    let mut config = rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(url);
+    if let Some(token) = token {
+        config = config.auth_header(token);
+    }
+    rmcp::transport::StreamableHttpClientTransport::from_config(config)
+}
+
+/// The real `fugue-mcp --http` (see [`bridge_command`]) on a free loopback port.
+pub struct HttpBridge {
+    pub child: tokio::process::Child,
+    /// Where it serves MCP (`http://127.0.0.1:PORT/mcp`).
+    pub url: String,
+    /// The token it printed (`None` with `--no-auth` or `--token-file`).
+    pub token: Option<String>,
+}
+
+impl HttpBridge {
+    /// Starts it with `args` after `--http 127.0.0.1:0`, and reads where it
+    /// listens and its token from its first lines.
+    pub async fn start(daemon: &crate::Daemon, args: &[&str]) -> HttpBridge {
+        use tokio::io::AsyncBufReadExt;
+        let mut command = bridge_command(daemon);
+        command
+            .args(["--http", "127.0.0.1:0"])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("spawn fugue-mcp --http");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = tokio::io::BufReader::new(stderr).lines();
+        let (mut url, mut token) = (None, None);
+        let deadline = tokio::time::Instant::now() + crate::DEADLINE;
+        while url.is_none() || (token.is_none() && !args.contains(&"--no-auth") && !args.contains(&"--token-file")) {
+            let line = tokio::time::timeout_at(deadline, lines.next_line())
+                .await
+                .expect("fugue-mcp --http says where it listens")
+                .expect("read stderr")
+                .expect("fugue-mcp --http exited before it listened");
+            if let Some(at) = line.strip_prefix("fugue-mcp: MCP at ") {
+                url = Some(at.to_string());
+            }
+            if let Some(bearer) = line.strip_prefix("fugue-mcp: send Authorization: Bearer ") {
+                token = (!bearer.starts_with('<')).then(|| bearer.to_string());
+                if token.is_none() {
+                    break;
+                }
+            }
+        }
+        // Its later log lines go nowhere; the pipe must not fill.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        HttpBridge {
+            child,
+            url: url.expect("url"),
+            token,
+        }
+    }
+
+    /// An MCP client of it (the `initialize` era), with its token.
+    pub async fn client(&self) -> rmcp::service::RunningService<RoleClient, ()> {
+        use rmcp::ServiceExt;
+        ().serve(http_client(&self.url, self.token.as_deref()))
+            .await
+            .expect("MCP startup over HTTP")
+    }
 }

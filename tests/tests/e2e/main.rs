@@ -16,6 +16,7 @@ mod keyboard;
 mod lifecycle;
 mod login;
 mod mcp;
+mod mcp_http;
 mod mcp_stdio;
 mod notify;
 mod panes;

@@ -17,6 +17,8 @@ use std::collections::BTreeMap;
 #[derive(Clone, Default)]
 struct TestClient {
     elicitation: Option<bool>,
+    /// Where `notifications/resources/updated` uris go (initialize era).
+    updates: Option<tokio::sync::mpsc::UnboundedSender<String>>,
 }
 
 impl ClientHandler for TestClient {
@@ -42,12 +44,32 @@ impl ClientHandler for TestClient {
             _ => ElicitResult::new(ElicitationAction::Decline),
         })
     }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        if let Some(updates) = &self.updates {
+            let _ = updates.send(params.uri);
+        }
+    }
 }
 
 type Mcp = RunningService<RoleClient, TestClient>;
 
-async fn connect(daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp {
-    connect_in(Era::Initialize, daemon, client, allow_spawn).await
+async fn connect(via: Via, daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp {
+    connect_in(via, Era::Initialize, daemon, client, allow_spawn).await
+}
+
+/// How a test's client reaches the bridge: every test here runs both ways
+/// (see `over_both_transports!` at the end).
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    /// In-process, over a pipe: what fugue-mcp does on stdio.
+    Pipe,
+    /// Streamable HTTP on loopback, with a token: what `fugue-mcp --http` does.
+    Http,
 }
 
 /// The MCP protocol era a test client speaks.
@@ -60,8 +82,24 @@ enum Era {
     Stateless,
 }
 
-async fn connect_in(era: Era, daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp {
-    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+/// Serves `bridge` over HTTP on a free loopback port, with a token; a client
+/// transport to it.
+async fn http_bridge(bridge: Bridge) -> rmcp::transport::StreamableHttpClientTransport<reqwest::Client> {
+    let listener = fugue_mcp::http::bind("127.0.0.1:0".parse().unwrap())
+        .await
+        .expect("bind");
+    let url = format!("http://{}{}", listener.local_addr().unwrap(), fugue_mcp::http::PATH);
+    let token = fugue_client::token::generate().unwrap();
+    let security = fugue_mcp::http::HttpSecurity {
+        token: Some(token.clone()),
+        allow_hosts: vec![],
+    };
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(fugue_mcp::http::serve(listener, bridge, security, shutdown));
+    fugue_tests::mcp::http_client(&url, Some(&token))
+}
+
+async fn connect_in(via: Via, era: Era, daemon: &Daemon, client: TestClient, allow_spawn: bool) -> Mcp {
     let mut agents = BTreeMap::new();
     agents.insert("claude".to_string(), bin("fake-agent").display().to_string());
     let config = BridgeConfig {
@@ -72,22 +110,30 @@ async fn connect_in(era: Era, daemon: &Daemon, client: TestClient, allow_spawn: 
         allow_spawn,
         agent_commands: agents,
     };
-    tokio::spawn(async move {
-        let server = FugueTools::new(Bridge::new(config))
-            .serve(server_io)
-            .await
-            .expect("serve");
-        let _ = server.waiting().await;
-    });
     let mode = match era {
         Era::Initialize => rmcp::service::ClientLifecycleMode::Initialize,
         Era::Stateless => rmcp::service::ClientLifecycleMode::Discover {
             preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
         },
     };
-    let mcp = rmcp::service::ClientServiceExt::serve_with_lifecycle(client, client_io, mode)
-        .await
-        .expect("MCP handshake");
+    let mcp = match via {
+        Via::Pipe => {
+            let (server_io, client_io) = tokio::io::duplex(1 << 16);
+            tokio::spawn(async move {
+                let server = FugueTools::new(Bridge::new(config))
+                    .serve(server_io)
+                    .await
+                    .expect("serve");
+                let _ = server.waiting().await;
+            });
+            rmcp::service::ClientServiceExt::serve_with_lifecycle(client, client_io, mode).await
+        }
+        Via::Http => {
+            let transport = http_bridge(Bridge::new(config)).await;
+            rmcp::service::ClientServiceExt::serve_with_lifecycle(client, transport, mode).await
+        }
+    }
+    .expect("MCP handshake");
     if let Era::Stateless = era {
         let version = mcp.peer_info().map(|i| i.protocol_version.clone());
         assert_eq!(version, Some(rmcp::model::ProtocolVersion::V_2026_07_28));
@@ -95,10 +141,9 @@ async fn connect_in(era: Era, daemon: &Daemon, client: TestClient, allow_spawn: 
     mcp
 }
 
-#[tokio::test]
-async fn tools_are_listed_with_described_parameters_and_annotations() {
+async fn tools_are_listed_with_described_parameters_and_annotations(via: Via) {
     let daemon = Daemon::start();
-    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
     let tools = mcp.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     for expected in [
@@ -159,10 +204,9 @@ async fn tools_are_listed_with_described_parameters_and_annotations() {
     assert!(start.description.as_deref().unwrap().contains("Call fugue_list first"));
 }
 
-#[tokio::test]
-async fn sessions_by_name_and_uuid() {
+async fn sessions_by_name_and_uuid(via: Via) {
     let daemon = Daemon::start();
-    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
     let api = ok(&mcp, "fugue_create_session", json!({"name": "api", "env": {"A": "1"}})).await;
     ok(
         &mcp,
@@ -194,10 +238,9 @@ async fn sessions_by_name_and_uuid() {
     assert!(err.contains("directory does not exist"), "{err}");
 }
 
-#[tokio::test]
-async fn terminal_lifecycle_through_the_tools() {
+async fn terminal_lifecycle_through_the_tools(via: Via) {
     let daemon = Daemon::start();
-    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
     // Default session "mcp" is created on first use; a CLI-started pane shows up too.
     let started = ok(
         &mcp,
@@ -307,10 +350,9 @@ async fn terminal_lifecycle_through_the_tools() {
     assert!(err.contains("pane not found"), "{err}");
 }
 
-#[tokio::test]
-async fn interrupt_exec_and_waiting_for_exit() {
+async fn interrupt_exec_and_waiting_for_exit(via: Via) {
     let daemon = Daemon::start();
-    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
     let shell = ok(&mcp, "fugue_start", json!({"purpose": "shell"})).await;
     let id = shell["terminal_id"].as_str().unwrap();
     ok(
@@ -373,10 +415,9 @@ async fn interrupt_exec_and_waiting_for_exit() {
     );
 }
 
-#[tokio::test]
-async fn error_paths_are_tool_errors_that_say_what_would_work() {
+async fn error_paths_are_tool_errors_that_say_what_would_work(via: Via) {
     let daemon = Daemon::start_with(&["--max-panes", "2"]);
-    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
     // A missing required argument is a tool error, not a JSON-RPC error.
     let err = fails(&mcp, "fugue_start", json!({"command": "true"})).await;
     assert!(err.contains("missing field `purpose`"), "{err}");
@@ -487,10 +528,9 @@ async fn wait_state(mcp: &Mcp, id: &str, state: &str) {
     assert_eq!(waited["condition"], "agent_state", "waiting for {state}: {waited}");
 }
 
-#[tokio::test]
-async fn agents_are_detected_prompted_approved_and_denied() {
+async fn agents_are_detected_prompted_approved_and_denied(via: Via) {
     let daemon = Daemon::start();
-    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
     let agent = ok(
         &mcp,
         "fugue_start",
@@ -626,10 +666,9 @@ async fn agents_are_detected_prompted_approved_and_denied() {
 /// 0.61 does; fake-agent copies it here) still gets its prompt submitted: the
 /// bridge waits for the paste to settle before Enter. And when no turn starts,
 /// the result says so instead of claiming the agent went busy.
-#[tokio::test]
-async fn a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored() {
+async fn a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored(via: Via) {
     let daemon = Daemon::start();
-    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
     let start = |guard_ms: u32| {
         json!({"purpose": "agent", "command": bin("fake-agent"), "shell": false,
                "env": {"FAKE_AGENT_PASTE_GUARD_MS": guard_ms.to_string()}})
@@ -690,19 +729,21 @@ async fn a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored() {
     );
 }
 
-#[tokio::test]
-async fn spawning_an_agent_needs_a_person_or_allow_spawn() {
+async fn spawning_an_agent_needs_a_person_or_allow_spawn(via: Via) {
     let daemon = Daemon::start();
     let workdir = daemon.dir.path().join("project");
     std::fs::create_dir(&workdir).unwrap();
     // Both eras: a person who says no, a client that cannot ask, a person who says yes.
     for (n, era) in [Era::Initialize, Era::Stateless].into_iter().enumerate() {
         let args = json!({"prompt": "fix the tests", "name": format!("fix{n}"), "working_dir": "project"});
-        let ask = |elicitation| TestClient { elicitation };
-        let declining = connect_in(era, &daemon, ask(Some(false)), false).await;
+        let ask = |elicitation| TestClient {
+            elicitation,
+            updates: None,
+        };
+        let declining = connect_in(via, era, &daemon, ask(Some(false)), false).await;
         let result = call_as_client(&declining, "fugue_spawn_agent", args.clone()).await;
         assert!(text(&result).contains("declined"), "{era:?}: {result:?}");
-        let no_ui = connect_in(era, &daemon, ask(None), false).await;
+        let no_ui = connect_in(via, era, &daemon, ask(None), false).await;
         let result = call_as_client(&no_ui, "fugue_spawn_agent", args.clone()).await;
         assert!(text(&result).contains("--allow-spawn"), "{era:?}: {result:?}");
         let sessions = ok(&no_ui, "fugue_list_sessions", json!({})).await;
@@ -710,7 +751,7 @@ async fn spawning_an_agent_needs_a_person_or_allow_spawn() {
             sessions["sessions"].as_array().unwrap().is_empty(),
             "{era:?}: {sessions}"
         );
-        let accepting = connect_in(era, &daemon, ask(Some(true)), false).await;
+        let accepting = connect_in(via, era, &daemon, ask(Some(true)), false).await;
         let result = call_as_client(&accepting, "fugue_spawn_agent", args.clone()).await;
         let spawned = result.structured_content.clone().unwrap_or_default();
         assert_eq!(spawned["session"], format!("fix{n}"), "{era:?}: {result:?}");
@@ -738,16 +779,18 @@ async fn spawning_an_agent_needs_a_person_or_allow_spawn() {
     let args = json!({"prompt": "fix the tests", "name": "fixer", "working_dir": "project"});
 
     let declining = connect(
+        via,
         &daemon,
         TestClient {
             elicitation: Some(false),
+            updates: None,
         },
         false,
     )
     .await;
     let err = fails(&declining, "fugue_spawn_agent", args.clone()).await;
     assert!(err.contains("declined"), "{err}");
-    let no_ui = connect(&daemon, TestClient { elicitation: None }, false).await;
+    let no_ui = connect(via, &daemon, TestClient::default(), false).await;
     let err = fails(&no_ui, "fugue_spawn_agent", args.clone()).await;
     assert!(
         err.contains("does not support MCP elicitation") && err.contains("--allow-spawn"),
@@ -762,9 +805,11 @@ async fn spawning_an_agent_needs_a_person_or_allow_spawn() {
     );
 
     let accepting = connect(
+        via,
         &daemon,
         TestClient {
             elicitation: Some(true),
+            updates: None,
         },
         false,
     )
@@ -792,15 +837,14 @@ async fn spawning_an_agent_needs_a_person_or_allow_spawn() {
     .await;
     assert!(err.contains("directory does not exist"), "{err}");
 
-    let allowed = connect(&daemon, TestClient { elicitation: None }, true).await;
+    let allowed = connect(via, &daemon, TestClient::default(), true).await;
     let spawned = ok(&allowed, "fugue_spawn_agent", json!({"prompt": "go", "name": "auto"})).await;
     assert_eq!(spawned["session"], "auto");
 }
 
-#[tokio::test]
-async fn a_terminal_started_with_a_restart_policy_comes_back() {
+async fn a_terminal_started_with_a_restart_policy_comes_back(via: Via) {
     let daemon = Daemon::start();
-    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
     let err = fails(
         &mcp,
         "fugue_start",
@@ -836,24 +880,22 @@ async fn a_terminal_started_with_a_restart_policy_comes_back() {
 /// A pane whose program's file name holds an OSC title sequence and a bidi
 /// override is listed by MCP under a clean title (the daemon cleans names
 /// once, for every front end; issue 27).
-#[tokio::test]
-async fn names_reach_agents_clean() {
+async fn names_reach_agents_clean(via: Via) {
     let daemon = Daemon::start();
     let client = daemon.client().await;
     client.create_session("mcp", None, vec![]).await.unwrap();
     let spec = fugue_tests::evil_program_spec(daemon.dir.path(), "mcp");
     client.create_pane(spec).await.unwrap();
-    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
     let listed = ok(&mcp, "fugue_list", json!({})).await;
     assert_eq!(listed["terminals"][0]["title"], fugue_tests::EVIL_TITLE, "{listed}");
 }
 
 /// An agent finds which terminal printed a line: in its own session by default,
 /// in every session with all_sessions, each match with its terminal_id.
-#[tokio::test]
-async fn grep_says_which_terminal_printed_it() {
+async fn grep_says_which_terminal_printed_it(via: Via) {
     let daemon = Daemon::start();
-    let mcp = connect(&daemon, TestClient::default(), false).await;
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
     let started = ok(
         &mcp,
         "fugue_start",
@@ -896,3 +938,235 @@ async fn grep_says_which_terminal_printed_it() {
     let bad = fails(&mcp, "fugue_grep", json!({"pattern": "x", "max_matches": 5000})).await;
     assert!(bad.contains("max_matches must be 1 to 1000"), "{bad}");
 }
+
+/// The JSON-RPC error code of a failed request.
+fn error_code(err: rmcp::service::ServiceError) -> i32 {
+    match err {
+        rmcp::service::ServiceError::McpError(e) => e.code.0,
+        other => panic!("not an MCP error: {other}"),
+    }
+}
+
+async fn only_what_fugue_serves_is_declared_and_answered(via: Via) {
+    let daemon = Daemon::start();
+    for era in [Era::Initialize, Era::Stateless] {
+        let mcp = connect_in(via, era, &daemon, TestClient::default(), false).await;
+        let capabilities = mcp.peer_info().unwrap().capabilities.clone();
+        assert!(capabilities.tools.is_some(), "{era:?}");
+        let resources = capabilities.resources.clone().expect("resources");
+        assert_eq!((resources.subscribe, resources.list_changed), (Some(true), Some(true)));
+        assert!(
+            capabilities.prompts.is_none() && capabilities.completions.is_none(),
+            "{era:?}: {capabilities:?}"
+        );
+        // Undeclared methods are not there: "method not found", not empty lists.
+        let prompts = mcp.list_prompts(None).await.expect_err("prompts/list");
+        assert_eq!(error_code(prompts), -32601, "{era:?}");
+        let reference = rmcp::model::Reference::for_prompt("x");
+        let argument = rmcp::model::ArgumentInfo::new("a", "b");
+        let complete = mcp
+            .complete(rmcp::model::CompleteRequestParams::new(reference, argument))
+            .await
+            .expect_err("completion/complete");
+        assert_eq!(error_code(complete), -32601, "{era:?}");
+        // An unknown resource names itself; the code is the era's.
+        let unknown = mcp
+            .read_resource(rmcp::model::ReadResourceRequestParams::new("fugue://pane/nope/screen"))
+            .await
+            .expect_err("no such pane");
+        let rmcp::service::ServiceError::McpError(unknown) = unknown else {
+            panic!()
+        };
+        let expected = match era {
+            Era::Initialize => -32002,
+            Era::Stateless => -32602,
+        };
+        assert_eq!(unknown.code.0, expected, "{era:?}: {unknown:?}");
+        assert_eq!(unknown.data.unwrap()["uri"], "fugue://pane/nope/screen");
+    }
+}
+
+async fn tool_schemas_name_no_null(via: Via) {
+    let daemon = Daemon::start();
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
+    let tools = mcp.list_all_tools().await.unwrap();
+    assert!(tools.len() >= 22);
+    for tool in tools {
+        let input = serde_json::Value::Object((*tool.input_schema).clone());
+        assert!(!fugue_mcp::schema::mentions_null(&input), "{}: {input}", tool.name);
+        let output = serde_json::Value::Object((*tool.output_schema.clone().unwrap()).clone());
+        assert!(!fugue_mcp::schema::mentions_null(&output), "{}: {output}", tool.name);
+    }
+}
+
+async fn terminals_are_resources_and_subscribers_hear_of_changes(via: Via) {
+    let daemon = Daemon::start();
+    for era in [Era::Initialize, Era::Stateless] {
+        let (updates_tx, mut updates) = tokio::sync::mpsc::unbounded_channel();
+        let client = TestClient {
+            elicitation: None,
+            updates: Some(updates_tx),
+        };
+        let mcp = connect_in(via, era, &daemon, client, false).await;
+        let started = ok(
+            &mcp,
+            "fugue_start",
+            json!({"purpose": "echo", "command": "cat", "title": format!("cat-{era:?}")}),
+        )
+        .await;
+        let id = started["terminal_id"].as_str().unwrap().to_string();
+        let screen = format!("fugue://pane/{id}/screen");
+        let output = format!("fugue://pane/{id}/output");
+        let listed = mcp.list_all_resources().await.unwrap();
+        let uris: Vec<&str> = listed.iter().map(|r| r.uri.as_str()).collect();
+        for uri in ["fugue://panes", "fugue://agents", &screen, &output] {
+            assert!(uris.contains(&uri), "{era:?}: {uri} not in {uris:?}");
+        }
+        let templates = mcp.list_all_resource_templates().await.unwrap();
+        assert_eq!(templates.len(), 2, "{templates:?}");
+
+        // Subscribed before anything is written: each write is told, unasked.
+        let mut subscription = match era {
+            Era::Initialize => {
+                #[allow(deprecated)]
+                mcp.subscribe(rmcp::model::SubscribeRequestParams::new(&screen))
+                    .await
+                    .unwrap();
+                None
+            }
+            Era::Stateless => {
+                let filter = rmcp::model::SubscriptionFilter::builder()
+                    .resource_subscription(&screen)
+                    .build();
+                Some(mcp.listen(filter).await.expect("subscriptions/listen"))
+            }
+        };
+        for n in 0..3 {
+            let line = format!("line-{n}");
+            ok(
+                &mcp,
+                "fugue_write",
+                json!({"terminal_id": id, "input": line, "submit": true}),
+            )
+            .await;
+            let sent = std::time::Instant::now();
+            let uri = match subscription.as_mut() {
+                None => tokio::time::timeout(DEADLINE, updates.recv())
+                    .await
+                    .expect("told in time")
+                    .unwrap(),
+                Some(subscription) => loop {
+                    let next = tokio::time::timeout(DEADLINE, subscription.next())
+                        .await
+                        .expect("told in time");
+                    if let Some(rmcp::model::ServerNotification::ResourceUpdatedNotification(n)) = next.unwrap() {
+                        break n.params.uri;
+                    }
+                },
+            };
+            assert_eq!(uri, screen, "{era:?}");
+            eprintln!("{via:?} {era:?}: told of a screen change in {:?}", sent.elapsed());
+            // What the client reads then shows the change.
+            ok(
+                &mcp,
+                "fugue_wait",
+                json!({"terminal_id": id, "pattern": line, "on": "screen", "timeout_ms": 10000}),
+            )
+            .await;
+            let read = mcp
+                .read_resource(rmcp::model::ReadResourceRequestParams::new(&screen))
+                .await
+                .unwrap();
+            let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+                panic!("text contents")
+            };
+            assert!(text.contains(&line), "{era:?}: {text}");
+            // Drain what the echo's own redraws told meanwhile.
+            while updates.try_recv().is_ok() {}
+        }
+        let agents = mcp
+            .read_resource(rmcp::model::ReadResourceRequestParams::new("fugue://agents"))
+            .await
+            .unwrap();
+        let rmcp::model::ResourceContents::TextResourceContents { text, mime_type, .. } = &agents.contents[0] else {
+            panic!("text contents")
+        };
+        assert_eq!(mime_type.as_deref(), Some("application/json"));
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(text).unwrap(),
+            json!([]),
+            "no agents run"
+        );
+        let read = mcp
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(&output))
+            .await
+            .unwrap();
+        let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
+            panic!("text contents")
+        };
+        assert!(text.contains("line-0") && text.contains("line-2"), "{text}");
+
+        // Unsubscribed: the next write tells nothing.
+        match subscription {
+            None => {
+                #[allow(deprecated)]
+                mcp.unsubscribe(rmcp::model::UnsubscribeRequestParams::new(&screen))
+                    .await
+                    .unwrap();
+                while updates.try_recv().is_ok() {}
+                ok(
+                    &mcp,
+                    "fugue_write",
+                    json!({"terminal_id": id, "input": "after", "submit": true}),
+                )
+                .await;
+                ok(
+                    &mcp,
+                    "fugue_wait",
+                    json!({"terminal_id": id, "pattern": "after", "on": "screen", "timeout_ms": 10000}),
+                )
+                .await;
+                // The watch would have told within 20 ms of the output.
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                assert!(updates.try_recv().is_err(), "{era:?}: told after unsubscribing");
+            }
+            Some(subscription) => drop(subscription),
+        }
+        ok(&mcp, "fugue_kill", json!({"terminal_id": id})).await;
+    }
+}
+
+/// Each test, once over a pipe and once over HTTP.
+macro_rules! over_both_transports {
+    ($($name:ident),* $(,)?) => {
+        mod over_pipe {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name(super::Via::Pipe).await
+            })*
+        }
+        mod over_http {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name(super::Via::Http).await
+            })*
+        }
+    };
+}
+
+over_both_transports!(
+    only_what_fugue_serves_is_declared_and_answered,
+    tool_schemas_name_no_null,
+    terminals_are_resources_and_subscribers_hear_of_changes,
+    tools_are_listed_with_described_parameters_and_annotations,
+    sessions_by_name_and_uuid,
+    terminal_lifecycle_through_the_tools,
+    interrupt_exec_and_waiting_for_exit,
+    error_paths_are_tool_errors_that_say_what_would_work,
+    agents_are_detected_prompted_approved_and_denied,
+    a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored,
+    spawning_an_agent_needs_a_person_or_allow_spawn,
+    a_terminal_started_with_a_restart_policy_comes_back,
+    names_reach_agents_clean,
+    grep_says_which_terminal_printed_it,
+);

@@ -295,3 +295,49 @@ async fn a_stripped_environment_reaches_the_persons_daemon() {
         "{status}"
     );
 }
+
+/// rmcp answers a ping before the first request whatever era it declares; the
+/// 2026-07-28 revision has no ping, so fugue-mcp refuses one that declares it.
+#[tokio::test]
+async fn a_ping_of_the_2026_era_is_not_found_and_an_older_one_answered() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let daemon = Daemon::start();
+    let mut child = fugue_tests::mcp::bridge_command(&daemon)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let modern = json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": meta}});
+    let older = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(format!("{modern}\n{older}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let line = tokio::time::timeout(DEADLINE, lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        answers.push(serde_json::from_str::<serde_json::Value>(&line).unwrap());
+    }
+    let (first, second) = (&answers[0], &answers[1]);
+    assert_eq!(
+        (first["id"].clone(), first["error"]["code"].clone()),
+        (json!(1), json!(-32601)),
+        "{first}"
+    );
+    assert_eq!(
+        (second["id"].clone(), second["result"].clone()),
+        (json!(2), json!({})),
+        "{second}"
+    );
+}

@@ -86,55 +86,59 @@ pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Er
     let wanted = |n: u32| only.as_ref().is_none_or(|only| only.contains(&n));
     let mut rows = Vec::new();
     if wanted(1) || wanted(2) {
-        eprintln!("[1/13] throughput");
+        eprintln!("[1/14] throughput");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(throughput(dir.path(), &file, &sizes).await?);
     }
     if wanted(3) {
-        eprintln!("[3/13] request latency");
+        eprintln!("[3/14] request latency");
         rows.extend(latency(dir.path(), &sizes).await?);
     }
     if wanted(4) {
-        eprintln!("[4/13] memory");
+        eprintln!("[4/14] memory");
         rows.extend(memory(dir.path(), &sizes).await?);
     }
     if wanted(5) {
-        eprintln!("[5/13] reaction");
+        eprintln!("[5/14] reaction");
         rows.extend(reaction(dir.path(), &sizes).await?);
     }
     if wanted(6) {
-        eprintln!("[6/13] idle");
+        eprintln!("[6/14] idle");
         rows.extend(idle(dir.path(), &sizes).await?);
     }
     if wanted(7) {
-        eprintln!("[7/13] scale");
+        eprintln!("[7/14] scale");
         rows.extend(scale(dir.path(), &sizes).await?);
     }
     if wanted(8) {
-        eprintln!("[8/13] latency under churn");
+        eprintln!("[8/14] latency under churn");
         rows.extend(churn(dir.path(), &sizes).await?);
     }
     if wanted(9) {
-        eprintln!("[9/13] agent TUI");
+        eprintln!("[9/14] agent TUI");
         rows.extend(agent_tui(dir.path(), &sizes).await?);
     }
     if wanted(10) {
-        eprintln!("[10/13] records and live upgrade");
+        eprintln!("[10/14] records and live upgrade");
         rows.extend(durable(dir.path(), &sizes).await?);
     }
     if wanted(11) {
-        eprintln!("[11/13] a browser tab");
+        eprintln!("[11/14] a browser tab");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(browser(dir.path(), &file, &sizes).await?);
     }
     if wanted(12) {
-        eprintln!("[12/13] another machine over ssh");
+        eprintln!("[12/14] another machine over ssh");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(remote(dir.path(), &file, &sizes).await?);
     }
     if wanted(13) {
-        eprintln!("[13/13] fugue top with many panes");
+        eprintln!("[13/14] fugue top with many panes");
         rows.extend(overview(dir.path(), &sizes).await?);
+    }
+    if wanted(14) {
+        eprintln!("[14/14] an MCP subscriber");
+        rows.extend(subscription(dir.path(), &sizes).await?);
     }
     Ok(rows)
 }
@@ -1515,4 +1519,80 @@ async fn overview(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
             None,
         ),
     ])
+}
+
+/// Sends the uris of `notifications/resources/updated` to the bench.
+#[derive(Clone)]
+struct Updates(tokio::sync::mpsc::UnboundedSender<String>);
+
+impl rmcp::ClientHandler for Updates {
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        let _ = self.0.send(params.uri);
+    }
+}
+
+/// The real fugue-mcp on stdio, its client subscribed to a pane's screen: the
+/// time from a write to the pane (through the daemon, as a person's typing) to
+/// the client being told, with no polling anywhere.
+async fn subscription(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    use rmcp::ServiceExt;
+    let daemon = Daemon::start(dir, "subscribe").await?;
+    let client = daemon.client().await?;
+    client
+        .create_session("s", Some(dir), vec![])
+        .await
+        .map_err(|e| e.to_string())?;
+    let pane = client
+        .create_pane(direct("s", "cat", &[]))
+        .await
+        .map_err(|e| e.to_string())?;
+    let id = pane.id.to_string();
+    let mut bridge = tokio::process::Command::new(env::bin("fugue-mcp")?);
+    bridge.arg("--socket").arg(&daemon.socket);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(bridge)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let (updates, mut updated) = tokio::sync::mpsc::unbounded_channel();
+    let mcp = Updates(updates).serve(transport).await.map_err(|e| e.to_string())?;
+    let uri = format!("fugue://pane/{id}/screen");
+    #[allow(deprecated)]
+    mcp.subscribe(rmcp::model::SubscribeRequestParams::new(&uri))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut times = Vec::new();
+    for n in 0..sizes.reactions.clamp(5, 50) {
+        // Pacing, past the bridge's 20 ms between two updates of one resource
+        // (what is measured is a change after quiet, not the rate limit).
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        while updated.try_recv().is_ok() {}
+        let written = Instant::now();
+        client
+            .write_input(&id, format!("{n}\n").as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+        match tokio::time::timeout(Duration::from_secs(5), updated.recv()).await {
+            Ok(Some(told)) if told == uri => times.push(written.elapsed().as_secs_f64() * 1e3),
+            other => return Err(format!("the subscriber was not told of write {n}: {other:?}")),
+        }
+    }
+    let _ = mcp.cancel().await;
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    let worst = times[times.len() - 1];
+    Ok(vec![row(
+        "14 MCP subscriber",
+        &format!(
+            "write to a pane -> notifications/resources/updated at a subscribed client over stdio (median, worst of {})",
+            times.len()
+        ),
+        format!("{median:.2} ms, {worst:.2} ms"),
+        "-".into(),
+        "median < 50 ms",
+        Some(median < 50.0),
+    )])
 }

@@ -117,7 +117,13 @@ try {
   await waitTabNames(page, ['build', 'Terminal 2', 'Terminal'], 'after keyboard rename');
 
   begin('drag the third tab to the front');
-  const box = await page.locator('#tabs .tab').nth(0).boundingBox();
+  // The bar is drawn again on every tab event (the rename's among them): a
+  // tab measured while it is replaced has no box; measure until one is there.
+  const box = await page.waitForFunction(() => {
+    const tab = document.querySelector('#tabs .tab');
+    const rect = tab && tab.getBoundingClientRect();
+    return rect && rect.height > 0 ? { height: rect.height } : null;
+  }, null, { timeout: DEADLINE }).then((handle) => handle.jsonValue());
   await page.dragAndDrop('#tabs .tab:nth-child(3)', '#tabs .tab:nth-child(1)', { targetPosition: { x: 3, y: box.height / 2 } });
   await waitTabNames(page, ['Terminal', 'build', 'Terminal 2'], 'after drag');
   const order = (await serverTabs()).map((t) => t.name);

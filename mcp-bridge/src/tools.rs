@@ -887,6 +887,27 @@ steer them with fugue_write / fugue_send_keys / fugue_interrupt, and clean up wi
 Terminals are also resources (fugue://panes, fugue://agents, fugue://pane/{id}/screen and /output): subscribe to be \
 told when one changes.";
 
+impl FugueTools {
+    /// Watches `resource` until `stop`, calling `tell` after each change until
+    /// it fails (the client went), which stops the watch too.
+    fn follow<Tell, Told>(&self, resource: Resource, stop: CancellationToken, tell: Tell)
+    where
+        Tell: Fn(String) -> Told + Send + 'static,
+        Told: std::future::Future<Output = bool> + Send,
+    {
+        let (updates, mut updated) = tokio::sync::mpsc::channel(1);
+        tokio::spawn(resources::watch(self.bridge.clone(), resource, updates, stop.clone()));
+        tokio::spawn(async move {
+            while let Some(uri) = updated.recv().await {
+                if !tell(uri).await {
+                    break;
+                }
+            }
+            stop.cancel();
+        });
+    }
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for FugueTools {
     fn get_info(&self) -> ServerConfig {
@@ -991,19 +1012,13 @@ impl ServerHandler for FugueTools {
             watches.insert(uri.clone(), stop.clone());
             stop
         };
-        let peer = context.peer.clone();
-        let (updates, mut updated) = tokio::sync::mpsc::channel(1);
-        tokio::spawn(resources::watch(self.bridge.clone(), resource, updates, stop.clone()));
-        tokio::spawn(async move {
-            while let Some(uri) = updated.recv().await {
-                let sent = peer
-                    .notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(uri))
-                    .await;
-                if sent.is_err() {
-                    break;
-                }
+        let peer = context.peer;
+        self.follow(resource, stop, move |uri| {
+            let peer = peer.clone();
+            async move {
+                let updated = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+                peer.notify_resource_updated(updated).await.is_ok()
             }
-            stop.cancel();
         });
         Ok(())
     }
@@ -1025,21 +1040,9 @@ impl ServerHandler for FugueTools {
     /// (a terminal started or went).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let peer = context.peer;
-        let (updates, mut updated) = tokio::sync::mpsc::channel(1);
-        let stop = self.session.child_token();
-        tokio::spawn(resources::watch(
-            self.bridge.clone(),
-            Resource::Panes,
-            updates,
-            stop.clone(),
-        ));
-        tokio::spawn(async move {
-            while updated.recv().await.is_some() {
-                if peer.notify_resource_list_changed().await.is_err() {
-                    break;
-                }
-            }
-            stop.cancel();
+        self.follow(Resource::Panes, self.session.child_token(), move |_| {
+            let peer = peer.clone();
+            async move { peer.notify_resource_list_changed().await.is_ok() }
         });
     }
 
@@ -1072,7 +1075,7 @@ impl ServerHandler for FugueTools {
                 ));
             }
         }
-        // The pane list's changes, under a name no resource has.
+        // The pane list's changes go to the client as list_changed, not as an update.
         let (list_updates, mut list_updated) = tokio::sync::mpsc::channel(1);
         if accepted.resources_list_changed == Some(true) {
             tokio::spawn(resources::watch(

@@ -8,17 +8,13 @@
 //   quit (or the end of stdin)
 // Timestamps are taken inside the page (the keydown event's and the message's
 // performance.now()), so the driver's own round trips are not counted.
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 import { createInterface } from 'node:readline';
 
 const url = process.env.FUGUE_WEB_URL;
 if (!url) throw new Error('FUGUE_WEB_URL is not set');
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
+const browser = await launchChromium();
 const page = await (await browser.newContext({ viewport: { width: 1400, height: 900 } })).newPage();
 // Record when each pane-socket message arrives, and when each key goes down.
 await page.addInitScript(() => {

@@ -5,7 +5,7 @@
 //
 // Every step waits on what the page shows, with a deadline; any failure throws
 // and the process exits non-zero with the step that failed.
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 
@@ -37,11 +37,7 @@ async function waitFor(page, what, fn, arg) {
   });
 }
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
+const browser = await launchChromium();
 const problems = [];
 try {
   const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });

@@ -4,7 +4,7 @@
 //
 // Every step waits on what the page or the daemon shows, with a deadline; any
 // failure throws and the process exits non-zero with the step that failed.
-import { chromium } from 'playwright-core';
+import { launchChromium } from './chromium.mjs';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -57,11 +57,7 @@ async function screenshot(page, name) {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
 }
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
-});
+const browser = await launchChromium();
 const problems = [];
 try {
   const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });

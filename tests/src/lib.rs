@@ -435,6 +435,23 @@ impl Daemon {
         link.display().to_string()
     }
 
+    /// Starts the fake Claude Code in `session` (which must exist) through the
+    /// CLI, without hooks, waiting at its prompt; its pane id.
+    pub fn run_fake_claude(&self, session: &str) -> String {
+        let claude = self.fake_claude();
+        self.cli(&[
+            "run",
+            "-s",
+            session,
+            "-e",
+            "FUGUE_AGENT_HOOKS=0",
+            "--no-shell",
+            "--",
+            &claude,
+        ])
+        .ok()
+    }
+
     /// Runs `fugue --socket <ours> ARGS...`.
     pub fn cli(&self, args: &[&str]) -> CliOutput {
         cli_with_env(&self.socket, &self.dir, args, &[])

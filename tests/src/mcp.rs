@@ -139,9 +139,10 @@ impl HttpBridge {
         let mut child = command.spawn().expect("spawn fugue-mcp --http");
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = tokio::io::BufReader::new(stderr).lines();
+        // Where it listens, then how to authenticate (log lines may come first).
         let (mut url, mut token) = (None, None);
         let deadline = tokio::time::Instant::now() + crate::DEADLINE;
-        while url.is_none() || (token.is_none() && !args.contains(&"--no-auth") && !args.contains(&"--token-file")) {
+        loop {
             let line = tokio::time::timeout_at(deadline, lines.next_line())
                 .await
                 .expect("fugue-mcp --http says where it listens")
@@ -149,12 +150,11 @@ impl HttpBridge {
                 .expect("fugue-mcp --http exited before it listened");
             if let Some(at) = line.strip_prefix("fugue-mcp: MCP at ") {
                 url = Some(at.to_string());
-            }
-            if let Some(bearer) = line.strip_prefix("fugue-mcp: send Authorization: Bearer ") {
+            } else if let Some(bearer) = line.strip_prefix("fugue-mcp: send Authorization: Bearer ") {
                 token = (!bearer.starts_with('<')).then(|| bearer.to_string());
-                if token.is_none() {
-                    break;
-                }
+                break;
+            } else if line.starts_with("fugue-mcp: --no-auth") {
+                break;
             }
         }
         // Its later log lines go nowhere; the pipe must not fill.

@@ -287,19 +287,7 @@ fn attach_says_who_needs_you_jumps_there_and_opens_the_overview() {
     let shell = daemon
         .cli(&["run", "-s", "work", "--no-shell", "--", "bash", "--norc", "--noprofile"])
         .ok();
-    let fake = daemon.fake_claude();
-    let agent = daemon
-        .cli(&[
-            "run",
-            "-s",
-            "ag",
-            "-e",
-            "FUGUE_AGENT_HOOKS=0",
-            "--no-shell",
-            "--",
-            &fake,
-        ])
-        .ok();
+    let agent = daemon.run_fake_claude("ag");
     wait_until("the agent at rest", DEADLINE, || {
         let status = daemon.cli(&["--json", "agent", &agent]).json();
         (status["state"] == "idle").then_some(())

@@ -87,19 +87,7 @@ command = ["sh", "-c", "cat >> '{}'"]
     .unwrap();
     let daemon = Daemon::start_with(&["--config", config.to_str().unwrap()]);
     daemon.cli(&["new-session", "ag"]).ok();
-    let claude = daemon.fake_claude();
-    let agent = daemon
-        .cli(&[
-            "run",
-            "-s",
-            "ag",
-            "-e",
-            "FUGUE_AGENT_HOOKS=0",
-            "--no-shell",
-            "--",
-            &claude,
-        ])
-        .ok();
+    let agent = daemon.run_fake_claude("ag");
     wait_until("the agent at rest", DEADLINE, || {
         (daemon.cli(&["--json", "agent", &agent]).json()["state"] == "idle").then_some(())
     });

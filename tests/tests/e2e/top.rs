@@ -39,19 +39,7 @@ fn top_lists_every_session_and_answers_a_waiting_agent() {
             "echo beta-works; exec sleep 600",
         ])
         .ok();
-    let fake = daemon.fake_claude();
-    let agent = daemon
-        .cli(&[
-            "run",
-            "-s",
-            "gamma",
-            "-e",
-            "FUGUE_AGENT_HOOKS=0",
-            "--no-shell",
-            "--",
-            &fake,
-        ])
-        .ok();
+    let agent = daemon.run_fake_claude("gamma");
     let tmux = Tmux::start(daemon.dir.path(), 160, 30);
     tmux.type_line("main", &top_command(&daemon, ""));
     let screen = tmux.wait_for("main", "gamma:0");

@@ -1011,7 +1011,7 @@ async fn terminals_are_resources_and_subscribers_hear_of_changes(via: Via) {
         let started = ok(
             &mcp,
             "fugue_start",
-            json!({"purpose": "echo", "command": "cat", "title": format!("cat-{era:?}")}),
+            json!({"purpose": "echo", "command": "cat", "shell": false, "title": format!("cat-{era:?}")}),
         )
         .await;
         let id = started["terminal_id"].as_str().unwrap().to_string();

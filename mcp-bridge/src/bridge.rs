@@ -34,6 +34,8 @@ pub struct Bridge {
     /// asks by answering a tool call with "input required"): request state ->
     /// the question, so an answer counts only for the call it was asked for.
     pub pending_questions: Arc<Mutex<PendingQuestions>>,
+    /// Tool calls that became tasks (MCP tasks extension), for every session.
+    pub tasks: crate::tasks::Tasks,
 }
 
 /// Questions asked and not yet answered; each answer is used once.
@@ -101,6 +103,7 @@ impl Bridge {
             options,
             hosts: Arc::default(),
             pending_questions: Arc::default(),
+            tasks: crate::tasks::Tasks::default(),
         }
     }
 

@@ -8,4 +8,5 @@ pub mod params;
 pub mod resources;
 pub mod schema;
 pub mod stdio;
+pub mod tasks;
 pub mod tools;

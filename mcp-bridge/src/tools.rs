@@ -7,6 +7,7 @@ use crate::bridge::{describe, qualify, split_terminal, Bridge, ToolError};
 use crate::params::*;
 use crate::resources::{self, Resource};
 use crate::schema::{drop_null_fields, drop_null_unions};
+use crate::tasks;
 use fugue_client::views::{self, PaneView, ReadView, SessionView, StateView, WaitView};
 use fugue_client::Client;
 use fugue_protocol::{CaptureWhat, ErrorCode, PaneInfo, PaneSize, PaneState, PermissionAnswer, ReadMode, SpawnSpec};
@@ -885,7 +886,8 @@ const INSTRUCTIONS: &str = "Terminals for agents, run by fugued. Start long-runn
 (check fugue_list first to reuse one), follow them with fugue_read (since_offset) and fugue_wait (no polling needed), \
 steer them with fugue_write / fugue_send_keys / fugue_interrupt, and clean up with fugue_kill / fugue_release. \
 Terminals are also resources (fugue://panes, fugue://agents, fugue://pane/{id}/screen and /output): subscribe to be \
-told when one changes.";
+told when one changes. Clients that declare the tasks extension get a task for a fugue_wait, fugue_exec or \
+fugue_spawn_agent call that is not done within 0.5 s.";
 
 impl FugueTools {
     /// Watches `resource` until `stop`, calling `tell` after each change until
@@ -908,24 +910,10 @@ impl FugueTools {
     }
 }
 
-#[tool_handler(router = self.tool_router)]
-impl ServerHandler for FugueTools {
-    fn get_info(&self) -> ServerConfig {
-        // Only what fugue serves: tools and resources (no prompts, completions
-        // or logging: clients are told "method not found" for those).
-        let capabilities = ServerCapabilities::builder()
-            .enable_tools()
-            .enable_resources()
-            .enable_resources_subscribe()
-            .enable_resources_list_changed()
-            .build();
-        ServerConfig::new(capabilities)
-            .with_server_info(rmcp::model::Implementation::new("fugue-mcp", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS.to_string())
-    }
-
-    /// Tool results without `null` fields, as their schemas say (see [`crate::schema`]).
-    async fn call_tool(
+impl FugueTools {
+    /// Runs a call to its end. Results leave out `null` fields, as their
+    /// schemas say (see [`crate::schema`]).
+    async fn call_to_end(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -942,6 +930,99 @@ impl ServerHandler for FugueTools {
             }
         }
         Ok(response)
+    }
+
+    /// Starts the call on its own; its answer if it comes within the grace,
+    /// else a task that holds the call. The call no longer hangs on the
+    /// request: its cancellation is the task's, and it sends no progress (the
+    /// request it would be about has been answered).
+    async fn call_as_task(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tool = request.name.to_string();
+        let limit = tasks::limit(&tool, request.arguments.as_ref());
+        let stop = CancellationToken::new();
+        let mut detached = context.clone();
+        detached.ct = stop.child_token();
+        detached.meta.remove("progressToken");
+        let this = self.clone();
+        let mut work = tokio::spawn(async move { this.call_to_end(request, detached).await });
+        tokio::select! {
+            done = &mut work => return done.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+            _ = context.ct.cancelled() => {
+                stop.cancel();
+                work.abort();
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+            _ = tokio::time::sleep(tasks::GRACE) => {}
+        }
+        match self.bridge.tasks.adopt(&tool, limit, work, stop) {
+            Ok(task) => Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))),
+            // The table filled meanwhile: the call ends as a blocking one.
+            Err(work) => work.await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for FugueTools {
+    fn get_info(&self) -> ServerConfig {
+        // Only what fugue serves: tools and resources (no prompts, completions
+        // or logging: clients are told "method not found" for those).
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_tasks()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(rmcp::model::Implementation::new("fugue-mcp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS.to_string())
+    }
+
+    /// A long call (see [`tasks::eligible`]) from a client that declared the
+    /// tasks extension answers within [`tasks::GRACE`] or becomes a task;
+    /// every other call runs to its end.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let declared = context.client_capabilities().is_some_and(|caps| caps.supports_tasks());
+        if declared && tasks::eligible(&request.name) && self.bridge.tasks.has_room() {
+            return self.call_as_task(request, context).await;
+        }
+        self.call_to_end(request, context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.bridge
+            .tasks
+            .get(&request.task_id)
+            .map(rmcp::model::GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.bridge.tasks.update(&request.task_id)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.bridge.tasks.cancel(&request.task_id)
     }
 
     async fn complete(

@@ -4,7 +4,7 @@
 use fugue_mcp::bridge::{Bridge, BridgeConfig};
 use fugue_mcp::tools::FugueTools;
 use fugue_tests::mcp::{call_as_client, fails, ok, text};
-use fugue_tests::{bin, wait_until, Daemon, DEADLINE};
+use fugue_tests::{bin, wait_for, wait_until, Daemon, DEADLINE};
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, Implementation,
 };
@@ -19,14 +19,19 @@ struct TestClient {
     elicitation: Option<bool>,
     /// Where `notifications/resources/updated` uris go (initialize era).
     updates: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    /// Declares the tasks extension: long calls may answer with a task.
+    tasks: bool,
 }
 
 impl ClientHandler for TestClient {
     fn get_info(&self) -> ClientConfig {
-        let caps = match self.elicitation {
+        let mut caps = match self.elicitation {
             Some(_) => ClientCapabilities::builder().enable_elicitation().build(),
             None => ClientCapabilities::default(),
         };
+        if self.tasks {
+            caps.extensions = ClientCapabilities::builder().enable_tasks().build().extensions;
+        }
         ClientConfig::new(caps, Implementation::new("fugue-tests", "0"))
     }
 
@@ -738,7 +743,7 @@ async fn spawning_an_agent_needs_a_person_or_allow_spawn(via: Via) {
         let args = json!({"prompt": "fix the tests", "name": format!("fix{n}"), "working_dir": "project"});
         let ask = |elicitation| TestClient {
             elicitation,
-            updates: None,
+            ..TestClient::default()
         };
         let declining = connect_in(via, era, &daemon, ask(Some(false)), false).await;
         let result = call_as_client(&declining, "fugue_spawn_agent", args.clone()).await;
@@ -783,7 +788,7 @@ async fn spawning_an_agent_needs_a_person_or_allow_spawn(via: Via) {
         &daemon,
         TestClient {
             elicitation: Some(false),
-            updates: None,
+            ..TestClient::default()
         },
         false,
     )
@@ -809,7 +814,7 @@ async fn spawning_an_agent_needs_a_person_or_allow_spawn(via: Via) {
         &daemon,
         TestClient {
             elicitation: Some(true),
-            updates: None,
+            ..TestClient::default()
         },
         false,
     )
@@ -959,6 +964,10 @@ async fn only_what_fugue_serves_is_declared_and_answered(via: Via) {
             capabilities.prompts.is_none() && capabilities.completions.is_none(),
             "{era:?}: {capabilities:?}"
         );
+        assert!(
+            capabilities.supports_tasks(),
+            "{era:?}: the tasks extension: {capabilities:?}"
+        );
         // Undeclared methods are not there: "method not found", not empty lists.
         let prompts = mcp.list_prompts(None).await.expect_err("prompts/list");
         assert_eq!(error_code(prompts), -32601, "{era:?}");
@@ -1004,8 +1013,8 @@ async fn terminals_are_resources_and_subscribers_hear_of_changes(via: Via) {
     for era in [Era::Initialize, Era::Stateless] {
         let (updates_tx, mut updates) = tokio::sync::mpsc::unbounded_channel();
         let client = TestClient {
-            elicitation: None,
             updates: Some(updates_tx),
+            ..TestClient::default()
         };
         let mcp = connect_in(via, era, &daemon, client, false).await;
         let started = ok(
@@ -1150,6 +1159,179 @@ async fn terminals_are_resources_and_subscribers_hear_of_changes(via: Via) {
 }
 
 /// Each test, once over a pipe and once over HTTP.
+/// Polls a task, at the interval the server suggests, until it ended.
+async fn task_end(mcp: &Mcp, id: &str) -> rmcp::model::DetailedTask {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let got = mcp
+            .get_task(rmcp::model::GetTaskParams::new(id))
+            .await
+            .expect("tasks/get")
+            .task;
+        if got.status().is_terminal() {
+            return got;
+        }
+        assert!(std::time::Instant::now() < deadline, "task {id} did not end: {got:?}");
+        let every = got.task.poll_interval_ms.unwrap_or(100).min(500);
+        tokio::time::sleep(std::time::Duration::from_millis(every)).await;
+    }
+}
+
+/// The task a call answered with (panics on a direct answer).
+async fn call_for_task(mcp: &Mcp, tool: &str, arguments: serde_json::Value) -> rmcp::model::Task {
+    let params = rmcp::model::CallToolRequestParams::new(tool.to_string())
+        .with_arguments(arguments.as_object().unwrap().clone());
+    match mcp.call_tool_once(params).await.expect(tool) {
+        rmcp::model::CallToolResponse::Task(created) => created.task,
+        other => panic!("{tool}: expected a task, got {other:?}"),
+    }
+}
+
+async fn long_calls_become_tasks_for_clients_that_declare_them(via: Via) {
+    let daemon = Daemon::start();
+    for era in [Era::Initialize, Era::Stateless] {
+        let client = TestClient {
+            tasks: true,
+            ..TestClient::default()
+        };
+        let mcp = connect_in(via, era, &daemon, client, false).await;
+        let started = ok(
+            &mcp,
+            "fugue_start",
+            json!({"purpose": "echo", "command": "cat", "shell": false}),
+        )
+        .await;
+        let id = started["terminal_id"].as_str().unwrap().to_string();
+
+        // A wait that is not over within the grace: a task, readable at once.
+        let task = call_for_task(
+            &mcp,
+            "fugue_wait",
+            json!({"terminal_id": id, "pattern": "task-done", "timeout_ms": 30000}),
+        )
+        .await;
+        assert_eq!(task.status, rmcp::model::TaskStatus::Working, "{era:?}");
+        assert_eq!(task.ttl_ms, Some(30_000 + fugue_mcp::tasks::RETAIN.as_millis() as u64));
+        let now = mcp
+            .get_task(rmcp::model::GetTaskParams::new(&task.task_id))
+            .await
+            .unwrap()
+            .task;
+        assert_eq!(now.status(), rmcp::model::TaskStatus::Working, "{era:?}");
+        ok(
+            &mcp,
+            "fugue_write",
+            json!({"terminal_id": id, "input": "task-done", "submit": true}),
+        )
+        .await;
+        let ended = task_end(&mcp, &task.task_id).await;
+        let rmcp::model::TaskPayload::Completed { result } = &ended.payload else {
+            panic!("{era:?}: {ended:?}")
+        };
+        assert_eq!(
+            result["structuredContent"]["condition"], "pattern",
+            "{era:?}: {result:?}"
+        );
+        assert_eq!(result["structuredContent"]["matched"], "task-done");
+        assert!(!result.contains_key("isError") || result["isError"] == false);
+
+        // Over within the grace: the result itself, no task.
+        let params = rmcp::model::CallToolRequestParams::new("fugue_wait").with_arguments(
+            json!({"terminal_id": id, "pattern": "task-done", "timeout_ms": 30000})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        let direct = mcp.call_tool_once(params).await.unwrap();
+        let rmcp::model::CallToolResponse::Complete(direct) = direct else {
+            panic!("{era:?}: a quick wait answers directly: {direct:?}")
+        };
+        assert_eq!(direct.structured_content.unwrap()["condition"], "pattern");
+
+        // Cancelled: the task says so, and the daemon's wait ended with it:
+        // what the daemon holds for its clients (a wait in flight and its
+        // compiled pattern count) comes back to where it was.
+        let watcher = daemon.client().await;
+        let held = || async { watcher.daemon_status().await.unwrap().client_memory_used };
+        let before = held().await;
+        let task = call_for_task(
+            &mcp,
+            "fugue_wait",
+            json!({"terminal_id": id, "pattern": "never-printed", "timeout_ms": 60000}),
+        )
+        .await;
+        wait_for("the daemon holds the wait", DEADLINE, || async {
+            (held().await > before).then_some(())
+        })
+        .await;
+        mcp.cancel_task(rmcp::model::CancelTaskParams::new(&task.task_id))
+            .await
+            .expect("tasks/cancel");
+        let ended = task_end(&mcp, &task.task_id).await;
+        assert_eq!(ended.status(), rmcp::model::TaskStatus::Cancelled, "{era:?}");
+        wait_for("the daemon lets the cancelled wait go", DEADLINE, || async {
+            (held().await <= before).then_some(())
+        })
+        .await;
+        // Cancelling again changes nothing and still acknowledges.
+        mcp.cancel_task(rmcp::model::CancelTaskParams::new(&task.task_id))
+            .await
+            .expect("tasks/cancel again");
+        assert_eq!(
+            task_end(&mcp, &task.task_id).await.status(),
+            rmcp::model::TaskStatus::Cancelled
+        );
+
+        // An exec that outlives the grace reports its output as a task's result.
+        let task = call_for_task(
+            &mcp,
+            "fugue_exec",
+            json!({"command": "sh -c 'sleep 1; echo exec-finished'", "timeout_ms": 20000}),
+        )
+        .await;
+        let ended = task_end(&mcp, &task.task_id).await;
+        let rmcp::model::TaskPayload::Completed { result } = &ended.payload else {
+            panic!("{era:?}: {ended:?}")
+        };
+        assert_eq!(result["structuredContent"]["finished"], true, "{result:?}");
+        assert!(result["structuredContent"]["output"]
+            .as_str()
+            .unwrap()
+            .contains("exec-finished"));
+
+        // A task nobody made.
+        let unknown = mcp
+            .get_task(rmcp::model::GetTaskParams::new("no-such-task"))
+            .await
+            .unwrap_err();
+        let rmcp::ServiceError::McpError(unknown) = unknown else {
+            panic!("{unknown:?}")
+        };
+        assert_eq!(unknown.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert!(
+            unknown.message.contains("no task \"no-such-task\""),
+            "{}",
+            unknown.message
+        );
+    }
+
+    // A client that did not declare tasks blocks as before, and may not ask
+    // after tasks.
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
+    let slow = ok(
+        &mcp,
+        "fugue_exec",
+        json!({"command": "sh -c 'sleep 1; echo blocked-to-the-end'", "timeout_ms": 20000}),
+    )
+    .await;
+    assert!(slow["output"].as_str().unwrap().contains("blocked-to-the-end"));
+    let refused = mcp.get_task(rmcp::model::GetTaskParams::new("any")).await.unwrap_err();
+    let rmcp::ServiceError::McpError(refused) = refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(refused.code.0, -32021, "{}", refused.message);
+}
+
 macro_rules! over_both_transports {
     ($($name:ident),* $(,)?) => {
         mod over_pipe {
@@ -1168,6 +1350,7 @@ macro_rules! over_both_transports {
 }
 
 over_both_transports!(
+    long_calls_become_tasks_for_clients_that_declare_them,
     only_what_fugue_serves_is_declared_and_answered,
     tool_schemas_name_no_null,
     terminals_are_resources_and_subscribers_hear_of_changes,

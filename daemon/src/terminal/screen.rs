@@ -45,6 +45,54 @@ const DEFAULT_FG: Rgb = Rgb {
 };
 const DEFAULT_BG: Rgb = Rgb { r: 0, g: 0, b: 0 };
 
+/// The colour a program that did not set it is told it has: xterm's default
+/// 256-colour palette, and [`DEFAULT_FG`] / [`DEFAULT_BG`] for the named ones.
+fn default_color(index: usize) -> Rgb {
+    const BASE: [(u8, u8, u8); 16] = [
+        (0x00, 0x00, 0x00),
+        (0xcd, 0x00, 0x00),
+        (0x00, 0xcd, 0x00),
+        (0xcd, 0xcd, 0x00),
+        (0x00, 0x00, 0xee),
+        (0xcd, 0x00, 0xcd),
+        (0x00, 0xcd, 0xcd),
+        (0xe5, 0xe5, 0xe5),
+        (0x7f, 0x7f, 0x7f),
+        (0xff, 0x00, 0x00),
+        (0x00, 0xff, 0x00),
+        (0xff, 0xff, 0x00),
+        (0x5c, 0x5c, 0xff),
+        (0xff, 0x00, 0xff),
+        (0x00, 0xff, 0xff),
+        (0xff, 0xff, 0xff),
+    ];
+    const CUBE: [u8; 6] = [0, 95, 135, 175, 215, 255];
+    match index {
+        0..=15 => {
+            let (r, g, b) = BASE[index];
+            Rgb { r, g, b }
+        }
+        16..=231 => {
+            let cube = index - 16;
+            Rgb {
+                r: CUBE[cube / 36],
+                g: CUBE[cube / 6 % 6],
+                b: CUBE[cube % 6],
+            }
+        }
+        232..=255 => {
+            let level = 8 + 10 * (index - 232) as u8;
+            Rgb {
+                r: level,
+                g: level,
+                b: level,
+            }
+        }
+        _ if index == NamedColor::Background as usize => DEFAULT_BG,
+        _ => DEFAULT_FG,
+    }
+}
+
 struct Dims {
     cols: usize,
     lines: usize,
@@ -85,13 +133,10 @@ impl EventListener for Listener {
             Event::Title(title) => state.title = Some(Some(title)),
             Event::ResetTitle => state.title = Some(None),
             Event::Bell => state.bells += 1,
+            // Only colours the program did not set reach here (the emulator
+            // answers the ones it set).
             Event::ColorRequest(index, format) => {
-                let rgb = if index == NamedColor::Background as usize {
-                    DEFAULT_BG
-                } else {
-                    DEFAULT_FG
-                };
-                state.replies.extend_from_slice(format(rgb).as_bytes());
+                state.replies.extend_from_slice(format(default_color(index)).as_bytes());
             }
             Event::TextAreaSizeRequest(format) => {
                 let (cols, rows) = state.size;

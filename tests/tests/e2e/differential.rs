@@ -209,6 +209,37 @@ struct Pair {
 /// letter that selected it (`q` for `─`). ncurses draws boxes that way unless
 /// `NCURSES_NO_UTF8_ACS` asks for the Unicode characters, which both show alike;
 /// [`dec_line_drawing`] tests the DEC set itself.
+#[tokio::test]
+async fn vertical_moves_stop_at_the_margins() {
+    fugue_tests::require!("tmux");
+    // CUU, CUD, CPL and CNL from inside a scroll region stop at its margins;
+    // from outside, at the screen's edges; in origin mode, relative moves.
+    let script = r#"printf '\033[2J\033[5;10r\033[7;4HA\033[20AB\033[20BC\033[20FD\033[20EE'
+printf '\033[2;2HF\033[20AG\033[15;3HH\033[20BI'
+printf '\033[?6h\033[2;1HJ\033[AK\033[?6l\033[r\033[22;1Hdone'; exec sleep 60"#;
+    case(script, no_files, &[Check("done")]).await;
+}
+
+#[tokio::test]
+async fn erase_above_restore_origin_alignment_and_soft_hyphens() {
+    fugue_tests::require!("tmux");
+    // ESC[1J on the second row clears the first; DECRC restores origin mode;
+    // DECRST 6 and DECALN home the cursor (DECALN also clears the margins); a
+    // soft hyphen takes a cell.
+    let script = r#"printf 'first row\nsecond row\n'; printf '\033[2;4H\033[1J'
+printf '\033[4;8r\033[?6h\0337\033[?6l\0338\033[1;1HinRegion'
+printf '\033[?6h\033[3;3H\033[?6lhome'
+printf '\033[r\033[12;1Hsoft\302\255hyphen|end\033[20;1Hdone'; exec sleep 60"#;
+    case(script, no_files, &[Check("done")]).await;
+}
+
+#[tokio::test]
+async fn screen_alignment_fills_and_homes() {
+    fugue_tests::require!("tmux");
+    let script = r#"printf '\033[3;9r\033[?6h\033[4;4H\033#8X\033[5;1Hafter\033[24;1Hdone'; exec sleep 60"#;
+    case(script, no_files, &[Check("done")]).await;
+}
+
 fn script_for(dir: &Path, program: &str) -> String {
     format!(
         "cd '{dir}' && export TERM=xterm-256color LANG=C.UTF-8 LC_ALL=C.UTF-8 HOME='{dir}' \

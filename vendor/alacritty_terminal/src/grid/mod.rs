@@ -50,6 +50,10 @@ pub struct Cursor<T> {
     /// the number of columns, which would lead to index out of bounds when interacting with arrays
     /// without sanitization.
     pub input_needs_wrap: bool,
+
+    /// fugue patch: whether origin mode (DECOM) was on, in a cursor DECSC saved;
+    /// DECRC restores it, as xterm does.
+    pub origin: bool,
 }
 
 #[derive(Debug, Default, Copy, Clone, PartialEq, Eq)]

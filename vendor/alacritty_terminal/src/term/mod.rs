@@ -360,6 +360,9 @@ struct CursorState {
     /// G0-G3: whether each is DEC line drawing.
     line_drawing: [bool; 4],
     input_needs_wrap: bool,
+    /// fugue patch: the origin mode a saved cursor restores.
+    #[serde(default)]
+    origin: bool,
 }
 
 #[cfg(feature = "serde")]
@@ -373,6 +376,7 @@ impl CursorState {
                 cursor.charsets[index] == StandardCharset::SpecialCharacterAndLineDrawing
             }),
             input_needs_wrap: cursor.input_needs_wrap,
+            origin: cursor.origin,
         }
     }
 
@@ -385,6 +389,7 @@ impl CursorState {
             }
         }
         cursor.input_needs_wrap = self.input_needs_wrap;
+        cursor.origin = self.origin;
         cursor
     }
 }
@@ -1243,12 +1248,49 @@ impl<T> Dimensions for Term<T> {
     }
 }
 
+impl<T> Term<T> {
+    // fugue patch: vertical moves (CUU, CUD, CPL, CNL) stop at the scroll
+    // margins when the cursor starts inside them, as in xterm (upstream ignored
+    // the margins, and in origin mode offset the target by the region twice).
+    /// The line `lines` above the cursor's, stopping at the top margin if the
+    /// cursor is at or below it.
+    fn line_above(&self, lines: usize) -> Line {
+        let line = self.grid.cursor.point.line;
+        let top = if line >= self.scroll_region.start { self.scroll_region.start } else { Line(0) };
+        cmp::max(line - lines, top)
+    }
+
+    /// The line `lines` below the cursor's, stopping at the bottom margin if
+    /// the cursor is at or above it.
+    fn line_below(&self, lines: usize) -> Line {
+        let line = self.grid.cursor.point.line;
+        let bottom = if line < self.scroll_region.end {
+            self.scroll_region.end - 1
+        } else {
+            self.bottommost_line()
+        };
+        cmp::min(line + lines, bottom)
+    }
+
+    /// Puts the cursor on `line` (a screen line, whatever the origin mode).
+    fn goto_absolute(&mut self, line: Line, col: Column) {
+        self.damage_cursor();
+        self.grid.cursor.point.line = cmp::max(cmp::min(line, self.bottommost_line()), Line(0));
+        self.grid.cursor.point.column = cmp::min(col, self.last_column());
+        self.damage_cursor();
+        self.grid.cursor.input_needs_wrap = false;
+    }
+}
+
 impl<T: EventListener> Handler for Term<T> {
     /// A character to be displayed.
     #[inline(never)]
     fn input(&mut self, c: char) {
         // Number of cells the char will occupy.
         let width = match c.width() {
+            // fugue patch: the soft hyphen takes a cell, as glibc's wcwidth,
+            // xterm and tmux give it (unicode-width says 0).
+            Some(_) if c == '\u{ad}' => 1,
             Some(width) => width,
             None => return,
         };
@@ -1336,6 +1378,12 @@ impl<T: EventListener> Handler for Term<T> {
             }
         }
 
+        // fugue patch: DECALN also resets the margins and homes the cursor
+        // (VT510, xterm; esctest DECALN_ClearsMargins, DECALN_MovesCursorHome).
+        self.scroll_region = Line(0)..Line(self.screen_lines() as i32);
+        self.mode.remove(TermMode::ORIGIN);
+        self.goto(0, 0);
+
         self.mark_fully_damaged();
     }
 
@@ -1402,18 +1450,18 @@ impl<T: EventListener> Handler for Term<T> {
     fn move_up(&mut self, lines: usize) {
         trace!("Moving up: {lines}");
 
-        let line = self.grid.cursor.point.line - lines;
+        let line = self.line_above(lines);
         let column = self.grid.cursor.point.column;
-        self.goto(line.0, column.0)
+        self.goto_absolute(line, column)
     }
 
     #[inline]
     fn move_down(&mut self, lines: usize) {
         trace!("Moving down: {lines}");
 
-        let line = self.grid.cursor.point.line + lines;
+        let line = self.line_below(lines);
         let column = self.grid.cursor.point.column;
-        self.goto(line.0, column.0)
+        self.goto_absolute(line, column)
     }
 
     #[inline]
@@ -1538,16 +1586,16 @@ impl<T: EventListener> Handler for Term<T> {
     fn move_down_and_cr(&mut self, lines: usize) {
         trace!("Moving down and cr: {lines}");
 
-        let line = self.grid.cursor.point.line + lines;
-        self.goto(line.0, 0)
+        let line = self.line_below(lines);
+        self.goto_absolute(line, Column(0))
     }
 
     #[inline]
     fn move_up_and_cr(&mut self, lines: usize) {
         trace!("Moving up and cr: {lines}");
 
-        let line = self.grid.cursor.point.line - lines;
-        self.goto(line.0, 0)
+        let line = self.line_above(lines);
+        self.goto_absolute(line, Column(0))
     }
 
     /// Insert tab at cursor position.
@@ -1809,6 +1857,8 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Saving cursor position");
 
         self.grid.saved_cursor = self.grid.cursor.clone();
+        // fugue patch: DECSC saves origin mode too.
+        self.grid.saved_cursor.origin = self.mode.contains(TermMode::ORIGIN);
     }
 
     #[inline]
@@ -1817,6 +1867,9 @@ impl<T: EventListener> Handler for Term<T> {
 
         self.damage_cursor();
         self.grid.cursor = self.grid.saved_cursor.clone();
+        // fugue patch: DECRC restores origin mode (xterm; esctest
+        // DECRC_RestoresOriginMode, SCORC_RestoresOriginMode).
+        self.mode.set(TermMode::ORIGIN, self.grid.saved_cursor.origin);
         self.damage_cursor();
     }
 
@@ -1865,15 +1918,19 @@ impl<T: EventListener> Handler for Term<T> {
         trace!("Requested write of escape sequence for color code {prefix}: color[{index}]");
 
         let terminator = terminator.to_owned();
-        self.event_proxy.send_event(Event::ColorRequest(
-            index,
-            Arc::new(move |color| {
-                format!(
-                    "\x1b]{};rgb:{1:02x}{1:02x}/{2:02x}{2:02x}/{3:02x}{3:02x}{4}",
-                    prefix, color.r, color.g, color.b, terminator
-                )
-            }),
-        ));
+        let format = move |color: Rgb| {
+            format!(
+                "\x1b]{};rgb:{1:02x}{1:02x}/{2:02x}{2:02x}/{3:02x}{3:02x}{4}",
+                prefix, color.r, color.g, color.b, terminator
+            )
+        };
+        // fugue patch: a colour the program set (OSC 4/10/11/12) is answered as
+        // set; only the ones it did not set are the listener's to answer.
+        if let Some(color) = self.colors[index] {
+            self.event_proxy.send_event(Event::PtyWrite(format(color)));
+            return;
+        }
+        self.event_proxy.send_event(Event::ColorRequest(index, Arc::new(format)));
     }
 
     /// Reset the indexed color to original value.
@@ -1946,8 +2003,9 @@ impl<T: EventListener> Handler for Term<T> {
             ansi::ClearMode::Above => {
                 let cursor = self.grid.cursor.point;
 
-                // If clearing more than one line.
-                if cursor.line > 1 {
+                // fugue patch: any line above the cursor's is cleared (upstream
+                // tested `> 1`, so ESC[1J on the second row left the first).
+                if cursor.line > 0 {
                     // Fully clear all lines before the current line.
                     self.grid.reset_region(..cursor.line);
                 }
@@ -2245,7 +2303,12 @@ impl<T: EventListener> Handler for Term<T> {
             NamedPrivateMode::Utf8Mouse => self.mode.remove(TermMode::UTF8_MOUSE),
             NamedPrivateMode::AlternateScroll => self.mode.remove(TermMode::ALTERNATE_SCROLL),
             NamedPrivateMode::LineWrap => self.mode.remove(TermMode::LINE_WRAP),
-            NamedPrivateMode::Origin => self.mode.remove(TermMode::ORIGIN),
+            // fugue patch: leaving origin mode homes the cursor too (DECRST 6,
+            // xterm and VT510; upstream only homed it on DECSET 6).
+            NamedPrivateMode::Origin => {
+                self.mode.remove(TermMode::ORIGIN);
+                self.goto(0, 0);
+            },
             NamedPrivateMode::ColumnMode => self.deccolm(),
             NamedPrivateMode::BlinkingCursor => {
                 let style = self.cursor_style.get_or_insert(self.config.default_cursor_style);
@@ -2958,6 +3021,117 @@ mod tests {
         let deserialized = serde_json::from_str::<Grid<Cell>>(&serialized).expect("de");
 
         assert_eq!(deserialized, grid);
+    }
+
+    /// A term of `cols`x`lines` after `input`.
+    fn fed(cols: usize, lines: usize, input: &str) -> Term<VoidListener> {
+        use crate::vte::ansi::Processor;
+        let mut term = Term::new(Config::default(), &TermSize::new(cols, lines), VoidListener);
+        let mut parser: Processor = Processor::new();
+        parser.advance(&mut term, input.as_bytes());
+        term
+    }
+
+    fn row_text(term: &Term<VoidListener>, line: i32) -> String {
+        let row = &term.grid[Line(line)];
+        (0..term.columns()).map(|c| row[Column(c)].c).collect::<String>().trim_end().to_string()
+    }
+
+    // fugue patch (esctest ED_1_...): ESC[1J on the second row clears the first.
+    #[test]
+    fn erase_above_from_the_second_row_clears_the_first() {
+        let term = fed(5, 3, "aaaaa\r\nbbbbb\r\nccccc\x1b[2;3H\x1b[1J");
+        assert_eq!(row_text(&term, 0), "");
+        assert_eq!(row_text(&term, 1), "   bb");
+        assert_eq!(row_text(&term, 2), "ccccc");
+    }
+
+    // fugue patch (esctest CUU/CUD/CPL/CNL_StopsAtTopLine/BottomLine...): vertical
+    // moves stop at the margins when they start inside them, not outside.
+    #[test]
+    fn vertical_moves_stop_at_the_scroll_margins() {
+        let cursor = |input: &str| fed(10, 10, input).grid.cursor.point;
+        // Region rows 3..=6 (1-based); from row 5, up 9 stops at 3, down 9 at 6.
+        assert_eq!(cursor("\x1b[3;6r\x1b[5;4H\x1b[9A"), Point::new(Line(2), Column(3)));
+        assert_eq!(cursor("\x1b[3;6r\x1b[5;4H\x1b[9B"), Point::new(Line(5), Column(3)));
+        assert_eq!(cursor("\x1b[3;6r\x1b[5;4H\x1b[9F"), Point::new(Line(2), Column(0)));
+        assert_eq!(cursor("\x1b[3;6r\x1b[5;4H\x1b[9E"), Point::new(Line(5), Column(0)));
+        // Outside the region the screen's edges are the limits.
+        assert_eq!(cursor("\x1b[3;6r\x1b[2;4H\x1b[9A"), Point::new(Line(0), Column(3)));
+        assert_eq!(cursor("\x1b[3;6r\x1b[8;4H\x1b[9B"), Point::new(Line(9), Column(3)));
+        // In origin mode the move is from where the cursor is, not offset again.
+        assert_eq!(cursor("\x1b[3;6r\x1b[?6h\x1b[3;1H\x1b[A"), Point::new(Line(3), Column(0)));
+    }
+
+    // fugue patch (esctest DECRC_RestoresOriginMode, SCORC_...): DECRC puts back
+    // the origin mode DECSC saw.
+    #[test]
+    fn restoring_the_cursor_restores_origin_mode() {
+        let term = fed(10, 10, "\x1b[3;6r\x1b[?6h\x1b7\x1b[?6l\x1b8");
+        assert!(term.mode.contains(TermMode::ORIGIN));
+        let term = fed(10, 10, "\x1b7\x1b[3;6r\x1b[?6h\x1b8");
+        assert!(!term.mode.contains(TermMode::ORIGIN));
+        // ... and the cursor it restores is placed as that mode says.
+        let term = fed(10, 10, "\x1b[3;6r\x1b[?6h\x1b7\x1b[?6l\x1b8\x1b[1;1H");
+        assert_eq!(term.grid.cursor.point, Point::new(Line(2), Column(0)));
+    }
+
+    // fugue patch: U+00AD takes one cell, as in xterm and tmux.
+    #[test]
+    fn a_soft_hyphen_takes_a_cell() {
+        let term = fed(10, 2, "a\u{ad}b");
+        assert_eq!(term.grid.cursor.point.column, Column(3));
+        assert_eq!(term.grid[Line(0)][Column(1)].c, '\u{ad}');
+        assert_eq!(term.grid[Line(0)][Column(2)].c, 'b');
+    }
+
+    // fugue patch: DECRST 6 homes the cursor, as DECSET 6 does.
+    #[test]
+    fn leaving_origin_mode_homes_the_cursor() {
+        let term = fed(10, 10, "\x1b[3;6r\x1b[?6h\x1b[2;4H\x1b[?6l");
+        assert_eq!(term.grid.cursor.point, Point::new(Line(0), Column(0)));
+    }
+
+    // fugue patch (esctest DECALN_MovesCursorHome, DECALN_ClearsMargins).
+    #[test]
+    fn screen_alignment_homes_the_cursor_and_clears_the_margins() {
+        let term = fed(4, 4, "\x1b[2;3r\x1b[?6h\x1b[2;3H\x1b#8");
+        assert_eq!(term.grid.cursor.point, Point::new(Line(0), Column(0)));
+        assert_eq!(term.scroll_region, Line(0)..Line(4));
+        assert!(!term.mode.contains(TermMode::ORIGIN));
+        assert_eq!((0..4).map(|l| row_text(&term, l)).collect::<Vec<_>>(), vec!["EEEE"; 4]);
+    }
+
+    // fugue patch: a colour query answers the colour the program set.
+    #[test]
+    fn colour_queries_answer_what_the_program_set() {
+        use crate::vte::ansi::Processor;
+        #[derive(Clone, Default)]
+        struct Answers(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+        impl EventListener for Answers {
+            fn send_event(&self, event: Event) {
+                let answer = match event {
+                    Event::PtyWrite(text) => text,
+                    Event::ColorRequest(index, format) => {
+                        format!("default {index}: {}", format(Rgb { r: 1, g: 2, b: 3 }))
+                    },
+                    _ => return,
+                };
+                self.0.lock().unwrap().push(answer);
+            }
+        }
+        let answers = Answers::default();
+        let mut term = Term::new(Config::default(), &TermSize::new(10, 3), answers.clone());
+        let mut parser: Processor = Processor::new();
+        let input = "\x1b]11;?\x07\x1b]11;rgb:12/34/56\x07\x1b]11;?\x07\x1b]4;1;rgb:ab/cd/ef\x07\x1b]4;1;?\x07\x1b]104;1\x07\x1b]4;1;?\x07";
+        parser.advance(&mut term, input.as_bytes());
+        let answers = answers.0.lock().unwrap().clone();
+        assert_eq!(answers, vec![
+            "default 257: \x1b]11;rgb:0101/0202/0303\x07".to_string(),
+            "\x1b]11;rgb:1212/3434/5656\x07".to_string(),
+            "\x1b]4;1;rgb:abab/cdcd/efef\x07".to_string(),
+            "default 1: \x1b]4;1;rgb:0101/0202/0303\x07".to_string(),
+        ]);
     }
 
     /// fugue patch: a terminal taken apart with `state` and put back together

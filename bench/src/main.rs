@@ -4,6 +4,7 @@
 //! medians, because the machine is shared and noisy. Prints a markdown table.
 //! `--quick` runs small sizes (CI uses it to keep the benchmark working).
 
+mod cpu;
 mod env;
 mod scenarios;
 

@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio_util::codec::Encoder;
 
-struct Sizes {
-    file_mb: usize,
-    rounds: usize,
+pub(crate) struct Sizes {
+    pub(crate) file_mb: usize,
+    pub(crate) rounds: usize,
     latency_calls: usize,
     cli_runs: usize,
     memory_panes: usize,
@@ -71,8 +71,8 @@ const QUICK: Sizes = Sizes {
     creates: 30,
 };
 
-const COLS: u16 = 200;
-const ROWS: u16 = 50;
+pub(crate) const COLS: u16 = 200;
+pub(crate) const ROWS: u16 = 50;
 
 pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Error> {
     let sizes = if quick { QUICK } else { FULL };
@@ -86,64 +86,68 @@ pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Er
     let wanted = |n: u32| only.as_ref().is_none_or(|only| only.contains(&n));
     let mut rows = Vec::new();
     if wanted(1) || wanted(2) {
-        eprintln!("[1/14] throughput");
+        eprintln!("[1/15] throughput");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(throughput(dir.path(), &file, &sizes).await?);
     }
     if wanted(3) {
-        eprintln!("[3/14] request latency");
+        eprintln!("[3/15] request latency");
         rows.extend(latency(dir.path(), &sizes).await?);
     }
     if wanted(4) {
-        eprintln!("[4/14] memory");
+        eprintln!("[4/15] memory");
         rows.extend(memory(dir.path(), &sizes).await?);
     }
     if wanted(5) {
-        eprintln!("[5/14] reaction");
+        eprintln!("[5/15] reaction");
         rows.extend(reaction(dir.path(), &sizes).await?);
     }
     if wanted(6) {
-        eprintln!("[6/14] idle");
+        eprintln!("[6/15] idle");
         rows.extend(idle(dir.path(), &sizes).await?);
     }
     if wanted(7) {
-        eprintln!("[7/14] scale");
+        eprintln!("[7/15] scale");
         rows.extend(scale(dir.path(), &sizes).await?);
     }
     if wanted(8) {
-        eprintln!("[8/14] latency under churn");
+        eprintln!("[8/15] latency under churn");
         rows.extend(churn(dir.path(), &sizes).await?);
     }
     if wanted(9) {
-        eprintln!("[9/14] agent TUI");
+        eprintln!("[9/15] agent TUI");
         rows.extend(agent_tui(dir.path(), &sizes).await?);
     }
     if wanted(10) {
-        eprintln!("[10/14] records and live upgrade");
+        eprintln!("[10/15] records and live upgrade");
         rows.extend(durable(dir.path(), &sizes).await?);
     }
     if wanted(11) {
-        eprintln!("[11/14] a browser tab");
+        eprintln!("[11/15] a browser tab");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(browser(dir.path(), &file, &sizes).await?);
     }
     if wanted(12) {
-        eprintln!("[12/14] another machine over ssh");
+        eprintln!("[12/15] another machine over ssh");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(remote(dir.path(), &file, &sizes).await?);
     }
     if wanted(13) {
-        eprintln!("[13/14] fugue top with many panes");
+        eprintln!("[13/15] fugue top with many panes");
         rows.extend(overview(dir.path(), &sizes).await?);
     }
     if wanted(14) {
-        eprintln!("[14/14] an MCP subscriber");
+        eprintln!("[14/15] an MCP subscriber");
         rows.extend(subscription(dir.path(), &sizes).await?);
+    }
+    if wanted(15) {
+        eprintln!("[15/15] CPU per byte of output");
+        rows.extend(crate::cpu::cpu_per_byte(dir.path(), &sizes).await?);
     }
     Ok(rows)
 }
 
-fn row(scenario: &str, measure: &str, fugue: String, other: String, goal: &str, met: Option<bool>) -> Row {
+pub(crate) fn row(scenario: &str, measure: &str, fugue: String, other: String, goal: &str, met: Option<bool>) -> Row {
     Row {
         scenario: scenario.into(),
         measure: measure.into(),
@@ -155,7 +159,7 @@ fn row(scenario: &str, measure: &str, fugue: String, other: String, goal: &str, 
 }
 
 /// A file of base64 lines, as `base64` prints them, and its last line.
-fn base64_file(dir: &Path, megabytes: usize) -> Result<(PathBuf, String), Error> {
+pub(crate) fn base64_file(dir: &Path, megabytes: usize) -> Result<(PathBuf, String), Error> {
     let path = dir.join("payload.b64");
     let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = std::io::BufWriter::new(std::fs::File::create(&path).map_err(|e| e.to_string())?);
@@ -188,7 +192,7 @@ fn direct(session: &str, program: &str, args: &[&str]) -> SpawnSpec {
     spec
 }
 
-fn cat_spec(session: &str, file: &Path) -> SpawnSpec {
+pub(crate) fn cat_spec(session: &str, file: &Path) -> SpawnSpec {
     let mut spec = direct(session, "cat", &[&file.display().to_string()]);
     spec.size = Some(PaneSize { cols: COLS, rows: ROWS });
     spec
@@ -253,7 +257,7 @@ async fn fugue_cat(client: &Client, file: &Path, last: &str) -> Result<f64, Erro
     Ok(elapsed)
 }
 
-fn tmux_cat(tmux: &Tmux, file: &Path, last: &str, n: usize) -> Result<f64, Error> {
+pub(crate) fn tmux_cat(tmux: &Tmux, file: &Path, last: &str, n: usize) -> Result<f64, Error> {
     let channel = format!("done-{n}");
     let started = Instant::now();
     let command = format!("cat {}; tmux wait-for -S {channel}; exec sleep 3600", file.display());
@@ -846,7 +850,7 @@ async fn churn(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
 /// clears the screen and redraws every row in colour, ~95 KB at 200x50. The frame
 /// number is on the first and the last row, so a capture shows whether it caught
 /// a whole frame.
-fn agent_frame(n: usize, out: &mut Vec<u8>) {
+pub(crate) fn agent_frame(n: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\x1b[?2026h\x1b[H\x1b[2J");
     for row in 0..ROWS as usize {
         out.extend_from_slice(format!("\x1b[{};1H", row + 1).as_bytes());

@@ -42,7 +42,14 @@ pub struct HttpSecurity {
     pub token: Option<String>,
     /// Host names besides the loopback ones that may appear in `Host`.
     pub allow_hosts: Vec<String>,
+    /// MCP sessions kept at once (see [`MAX_SESSIONS`]).
+    pub max_sessions: usize,
 }
+
+/// MCP sessions (the 2025-11-25 era's, each with its `Mcp-Session-Id`) kept at
+/// once by default. Each holds a server object and its streams until the client
+/// ends it or it is idle for 5 minutes; stateless (2026-07-28) requests hold none.
+pub const MAX_SESSIONS: usize = 64;
 
 /// Why the server cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -94,14 +101,53 @@ pub fn router(bridge: Bridge, security: HttpSecurity, port: u16, shutdown: Cance
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_cancellation_token(shutdown);
-    let service = StreamableHttpService::new(
-        move || Ok(FugueTools::new(bridge.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let sessions = Arc::new(LocalSessionManager::default());
+    let service = StreamableHttpService::new(move || Ok(FugueTools::new(bridge.clone())), sessions.clone(), config);
+    let limit = Arc::new(SessionLimit {
+        sessions,
+        max: security.max_sessions,
+    });
+    // The token is checked first (the outer layer), then the session count.
     axum::Router::new()
         .route_service(PATH, service)
+        .layer(axum::middleware::from_fn_with_state(limit, limit_sessions))
         .layer(axum::middleware::from_fn_with_state(Arc::new(security), require_token))
+}
+
+struct SessionLimit {
+    sessions: Arc<LocalSessionManager>,
+    max: usize,
+}
+
+/// Refuses an `initialize` (503, with a one-line reason) while the most sessions
+/// allowed are open. Only a POST without a session id can open one; its body is
+/// read only then, when the limit is reached.
+async fn limit_sessions(State(limit): State<Arc<SessionLimit>>, request: Request, next: Next) -> Response {
+    if request.method() != axum::http::Method::POST || request.headers().contains_key("mcp-session-id") {
+        return next.run(request).await;
+    }
+    let open = limit.sessions.sessions.read().await.len();
+    if open < limit.max {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        let message = format!("a request body over {MAX_BODY_BYTES} bytes\n");
+        return (StatusCode::PAYLOAD_TOO_LARGE, message).into_response();
+    };
+    let initialize = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .is_ok_and(|message| message.get("method").and_then(|m| m.as_str()) == Some("initialize"));
+    if initialize {
+        tracing::warn!(open, "refused a new MCP session: the limit is reached");
+        let message = format!(
+            "{open} MCP sessions are open, the most this fugue-mcp keeps ({}, --max-sessions): end one \
+             (DELETE {PATH} with its Mcp-Session-Id) or wait until an idle one closes (5 minutes)\n",
+            limit.max
+        );
+        return (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "60")], message).into_response();
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+        .await
 }
 
 /// Refuses a request without the token (when one is set).

@@ -47,6 +47,10 @@ struct Args {
     /// header), e.g. a tunnel's.
     #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
     allow_hosts: Vec<String>,
+    /// With --http: MCP sessions (the 2025-11-25 era's, with an
+    /// Mcp-Session-Id) kept open at once; one more `initialize` gets 503.
+    #[arg(long, value_name = "N", requires = "http", default_value_t = fugue_mcp::http::MAX_SESSIONS)]
+    max_sessions: usize,
 }
 
 fn main() -> ExitCode {
@@ -126,6 +130,7 @@ fn main() -> ExitCode {
         let security = fugue_mcp::http::HttpSecurity {
             token,
             allow_hosts: args.allow_hosts,
+            max_sessions: args.max_sessions,
         };
         return runtime.block_on(serve_http(addr, bridge, security, printed));
     }

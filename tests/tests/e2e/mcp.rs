@@ -98,6 +98,7 @@ async fn http_bridge(bridge: Bridge) -> rmcp::transport::StreamableHttpClientTra
     let security = fugue_mcp::http::HttpSecurity {
         token: Some(token.clone()),
         allow_hosts: vec![],
+        max_sessions: fugue_mcp::http::MAX_SESSIONS,
     };
     let shutdown = tokio_util::sync::CancellationToken::new();
     tokio::spawn(fugue_mcp::http::serve(listener, bridge, security, shutdown));

@@ -132,3 +132,55 @@ async fn a_token_file_and_no_auth_and_loopback_only() {
         .unwrap();
     assert!(String::from_utf8_lossy(&refused.stderr).contains("readable by others"));
 }
+
+/// Sessions held at once are bounded: one more `initialize` gets 503 saying
+/// what to do; ending a session makes room; stateless requests are not counted.
+#[tokio::test]
+async fn open_sessions_are_bounded() {
+    let daemon = Daemon::start();
+    let bridge = HttpBridge::start(&daemon, &["--no-auth", "--max-sessions", "2"]).await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let opened = initialize(&bridge.url, &[]).await;
+        assert_eq!(opened.status(), 200);
+        ids.push(opened.headers()["mcp-session-id"].to_str().unwrap().to_string());
+    }
+    let refused = initialize(&bridge.url, &[]).await;
+    assert_eq!(refused.status(), 503);
+    assert_eq!(refused.headers()["retry-after"], "60");
+    let reason = refused.text().await.unwrap();
+    assert!(
+        reason.contains("2 MCP sessions are open") && reason.contains("--max-sessions") && reason.lines().count() == 1,
+        "{reason}"
+    );
+
+    // A stateless (2026-07-28) request opens no session and is served.
+    let listed = reqwest::Client::new()
+        .post(&bridge.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/list")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"}}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), 200, "{}", listed.text().await.unwrap());
+
+    // Ending a session makes room for a new one.
+    let ended = reqwest::Client::new()
+        .delete(&bridge.url)
+        .header("mcp-session-id", &ids[0])
+        .send()
+        .await
+        .unwrap();
+    assert!(ended.status().is_success(), "{}", ended.status());
+    let reopened = initialize(&bridge.url, &[]).await;
+    assert_eq!(reopened.status(), 200);
+}

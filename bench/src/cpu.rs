@@ -3,7 +3,9 @@
 //! time of every thread). Three kinds of output: plain lines (`base64`), long
 //! lines that wrap ten times, and agent-TUI frames (synchronized updates, full
 //! redraws, colours). Each round runs `cat FILE` in a fugue pane (records on,
-//! as a user runs it) and in a tmux pane, interleaved; medians.
+//! as a user runs it) and in a tmux pane, interleaved; medians. Then a
+//! machine of agents: 10 panes each drawing agent-TUI frames at 30 a second,
+//! with records on, with `--state none`, and in tmux: server CPU per second.
 
 use crate::env::{self, median, Daemon, Error, Tmux};
 use crate::scenarios::{self, row, Sizes, COLS, ROWS};
@@ -55,7 +57,132 @@ pub async fn cpu_per_byte(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> 
             workload.goal.map(|g| ratio <= g),
         ));
     }
+    rows.extend(paced_tui(dir, sizes).await?);
     Ok(rows)
+}
+
+/// Panes of the paced TUI load, frames a second, and the frames' size.
+const PACED_PANES: usize = 10;
+const PACED_FPS: u32 = 30;
+const PACED_ROWS: u16 = 40;
+
+/// A frame as an agent CLI draws one: a synchronized update that redraws
+/// every row of 80x40 in place, text with a colour or two a row (~4 KB).
+fn light_frame(n: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"\x1b[?2026h");
+    for row in 0..PACED_ROWS as usize {
+        let colour = (n + row) % 216 + 16;
+        let text = format!("frame {n:06} row {row:02} the agent is thinking about the change it will make");
+        out.extend_from_slice(format!("\x1b[{};1H\x1b[38;5;{colour}m{text:<76}\x1b[0m\x1b[K", row + 1).as_bytes());
+    }
+    out.extend_from_slice(b"\x1b[?2026l");
+}
+
+/// `fugue-bench --emit-frames SECONDS FPS`: agent-TUI frames (80x40) on stdout
+/// at FPS for SECONDS, each on its tick.
+pub fn emit_frames(seconds: f64, fps: f64) -> std::process::ExitCode {
+    let start = std::time::Instant::now();
+    let frames = (seconds * fps) as usize;
+    let mut out = std::io::stdout().lock();
+    let mut frame = Vec::new();
+    for n in 0..frames {
+        let due = start + std::time::Duration::from_secs_f64(n as f64 / fps);
+        std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
+        frame.clear();
+        light_frame(n, &mut frame);
+        if out.write_all(&frame).and_then(|()| out.flush()).is_err() {
+            return std::process::ExitCode::FAILURE;
+        }
+    }
+    std::process::ExitCode::SUCCESS
+}
+
+/// Ten panes of paced frames: server CPU ms per second of the load, for fugued
+/// with records on and with `--state none`, and for tmux.
+async fn paced_tui(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    // The panes draw for the window and a second either side: starting and
+    // ending panes (records on: each makes a log file) are not the load.
+    let window = std::time::Duration::from_secs(sizes.paced_secs);
+    let secs = (sizes.paced_secs + 2).to_string();
+    let fps = PACED_FPS.to_string();
+    let me = std::env::current_exe()
+        .map_err(|e| e.to_string())?
+        .display()
+        .to_string();
+    let args = ["--emit-frames", secs.as_str(), fps.as_str()];
+    let mut frame = Vec::new();
+    light_frame(0, &mut frame);
+    let load = format!(
+        "{PACED_PANES} panes of 80x{PACED_ROWS}, frames of {:.1} KB at {PACED_FPS}/s, {} s measured",
+        frame.len() as f64 / 1024.0,
+        sizes.paced_secs
+    );
+    let per_second = |ms: u64| ms as f64 / window.as_secs_f64();
+    let mut measured = Vec::new();
+    for (name, flags) in [("paced-on", &[][..]), ("paced-off", &["--state", "none"][..])] {
+        let daemon = Daemon::start_with(dir, name, flags).await?;
+        let client = daemon.client().await?;
+        client
+            .create_session("tui", Some(dir), vec![])
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut panes = Vec::new();
+        for _ in 0..PACED_PANES {
+            let mut spec = scenarios::direct("tui", &me, &args);
+            spec.size = Some(fugue_protocol::PaneSize {
+                cols: 80,
+                rows: PACED_ROWS,
+            });
+            panes.push(
+                client
+                    .create_pane(spec)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .id
+                    .to_string(),
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let before = env::cpu_ms(daemon.pid());
+        tokio::time::sleep(window).await;
+        measured.push(per_second(env::cpu_ms(daemon.pid()) - before));
+        for id in &panes {
+            client.wait_for_exit(id, None).await.map_err(|e| e.to_string())?;
+        }
+    }
+    let tmux = Tmux::start(dir, 80, PACED_ROWS, 2000)?;
+    let tmux_pid = tmux.server_pid()?;
+    let command = format!("{me} {}", args.join(" "));
+    for n in 0..PACED_PANES {
+        let line = format!("{command}; tmux wait-for -S paced-{n}; exec sleep 3600");
+        tmux.run(&["new-window", "-d", "-t", "b:", &line])?;
+    }
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    let before = env::cpu_ms(tmux_pid);
+    tokio::time::sleep(window).await;
+    let theirs = per_second(env::cpu_ms(tmux_pid) - before);
+    for n in 0..PACED_PANES {
+        tmux.run(&["wait-for", &format!("paced-{n}")])?;
+    }
+    let (on, off) = (measured[0], measured[1]);
+    Ok(vec![
+        row(
+            "15 CPU per byte",
+            &format!("agent TUIs: {load}, records on: server CPU ms per s"),
+            format!("{on:.0} ({:.2}x tmux)", on / theirs.max(1e-9)),
+            format!("tmux {theirs:.0}"),
+            "<= 0.7x tmux",
+            Some(on <= 0.7 * theirs),
+        ),
+        row(
+            "15 CPU per byte",
+            "the same, records on against `--state none`",
+            format!("{:.2}x", on / off.max(1e-9)),
+            format!("none {off:.0}"),
+            "<= 1.10x",
+            Some(on <= 1.10 * off),
+        ),
+    ])
 }
 
 /// `cat` of the workload in a fugue pane, to its exit; checks the final screen.

@@ -22,6 +22,15 @@ pub struct Row {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
+    // `--emit-frames SECONDS FPS`: the paced agent TUI scenario 15 runs in panes.
+    if args.get(1).map(String::as_str) == Some("--emit-frames") {
+        let number = |i: usize| args.get(i).and_then(|a| a.parse::<f64>().ok());
+        let (Some(seconds), Some(fps)) = (number(2), number(3)) else {
+            eprintln!("usage: fugue-bench --emit-frames SECONDS FPS");
+            return ExitCode::FAILURE;
+        };
+        return cpu::emit_frames(seconds, fps);
+    }
     let quick = args.iter().any(|a| a == "--quick");
     // `--only 1,7`: run just those scenarios (numbers as in the table).
     let only: Option<Vec<u32>> = args

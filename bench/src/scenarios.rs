@@ -33,6 +33,8 @@ pub(crate) struct Sizes {
     upgrade_panes: usize,
     /// CreatePane calls timed with and without records.
     creates: usize,
+    /// Seconds of paced agent-TUI frames (scenario 15).
+    pub(crate) paced_secs: u64,
 }
 
 const FULL: Sizes = Sizes {
@@ -51,6 +53,7 @@ const FULL: Sizes = Sizes {
     agent_frames: 400,
     upgrade_panes: 100,
     creates: 300,
+    paced_secs: 10,
 };
 
 const QUICK: Sizes = Sizes {
@@ -69,6 +72,7 @@ const QUICK: Sizes = Sizes {
     agent_frames: 40,
     upgrade_panes: 20,
     creates: 30,
+    paced_secs: 2,
 };
 
 pub(crate) const COLS: u16 = 200;
@@ -184,7 +188,7 @@ pub(crate) fn base64_file(dir: &Path, megabytes: usize) -> Result<(PathBuf, Stri
 }
 
 /// A pane that runs `program args` directly (no shell).
-fn direct(session: &str, program: &str, args: &[&str]) -> SpawnSpec {
+pub(crate) fn direct(session: &str, program: &str, args: &[&str]) -> SpawnSpec {
     let mut spec = SpawnSpec::new(session);
     spec.command = Some(program.into());
     spec.args = args.iter().map(|a| a.to_string()).collect();

@@ -17,7 +17,7 @@ use alacritty_terminal::grid::{Dimensions, Row};
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode, TermState};
-use alacritty_terminal::vte::ansi::{Color, NamedColor, Processor, Rgb};
+use alacritty_terminal::vte::ansi::{Color, CursorShape, NamedColor, Processor, Rgb};
 use fugue_protocol::PaneSize;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -729,10 +729,27 @@ impl Screen {
         } else {
             "\x1b>"
         });
+        // The cursor's shape as the program set it, or the terminal's own (0).
+        let _ = write!(out, "\x1b[{} q", self.cursor_shape_code());
         let (row, col, visible) = self.cursor();
         let _ = write!(out, "\x1b[{};{}H", row + 1, col + 1);
         flag(visible, "25", &mut out);
         out.into_bytes()
+    }
+
+    /// The DECSCUSR code of the cursor style the program set: 0 for none (the
+    /// terminal's default), 1-6 for blinking/steady block, underline and bar.
+    fn cursor_shape_code(&self) -> u8 {
+        let Some(style) = self.term.as_deref().and_then(|t| t.program_cursor_style()) else {
+            return 0;
+        };
+        let steady = u8::from(!style.blinking);
+        match style.shape {
+            CursorShape::Underline => 3 + steady,
+            CursorShape::Beam => 5 + steady,
+            // A hollow block is how a GUI shows an unfocused block; hidden is DECTCEM's.
+            CursorShape::Block | CursorShape::HollowBlock | CursorShape::Hidden => 1 + steady,
+        }
     }
 }
 
@@ -1122,6 +1139,32 @@ mod tests {
             copy.capture(LineRange { start: 0, end: 0 }, true, false),
             s.capture(LineRange { start: 0, end: 0 }, true, false)
         );
+    }
+
+    #[test]
+    fn the_cursor_shape_a_program_set_is_redrawn() {
+        let mut s = screen(20, 4);
+        assert!(
+            String::from_utf8_lossy(&s.redraw()).contains("\x1b[0 q"),
+            "none set: the terminal's own"
+        );
+        for (set, code) in [
+            ("\x1b[6 q", 6),
+            ("\x1b[5 q", 5),
+            ("\x1b[4 q", 4),
+            ("\x1b[2 q", 2),
+            ("\x1b[1 q", 1),
+        ] {
+            s.feed(set.as_bytes());
+            let redraw = String::from_utf8_lossy(&s.redraw()).into_owned();
+            assert!(redraw.contains(&format!("\x1b[{code} q")), "{set:?}: {redraw:?}");
+            // A screen fed the redraw has the same style.
+            let mut copy = screen(20, 4);
+            copy.feed(redraw.as_bytes());
+            assert_eq!(copy.cursor_shape_code(), code);
+        }
+        s.feed(b"\x1b[0 q");
+        assert!(String::from_utf8_lossy(&s.redraw()).contains("\x1b[0 q"));
     }
 
     #[test]

@@ -363,3 +363,51 @@ fn attach_says_who_needs_you_jumps_there_and_opens_the_overview() {
     tmux.send_keys("main:0", &["C-\\"]);
     tmux.wait_for("main:0", "[detached from pane");
 }
+
+/// The cursor shape a program set (DECSCUSR) is part of the redraw an attaching
+/// terminal gets, and detaching gives the person's terminal its own back.
+#[test]
+fn the_programs_cursor_shape_comes_with_the_redraw_and_goes_on_detach() {
+    fugue_tests::require!("tmux");
+    fugue_tests::require!("script");
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "cur"]).ok();
+    // A bar cursor, steady (6), as editors set in insert mode.
+    let pane = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "cur",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "printf 'bar-cursor\\033[6 q'; exec sleep 600",
+        ])
+        .ok();
+    wait_until("the program's output", DEADLINE, || {
+        daemon.cli(&["read", &pane]).ok().contains("bar-cursor").then_some(())
+    });
+    let tmux = Tmux::start(daemon.dir.path(), 100, 30);
+    let typescript = daemon.dir.path().join("typescript");
+    tmux.type_line(
+        "main",
+        &format!(
+            "script -q -f -c '{}' {}",
+            attach_command(&daemon, &pane, ""),
+            typescript.display()
+        ),
+    );
+    tmux.wait_for("main", "bar-cursor");
+    let written = wait_until("the redraw", DEADLINE, || {
+        let written = std::fs::read_to_string(&typescript).unwrap_or_default();
+        written.contains("bar-cursor").then_some(written)
+    });
+    assert!(written.contains("\x1b[6 q"), "the redraw sets the bar: {written:?}");
+    tmux.send_keys("main", &["C-\\"]);
+    tmux.wait_for("main", "[detached from pane");
+    let written = std::fs::read_to_string(&typescript).unwrap_or_default();
+    let set = written.rfind("\x1b[6 q").expect("set");
+    let reset = written.rfind("\x1b[0 q").expect("detaching resets the shape");
+    assert!(reset > set, "the reset comes after: {written:?}");
+}

@@ -1145,6 +1145,12 @@ impl<T> Term<T> {
         &self.colors
     }
 
+    /// fugue patch: the cursor style the program set (DECSCUSR), `None` while it
+    /// has set none (or reset it with `CSI 0 SP q`): what a redraw repeats.
+    pub fn program_cursor_style(&self) -> Option<CursorStyle> {
+        self.cursor_style
+    }
+
     /// Insert a linebreak at the current cursor position.
     #[inline]
     fn wrapline(&mut self)

@@ -10,7 +10,6 @@
 use crate::env::{self, median, Daemon, Error, Tmux};
 use crate::scenarios::{self, row, Sizes, COLS, ROWS};
 use crate::Row;
-use fugue_client::Client;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -40,7 +39,7 @@ pub async fn cpu_per_byte(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> 
         let (mut fugue, mut theirs) = (Vec::new(), Vec::new());
         for n in 0..sizes.rounds {
             let before = env::cpu_ms(daemon.pid());
-            fugue_run(&client, workload).await?;
+            scenarios::fugue_cat(&client, &workload.path, &workload.last).await?;
             fugue.push(per_100mb(env::cpu_ms(daemon.pid()) - before));
             let before = env::cpu_ms(tmux_pid);
             scenarios::tmux_cat(&tmux, &workload.path, &workload.last, 1000 + n)?;
@@ -183,35 +182,6 @@ async fn paced_tui(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
             Some(on <= 1.10 * off),
         ),
     ])
-}
-
-/// `cat` of the workload in a fugue pane, to its exit; checks the final screen.
-async fn fugue_run(client: &Client, workload: &Workload) -> Result<(), Error> {
-    let pane = client
-        .create_pane(scenarios::cat_spec("tp", &workload.path))
-        .await
-        .map_err(|e| e.to_string())?;
-    let id = pane.id.to_string();
-    client.wait_for_exit(&id, None).await.map_err(|e| e.to_string())?;
-    let screen = client
-        .capture(&id, fugue_protocol::CaptureWhat::Screen, (None, None), false, false)
-        .await
-        .map_err(|e| e.to_string())?;
-    let shown = screen
-        .lines
-        .iter()
-        .rev()
-        .find(|l| !l.is_empty())
-        .cloned()
-        .unwrap_or_default();
-    if shown.trim_end() != workload.last {
-        return Err(format!(
-            "{}: fugue's last line is {shown:?}, expected {:?}",
-            workload.name, workload.last
-        ));
-    }
-    client.release_pane(&id).await.map_err(|e| e.to_string())?;
-    Ok(())
 }
 
 fn workloads(dir: &Path, megabytes: usize) -> Result<Vec<Workload>, Error> {

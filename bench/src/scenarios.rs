@@ -232,7 +232,7 @@ async fn spread(
 }
 
 /// Spawn to the client seeing the exit; checks the final screen's last line.
-async fn fugue_cat(client: &Client, file: &Path, last: &str) -> Result<f64, Error> {
+pub(crate) async fn fugue_cat(client: &Client, file: &Path, last: &str) -> Result<f64, Error> {
     let started = Instant::now();
     let pane = client
         .create_pane(cat_spec("tp", file))

@@ -12,7 +12,7 @@
 //! server object. It is bounded: at most [`KEEP`] tasks, running or ended, each
 //! kept until its time to live passes; when it is full a call simply blocks.
 
-use rmcp::model::{CallToolResponse, CallToolResult, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
+use rmcp::model::{CallToolResponse, DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
 use rmcp::task_manager::current_timestamp;
 use rmcp::ErrorData;
 use std::collections::HashMap;
@@ -89,7 +89,7 @@ impl Table {
             if entry.expires <= now && !entry.ended() {
                 entry.stop.cancel();
                 entry.payload = TaskPayload::Failed {
-                    error: error_object(&ErrorData::internal_error(
+                    error: object(&ErrorData::internal_error(
                         "the task ran past its time to live and was stopped",
                         None,
                     )),
@@ -211,19 +211,17 @@ fn unknown(id: &str) -> ErrorData {
 fn ended(done: Result<Result<CallToolResponse, ErrorData>, tokio::task::JoinError>) -> TaskPayload {
     match done {
         Ok(Ok(CallToolResponse::Complete(result))) => TaskPayload::Completed {
-            result: result_object(&result),
+            result: object(&result),
         },
         Ok(Ok(_)) => TaskPayload::Failed {
-            error: error_object(&ErrorData::internal_error(
+            error: object(&ErrorData::internal_error(
                 "the call asked for input after it became a task",
                 None,
             )),
         },
-        Ok(Err(error)) => TaskPayload::Failed {
-            error: error_object(&error),
-        },
+        Ok(Err(error)) => TaskPayload::Failed { error: object(&error) },
         Err(join) => TaskPayload::Failed {
-            error: error_object(&ErrorData::internal_error(
+            error: object(&ErrorData::internal_error(
                 format!("the call ended abnormally: {join}"),
                 None,
             )),
@@ -231,15 +229,9 @@ fn ended(done: Result<Result<CallToolResponse, ErrorData>, tokio::task::JoinErro
     }
 }
 
-fn result_object(result: &CallToolResult) -> JsonObject {
-    match serde_json::to_value(result) {
-        Ok(serde_json::Value::Object(map)) => map,
-        _ => JsonObject::new(),
-    }
-}
-
-fn error_object(error: &ErrorData) -> JsonObject {
-    match serde_json::to_value(error) {
+/// A result or an error as the JSON object `tasks/get` inlines.
+fn object(value: &impl serde::Serialize) -> JsonObject {
+    match serde_json::to_value(value) {
         Ok(serde_json::Value::Object(map)) => map,
         _ => JsonObject::new(),
     }
@@ -248,6 +240,7 @@ fn error_object(error: &ErrorData) -> JsonObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::model::CallToolResult;
 
     fn pending() -> (Work, CancellationToken) {
         let stop = CancellationToken::new();

@@ -950,7 +950,7 @@ impl FugueTools {
         let this = self.clone();
         let mut work = tokio::spawn(async move { this.call_to_end(request, detached).await });
         tokio::select! {
-            done = &mut work => return done.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+            done = &mut work => return joined(done),
             _ = context.ct.cancelled() => {
                 stop.cancel();
                 work.abort();
@@ -961,9 +961,16 @@ impl FugueTools {
         match self.bridge.tasks.adopt(&tool, limit, work, stop) {
             Ok(task) => Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))),
             // The table filled meanwhile: the call ends as a blocking one.
-            Err(work) => work.await.map_err(|e| ErrorData::internal_error(e.to_string(), None))?,
+            Err(work) => joined(work.await),
         }
     }
+}
+
+/// A call's answer from its task: a call that panicked is a protocol error.
+fn joined(
+    done: Result<Result<CallToolResponse, ErrorData>, tokio::task::JoinError>,
+) -> Result<CallToolResponse, ErrorData> {
+    done.map_err(|e| ErrorData::internal_error(format!("the call ended abnormally: {e}"), None))?
 }
 
 #[tool_handler(router = self.tool_router)]

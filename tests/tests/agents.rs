@@ -670,7 +670,16 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
         assert_eq!(back.state, fugue_client::protocol::PaneState::Running, "{back:?}");
         let cmdline = std::fs::read(format!("/proc/{}/cmdline", back.pid)).unwrap_or_default();
         let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        assert!(cmdline.contains(recorded.id.as_str()), "not resumed: {cmdline}");
+        if !cmdline.contains(recorded.id.as_str()) {
+            // Say what the pane ran and printed: an empty command line means the
+            // process had already ended when it was read.
+            let now = client.pane_status(&id).await;
+            let text = client
+                .read_output(&id, fugue_client::protocol::ReadMode::Text { lines: 40, since: None })
+                .await
+                .map(|chunk| chunk.lines.join("\n"));
+            panic!("not resumed: {cmdline:?}\nstarted as: {back:?}\nnow: {now:?}\noutput: {text:?}");
+        }
         assert!(!cmdline.contains("FILE=first.txt"), "the first prompt again: {cmdline}");
         fugue_tests::wait_for_screen_within(&client, &id, "FILE=first.txt", std::time::Duration::from_secs(90)).await;
         let again = wait_for("the session recorded again", DEADLINE * 4, || async {

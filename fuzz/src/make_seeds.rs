@@ -155,4 +155,27 @@ fn main() {
         }
         write("output_path", name, &data);
     }
+
+    // Plain lines (the screen's fast path), with what must stop it in between,
+    // cut into reads by 0xff bytes. The first byte is the screen's shape.
+    let mut build = vec![0x4a];
+    for i in 0..400 {
+        build.extend(format!("\x1b[32mok\x1b[m test {i} {}\r\n", "x".repeat(i % 23)).as_bytes());
+        match i % 50 {
+            7 => build.push(0xff),
+            13 => build.extend(b"\x1b[2A\x1b[K"),
+            21 => build.extend(b"\x1b[2;5r"),
+            22 => build.extend(b"\x1b[r\x1b[?1049h\x1b[Hfull\x1b[?1049l"),
+            29 => build.extend(b"\x1b(0qq\x1b(B\x1b[4hins\x1b[4l\x1b[?7lno wrap\x1b[?7h\r\n"),
+            31 => build.extend(b"x\x1b[3b\t\xe4\xb8\xad\n\r"),
+            37 => build.extend(b"\x1b[?2026hframe\r\n\x1b[?2026l\x1b[2J\x1b[3"),
+            _ => {}
+        }
+    }
+    write("plain_lines", "build", &build);
+    let mut lines = vec![0xe3];
+    for i in 0..2000 {
+        lines.extend(format!("{i}\r\n").as_bytes());
+    }
+    write("plain_lines", "lines", &lines);
 }

@@ -25,6 +25,10 @@ use tokio::sync::{mpsc, Notify};
 pub const FEED_BYTES: usize = 1024 * 1024;
 /// Bytes of one pane a worker processes before it lets the next job go.
 pub const QUANTUM: usize = 128 * 1024;
+/// Bytes of queued chunks fed to the screen at once: lines that scroll away
+/// within them are not drawn (a PTY read is at most 4 KB), and the screen is
+/// locked for at most this much work.
+pub const SCREEN_GROUP: usize = 64 * 1024;
 /// Bytes the text view may have seen that the screen has not.
 pub const TEXT_LEAD: usize = 256 * 1024;
 
@@ -196,11 +200,11 @@ impl PaneFeed {
             }
             batch
         };
-        for (chunk, end) in batch {
-            let len = chunk.len();
+        for group in groups(batch) {
+            let len: usize = group.iter().map(|(chunk, _)| chunk.len()).sum();
             // The byte counts below must stay right whatever happens here: a count
             // left too high would hold this pane's reader and text view forever.
-            let fed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.output.push_screen(chunk, end)));
+            let fed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.output.push_screen_batch(group)));
             match fed {
                 Ok(answer) => self.reply(answer),
                 Err(_) => {
@@ -266,6 +270,26 @@ impl PaneFeed {
             }
         }
     }
+}
+
+/// The chunks of a batch in groups of at most [`SCREEN_GROUP`] bytes (or one
+/// chunk), each fed to the screen at once.
+fn groups(batch: Vec<(Bytes, u64)>) -> Vec<Vec<(Bytes, u64)>> {
+    let mut groups: Vec<Vec<(Bytes, u64)>> = Vec::new();
+    let mut bytes = 0;
+    for (chunk, end) in batch {
+        match groups.last_mut() {
+            Some(group) if bytes + chunk.len() <= SCREEN_GROUP => {
+                bytes += chunk.len();
+                group.push((chunk, end));
+            }
+            _ => {
+                bytes = chunk.len();
+                groups.push(vec![(chunk, end)]);
+            }
+        }
+    }
+    groups
 }
 
 /// Panes with work, in turn order, and the threads that do it.

@@ -9,6 +9,7 @@ pub(crate) mod feed;
 pub(crate) mod input;
 pub mod output;
 pub mod pane_output;
+pub(crate) mod plain;
 pub(crate) mod process;
 pub(crate) mod pty;
 pub mod raw_log;

@@ -129,10 +129,36 @@ impl TextLines {
     }
 
     /// Feeds a chunk whose last byte is at log offset `chunk_end - 1`.
+    ///
+    /// Text between sequences (runs of printable ASCII, CR, LF) goes to the lines
+    /// directly, a run at a time; the parser sees the rest, in pieces that end
+    /// where text may start again. It is what the parser would do with every
+    /// byte (it calls `print` for each such character and `execute` for CR and LF
+    /// when it is between sequences), without a call per character.
     pub fn push(&mut self, bytes: &[u8], chunk_end: u64) {
         self.lines.chunk_end = chunk_end;
         let bytes = self.limiter.filter(bytes);
-        self.parser.advance(&mut self.lines, &bytes);
+        let mut rest = &bytes[..];
+        while let Some(&first) = rest.first() {
+            let ground = self.parser.is_ground();
+            if ground && (0x20..=0x7e).contains(&first) {
+                let run = rest
+                    .iter()
+                    .position(|b| !(0x20..=0x7e).contains(b))
+                    .unwrap_or(rest.len());
+                self.lines.put_ascii(&rest[..run]);
+                rest = &rest[run..];
+                continue;
+            }
+            if ground && (first == b'\r' || first == b'\n') {
+                vte::Perform::execute(&mut self.lines, first);
+                rest = &rest[1..];
+                continue;
+            }
+            let piece = parser_piece(rest, ground);
+            self.parser.advance(&mut self.lines, &rest[..piece]);
+            rest = &rest[piece..];
+        }
     }
 
     /// The last `count` lines (the unfinished last line included when not empty),
@@ -433,6 +459,24 @@ impl LineStore {
         }
     }
 
+    /// `print` of each byte of `text`, printable ASCII, appended in one go where
+    /// the column is the end of the line.
+    fn put_ascii(&mut self, mut text: &[u8]) {
+        while !text.is_empty() {
+            if self.col >= MAX_LINE_CHARS || self.col != self.current_chars {
+                self.put_char(char::from(text[0]));
+                text = &text[1..];
+                continue;
+            }
+            let (run, more) = text.split_at(text.len().min(MAX_LINE_CHARS - self.col));
+            self.current.extend(run.iter().map(|&b| char::from(b)));
+            self.current_chars += run.len();
+            self.col += run.len();
+            self.current_touched = self.chunk_end;
+            text = more;
+        }
+    }
+
     fn put_char(&mut self, c: char) {
         self.current_touched = self.chunk_end;
         if self.col >= MAX_LINE_CHARS {
@@ -466,6 +510,29 @@ impl LineStore {
             self.current_chars = col;
             self.current_touched = self.chunk_end;
         }
+    }
+}
+
+/// How much of `bytes` (not text the lines take directly) the parser gets next:
+/// an escape sequence to its end when it is a CSI (the common kind), the rest of
+/// a string sequence up to its terminator, a run of non-ASCII UTF-8, or a byte.
+/// Any cut is right (the parser keeps its state between calls); these end where
+/// text may start again.
+fn parser_piece(bytes: &[u8], ground: bool) -> usize {
+    match bytes[0] {
+        0x1b if bytes.get(1) == Some(&b'[') => {
+            let params = bytes[2..].iter().position(|b| !(0x20..=0x3f).contains(b));
+            params.map_or(bytes.len(), |i| {
+                2 + i + usize::from((0x40..=0x7e).contains(&bytes[2 + i]))
+            })
+        }
+        0x1b => bytes.len().min(2),
+        _ if !ground => memchr::memchr2(0x1b, 0x07, &bytes[1..]).map_or(bytes.len(), |i| match bytes[1 + i] {
+            0x07 => i + 2,
+            _ => i + 1,
+        }),
+        0x80.. => 1 + bytes[1..].iter().position(|b| *b < 0x80).unwrap_or(bytes.len() - 1),
+        _ => 1,
     }
 }
 
@@ -695,5 +762,78 @@ mod tests {
         assert!(ring.capacity() < 10_100, "{}", ring.capacity());
         push_capped(&mut ring, 1, 10_000);
         assert!(ring.capacity() < 11_500, "{}", ring.capacity());
+    }
+}
+
+/// The text view's runs of text against the parser alone.
+#[cfg(test)]
+mod text_run_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Output as bytes from pieces that matter to the text view: text, controls,
+    /// erase and moves, SGR, strings (titles, links) with either terminator,
+    /// UTF-8 and C1, cut anywhere by the chunking.
+    fn output() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop::sample::select(vec![
+            &b"text"[..],
+            b"a longer run of printable text ",
+            b"\r",
+            b"\n",
+            b"\r\n",
+            b"\t",
+            b"\x08",
+            b"\x07",
+            b"\x1b[31m",
+            b"\x1b[m",
+            b"\x1b[K",
+            b"\x1b[2K",
+            b"\x1b[5C",
+            b"\x1b[3D",
+            b"\x1b[10G",
+            b"\x1b[?25l",
+            b"\x1b]0;title\x07",
+            b"\x1b]8;;http://x\x1b\\",
+            b"\x1b(0",
+            b"\x1b",
+            b"[",
+            "é中".as_bytes(),
+            b"\xe4\xb8",
+            b"\xc2\x9b",
+            b"\x9b",
+            b"\xff",
+        ]);
+        prop::collection::vec(piece, 0..200).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        #[test]
+        fn runs_of_text_read_as_the_parser_reads_them(
+            bytes in output(),
+            cuts in prop::collection::vec(1usize..200, 1..6),
+        ) {
+            let mut runs = TextLines::new(1000, 1 << 20);
+            let mut parsed = TextLines::new(1000, 1 << 20);
+            let mut rest = &bytes[..];
+            let mut end = 0;
+            for cut in cuts.iter().cycle() {
+                if rest.is_empty() {
+                    break;
+                }
+                let (chunk, tail) = rest.split_at((*cut).min(rest.len()));
+                end += chunk.len() as u64;
+                runs.push(chunk, end);
+                parsed.lines.chunk_end = end;
+                let filtered = parsed.limiter.filter(chunk);
+                parsed.parser.advance(&mut parsed.lines, &filtered);
+                rest = tail;
+            }
+            prop_assert_eq!(runs.read(1000, None, usize::MAX).lines, parsed.read(1000, None, usize::MAX).lines);
+            prop_assert_eq!(runs.read(1000, Some(end / 2), usize::MAX).lines, parsed.read(1000, Some(end / 2), usize::MAX).lines);
+            prop_assert_eq!((runs.lines.col, runs.lines.current_chars), (parsed.lines.col, parsed.lines.current_chars));
+            prop_assert_eq!(&runs.lines.current, &parsed.lines.current);
+            prop_assert_eq!(runs.parser.is_ground(), parsed.parser.is_ground());
+        }
     }
 }

@@ -241,23 +241,48 @@ impl PaneOutput {
     /// stage, after [`PaneOutput::push_text`]). Returns the emulator's answers to
     /// terminal queries, for the PTY.
     pub fn push_screen(&self, chunk: Bytes, end: u64) -> Vec<u8> {
+        self.push_screen_batch(vec![(chunk, end)])
+    }
+
+    /// Consecutive chunks, each with the log offset just past it, into the
+    /// emulator at once: the screen's fast path skips drawing the lines that
+    /// scroll away within what it is fed together, and a PTY read holds at most
+    /// 4 KB, about one screenful.
+    pub fn push_screen_batch(&self, batch: Vec<(Bytes, u64)>) -> Vec<u8> {
+        let Some(&(_, end)) = batch.last() else {
+            return Vec::new();
+        };
+        let joined = match &batch[..] {
+            [(chunk, _)] => chunk.clone(),
+            _ => {
+                let mut joined = Vec::with_capacity(batch.iter().map(|(chunk, _)| chunk.len()).sum());
+                for (chunk, _) in &batch {
+                    joined.extend_from_slice(chunk);
+                }
+                Bytes::from(joined)
+            }
+        };
         let replies = {
             let mut side = lock(&self.screen);
             let shared = SharedText {
                 lines: &self.text,
                 upto: end,
             };
-            let report = side.screen.feed_sharing(&chunk, Some(shared));
+            let report = side.screen.feed_sharing(&joined, Some(shared));
             side.fed = end;
             side.last_output = Instant::now();
             side.drawn = true;
-            let found = side.report_scanner.scan(&chunk);
-            if !found.is_empty() {
-                side.take_reports(found);
-                self.reported.notify_one();
+            for (chunk, _) in &batch {
+                let found = side.report_scanner.scan(chunk);
+                if !found.is_empty() {
+                    side.take_reports(found);
+                    self.reported.notify_one();
+                }
             }
             if !side.subscribers.is_empty() {
-                side.broadcast(PaneEvent::Output(chunk));
+                for (chunk, _) in batch {
+                    side.broadcast(PaneEvent::Output(chunk));
+                }
             }
             side.announce(report)
         };

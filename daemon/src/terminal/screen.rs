@@ -12,6 +12,7 @@
 
 use crate::sync::lock;
 use crate::terminal::output::{push_capped, TextLines};
+use crate::terminal::plain::{self, PlainLine};
 use alacritty_terminal::event::{Event, EventListener, WindowSize};
 use alacritty_terminal::grid::{Dimensions, Row};
 use alacritty_terminal::index::{Column, Line};
@@ -33,6 +34,9 @@ const HISTORY: usize = 2048;
 /// cannot scroll more than [`HISTORY`] lines at widths of 10 columns and more.
 const SLICE_BYTES: usize = 4096;
 const SLICE_LINE_FEEDS: usize = 128;
+/// Rows of plain lines the fast path takes in at once: bounds the rows held as
+/// text and the time the text view is locked to match them.
+const PLAIN_ROWS: usize = HISTORY;
 /// Default scrollback caps.
 pub const DEFAULT_SCROLLBACK_LINES: usize = 10_000;
 pub const DEFAULT_SCROLLBACK_BYTES: usize = 8 * 1024 * 1024;
@@ -317,6 +321,17 @@ pub struct Screen {
     /// Rows taken from the emulator's history, as text and whether each wraps;
     /// kept between harvests so their buffers are reused.
     harvested: Vec<(String, bool)>,
+    /// Rows at the top of the screen that the fast path stored already: the next
+    /// this many rows to scroll off are not stored again.
+    stored_ahead: usize,
+    /// Whether plain lines that will scroll away skip the grid (off only to test
+    /// the fast path against the slow one).
+    fast_path: bool,
+    /// The fast path's buffers, reused: the lines found, a line's text, the SGR
+    /// sequences of the lines skipped.
+    plain: Vec<PlainLine>,
+    plain_text: Vec<u8>,
+    plain_sgr: Vec<u8>,
     title: String,
 }
 
@@ -335,8 +350,19 @@ impl Screen {
             scrollback: Scrollback::new(scrollback_lines, scrollback_bytes),
             last_shared: None,
             harvested: Vec::new(),
+            stored_ahead: 0,
+            fast_path: true,
+            plain: Vec::new(),
+            plain_text: Vec::new(),
+            plain_sgr: Vec::new(),
             title: String::new(),
         }
+    }
+
+    /// Turns the fast path for plain lines off or on; for tests and the fuzz
+    /// target, which compare the two.
+    pub fn set_fast_path(&mut self, on: bool) {
+        self.fast_path = on;
     }
 
     /// The screen's state, for [`Screen::from_snapshot`].
@@ -407,7 +433,15 @@ impl Screen {
             self.term_mut();
         }
         while !bytes.is_empty() {
-            let cut = slice_end(bytes);
+            let cut = match self.skip_plain_lines(bytes, text) {
+                Skip::Taken(taken) => {
+                    bytes = &bytes[taken..];
+                    slice_end(bytes)
+                }
+                // The next line may start where plain lines can skip the grid.
+                Skip::NotAtLineStart => line_end(bytes),
+                Skip::No => slice_end(bytes),
+            };
             if let Some(term) = self.term.as_deref_mut() {
                 self.parser.advance(term, &bytes[..cut]);
             }
@@ -415,6 +449,84 @@ impl Screen {
             bytes = &bytes[cut..];
         }
         self.take_report()
+    }
+
+    /// The fast path: plain lines at the start of `bytes` that would scroll off
+    /// the screen before the end of `bytes` go to the scrollback as text, without
+    /// being drawn; returns the bytes taken.
+    ///
+    /// It applies when the cursor waits at the start of an empty bottom row of the
+    /// primary screen, with the whole screen as scroll region, autowrap on and
+    /// ASCII drawn as itself: then each plain line fills fresh rows from there and
+    /// scrolls them up, so its rows' text is its own text cut at the width. The
+    /// lines that take the last `rows + 1` rows are left to the emulator: drawing
+    /// them scrolls every row on the screen now off it, so the screen ends as
+    /// feeding every byte leaves it. The rows above the cursor are stored now,
+    /// before the skipped lines, and not again as they scroll off
+    /// (`stored_ahead`); the skipped lines' SGR sequences go to the parser, so the
+    /// colours the next lines are drawn in are the same.
+    fn skip_plain_lines(&mut self, bytes: &[u8], text: Option<SharedText<'_>>) -> Skip {
+        let Some(term) = self.term.as_deref_mut() else {
+            return Skip::No;
+        };
+        if !self.fast_path || !self.parser.is_ground() || !draws_plain_lines(term) {
+            return Skip::No;
+        }
+        if !at_empty_bottom_row(term) {
+            return Skip::NotAtLineStart;
+        }
+        let (rows, cols) = (term.screen_lines(), term.columns());
+        plain::scan(bytes, cols, PLAIN_ROWS + rows + 1, &mut self.plain);
+        // The shortest run of last lines that takes more rows than the screen has.
+        let (mut drawn, mut skipped) = (0, self.plain.len());
+        while drawn <= rows && skipped > 0 {
+            skipped -= 1;
+            drawn += self.plain[skipped].rows(cols);
+        }
+        if drawn <= rows || skipped == 0 {
+            return Skip::No;
+        }
+        let taken = self.plain[skipped - 1].next();
+
+        // The rows the skipped lines push off the top, then their own rows.
+        let mut count = 0;
+        let harvested = &mut self.harvested;
+        let grid = term.grid();
+        for line in self.stored_ahead..rows - 1 {
+            let row = next_row(harvested, &mut count);
+            row.1 = row_text(&grid[Line(line as i32)], &mut row.0);
+        }
+        self.plain_sgr.clear();
+        let mut last_char = None;
+        for line in &self.plain[..skipped] {
+            self.plain_text.clear();
+            plain::split(&bytes[line.start..line.end], &mut self.plain_text, &mut self.plain_sgr);
+            last_char = self.plain_text.last().map(|&b| char::from(b)).or(last_char);
+            let line_rows = line.rows(cols);
+            for r in 0..line_rows {
+                let cells = &self.plain_text[(r * cols).min(line.visible)..((r + 1) * cols).min(line.visible)];
+                let used = cells.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
+                let row = next_row(harvested, &mut count);
+                row.0.extend(cells[..used].iter().map(|&b| char::from(b)));
+                // Every row but a line's last wraps onto the next.
+                row.1 = r + 1 < line_rows;
+            }
+        }
+        self.parser.advance(term, &self.plain_sgr);
+        if last_char.is_some() {
+            self.parser.set_preceding_char(last_char);
+        }
+        self.stored_ahead = rows - 1;
+
+        // The text view has seen every byte of the read; the lines it may share
+        // with these rows end before the lines left to draw.
+        let shared = text.map(|shared| SharedText {
+            upto: shared.upto.saturating_sub((bytes.len() - taken) as u64),
+            ..shared
+        });
+        let window = (count + rows + 2 * SLICE_LINE_FEEDS) as u64;
+        self.store_harvested(count, shared, window);
+        Skip::Taken(taken)
     }
 
     /// When a synchronized update (DEC mode 2026) that has not ended is due to be
@@ -498,7 +610,10 @@ impl Screen {
     /// view is locked only to match the lines, not while rows become text.
     fn harvest_history(&mut self, shared_with: Option<SharedText<'_>>) {
         let Some(term) = self.term.as_deref_mut() else { return };
-        let grid = term.grid();
+        let rows = term.screen_lines();
+        // The primary screen's: what scrolled just before a program entered the
+        // alternate screen in the same slice is stored now, not when it leaves.
+        let grid = term.primary_grid_mut();
         let count = grid.history_size();
         if count == 0 {
             return;
@@ -507,16 +622,27 @@ impl Screen {
             // The slice scrolled more lines than the emulator kept: some are gone.
             self.scrollback.dropped += 1;
         }
+        // The oldest rows may be ones the fast path stored before they scrolled.
+        let stored = self.stored_ahead.min(count);
+        self.stored_ahead -= stored;
+        let new = count - stored;
         let harvested = &mut self.harvested;
-        if harvested.len() < count {
-            harvested.resize_with(count, Default::default);
+        if harvested.len() < new {
+            harvested.resize_with(new, Default::default);
         }
-        for (i, (text, wrapped)) in (1..=count).rev().zip(harvested.iter_mut()) {
+        for (i, (text, wrapped)) in (1..=new).rev().zip(harvested.iter_mut()) {
             text.clear();
             *wrapped = row_text(&grid[Line(-(i as i32))], text);
         }
-        let window = term.screen_lines() as u64 + 2 * SLICE_LINE_FEEDS as u64;
-        term.grid_mut().clear_history();
+        let window = rows as u64 + 2 * SLICE_LINE_FEEDS as u64;
+        grid.clear_history();
+        self.store_harvested(new, shared_with, window);
+    }
+
+    /// Stores the first `count` rows of `harvested` in the scrollback, each whole
+    /// line the text view also holds (among the `window` lines it completed last)
+    /// as a reference to it.
+    fn store_harvested(&mut self, count: usize, shared_with: Option<SharedText<'_>>, window: u64) {
         // The text view, locked once for the whole harvest, and the line just past
         // the ones it completed by this output (later lines are not candidates).
         let mut text_view = shared_with.map(|shared| {
@@ -767,6 +893,61 @@ fn push_cell(cell: &Cell, out: &mut String) {
     if let Some(extra) = cell.zerowidth() {
         out.extend(extra.iter().filter(|c| !is_unsafe_char(**c)));
     }
+}
+
+/// The next of `harvested`'s rows to fill, emptied; `count` counts them.
+fn next_row<'a>(harvested: &'a mut Vec<(String, bool)>, count: &mut usize) -> &'a mut (String, bool) {
+    if harvested.len() <= *count {
+        harvested.push(Default::default());
+    }
+    *count += 1;
+    let row = &mut harvested[*count - 1];
+    row.0.clear();
+    row
+}
+
+/// What [`Screen::skip_plain_lines`] did.
+enum Skip {
+    /// Took this many bytes of plain lines.
+    Taken(usize),
+    /// Nothing: the terminal draws plain lines as plain rows, but the cursor is
+    /// not at the start of an empty bottom row yet.
+    NotAtLineStart,
+    /// Nothing.
+    No,
+}
+
+/// Whether plain lines printed now are drawn as plain rows that scroll into
+/// history, as [`Screen::skip_plain_lines`] assumes: the primary screen, the whole
+/// screen as scroll region, autowrap on, no insert mode, ASCII drawn as itself.
+fn draws_plain_lines(term: &Term<Listener>) -> bool {
+    let mode = *term.mode();
+    !mode.intersects(TermMode::ALT_SCREEN | TermMode::INSERT)
+        && mode.contains(TermMode::LINE_WRAP)
+        && *term.scroll_region() == (Line(0)..Line(term.screen_lines() as i32))
+        && term.charset_is_ascii()
+}
+
+/// Whether the cursor is at the start of an empty bottom row with no wrap
+/// pending, where each plain line fills fresh rows and scrolls them up.
+fn at_empty_bottom_row(term: &Term<Listener>) -> bool {
+    let grid = term.grid();
+    let cursor = &grid.cursor;
+    let bottom = Line(term.screen_lines() as i32 - 1);
+    cursor.point.line == bottom
+        && cursor.point.column == Column(0)
+        && !cursor.input_needs_wrap
+        && grid.history_size() == 0
+        && grid[bottom][..Column(grid[bottom].occupied())]
+            .iter()
+            .all(|c| c.c == ' ' && c.extra.is_none() && c.flags.is_empty())
+}
+
+/// Where the next slice ends when it should end with the current line: just past
+/// the first line feed, within the usual slice.
+fn line_end(bytes: &[u8]) -> usize {
+    let window = &bytes[..slice_end(bytes)];
+    memchr::memchr(b'\n', window).map_or(window.len(), |i| i + 1)
 }
 
 /// Where the next slice ends: at most [`SLICE_BYTES`] and [`SLICE_LINE_FEEDS`].
@@ -1187,5 +1368,133 @@ mod tests {
             copy.capture(LineRange { start: 0, end: 0 }, true, false),
             s.capture(LineRange { start: 0, end: 0 }, true, false)
         );
+    }
+}
+
+/// The fast path for plain lines against feeding every byte to the emulator.
+#[cfg(test)]
+mod fast_path_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces of output: plain lines of every length class around the width, with
+    /// colours and trailing blanks, and everything that must stop the fast path or
+    /// change what it assumes (cursor moves, margins, the alternate screen, line
+    /// drawing, insert mode, no autowrap, REP, tabs, wide characters, bare LF,
+    /// lone CR, synchronized updates, sequences cut anywhere by the chunking).
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        let plain = (0usize..40, any::<bool>(), any::<bool>(), 0u8..8).prop_map(|(len, colour, blanks, c)| {
+            let mut line = Vec::new();
+            if colour {
+                line.extend_from_slice(format!("\x1b[3{c};4{}m", 7 - c).as_bytes());
+            }
+            line.extend((0..len).map(|i| b'a' + ((i as u8 + c) % 26)));
+            if blanks {
+                line.extend_from_slice(b"   ");
+            }
+            if colour && c % 2 == 0 {
+                line.extend_from_slice(b"\x1b[m");
+            }
+            line.extend_from_slice(b"\r\n");
+            line
+        });
+        let special = prop::sample::select(vec![
+            &b"\x1b[2A"[..],
+            b"\x1b[3;7r",
+            b"\x1b[r",
+            b"\x1b[3;7rin the region\r\n\x1b[r",
+            b"\x1b[?1049h",
+            b"\x1b[?1049l",
+            b"\x1b[?1049hfull screen\r\n\x1b[?1049l",
+            b"\x1b(0",
+            b"\x1b(B",
+            b"\x1b(0qqq\r\n\x1b(B",
+            b"\x1b[4h",
+            b"\x1b[4l",
+            b"\x1b[4hinserted\r\n\x1b[4l",
+            b"\x1b[?7l",
+            b"\x1b[?7h",
+            b"\x1b[?7lno wrap at all at any width\r\n\x1b[?7h",
+            b"\x1b[?2026hframe\r\n\x1b[?2026l",
+            b"x\x1b[3b",
+            b"\x1b[3b",
+            b"\t",
+            "宽字".as_bytes(),
+            b"\n",
+            b"\r",
+            b"\x1b[2J",
+            b"\x1b[H",
+            b"\x1b[5;1H",
+            b"\x1b[K",
+            b"\x1b[1;4;38;5;200m",
+            b"\x1b[7m",
+            b"\x1b]0;title\x07",
+            b"\x1b[",
+        ])
+        .prop_map(|s| s.to_vec());
+        prop_oneof![12 => plain, 1 => special]
+    }
+
+    fn everything(screen: &Screen, ansi: bool) -> Vec<String> {
+        let all = LineRange {
+            start: i64::MIN,
+            end: i64::MAX,
+        };
+        screen.capture(all, ansi, false).lines
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn the_fast_path_leaves_what_feeding_every_byte_leaves(
+            pieces in prop::collection::vec(piece(), 1..400),
+            cuts in prop::collection::vec(1usize..3000, 1..8),
+            cols in 1u16..30,
+            rows in 1u16..12,
+        ) {
+            let bytes: Vec<u8> = pieces.concat();
+            let size = PaneSize { cols, rows };
+            let mut slow = Screen::new(size, 100_000, 1 << 24);
+            slow.set_fast_path(false);
+            let mut fast = Screen::new(size, 100_000, 1 << 24);
+            // The same chunks for both, cut anywhere (inside sequences too).
+            let mut rest = &bytes[..];
+            for cut in cuts.iter().cycle() {
+                if rest.is_empty() {
+                    break;
+                }
+                let (chunk, tail) = rest.split_at((*cut).min(rest.len()));
+                prop_assert_eq!(slow.feed(chunk), fast.feed(chunk));
+                rest = tail;
+            }
+            let screen = LineRange { start: 0, end: i64::from(rows) };
+            prop_assert_eq!(slow.capture(screen, true, false), fast.capture(screen, true, false));
+            prop_assert_eq!(slow.cursor(), fast.cursor());
+            prop_assert_eq!(slow.redraw(), fast.redraw());
+            // What comes next is drawn the same too (colours, REP, pending state).
+            let next = b"\x1b[3bnext \x1b[5b\r\n";
+            prop_assert_eq!(slow.feed(next), fast.feed(next));
+            prop_assert_eq!(everything(&slow, false), everything(&fast, false));
+            prop_assert_eq!(everything(&slow, true), everything(&fast, true));
+            prop_assert_eq!(slow.cursor(), fast.cursor());
+            prop_assert_eq!(slow.redraw(), fast.redraw());
+        }
+    }
+
+    #[test]
+    fn plain_output_skips_the_grid_and_keeps_every_line() {
+        let mut s = Screen::new(PaneSize { cols: 20, rows: 5 }, 100_000, 1 << 24);
+        s.feed(b"\r\n");
+        let mut big = Vec::new();
+        for i in 0..5000 {
+            big.extend_from_slice(format!("\x1b[32m{i}\x1b[m\r\n").as_bytes());
+        }
+        s.feed(&big);
+        let all = everything(&s, false);
+        // The empty first line, 5000 lines, the empty row the cursor is on.
+        assert_eq!(all.len(), 5002);
+        assert_eq!(all[1], "0");
+        assert_eq!(all[5000], "4999");
+        assert_eq!(s.visible_text(), vec!["4996", "4997", "4998", "4999", ""]);
     }
 }

@@ -317,14 +317,20 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
     {
         // Determine how many lines to scroll up by.
         let end = Point::new(Line(self.lines as i32 - 1), Column(self.columns()));
+        // fugue patch: up to the last row with something in it, none on an empty
+        // screen (upstream scrolled one blank row into history when there was no
+        // history to stop the search, and none when there was).
         let mut iter = self.iter_from(end);
+        let mut positions = 0;
         while let Some(cell) = iter.prev() {
-            if !cell.is_empty() || cell.point.line < 0 {
+            if cell.point.line < 0 {
+                break;
+            }
+            if !cell.is_empty() {
+                positions = cell.point.line.0 as usize + 1;
                 break;
             }
         }
-        debug_assert!(iter.point.line >= -1);
-        let positions = (iter.point.line.0 + 1) as usize;
         let region = Line(0)..Line(self.lines as i32);
 
         // Clear the viewport.

@@ -833,6 +833,27 @@ impl<T> Term<T> {
         RenderableContent::new(self)
     }
 
+    /// fugue patch: the scroll region (DECSTBM), top inclusive, bottom exclusive.
+    pub fn scroll_region(&self) -> &Range<Line> {
+        &self.scroll_region
+    }
+
+    /// fugue patch: whether printable ASCII is drawn as itself (the active
+    /// character set is not DEC line drawing).
+    pub fn charset_is_ascii(&self) -> bool {
+        self.grid.cursor.charsets[self.active_charset] == StandardCharset::Ascii
+    }
+
+    /// fugue patch: the primary screen's grid, whichever screen is shown; lines
+    /// that scrolled into its history just before the alternate screen was
+    /// entered are still there.
+    pub fn primary_grid_mut(&mut self) -> &mut Grid<Cell> {
+        match self.mode.contains(TermMode::ALT_SCREEN) {
+            true => &mut self.inactive_grid,
+            false => &mut self.grid,
+        }
+    }
+
     /// Access to the raw grid data structure.
     pub fn grid(&self) -> &Grid<Cell> {
         &self.grid
@@ -3050,6 +3071,19 @@ mod tests {
         assert_eq!(row_text(&term, 0), "");
         assert_eq!(row_text(&term, 1), "   bb");
         assert_eq!(row_text(&term, 2), "ccccc");
+    }
+
+    // fugue patch: clearing the screen keeps in history the rows up to the last
+    // one with something in it, and none of an empty screen, whether or not
+    // there is history already.
+    #[test]
+    fn clearing_keeps_the_used_rows_and_no_blank_one() {
+        assert_eq!(fed(5, 4, "\x1b[2J").grid.history_size(), 0);
+        assert_eq!(fed(5, 4, "\r\n\r\n\r\n\r\n\x1b[2J").grid.history_size(), 1);
+        let term = fed(5, 4, "a\r\nb\x1b[2J");
+        assert_eq!(term.grid.history_size(), 2);
+        assert_eq!(row_text(&term, -2), "a");
+        assert_eq!(row_text(&term, -1), "b");
     }
 
     // fugue patch (esctest CUU/CUD/CPL/CNL_StopsAtTopLine/BottomLine...): vertical

@@ -665,21 +665,28 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
     daemon.restart_in_netns_of(stub.pid());
     let client = daemon.client().await;
     if by_itself {
-        // Started again at once, in the same pane, on the recorded session.
-        let back = client.pane_status(&id).await.expect("the pane");
-        assert_eq!(back.state, fugue_client::protocol::PaneState::Running, "{back:?}");
-        let cmdline = std::fs::read(format!("/proc/{}/cmdline", back.pid)).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if !cmdline.contains(recorded.id.as_str()) {
-            // Say what the pane ran and printed: an empty command line means the
-            // process had already ended when it was read.
-            let now = client.pane_status(&id).await;
-            let text = client
-                .read_output(&id, fugue_client::protocol::ReadMode::Text { lines: 40, since: None })
-                .await
-                .map(|chunk| chunk.lines.join("\n"));
-            panic!("not resumed: {cmdline:?}\nstarted as: {back:?}\nnow: {now:?}\noutput: {text:?}");
-        }
+        // Started again at once, in the same pane, on the recorded session. (A
+        // run that ends at once is started again by the pane's restart policy,
+        // on the same session: that counts too.)
+        let started = std::time::Instant::now();
+        let (back, cmdline) = loop {
+            let back = client.pane_status(&id).await.expect("the pane");
+            let cmdline = std::fs::read(format!("/proc/{}/cmdline", back.pid)).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if back.state == fugue_client::protocol::PaneState::Running && cmdline.contains(recorded.id.as_str()) {
+                break (back, cmdline);
+            }
+            if started.elapsed() > DEADLINE {
+                // Say what the pane ran and printed: an empty command line means
+                // the process had already ended when it was read.
+                let text = client
+                    .read_output(&id, fugue_client::protocol::ReadMode::Text { lines: 40, since: None })
+                    .await
+                    .map(|chunk| chunk.lines.join("\n"));
+                panic!("not resumed: {cmdline:?}\npane: {back:?}\noutput: {text:?}");
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        };
         assert!(!cmdline.contains("FILE=first.txt"), "the first prompt again: {cmdline}");
         fugue_tests::wait_for_screen_within(&client, &id, "FILE=first.txt", std::time::Duration::from_secs(90)).await;
         let again = wait_for("the session recorded again", DEADLINE * 4, || async {

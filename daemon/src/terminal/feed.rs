@@ -29,6 +29,14 @@ pub const QUANTUM: usize = 128 * 1024;
 /// within them are not drawn (a PTY read is at most 4 KB), and the screen is
 /// locked for at most this much work.
 pub const SCREEN_GROUP: usize = 64 * 1024;
+/// While a pane floods (chunks come less than [`FLOOD_GAP`] apart), its chunks
+/// wait for this many bytes, or [`FLOOD_GAP`] after the first of them, before the
+/// pool takes them: the screen's fast path skips drawing lines that scroll away
+/// within what it is fed together, which a single read (at most 4 KB, about a
+/// screenful) rarely holds, and the pool's threads wake once a batch instead of
+/// twice a read. Output after a pause (keystroke echoes, a frame) goes at once.
+pub const FLOOD_BATCH: usize = 32 * 1024;
+pub const FLOOD_GAP: std::time::Duration = std::time::Duration::from_millis(1);
 /// Bytes the text view may have seen that the screen has not.
 pub const TEXT_LEAD: usize = 256 * 1024;
 
@@ -57,6 +65,12 @@ struct FeedState {
     drained_reported: bool,
     /// A task waits to show a synchronized update that has not ended.
     sync_timer: bool,
+    /// When the last chunk was queued, and whether the one before came less
+    /// than [`FLOOD_GAP`] earlier.
+    last_chunk: Option<std::time::Instant>,
+    flooding: bool,
+    /// A task waits to hand the pool what a flood queued so far.
+    batch_timer: bool,
 }
 
 /// One pane's queue into the pool.
@@ -100,11 +114,14 @@ impl PaneFeed {
                 let mut state = lock(&self.state);
                 let len = chunk.as_ref().map_or(0, Bytes::len);
                 if state.bytes == 0 || state.bytes + len <= FEED_BYTES {
+                    let now = std::time::Instant::now();
+                    state.flooding = state.last_chunk.is_some_and(|last| now - last < FLOOD_GAP);
+                    state.last_chunk = Some(now);
                     if let Some(chunk) = chunk.take() {
                         state.bytes += chunk.len();
                         state.to_text.push_back((chunk, end));
                     }
-                    self.schedule(state, Stage::Text);
+                    self.schedule_text(state);
                     return;
                 }
             }
@@ -115,14 +132,17 @@ impl PaneFeed {
     /// Whether output is queued or being processed (the screen is not yet current).
     pub fn busy(&self) -> bool {
         let state = lock(&self.state);
-        state.text_scheduled || state.screen_scheduled
+        state.text_scheduled || state.screen_scheduled || !state.to_screen.is_empty()
     }
 
     /// The PTY ended: once the queue is processed, `on_drained` runs.
     pub fn close(self: &Arc<Self>) {
         let mut state = lock(&self.state);
         state.closed = true;
-        if !state.text_scheduled && !state.screen_scheduled {
+        if !state.to_text.is_empty() {
+            // Held for a batch: the text view goes on at once, then the screen.
+            self.schedule(state, Stage::Text);
+        } else if !state.text_scheduled && !state.screen_scheduled {
             // Nothing in flight: let a screen job find the queues empty and report.
             self.schedule(state, Stage::Screen);
         }
@@ -140,6 +160,31 @@ impl PaneFeed {
         *scheduled = true;
         drop(state);
         pool().submit(self.clone(), stage);
+    }
+
+    /// Schedules the text stage for a chunk the reader queued, or, while the
+    /// pane floods and less than [`FLOOD_BATCH`] waits, lets the chunks gather
+    /// for up to [`FLOOD_GAP`].
+    fn schedule_text(self: &Arc<Self>, mut state: MutexGuard<'_, FeedState>) {
+        let waiting = state.bytes - state.lead;
+        if !state.flooding || waiting >= FLOOD_BATCH {
+            self.schedule(state, Stage::Text);
+            return;
+        }
+        if state.batch_timer || state.text_scheduled {
+            return;
+        }
+        state.batch_timer = true;
+        drop(state);
+        let feed = self.clone();
+        self.runtime.spawn(async move {
+            tokio::time::sleep(FLOOD_GAP).await;
+            let mut state = lock(&feed.state);
+            state.batch_timer = false;
+            if !state.to_text.is_empty() {
+                feed.schedule(state, Stage::Text);
+            }
+        });
     }
 
     /// Runs up to a quantum of `stage`; true if that stage has more to do now (the
@@ -170,11 +215,14 @@ impl PaneFeed {
                 tracing::error!("the text view panicked on a chunk of output");
             }
             done += chunk.len();
-            // Handed on chunk by chunk, so the screen starts while this stage runs.
+            // Handed on chunk by chunk, so the screen starts while this stage
+            // runs; in a flood, once a batch is together or this job ends.
             let mut state = lock(&self.state);
             state.lead += chunk.len();
             state.to_screen.push_back((chunk, end));
-            self.schedule(state, Stage::Screen);
+            if !state.flooding || state.lead >= FLOOD_BATCH {
+                self.schedule(state, Stage::Screen);
+            }
         }
         let mut state = lock(&self.state);
         // Requeued only if it can go on; a full lead waits for the screen job,
@@ -183,6 +231,9 @@ impl PaneFeed {
             return true;
         }
         state.text_scheduled = false;
+        if !state.to_screen.is_empty() {
+            self.schedule(state, Stage::Screen);
+        }
         false
     }
 

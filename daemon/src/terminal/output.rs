@@ -469,7 +469,8 @@ impl LineStore {
                 continue;
             }
             let (run, more) = text.split_at(text.len().min(MAX_LINE_CHARS - self.col));
-            self.current.extend(run.iter().map(|&b| char::from(b)));
+            // ASCII, so always UTF-8 (checked at memory speed).
+            self.current.push_str(std::str::from_utf8(run).unwrap_or_default());
             self.current_chars += run.len();
             self.col += run.len();
             self.current_touched = self.chunk_end;

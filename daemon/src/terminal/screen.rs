@@ -507,7 +507,8 @@ impl Screen {
                 let cells = &self.plain_text[(r * cols).min(line.visible)..((r + 1) * cols).min(line.visible)];
                 let used = cells.iter().rposition(|&b| b != b' ').map_or(0, |i| i + 1);
                 let row = next_row(harvested, &mut count);
-                row.0.extend(cells[..used].iter().map(|&b| char::from(b)));
+                // ASCII, so always UTF-8 (checked at memory speed).
+                row.0.push_str(std::str::from_utf8(&cells[..used]).unwrap_or_default());
                 // Every row but a line's last wraps onto the next.
                 row.1 = r + 1 < line_rows;
             }

@@ -57,6 +57,83 @@ pub async fn cpu_per_byte(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> 
         ));
     }
     rows.extend(paced_tui(dir, sizes).await?);
+    rows.extend(panes_at_once(dir, &daemon, &tmux, &workloads[0], sizes).await?);
+    Ok(rows)
+}
+
+/// N panes printing plain lines at once (N = 1, 2, 4, ... up to the machine's
+/// cores): aggregate MB/s of fugue, tmux and raw PTYs drained by a thread each.
+/// Each pane `cat`s the same file; a run ends when every pane has exited with
+/// the right last line.
+async fn panes_at_once(
+    dir: &Path,
+    daemon: &Daemon,
+    tmux: &Tmux,
+    plain: &Workload,
+    sizes: &Sizes,
+) -> Result<Vec<Row>, Error> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let client = daemon.client().await?;
+    // Ten running panes to a session (the cap).
+    for s in 0..cores.div_ceil(10) {
+        client
+            .create_session(&format!("np{s}"), Some(dir), vec![])
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let mb = std::fs::metadata(&plain.path).map_err(|e| e.to_string())?.len() as f64 / 1e6;
+    let (path, last) = (&plain.path, plain.last.as_str());
+    let mut rows = Vec::new();
+    let mut n = 1;
+    loop {
+        let (mut fugue, mut theirs, mut raw) = (Vec::new(), Vec::new(), Vec::new());
+        for round in 0..sizes.rounds.min(3) {
+            let started = std::time::Instant::now();
+            let sessions: Vec<String> = (0..n).map(|i| format!("np{}", i / 10)).collect();
+            let cats = sessions.iter().map(|s| scenarios::fugue_cat_in(&client, s, path, last));
+            for done in futures::future::join_all(cats).await {
+                done?;
+            }
+            fugue.push(started.elapsed().as_secs_f64());
+            let started = std::time::Instant::now();
+            std::thread::scope(|scope| {
+                let cats: Vec<_> = (0..n)
+                    .map(|i| {
+                        scope.spawn(move || scenarios::tmux_cat(tmux, path, last, 100_000 + 1000 * n + 100 * round + i))
+                    })
+                    .collect();
+                cats.into_iter()
+                    .try_for_each(|cat| cat.join().map_err(|_| "a tmux cat panicked".to_string())?.map(drop))
+            })?;
+            theirs.push(started.elapsed().as_secs_f64());
+            let started = std::time::Instant::now();
+            std::thread::scope(|scope| {
+                let cats: Vec<_> = (0..n).map(|_| scope.spawn(move || scenarios::raw_cat(path))).collect();
+                cats.into_iter()
+                    .try_for_each(|cat| cat.join().map_err(|_| "a raw cat panicked".to_string())?.map(drop))
+            })?;
+            raw.push(started.elapsed().as_secs_f64());
+        }
+        let total = mb * n as f64;
+        let (f, t, r) = (
+            total / median(&mut fugue),
+            total / median(&mut theirs),
+            total / median(&mut raw),
+        );
+        let at_cores = n == cores;
+        rows.push(row(
+            "15 CPU per byte",
+            &format!("{n} pane(s) of plain lines at once ({cores} cores): aggregate MB/s"),
+            format!("{f:.0} ({:.2}x raw PTYs)", f / r),
+            format!("tmux {t:.0}; raw PTYs {r:.0}"),
+            if at_cores { ">= 0.9x raw PTYs" } else { "reported" },
+            at_cores.then_some(f >= 0.9 * r),
+        ));
+        if n >= cores {
+            break;
+        }
+        n = (n * 2).min(cores);
+    }
     Ok(rows)
 }
 

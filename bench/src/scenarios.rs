@@ -233,9 +233,14 @@ async fn spread(
 
 /// Spawn to the client seeing the exit; checks the final screen's last line.
 pub(crate) async fn fugue_cat(client: &Client, file: &Path, last: &str) -> Result<f64, Error> {
+    fugue_cat_in(client, "tp", file, last).await
+}
+
+/// [`fugue_cat`] in the session `session`.
+pub(crate) async fn fugue_cat_in(client: &Client, session: &str, file: &Path, last: &str) -> Result<f64, Error> {
     let started = Instant::now();
     let pane = client
-        .create_pane(cat_spec("tp", file))
+        .create_pane(cat_spec(session, file))
         .await
         .map_err(|e| e.to_string())?;
     let id = pane.id.to_string();
@@ -282,7 +287,7 @@ pub(crate) fn tmux_cat(tmux: &Tmux, file: &Path, last: &str, n: usize) -> Result
     Ok(elapsed)
 }
 
-fn raw_cat(file: &Path) -> Result<f64, Error> {
+pub(crate) fn raw_cat(file: &Path) -> Result<f64, Error> {
     let started = Instant::now();
     env::raw_pty("cat", &[&file.display().to_string()], COLS, ROWS)?;
     Ok(started.elapsed().as_secs_f64())

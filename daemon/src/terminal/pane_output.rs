@@ -146,6 +146,15 @@ struct ScreenSide {
 /// Raw output replayed into a recovered pane's screen and text view at most.
 pub const REPLAY_BYTES: usize = 4 * 1024 * 1024;
 
+/// The part of a pane's raw log a recovery would replay: log offsets
+/// `start..end`, at most `window` bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Replayable {
+    pub start: u64,
+    pub end: u64,
+    pub window: u64,
+}
+
 /// What a checkpoint kept of the text view: its last complete lines, and the
 /// log offset it had seen.
 pub struct SavedText {
@@ -328,6 +337,20 @@ impl PaneOutput {
             text.complete_lines(text_lines as usize, MAX_READ_BYTES),
             text.fed(),
         )
+    }
+
+    /// What a recovery after a crash would replay of the raw log (see
+    /// [`PaneOutput::recover`]), if the log is kept in a file.
+    pub fn replayable(&self) -> Option<Replayable> {
+        let log = lock(&self.log);
+        log.kept_in_file().then(|| {
+            let window = log.capacity().min(REPLAY_BYTES) as u64;
+            Replayable {
+                start: log.start().max(log.end().saturating_sub(window)),
+                end: log.end(),
+                window,
+            }
+        })
     }
 
     /// From now on keeps the raw log in the file `path` (see

@@ -167,6 +167,11 @@ impl OutputLog {
     }
 
     /// Offset one past the last byte produced.
+    /// Whether the log is kept in a file (it survives a crash of the daemon).
+    pub fn kept_in_file(&self) -> bool {
+        matches!(self.ring, Ring::Mapped { .. })
+    }
+
     pub fn end(&self) -> u64 {
         self.end
     }

@@ -14,7 +14,7 @@ use crate::config::{now_ms, DaemonConfig};
 use crate::event_bus::EventBus;
 use crate::handover::{self, PaneHandover};
 use crate::store::{PaneRecord, RecordedPane, SavedOutput, Store, SAVED_TEXT_LINES};
-use crate::terminal::pane_output::{OutputLimits, PaneOutput, SavedText, HOOK_TOKEN_VAR};
+use crate::terminal::pane_output::{OutputLimits, PaneOutput, Replayable, SavedText, HOOK_TOKEN_VAR};
 use crate::terminal::process::{self, ExitWatch, Reaped};
 use crate::terminal::pty::{self, Launch, LaunchRequest};
 use crate::terminal::raw_log::OutputLog;
@@ -31,6 +31,8 @@ use tokio::sync::watch;
 
 /// How often the screens of busy panes are written to the store.
 const CHECKPOINT: Duration = Duration::from_secs(2);
+/// The longest a changed pane goes unrecorded (see `SessionState::checkpoint`).
+const RECORD_AT_LEAST: Duration = Duration::from_secs(30);
 /// First wait before a restart; it doubles up to [`RESTART_MAX_BACKOFF`].
 const RESTART_BACKOFF: Duration = Duration::from_secs(1);
 const RESTART_MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -244,6 +246,8 @@ struct PaneEntry {
     backoff: Duration,
     /// The output's change count when its screen was last recorded.
     checkpointed: u64,
+    /// When it was last recorded, and the log offset the record reached.
+    recorded: Option<(Instant, u64)>,
 }
 
 impl PaneEntry {
@@ -449,6 +453,7 @@ impl SessionState {
             run_started: Instant::now(),
             backoff: RESTART_BACKOFF,
             checkpointed: 0,
+            recorded: None,
         });
         let _ = self.args.parent.cast(SessionReport::PaneAdded {
             pane,

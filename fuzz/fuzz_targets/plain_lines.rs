@@ -1,6 +1,7 @@
 //! The screen's fast path for plain lines against feeding every byte to the
 //! emulator: the same output, cut into the same reads, must leave the same screen,
-//! scrollback, cursor and redraw either way.
+//! scrollback, cursor and redraw either way (unless a burst outran the emulator's
+//! history, when the slow path itself loses lines).
 #![no_main]
 
 use fugue_daemon::terminal::screen::{LineRange, Screen};
@@ -21,6 +22,11 @@ fuzz_target!(|data: &[u8]| {
     // Cut the input where a 0xff byte (rare in real output) says.
     for chunk in data.split(|b| *b == 0xff) {
         assert_eq!(slow.feed(chunk), fast.feed(chunk), "replies, title or bells differ");
+    }
+    // A burst that outran the emulator's history lost lines on the slow path
+    // (which ones differs from the fast path's): no oracle then.
+    if slow.bursts() > 0 {
+        return;
     }
     let all = LineRange {
         start: i64::MIN,

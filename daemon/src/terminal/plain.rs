@@ -64,6 +64,8 @@ fn scan_line(bytes: &[u8], start: usize) -> Option<PlainLine> {
 }
 
 /// Just past the SGR sequence at `at` (an ESC), if it is one and ends in `bytes`.
+/// One that may set an underline colour (a `58` anywhere in it) is not taken: a
+/// blank drawn with one is text that counts, which the fast path's rows drop.
 fn sgr_end(bytes: &[u8], at: usize) -> Option<usize> {
     if *bytes.get(at + 1)? != b'[' {
         return None;
@@ -71,6 +73,7 @@ fn sgr_end(bytes: &[u8], at: usize) -> Option<usize> {
     let mut i = at + 2;
     loop {
         match *bytes.get(i)? {
+            b'8' if bytes[i - 1] == b'5' => return None,
             b'0'..=b'9' | b';' | b':' => i += 1,
             b'm' => return Some(i + 1),
             _ => return None,
@@ -133,6 +136,7 @@ mod tests {
             b"a\tb\r\n",
             "é\r\n".as_bytes(),
             b"\x1b[>4;1m\r\n",
+            b"\x1b[4;58;5;1mu\r\n",
             b"a\x1b[3",
             b"a\r",
         ] {

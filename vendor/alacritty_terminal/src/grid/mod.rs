@@ -348,14 +348,15 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         T: ResetDiscriminant<D>,
         D: PartialEq,
     {
-        self.clear_history();
-
+        // fugue patch: the history is kept (xterm keeps its scrollback on RIS);
+        // upstream cleared it, so lines that scrolled just before a reset were
+        // lost to an embedder that takes them out of the history after a read.
         self.saved_cursor = Cursor::default();
         self.cursor = Cursor::default();
         self.display_offset = 0;
 
         // Reset all visible lines.
-        let range = self.topmost_line().0..(self.screen_lines() as i32);
+        let range = 0..(self.screen_lines() as i32);
         for line in range.map(Line::from) {
             self.raw[line].reset(&self.cursor.template);
         }

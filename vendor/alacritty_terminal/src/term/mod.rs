@@ -3073,6 +3073,15 @@ mod tests {
         assert_eq!(row_text(&term, 2), "ccccc");
     }
 
+    // fugue patch: a full reset (RIS) keeps the history.
+    #[test]
+    fn a_full_reset_keeps_the_history() {
+        let term = fed(5, 2, "a\r\nb\r\nc\x1bc");
+        assert_eq!(term.grid.history_size(), 1);
+        assert_eq!(row_text(&term, -1), "a");
+        assert_eq!(row_text(&term, 0), "");
+    }
+
     // fugue patch: clearing the screen keeps in history the rows up to the last
     // one with something in it, and none of an empty screen, whether or not
     // there is history already.

@@ -61,6 +61,21 @@ pub async fn cpu_per_byte(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> 
     Ok(rows)
 }
 
+/// Runs `cat(0..n)` on a thread each; the wall time until all are done.
+fn in_threads<F>(n: usize, cat: F) -> Result<f64, Error>
+where
+    F: Fn(usize) -> Result<f64, Error> + Sync,
+{
+    let started = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        let cat = &cat;
+        let cats: Vec<_> = (0..n).map(|i| scope.spawn(move || cat(i))).collect();
+        cats.into_iter()
+            .try_for_each(|done| done.join().map_err(|_| "a cat panicked".to_string())?.map(drop))
+    })?;
+    Ok(started.elapsed().as_secs_f64())
+}
+
 /// N panes printing plain lines at once (N = 1, 2, 4, ... up to the machine's
 /// cores): aggregate MB/s of fugue, tmux and raw PTYs drained by a thread each.
 /// Each pane `cat`s the same file; a run ends when every pane has exited with
@@ -95,24 +110,10 @@ async fn panes_at_once(
                 done?;
             }
             fugue.push(started.elapsed().as_secs_f64());
-            let started = std::time::Instant::now();
-            std::thread::scope(|scope| {
-                let cats: Vec<_> = (0..n)
-                    .map(|i| {
-                        scope.spawn(move || scenarios::tmux_cat(tmux, path, last, 100_000 + 1000 * n + 100 * round + i))
-                    })
-                    .collect();
-                cats.into_iter()
-                    .try_for_each(|cat| cat.join().map_err(|_| "a tmux cat panicked".to_string())?.map(drop))
-            })?;
-            theirs.push(started.elapsed().as_secs_f64());
-            let started = std::time::Instant::now();
-            std::thread::scope(|scope| {
-                let cats: Vec<_> = (0..n).map(|_| scope.spawn(move || scenarios::raw_cat(path))).collect();
-                cats.into_iter()
-                    .try_for_each(|cat| cat.join().map_err(|_| "a raw cat panicked".to_string())?.map(drop))
-            })?;
-            raw.push(started.elapsed().as_secs_f64());
+            theirs.push(in_threads(n, |i| {
+                scenarios::tmux_cat(tmux, path, last, 100_000 + 1000 * n + 100 * round + i)
+            })?);
+            raw.push(in_threads(n, |_| scenarios::raw_cat(path))?);
         }
         let total = mb * n as f64;
         let (f, t, r) = (

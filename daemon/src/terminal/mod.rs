@@ -16,3 +16,18 @@ pub mod raw_log;
 pub(crate) mod reports;
 pub mod screen;
 pub(crate) mod string_limit;
+
+/// `bytes` cut into reads of the lengths `cuts` gives, over and over (for the
+/// property tests that feed output as a PTY would, cut anywhere).
+#[cfg(test)]
+pub(crate) fn cut_into<'a>(bytes: &'a [u8], cuts: &'a [usize]) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let mut rest = bytes;
+    cuts.iter().cycle().map_while(move |cut| {
+        if rest.is_empty() {
+            return None;
+        }
+        let (chunk, tail) = rest.split_at((*cut).clamp(1, rest.len()));
+        rest = tail;
+        Some(chunk)
+    })
+}

@@ -816,19 +816,13 @@ mod text_run_tests {
         ) {
             let mut runs = TextLines::new(1000, 1 << 20);
             let mut parsed = TextLines::new(1000, 1 << 20);
-            let mut rest = &bytes[..];
             let mut end = 0;
-            for cut in cuts.iter().cycle() {
-                if rest.is_empty() {
-                    break;
-                }
-                let (chunk, tail) = rest.split_at((*cut).min(rest.len()));
+            for chunk in crate::terminal::cut_into(&bytes, &cuts) {
                 end += chunk.len() as u64;
                 runs.push(chunk, end);
                 parsed.lines.chunk_end = end;
                 let filtered = parsed.limiter.filter(chunk);
                 parsed.parser.advance(&mut parsed.lines, &filtered);
-                rest = tail;
             }
             prop_assert_eq!(runs.read(1000, None, usize::MAX).lines, parsed.read(1000, None, usize::MAX).lines);
             prop_assert_eq!(runs.read(1000, Some(end / 2), usize::MAX).lines, parsed.read(1000, Some(end / 2), usize::MAX).lines);

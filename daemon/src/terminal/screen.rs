@@ -211,6 +211,14 @@ impl Scrollback {
         self.lines.len()
     }
 
+    /// Forgets every line (the program cleared the scrollback).
+    fn clear(&mut self) {
+        self.text.clear();
+        self.lines.clear();
+        self.shared.clear();
+        self.bytes = 0;
+    }
+
     /// Adds a line: a copy of `line`, or a reference to text-view line `shared`
     /// (whose text is `line`).
     fn push(&mut self, line: &str, wrapped: bool, shared: Option<u64>) {
@@ -324,6 +332,8 @@ pub struct Screen {
     /// Rows at the top of the screen that the fast path stored already: the next
     /// this many rows to scroll off are not stored again.
     stored_ahead: usize,
+    /// The emulator's count of scrollback clears (ED 3) this scrollback followed.
+    history_clears: u64,
     /// Slices that scrolled more lines than the emulator's history keeps, so
     /// that some were lost before they reached the scrollback.
     bursts: u64,
@@ -354,6 +364,7 @@ impl Screen {
             last_shared: None,
             harvested: Vec::new(),
             stored_ahead: 0,
+            history_clears: 0,
             bursts: 0,
             fast_path: true,
             plain: Vec::new(),
@@ -453,35 +464,34 @@ impl Screen {
                     let mut rest = &bytes[skipped..drawn];
                     while !rest.is_empty() {
                         let cut = slice_end(rest);
-                        if let Some(term) = self.term.as_deref_mut() {
-                            self.parser.advance(term, &rest[..cut]);
-                        }
-                        self.harvest_history(text);
+                        self.draw_slice(&rest[..cut], text);
                         rest = &rest[cut..];
                     }
                     debug_assert_eq!(self.stored_ahead, 0);
                     bytes = &bytes[drawn..];
-                    if bytes.is_empty() {
-                        break;
-                    }
-                    slice_end(bytes)
+                    continue;
                 }
                 // The next line may start where plain lines can skip the grid.
                 Skip::NotAtLineStart => line_end(bytes),
                 Skip::No => slice_end(bytes),
             };
-            if let Some(term) = self.term.as_deref_mut() {
-                self.parser.advance(term, &bytes[..cut]);
-            }
-            self.harvest_history(text);
+            self.draw_slice(&bytes[..cut], text);
             bytes = &bytes[cut..];
         }
         self.take_report()
     }
 
+    /// Feeds one slice to the emulator, then takes what scrolled off.
+    fn draw_slice(&mut self, slice: &[u8], text: Option<SharedText<'_>>) {
+        if let Some(term) = self.term.as_deref_mut() {
+            self.parser.advance(term, slice);
+        }
+        self.harvest_history(text);
+    }
+
     /// The fast path: plain lines at the start of `bytes` that would scroll off
     /// the screen before the end of `bytes` go to the scrollback as text, without
-    /// being drawn; returns the bytes taken.
+    /// being drawn; says what it took, or why it took nothing.
     ///
     /// It applies when the cursor waits at the start of an empty bottom row of the
     /// primary screen, with the whole screen as scroll region, autowrap on and
@@ -645,6 +655,12 @@ impl Screen {
     /// view is locked only to match the lines, not while rows become text.
     fn harvest_history(&mut self, shared_with: Option<SharedText<'_>>) {
         let Some(term) = self.term.as_deref_mut() else { return };
+        if term.history_clears() != self.history_clears {
+            // The program cleared the scrollback: what the emulator still held went
+            // with it, and so goes what was taken out before.
+            self.history_clears = term.history_clears();
+            self.scrollback.clear();
+        }
         let rows = term.screen_lines();
         // The primary screen's: what scrolled just before a program entered the
         // alternate screen in the same slice is stored now, not when it leaves.
@@ -1209,6 +1225,20 @@ mod tests {
     }
 
     #[test]
+    fn clearing_the_scrollback_clears_all_of_it() {
+        let mut s = screen(10, 3);
+        for i in 1..=10 {
+            s.feed(format!("line {i}\r\n").as_bytes());
+        }
+        // Lines taken out earlier and lines that scrolled in the same read go.
+        s.feed(b"line 11\r\nline 12\r\n\x1b[3Jline 13\r\n");
+        assert_eq!(s.scrollback_len(), 1);
+        assert_eq!(s.visible_text(), vec!["line 12", "line 13", ""]);
+        s.feed(b"line 14\r\n");
+        assert_eq!(s.scrollback_len(), 2);
+    }
+
+    #[test]
     fn a_burst_of_lines_in_one_feed_keeps_them_all() {
         let mut s = Screen::new(PaneSize { cols: 20, rows: 5 }, 100_000, 1 << 24);
         let mut big = Vec::new();
@@ -1463,6 +1493,8 @@ mod fast_path_tests {
             b"\n",
             b"\r",
             b"\x1b[2J",
+            b"\x1b[3J",
+            b"\x1bc",
             b"\x1b[H",
             b"\x1b[5;1H",
             b"\x1b[K",
@@ -1504,14 +1536,8 @@ mod fast_path_tests {
             slow.set_fast_path(false);
             let mut fast = Screen::new(size, 100_000, 1 << 24);
             // The same chunks for both, cut anywhere (inside sequences too).
-            let mut rest = &bytes[..];
-            for cut in cuts.iter().cycle() {
-                if rest.is_empty() {
-                    break;
-                }
-                let (chunk, tail) = rest.split_at((*cut).min(rest.len()));
+            for chunk in crate::terminal::cut_into(&bytes, &cuts) {
                 prop_assert_eq!(slow.feed(chunk), fast.feed(chunk));
-                rest = tail;
             }
             if slow.bursts() > 0 {
                 return Ok(());
@@ -1531,7 +1557,7 @@ mod fast_path_tests {
     }
 
     #[test]
-    fn plain_output_skips_the_grid_and_keeps_every_line() {
+    fn a_burst_of_coloured_plain_lines_keeps_every_line() {
         let mut s = Screen::new(PaneSize { cols: 20, rows: 5 }, 100_000, 1 << 24);
         s.feed(b"\r\n");
         let mut big = Vec::new();

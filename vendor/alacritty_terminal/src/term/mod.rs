@@ -286,6 +286,10 @@ pub struct Term<T> {
     /// primary grid. Otherwise it is the alternate screen buffer.
     inactive_grid: Grid<Cell>,
 
+    /// fugue patch: how many times the program cleared the scrollback (ED 3)
+    /// of the primary screen, so an embedder keeping its own clears it too.
+    history_clears: u64,
+
     /// Index into `charsets`, pointing to what ASCII is currently being mapped to.
     active_charset: CharsetIndex,
 
@@ -496,6 +500,7 @@ impl<T> Term<T> {
             config,
             grid,
             inactive_grid,
+            history_clears: 0,
             tabs: TabStops { tabs: state.tabs },
             scroll_region: Line(top)..Line(bottom),
             event_proxy,
@@ -616,6 +621,7 @@ impl<T> Term<T> {
 
         Term {
             inactive_grid,
+            history_clears: 0,
             scroll_region,
             event_proxy,
             damage,
@@ -831,6 +837,12 @@ impl<T> Term<T> {
         T: EventListener,
     {
         RenderableContent::new(self)
+    }
+
+    /// fugue patch: how many times the program cleared the primary screen's
+    /// scrollback (ED 3).
+    pub fn history_clears(&self) -> u64 {
+        self.history_clears
     }
 
     /// fugue patch: the scroll region (DECSTBM), top inclusive, bottom exclusive.
@@ -2076,7 +2088,13 @@ impl<T: EventListener> Handler for Term<T> {
 
                 self.selection = None;
             },
+            ansi::ClearMode::Saved if !self.mode.contains(TermMode::ALT_SCREEN) && self.history_size() == 0 => {
+                self.history_clears += 1;
+            },
             ansi::ClearMode::Saved if self.history_size() > 0 => {
+                if !self.mode.contains(TermMode::ALT_SCREEN) {
+                    self.history_clears += 1;
+                }
                 self.grid.clear_history();
 
                 self.vi_mode_cursor.point.line =
@@ -3071,6 +3089,14 @@ mod tests {
         assert_eq!(row_text(&term, 0), "");
         assert_eq!(row_text(&term, 1), "   bb");
         assert_eq!(row_text(&term, 2), "ccccc");
+    }
+
+    // fugue patch: clearing the scrollback is counted, on the primary screen.
+    #[test]
+    fn scrollback_clears_are_counted() {
+        assert_eq!(fed(5, 2, "a\r\nb\r\nc\x1b[3J").history_clears(), 1);
+        assert_eq!(fed(5, 2, "\x1b[3J\x1b[3J").history_clears(), 2);
+        assert_eq!(fed(5, 2, "\x1b[?1049h\x1b[3J").history_clears(), 0);
     }
 
     // fugue patch: a full reset (RIS) keeps the history.

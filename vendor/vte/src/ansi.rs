@@ -543,6 +543,10 @@ pub trait Handler {
     /// Report device status.
     fn device_status(&mut self, _: usize) {}
 
+    /// fugue patch: DEC-specific device status report (DECDSR, `CSI ? Ps n`);
+    /// `id` is the second parameter (the request id of a memory checksum).
+    fn dec_device_status(&mut self, _status: u16, _id: u16) {}
+
     /// Move cursor forward `cols`.
     fn move_forward(&mut self, _col: usize) {}
 
@@ -631,6 +635,10 @@ pub trait Handler {
 
     /// Reset terminal state.
     fn reset_state(&mut self) {}
+
+    /// fugue patch: soft terminal reset (DECSTR, `CSI ! p`): modes, margins,
+    /// character sets, rendition and the saved cursor, but not the screen.
+    fn soft_reset(&mut self) {}
 
     /// Reverse Index.
     ///
@@ -1713,7 +1721,15 @@ where
                 }
             },
             ('n', []) => handler.device_status(next_param_or(0) as usize),
+            // fugue patch: DECDSR.
+            ('n', [b'?']) => {
+                let status = next_param_or(0);
+                let id = next_param_or(0);
+                handler.dec_device_status(status, id);
+            },
             ('P', []) => handler.delete_chars(next_param_or(1) as usize),
+            // fugue patch: DECSTR.
+            ('p', [b'!']) => handler.soft_reset(),
             ('p', [b'$']) => {
                 let mode = next_param_or(0);
                 handler.report_mode(Mode::new(mode));

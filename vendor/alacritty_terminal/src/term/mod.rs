@@ -77,6 +77,13 @@ bitflags! {
         const REPORT_ALTERNATE_KEYS   = 1 << 20;
         const REPORT_ALL_KEYS_AS_ESC  = 1 << 21;
         const REPORT_ASSOCIATED_TEXT  = 1 << 22;
+        /// fugue patch: reverse wraparound (xterm mode 45): with autowrap, a
+        /// backspace at the left edge goes back into the line this one wrapped from.
+        const REVERSE_WRAP            = 1 << 23;
+        /// fugue patch: extended reverse wraparound (xterm mode 1045): with
+        /// autowrap, a backspace at the left edge goes back to the line above,
+        /// from the top margin to the bottom one.
+        const REVERSE_WRAP_EXTENDED   = 1 << 24;
         const MOUSE_MODE              = Self::MOUSE_REPORT_CLICK.bits() | Self::MOUSE_MOTION.bits() | Self::MOUSE_DRAG.bits();
         const KITTY_KEYBOARD_PROTOCOL = Self::DISAMBIGUATE_ESC_CODES.bits()
                                       | Self::REPORT_EVENT_TYPES.bits()
@@ -936,6 +943,31 @@ impl<T> Term<T> {
     }
 
     /// Swap primary and alternate screen buffer.
+    /// fugue patch: whether backspace and CUB wrap back at the left edge.
+    fn reverse_wraps(&self) -> bool {
+        self.mode.contains(TermMode::LINE_WRAP)
+            && self.mode.intersects(TermMode::REVERSE_WRAP | TermMode::REVERSE_WRAP_EXTENDED)
+    }
+
+    /// fugue patch: the line a reverse-wrapping backspace at the left edge goes
+    /// to, if any. Mode 45 goes back only into the line this one wrapped from,
+    /// within the scroll region; mode 1045 goes to the line above, and from the
+    /// top margin to the bottom one.
+    fn reverse_wrap_line(&self) -> Option<Line> {
+        let line = self.grid.cursor.point.line;
+        let region = &self.scroll_region;
+        let top = if region.contains(&line) { region.start } else { Line(0) };
+        let bottom = if region.contains(&line) { region.end - 1 } else { self.bottommost_line() };
+        if self.mode.contains(TermMode::REVERSE_WRAP_EXTENDED) {
+            return Some(if line > top { line - 1 } else { bottom });
+        }
+        let wrapped_into_this = line > top && {
+            let above: &crate::grid::Row<Cell> = &self.grid[line - 1];
+            above[self.last_column()].flags.contains(Flags::WRAPLINE)
+        };
+        wrapped_into_this.then(|| line - 1)
+    }
+
     pub fn swap_alt(&mut self) {
         if !self.mode.contains(TermMode::ALT_SCREEN) {
             // Set alt screen cursor to the current primary screen cursor.
@@ -1518,6 +1550,16 @@ impl<T: EventListener> Handler for Term<T> {
     #[inline]
     fn move_backward(&mut self, cols: usize) {
         trace!("Moving backward: {cols}");
+        // fugue patch: with reverse wraparound, CUB goes back across lines as
+        // backspaces would (xterm); never more steps than the screen has cells.
+        if self.reverse_wraps() {
+            let steps = cols.min(self.columns() * self.screen_lines());
+            self.grid.cursor.input_needs_wrap = false;
+            for _ in 0..steps {
+                self.backspace();
+            }
+            return;
+        }
         let column = self.grid.cursor.point.column.saturating_sub(cols);
 
         let cursor_line = self.grid.cursor.point.line.0 as usize;
@@ -1621,6 +1663,45 @@ impl<T: EventListener> Handler for Term<T> {
         };
     }
 
+    /// fugue patch: DECDSR, answered as a terminal without a printer, locator,
+    /// user-defined keys, macros or sessions of its own answers it (xterm's
+    /// answers for those it lacks).
+    #[inline]
+    fn dec_device_status(&mut self, status: u16, id: u16) {
+        trace!("Reporting DEC device status: {status}");
+        let text = match status {
+            // DECXCPR: the cursor position; no page, as the VT level fugue
+            // reports in DA2 has none.
+            6 => {
+                let pos = self.grid.cursor.point;
+                format!("\x1b[?{};{}R", pos.line + 1, pos.column + 1)
+            },
+            // Printer: none.
+            15 => String::from("\x1b[?13n"),
+            // User-defined keys: locked (there are none to define).
+            25 => String::from("\x1b[?21n"),
+            // Keyboard: language not known.
+            26 => String::from("\x1b[?27;0n"),
+            // Locator (DEC's and xterm's request): none.
+            53 | 55 => String::from("\x1b[?50n"),
+            // Locator type: unknown.
+            56 => String::from("\x1b[?57;0n"),
+            // Macro space: none.
+            62 => String::from("\x1b[0*{"),
+            // Checksum of macros: there are none.
+            63 => format!("\x1bP{id}!~0000\x1b\\"),
+            // Data integrity: no errors.
+            75 => String::from("\x1b[?70n"),
+            // Multiple sessions: not configured.
+            85 => String::from("\x1b[?83n"),
+            _ => {
+                debug!("unknown DEC device status query: {status}");
+                return;
+            },
+        };
+        self.event_proxy.send_event(Event::PtyWrite(text));
+    }
+
     #[inline]
     fn move_down_and_cr(&mut self, lines: usize) {
         trace!("Moving down and cr: {lines}");
@@ -1673,6 +1754,22 @@ impl<T: EventListener> Handler for Term<T> {
     #[inline]
     fn backspace(&mut self) {
         trace!("Backspace");
+
+        // fugue patch: reverse wraparound, as xterm (patch 383 on) does it.
+        let reverse = self.reverse_wraps();
+        if reverse && self.grid.cursor.input_needs_wrap {
+            // The cursor waits past the last column: backspace takes it back to it.
+            self.grid.cursor.input_needs_wrap = false;
+            return;
+        }
+        if reverse && self.grid.cursor.point.column == Column(0) {
+            if let Some(line) = self.reverse_wrap_line() {
+                self.damage_cursor();
+                self.grid.cursor.point = Point::new(line, self.last_column());
+                self.damage_cursor();
+            }
+            return;
+        }
 
         if self.grid.cursor.point.column > Column(0) {
             let line = self.grid.cursor.point.line.0 as usize;
@@ -2149,6 +2246,31 @@ impl<T: EventListener> Handler for Term<T> {
         self.mark_fully_damaged();
     }
 
+    /// fugue patch: DECSTR, as xterm does it: the cursor is shown, insert, origin,
+    /// application cursor keys and keypad are off, autowrap is on (xterm's
+    /// default), the margins are the whole screen, the character sets are ASCII,
+    /// the rendition is normal and the saved cursor is the home position. The
+    /// screen and the cursor's position stay.
+    #[inline]
+    fn soft_reset(&mut self) {
+        trace!("Soft reset");
+        self.mode.insert(TermMode::SHOW_CURSOR | TermMode::LINE_WRAP);
+        self.mode.remove(
+            TermMode::INSERT
+                | TermMode::ORIGIN
+                | TermMode::APP_CURSOR
+                | TermMode::APP_KEYPAD
+                | TermMode::REVERSE_WRAP
+                | TermMode::REVERSE_WRAP_EXTENDED,
+        );
+        self.scroll_region = Line(0)..Line(self.screen_lines() as i32);
+        self.active_charset = Default::default();
+        self.grid.cursor.charsets = Default::default();
+        self.grid.cursor.template = Default::default();
+        self.grid.saved_cursor = Default::default();
+        self.damage_cursor();
+    }
+
     #[inline]
     fn reverse_index(&mut self) {
         trace!("Reversing index");
@@ -2236,6 +2358,8 @@ impl<T: EventListener> Handler for Term<T> {
                 }
                 return;
             },
+            PrivateMode::Unknown(45) => return self.mode.insert(TermMode::REVERSE_WRAP),
+            PrivateMode::Unknown(1045) => return self.mode.insert(TermMode::REVERSE_WRAP_EXTENDED),
             PrivateMode::Unknown(mode) => {
                 debug!("Ignoring unknown mode {mode} in set_private_mode");
                 return;
@@ -2310,6 +2434,8 @@ impl<T: EventListener> Handler for Term<T> {
                 }
                 return;
             },
+            PrivateMode::Unknown(45) => return self.mode.remove(TermMode::REVERSE_WRAP),
+            PrivateMode::Unknown(1045) => return self.mode.remove(TermMode::REVERSE_WRAP_EXTENDED),
             PrivateMode::Unknown(mode) => {
                 debug!("Ignoring unknown mode {mode} in unset_private_mode");
                 return;
@@ -2404,7 +2530,21 @@ impl<T: EventListener> Handler for Term<T> {
                     self.mode.contains(TermMode::BRACKETED_PASTE).into()
                 },
                 NamedPrivateMode::SyncUpdate => ModeState::Reset,
-                NamedPrivateMode::ColumnMode => ModeState::NotSupported,
+                // fugue patch: the width stays whatever the pane's is.
+                NamedPrivateMode::ColumnMode => ModeState::PermanentlyReset,
+            },
+            // fugue patch: the alternate screen's other modes, and the numeric
+            // keypad mode (DECNKM, the mode DECKPAM and DECKPNM set).
+            PrivateMode::Unknown(47 | 1047) => self.mode.contains(TermMode::ALT_SCREEN).into(),
+            PrivateMode::Unknown(66) => self.mode.contains(TermMode::APP_KEYPAD).into(),
+            PrivateMode::Unknown(45) => self.mode.contains(TermMode::REVERSE_WRAP).into(),
+            PrivateMode::Unknown(1045) => self.mode.contains(TermMode::REVERSE_WRAP_EXTENDED).into(),
+            // fugue patch: DEC modes fugue knows and never turns on: smooth
+            // scroll, reverse screen, print form feed and extent, Hebrew
+            // keyboard, national replacement characters, the cursor coupling
+            // modes, backarrow key, keyboard usage and left/right margins.
+            PrivateMode::Unknown(4 | 5 | 18 | 19 | 35 | 42 | 60 | 61 | 64 | 67 | 68 | 69) => {
+                ModeState::PermanentlyReset
             },
             PrivateMode::Unknown(_) => ModeState::NotSupported,
         };
@@ -2463,6 +2603,9 @@ impl<T: EventListener> Handler for Term<T> {
                     self.mode.contains(TermMode::LINE_FEED_NEW_LINE).into()
                 },
             },
+            // fugue patch: the other modes of ECMA-48 (guarded area transfer
+            // to editing boundary), which fugue never turns on.
+            ansi::Mode::Unknown(1..=19) => ModeState::PermanentlyReset,
             ansi::Mode::Unknown(_) => ModeState::NotSupported,
         };
 
@@ -2603,6 +2746,8 @@ enum ModeState {
     Set = 1,
     /// The mode is currently not set.
     Reset = 2,
+    /// fugue patch: the mode is known and never set.
+    PermanentlyReset = 4,
 }
 
 impl From<bool> for ModeState {
@@ -3151,6 +3296,52 @@ mod tests {
         assert_eq!(term.grid.cursor.point, Point::new(Line(2), Column(0)));
     }
 
+    // fugue patch: DECSTR resets modes, margins, charsets, rendition and the
+    // saved cursor, and leaves the screen and the cursor where they are.
+    #[test]
+    fn a_soft_reset_keeps_the_screen_and_the_cursor() {
+        let setup = "ab\x1b[2;5H\x1b7\x1b[3;6r\x1b[?6h\x1b[4h\x1b[?25l\x1b[?1h\x1b(0\x1b[1;31m\x1b[2;3H";
+        let term = fed(10, 10, &format!("{setup}\x1b[!p"));
+        assert_eq!(term.grid[Line(0)][Column(0)].c, 'a');
+        assert_eq!(term.grid.cursor.point, Point::new(Line(3), Column(2)));
+        assert!(term.mode.contains(TermMode::SHOW_CURSOR | TermMode::LINE_WRAP));
+        assert!(!term.mode.intersects(TermMode::ORIGIN | TermMode::INSERT | TermMode::APP_CURSOR));
+        assert_eq!(term.scroll_region, Line(0)..Line(10));
+        assert!(term.charset_is_ascii());
+        assert_eq!(term.grid.cursor.template, Cell::default());
+        // The saved cursor is the home position, with origin mode off.
+        let term = fed(10, 10, &format!("{setup}\x1b[!p\x1b8"));
+        assert_eq!(term.grid.cursor.point, Point::new(Line(0), Column(0)));
+        assert!(!term.mode.contains(TermMode::ORIGIN));
+    }
+
+    // fugue patch: reverse wraparound (esctest BS_*, xterm 383 on).
+    #[test]
+    fn backspace_wraps_back_into_the_line_it_came_from() {
+        // 45: from the start of a wrapped line back to the end of the line it
+        // wrapped from, and no further than a line that ended with a newline.
+        let term = fed(4, 5, "\x1b[?45hab\r\nabcdefg\x08\x08\x08\x08\x08\x08\x08\x08\x08\x08");
+        assert_eq!(term.grid.cursor.point, Point::new(Line(1), Column(0)));
+        let term = fed(4, 5, "\x1b[?45habcdef\x08\x08\x08");
+        assert_eq!(term.grid.cursor.point, Point::new(Line(0), Column(3)));
+        // Not without autowrap, nor at the top of the region.
+        let term = fed(4, 5, "\x1b[?45h\x1b[?7l\x1b[3H\x08");
+        assert_eq!(term.grid.cursor.point, Point::new(Line(2), Column(0)));
+        // 1045: to the line above whatever ended it, from the top margin to the bottom one.
+        let term = fed(4, 5, "\x1b[?1045h\x1b[3H\x08");
+        assert_eq!(term.grid.cursor.point, Point::new(Line(1), Column(3)));
+        let term = fed(4, 5, "\x1b[?1045h\x1b[2;4r\x1b[2H\x08");
+        assert_eq!(term.grid.cursor.point, Point::new(Line(3), Column(3)));
+        // Waiting past the last column, backspace only takes the cursor back to it.
+        let term = fed(4, 5, "\x1b[?45habcd\x08X");
+        assert_eq!(row_text(&term, 0), "abcX");
+        let term = fed(4, 5, "abcd\x08X");
+        assert_eq!(row_text(&term, 0), "abXd");
+        // CUB goes back across the wrap too.
+        let term = fed(4, 5, "\x1b[1;3Habcd\x1b[?45h\x1b[4D");
+        assert_eq!(term.grid.cursor.point, Point::new(Line(0), Column(2)));
+    }
+
     // fugue patch: U+00AD takes one cell, as in xterm and tmux.
     #[test]
     fn a_soft_hyphen_takes_a_cell() {
@@ -3180,6 +3371,18 @@ mod tests {
     // fugue patch: a colour query answers the colour the program set.
     #[test]
     fn colour_queries_answer_what_the_program_set() {
+        let input = "\x1b]11;?\x07\x1b]11;rgb:12/34/56\x07\x1b]11;?\x07\x1b]4;1;rgb:ab/cd/ef\x07\x1b]4;1;?\x07\x1b]104;1\x07\x1b]4;1;?\x07";
+        assert_eq!(answers(10, 3, input), vec![
+            "default 257: \x1b]11;rgb:0101/0202/0303\x07".to_string(),
+            "\x1b]11;rgb:1212/3434/5656\x07".to_string(),
+            "\x1b]4;1;rgb:abab/cdcd/efef\x07".to_string(),
+            "default 1: \x1b]4;1;rgb:0101/0202/0303\x07".to_string(),
+        ]);
+    }
+
+    /// What a terminal fed `input` writes back to the program (colours it was
+    /// not told are answered as rgb 1/2/3).
+    fn answers(cols: usize, lines: usize, input: &str) -> Vec<String> {
         use crate::vte::ansi::Processor;
         #[derive(Clone, Default)]
         struct Answers(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
@@ -3196,16 +3399,27 @@ mod tests {
             }
         }
         let answers = Answers::default();
-        let mut term = Term::new(Config::default(), &TermSize::new(10, 3), answers.clone());
+        let mut term = Term::new(Config::default(), &TermSize::new(cols, lines), answers.clone());
         let mut parser: Processor = Processor::new();
-        let input = "\x1b]11;?\x07\x1b]11;rgb:12/34/56\x07\x1b]11;?\x07\x1b]4;1;rgb:ab/cd/ef\x07\x1b]4;1;?\x07\x1b]104;1\x07\x1b]4;1;?\x07";
         parser.advance(&mut term, input.as_bytes());
         let answers = answers.0.lock().unwrap().clone();
-        assert_eq!(answers, vec![
-            "default 257: \x1b]11;rgb:0101/0202/0303\x07".to_string(),
-            "\x1b]11;rgb:1212/3434/5656\x07".to_string(),
-            "\x1b]4;1;rgb:abab/cdcd/efef\x07".to_string(),
-            "default 1: \x1b]4;1;rgb:0101/0202/0303\x07".to_string(),
+        answers
+    }
+
+    // fugue patch: DECDSR answers (esctest DECDSR), and DECRQM answers modes
+    // fugue knows and never sets as permanently reset.
+    #[test]
+    fn dec_status_and_mode_reports_answer() {
+        let reports = answers(10, 10, "\x1b[6;5H\x1b[?6n\x1b[?15n\x1b[?63;7n\x1b[?85n\x1b[?999n");
+        assert_eq!(reports, ["\x1b[?6;5R", "\x1b[?13n", "\x1bP7!~0000\x1b\\", "\x1b[?83n"]);
+        let reports = answers(10, 10, "\x1b[1$p\x1b[4$p\x1b[30$p\x1b[?69$p\x1b=\x1b[?66$p\x1b[?1047h\x1b[?1047$p");
+        assert_eq!(reports, [
+            "\x1b[1;4$y",
+            "\x1b[4;2$y",
+            "\x1b[30;0$y",
+            "\x1b[?69;4$y",
+            "\x1b[?66;1$y",
+            "\x1b[?1047;1$y",
         ]);
     }
 

@@ -18,7 +18,7 @@ use alacritty_terminal::grid::{Dimensions, Row};
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::{Config, Term, TermMode, TermState};
-use alacritty_terminal::vte::ansi::{Color, CursorShape, NamedColor, Processor, Rgb};
+use alacritty_terminal::vte::ansi::{Color, NamedColor, Processor, Rgb};
 use fugue_protocol::PaneSize;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
@@ -921,16 +921,7 @@ impl Screen {
     /// The DECSCUSR code of the cursor style the program set: 0 for none (the
     /// terminal's default), 1-6 for blinking/steady block, underline and bar.
     fn cursor_shape_code(&self) -> u8 {
-        let Some(style) = self.term.as_deref().and_then(|t| t.program_cursor_style()) else {
-            return 0;
-        };
-        let steady = u8::from(!style.blinking);
-        match style.shape {
-            CursorShape::Underline => 3 + steady,
-            CursorShape::Beam => 5 + steady,
-            // A hollow block is how a GUI shows an unfocused block; hidden is DECTCEM's.
-            CursorShape::Block | CursorShape::HollowBlock | CursorShape::Hidden => 1 + steady,
-        }
+        self.term.as_deref().map_or(0, |t| t.program_cursor_style_code())
     }
 }
 

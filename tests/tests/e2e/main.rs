@@ -9,6 +9,7 @@ mod attach;
 mod daemon;
 mod differential;
 mod durable;
+mod esctest;
 mod events;
 mod hardening;
 mod hostile;

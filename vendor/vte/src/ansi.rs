@@ -247,6 +247,19 @@ struct ProcessorState<T: Timeout> {
 
     /// State for synchronized terminal updates.
     sync_state: SyncState<T>,
+
+    /// fugue patch: the setting a DECRQSS under way asks for, while its
+    /// DCS string is read.
+    setting_request: Option<SettingRequest>,
+}
+
+/// fugue patch: the text of a DECRQSS (`DCS $ q Pt ST`). The settings it can
+/// name are at most two characters; a longer text is kept as too long.
+#[derive(Debug, Default)]
+struct SettingRequest {
+    text: [u8; 2],
+    len: usize,
+    too_long: bool,
 }
 
 #[derive(Debug)]
@@ -635,6 +648,15 @@ pub trait Handler {
 
     /// Reset terminal state.
     fn reset_state(&mut self) {}
+
+    /// fugue patch: select the conformance level (DECSCL, `CSI Pl ; Pc " p`):
+    /// `level` is 61 (VT100) to 65 (VT500).
+    fn set_conformance_level(&mut self, _level: u16) {}
+
+    /// fugue patch: request status string (DECRQSS, `DCS $ q Pt ST`): `setting`
+    /// is `Pt`, the final characters of the control function asked about
+    /// (`m` for SGR, ` q` for DECSCUSR, ...); `None` when it was too long to be one.
+    fn request_setting(&mut self, _setting: Option<&[u8]>) {}
 
     /// fugue patch: soft terminal reset (DECSTR, `CSI ! p`): modes, margins,
     /// character sets, rendition and the saved cursor, but not the screen.
@@ -1331,6 +1353,11 @@ where
 
     #[inline]
     fn hook(&mut self, params: &Params, intermediates: &[u8], ignore: bool, action: char) {
+        // fugue patch: DECRQSS.
+        if (intermediates, action, ignore) == (b"$", 'q', false) {
+            self.state.setting_request = Some(SettingRequest::default());
+            return;
+        }
         debug!(
             "[unhandled hook] params={:?}, ints: {:?}, ignore: {:?}, action: {:?}",
             params, intermediates, ignore, action
@@ -1339,11 +1366,26 @@ where
 
     #[inline]
     fn put(&mut self, byte: u8) {
+        if let Some(request) = &mut self.state.setting_request {
+            match request.text.get_mut(request.len) {
+                Some(slot) => {
+                    *slot = byte;
+                    request.len += 1;
+                },
+                None => request.too_long = true,
+            }
+            return;
+        }
         debug!("[unhandled put] byte={:?}", byte);
     }
 
     #[inline]
     fn unhook(&mut self) {
+        if let Some(request) = self.state.setting_request.take() {
+            let setting = (!request.too_long).then_some(&request.text[..request.len]);
+            self.handler.request_setting(setting);
+            return;
+        }
         debug!("[unhandled unhook]");
     }
 
@@ -1730,6 +1772,8 @@ where
             ('P', []) => handler.delete_chars(next_param_or(1) as usize),
             // fugue patch: DECSTR.
             ('p', [b'!']) => handler.soft_reset(),
+            // fugue patch: DECSCL.
+            ('p', [b'"']) => handler.set_conformance_level(next_param_or(0)),
             ('p', [b'$']) => {
                 let mode = next_param_or(0);
                 handler.report_mode(Mode::new(mode));

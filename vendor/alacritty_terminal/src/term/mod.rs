@@ -84,6 +84,9 @@ bitflags! {
         /// autowrap, a backspace at the left edge goes back to the line above,
         /// from the top margin to the bottom one.
         const REVERSE_WRAP_EXTENDED   = 1 << 24;
+        /// fugue patch: DECSCL chose VT100 or VT200 conformance, which have no
+        /// mode reports (DECRQM). A mode bit so the handover format carries it.
+        const CONFORMANCE_BELOW_VT300 = 1 << 25;
         const MOUSE_MODE              = Self::MOUSE_REPORT_CLICK.bits() | Self::MOUSE_MOTION.bits() | Self::MOUSE_DRAG.bits();
         const KITTY_KEYBOARD_PROTOCOL = Self::DISAMBIGUATE_ESC_CODES.bits()
                                       | Self::REPORT_EVENT_TYPES.bits()
@@ -1216,6 +1219,64 @@ impl<T> Term<T> {
         self.cursor_style
     }
 
+    /// fugue patch: the DECSCUSR code of the cursor style the program set: 0 for
+    /// none (the terminal's default), 1-6 for blinking/steady block, underline
+    /// and bar.
+    pub fn program_cursor_style_code(&self) -> u8 {
+        let Some(style) = self.cursor_style else {
+            return 0;
+        };
+        let steady = u8::from(!style.blinking);
+        match style.shape {
+            CursorShape::Underline => 3 + steady,
+            CursorShape::Beam => 5 + steady,
+            // A hollow block is how a GUI shows an unfocused block; hidden is DECTCEM's.
+            CursorShape::Block | CursorShape::HollowBlock | CursorShape::Hidden => 1 + steady,
+        }
+    }
+
+    /// fugue patch: the SGR parameters that give the rendition new text takes,
+    /// from a reset (`0;1;31`), for DECRQSS.
+    fn rendition_report(&self) -> String {
+        use std::fmt::Write as _;
+        let template = &self.grid.cursor.template;
+        let mut report = String::from("0");
+        let flags = [
+            (Flags::BOLD, "1"),
+            (Flags::DIM, "2"),
+            (Flags::ITALIC, "3"),
+            (Flags::UNDERLINE, "4"),
+            (Flags::DOUBLE_UNDERLINE, "21"),
+            (Flags::UNDERCURL, "4:3"),
+            (Flags::DOTTED_UNDERLINE, "4:4"),
+            (Flags::DASHED_UNDERLINE, "4:5"),
+            (Flags::BLINK, "5"),
+            (Flags::INVERSE, "7"),
+            (Flags::HIDDEN, "8"),
+            (Flags::STRIKEOUT, "9"),
+        ];
+        for (flag, code) in flags {
+            if template.flags.contains(flag) {
+                report.push(';');
+                report.push_str(code);
+            }
+        }
+        for (color, base) in [(template.fg, 30u16), (template.bg, 40)] {
+            let _ = match color {
+                Color::Named(named) if (named as usize) < 8 => {
+                    write!(report, ";{}", base + named as u16)
+                },
+                Color::Named(named) if (named as usize) < 16 => {
+                    write!(report, ";{}", base + 60 + named as u16 - 8)
+                },
+                Color::Named(_) => Ok(()),
+                Color::Indexed(index) => write!(report, ";{};5;{index}", base + 8),
+                Color::Spec(rgb) => write!(report, ";{};2;{};{};{}", base + 8, rgb.r, rgb.g, rgb.b),
+            };
+        }
+        report
+    }
+
     /// Insert a linebreak at the current cursor position.
     #[inline]
     fn wrapline(&mut self)
@@ -2246,6 +2307,39 @@ impl<T: EventListener> Handler for Term<T> {
         self.mark_fully_damaged();
     }
 
+    /// fugue patch: DECRQSS, for the settings fugue keeps: SGR, DECSCUSR,
+    /// DECSTBM, DECSCL and DECSCA (no character is ever protected). Any other
+    /// is answered as not valid (`DCS 0 $ r ST`).
+    #[inline]
+    fn request_setting(&mut self, setting: Option<&[u8]>) {
+        let report = match setting.unwrap_or_default() {
+            b"m" => Some(format!("{}m", self.rendition_report())),
+            b" q" => Some(format!("{} q", self.program_cursor_style_code())),
+            b"r" => {
+                Some(format!("{};{}r", self.scroll_region.start.0 + 1, self.scroll_region.end.0))
+            },
+            b"\"p" => {
+                let level = if self.mode.contains(TermMode::CONFORMANCE_BELOW_VT300) { 62 } else { 65 };
+                Some(format!("{level};1\"p"))
+            },
+            b"\"q" => Some(String::from("0\"q")),
+            _ => None,
+        };
+        let text = match report {
+            Some(report) => format!("\x1bP1$r{report}\x1b\\"),
+            None => String::from("\x1bP0$r\x1b\\"),
+        };
+        self.event_proxy.send_event(Event::PtyWrite(text));
+    }
+
+    /// fugue patch: DECSCL. Only what fugue reports depends on the level.
+    #[inline]
+    fn set_conformance_level(&mut self, level: u16) {
+        if (61..=65).contains(&level) {
+            self.mode.set(TermMode::CONFORMANCE_BELOW_VT300, level < 63);
+        }
+    }
+
     /// fugue patch: DECSTR, as xterm does it: the cursor is shown, insert, origin,
     /// application cursor keys and keypad are off, autowrap is on (xterm's
     /// default), the margins are the whole screen, the character sets are ASCII,
@@ -2493,6 +2587,10 @@ impl<T: EventListener> Handler for Term<T> {
     #[inline]
     fn report_private_mode(&mut self, mode: PrivateMode) {
         trace!("Reporting private mode {mode:?}");
+        // fugue patch: VT100 and VT200 have no DECRQM.
+        if self.mode.contains(TermMode::CONFORMANCE_BELOW_VT300) {
+            return;
+        }
         let state = match mode {
             PrivateMode::Named(mode) => match mode {
                 NamedPrivateMode::CursorKeys => self.mode.contains(TermMode::APP_CURSOR).into(),
@@ -2596,6 +2694,10 @@ impl<T: EventListener> Handler for Term<T> {
     #[inline]
     fn report_mode(&mut self, mode: ansi::Mode) {
         trace!("Reporting mode {mode:?}");
+        // fugue patch: VT100 and VT200 have no DECRQM.
+        if self.mode.contains(TermMode::CONFORMANCE_BELOW_VT300) {
+            return;
+        }
         let state = match mode {
             ansi::Mode::Named(mode) => match mode {
                 NamedMode::Insert => self.mode.contains(TermMode::INSERT).into(),
@@ -3412,6 +3514,18 @@ mod tests {
     fn dec_status_and_mode_reports_answer() {
         let reports = answers(10, 10, "\x1b[6;5H\x1b[?6n\x1b[?15n\x1b[?63;7n\x1b[?85n\x1b[?999n");
         assert_eq!(reports, ["\x1b[?6;5R", "\x1b[?13n", "\x1bP7!~0000\x1b\\", "\x1b[?83n"]);
+        // DECRQSS.
+        let reports = answers(10, 10, "\x1b[1;3;38;5;200;48;2;1;2;3m\x1bP$qm\x1b\\\x1b[0;94m\x1bP$qm\x1b\\\x1b[4 q\x1bP$q q\x1b\\\x1b[2;5r\x1bP$qr\x1b\\\x1bP$qxyz\x1b\\");
+        assert_eq!(reports, [
+            "\x1bP1$r0;1;3;38;5;200;48;2;1;2;3m\x1b\\",
+            "\x1bP1$r0;94m\x1b\\",
+            "\x1bP1$r4 q\x1b\\",
+            "\x1bP1$r2;5r\x1b\\",
+            "\x1bP0$r\x1b\\",
+        ]);
+        // At VT200 conformance there are no mode reports, at VT500 again.
+        let reports = answers(10, 10, "\x1b[62;1\"p\x1b[4$p\x1b[?25$p\x1b[65\"p\x1b[4$p");
+        assert_eq!(reports, ["\x1b[4;2$y"]);
         let reports = answers(10, 10, "\x1b[1$p\x1b[4$p\x1b[30$p\x1b[?69$p\x1b=\x1b[?66$p\x1b[?1047h\x1b[?1047$p");
         assert_eq!(reports, [
             "\x1b[1;4$y",

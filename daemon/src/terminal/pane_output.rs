@@ -509,8 +509,9 @@ impl PaneOutput {
     }
 
     pub fn resize(&self, size: PaneSize) {
+        // The screen's lock, then the text view's, as a feed takes them.
         let mut side = lock(&self.screen);
-        side.screen.resize(size);
+        side.screen.resize(size, Some(&lock(&self.text)));
         self.size.store(pack_size(side.screen.size()), Ordering::Release);
         drop(side);
         self.changes.send_modify(|n| *n += 1);

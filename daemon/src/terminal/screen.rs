@@ -33,6 +33,10 @@ const HISTORY: usize = 2048;
 /// Input is fed in slices of at most this many bytes and line feeds, so one slice
 /// cannot scroll more than [`HISTORY`] lines at widths of 10 columns and more.
 const SLICE_BYTES: usize = 4096;
+/// How many cells of scrollback a resize gives back to the emulator to rewrap
+/// (at most half its history in lines): 1 024 lines at 200 columns, 26 at the
+/// widest screen (10 000); 6 MB of cells for the moment of the resize.
+const RESTORE_CELLS: usize = 256 * 1024;
 const SLICE_LINE_FEEDS: usize = 128;
 /// Rows of plain lines the fast path takes in at once: bounds the rows held as
 /// text and the time the text view is locked to match them.
@@ -251,6 +255,30 @@ impl Scrollback {
             shared,
         };
         push_capped(&mut self.lines, line, self.max_lines);
+    }
+
+    /// Whether line `index` (0 = oldest) continues on the next one.
+    fn wrapped(&self, index: usize) -> bool {
+        self.lines.get(index).is_some_and(|l| l.wrapped)
+    }
+
+    /// Whether any of lines `from..` is a reference to the text view.
+    fn shares_from(&self, from: usize) -> bool {
+        self.lines.range(from..).any(|l| l.shared.is_some())
+    }
+
+    /// Forgets the newest `count` lines (they went back to the emulator).
+    fn truncate_newest(&mut self, count: usize) {
+        for _ in 0..count {
+            let Some(line) = self.lines.pop_back() else { return };
+            match line.shared {
+                Some(_) => {
+                    self.shared.pop_back();
+                }
+                None => self.text.truncate(self.text.len() - line.len as usize),
+            }
+            self.bytes -= line.len as usize;
+        }
     }
 
     /// Lines `from..to` (0 = oldest), each with its wrapped flag; shared lines are
@@ -723,13 +751,24 @@ impl Screen {
         }
     }
 
-    pub fn resize(&mut self, size: PaneSize) {
+    /// Resizes the terminal. `text` is the pane's text view, which the newest
+    /// scrollback lines may refer to: when the screen grows, they go back to the
+    /// emulator to be rewrapped and pulled into view.
+    pub fn resize(&mut self, size: PaneSize, text: Option<&TextLines>) {
         let size = fugue_protocol::limits::clamp_size(size);
         let dims = Dims {
             cols: size.cols as usize,
             lines: size.rows as usize,
         };
+        // tmux rewraps its history at any new width, and pulls it into view when
+        // the screen grows.
+        let restore = size.cols != self.size.cols || size.rows > self.size.rows;
         self.size = size;
+        if restore {
+            // Rows are rebuilt at the old width and reflowed at the new one.
+            let widest = dims.cols.max(self.term.as_deref().map_or(1, |t| t.columns()));
+            self.restore_scrollback((RESTORE_CELLS / widest).clamp(1, HISTORY / 2), text);
+        }
         if let Some(term) = self.term.as_deref_mut() {
             term.resize(dims);
         }
@@ -740,6 +779,51 @@ impl Screen {
 
     pub fn size(&self) -> PaneSize {
         self.size
+    }
+
+    /// Before a resize: puts the newest scrollback lines (about `count` rows'
+    /// worth, back to the start of a wrapped line) into the emulator's empty
+    /// history, as tmux keeps them in its grid. The resize then reflows them at
+    /// the new width with the screen and pulls into view what fits; the rest is
+    /// harvested again, rewrapped. Without this, widening left the start of a
+    /// wrapped line out of view and blank rows at the bottom.
+    fn restore_scrollback(&mut self, count: usize, text: Option<&TextLines>) {
+        let Some(term) = self.term.as_deref_mut() else { return };
+        // Rows stored ahead are on the screen and in the scrollback at once.
+        if term.mode().contains(TermMode::ALT_SCREEN) || self.stored_ahead != 0 {
+            return;
+        }
+        let len = self.scrollback.len();
+        let mut from = len.saturating_sub(count);
+        let earliest = len.saturating_sub(HISTORY);
+        while from > earliest && self.scrollback.wrapped(from - 1) {
+            from -= 1;
+        }
+        if from == len || (text.is_none() && self.scrollback.shares_from(from)) {
+            return;
+        }
+        let cols = term.columns();
+        let lines = self.scrollback.lines(from, len, text);
+        // Newest first, whole lines while they fit in `count` rows (one from a
+        // wider screen takes several).
+        let mut restored: Vec<Row<Cell>> = Vec::new();
+        let mut line_rows = Vec::new();
+        let mut taken = 0;
+        for (line, wrapped) in lines.iter().rev() {
+            line_rows.clear();
+            text_rows(line, *wrapped, cols, &mut line_rows);
+            if restored.len() + line_rows.len() > count.max(1) {
+                break;
+            }
+            restored.extend(line_rows.drain(..).rev());
+            taken += 1;
+        }
+        restored.reverse();
+        if !term.primary_grid_mut().restore_history(restored) {
+            return;
+        }
+        self.scrollback.truncate_newest(taken);
+        self.last_shared = self.scrollback.shared.back().copied();
     }
 
     fn mode(&self) -> TermMode {
@@ -1036,6 +1120,51 @@ fn row_text(row: &Row<Cell>, out: &mut String) -> bool {
     wrapped
 }
 
+/// The rows [`row_text`] read `text` from, as far as text tells (attributes are
+/// not kept), at `cols` columns: one, or several wrapped ones for a line read
+/// at a wider width. Appended to `out`.
+fn text_rows(text: &str, wrapped: bool, cols: usize, out: &mut Vec<Row<Cell>>) {
+    use unicode_width::UnicodeWidthChar;
+    let mut row: Row<Cell> = Row::new(cols);
+    let mut col = 0;
+    for c in text.chars() {
+        // As the emulator counts them (its soft hyphen takes a cell); a control
+        // character in a cell (a tab) took that cell.
+        let width = match c.width() {
+            Some(_) if c == '\u{ad}' => 1,
+            Some(width) => width.min(cols),
+            None => 1,
+        };
+        if width == 0 {
+            if col > 0 {
+                let spacer = row[Column(col - 1)].flags.contains(Flags::WIDE_CHAR_SPACER);
+                row[Column(col - 1 - usize::from(spacer))].push_zerowidth(c);
+            }
+            continue;
+        }
+        if col + width > cols {
+            // Wrapped as the emulator wraps: a wide character that does not fit
+            // leaves a spacer in the last column.
+            if col < cols {
+                row[Column(col)].flags.insert(Flags::LEADING_WIDE_CHAR_SPACER);
+            }
+            row[Column(cols - 1)].flags.insert(Flags::WRAPLINE);
+            out.push(std::mem::replace(&mut row, Row::new(cols)));
+            col = 0;
+        }
+        row[Column(col)].c = c;
+        if width == 2 {
+            row[Column(col)].flags.insert(Flags::WIDE_CHAR);
+            row[Column(col + 1)].flags.insert(Flags::WIDE_CHAR_SPACER);
+        }
+        col += width;
+    }
+    if wrapped {
+        row[Column(cols - 1)].flags.insert(Flags::WRAPLINE);
+    }
+    out.push(row);
+}
+
 /// Like [`row_text`], with SGR sequences for colours and attributes.
 fn row_ansi<'a>(cells: impl Iterator<Item = &'a Cell>, out: &mut String) -> bool {
     let cells: Vec<&Cell> = cells.collect();
@@ -1293,7 +1422,7 @@ mod tests {
         let mut s = screen(fugue_protocol::limits::MIN_COLS, 1);
         s.feed("中文中文\r\n😀x".as_bytes());
         // A one-column size that got past validation is widened, not obeyed.
-        s.resize(PaneSize { cols: 1, rows: 3 });
+        s.resize(PaneSize { cols: 1, rows: 3 }, None);
         assert_eq!(s.size(), PaneSize { cols: 2, rows: 3 });
         s.feed("中\u{301}文".as_bytes());
         assert!(!s.visible_text().is_empty());

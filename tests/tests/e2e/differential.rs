@@ -811,3 +811,70 @@ curses.wrapper(main)
     };
     case(program, setup, &[Check("inner window ready")]).await;
 }
+
+/// Resizing rewraps what scrolled away and pulls it back into view, as tmux does:
+/// lines of growing length (some wider than the screen, some with wide
+/// characters) printed at 30x8, then a series of widths and heights; after each,
+/// the whole scrollback, the screen and the cursor are tmux's.
+#[tokio::test]
+async fn resizing_rewraps_the_scrollback_and_pulls_it_back() {
+    let daemon = Daemon::start();
+    let dir = daemon.dir.path().join("case");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = "for i in $(seq 1 14); do printf 'line%02d-' $i; head -c $((i * 5)) /dev/zero | tr '\\0' x; \
+                  echo; done; echo 'wide-中文字符中文字符中文字符-end'; printf READY; exec sleep 600";
+    let client = daemon.client().await;
+    client.create_session("diff", Some(&dir), vec![]).await.unwrap();
+    let mut spec: SpawnSpec = fugue_tests::sh_spec("diff", script);
+    spec.size = Some(PaneSize { cols: 30, rows: 8 });
+    let pane = client.create_pane(spec).await.unwrap().id.to_string();
+    let tmux = Tmux::start(&dir, COLS, ROWS);
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "case",
+        "-x",
+        "30",
+        "-y",
+        "8",
+        "sh",
+        "-c",
+        script,
+    ]);
+    tmux.run(&["set-option", "-g", "window-size", "manual"]);
+    tmux.wait_for("case", "READY");
+    fugue_tests::wait_for_screen(&client, &pane, "READY").await;
+    let mut compared = String::new();
+    for (cols, rows) in [(70u16, 8u16), (20, 5), (90, 12), (25, 9), (33, 3), (100, 30)] {
+        client.resize_pane(&pane, PaneSize { cols, rows }).await.unwrap();
+        tmux.run(&[
+            "resize-window",
+            "-t",
+            "case",
+            "-x",
+            &cols.to_string(),
+            "-y",
+            &rows.to_string(),
+        ]);
+        let fugue_all = daemon.cli(&["capture", "-S", "-", &pane]).ok();
+        let tmux_all = tmux.run(&["capture-pane", "-p", "-S", "-", "-t", "case"]);
+        assert_eq!(
+            fugue_all,
+            tmux_all.trim_end(),
+            "scrollback and screen differ at {cols}x{rows}{compared}\n--- fugue\n{fugue_all}\n--- tmux\n{tmux_all}"
+        );
+        let screen = client
+            .capture(&pane, CaptureWhat::Screen, (None, None), false, false)
+            .await
+            .unwrap();
+        let cursor = tmux.run(&["display-message", "-p", "-t", "case", "#{cursor_y} #{cursor_x}"]);
+        let fugue_cursor = format!("{} {}", screen.cursor_row, screen.cursor_col);
+        assert_eq!(
+            fugue_cursor,
+            cursor.trim(),
+            "cursor (row col) differs at {cols}x{rows}{compared}"
+        );
+        compared.push_str(&format!(", after {cols}x{rows}"));
+    }
+}

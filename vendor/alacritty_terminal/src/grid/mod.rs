@@ -391,6 +391,29 @@ impl<T> Grid<T> {
     }
 
     #[inline]
+    /// fugue patch: puts `rows` (oldest first, each as wide as the grid) back
+    /// into an empty history, as the lines just above the screen, so a resize
+    /// can reflow them and pull them back into view. All or none: none when the
+    /// history is not empty, a row is of another width, or there are more than
+    /// the history holds.
+    pub fn restore_history(&mut self, rows: Vec<Row<T>>) -> bool
+    where
+        T: Default,
+    {
+        if self.history_size() != 0
+            || rows.len() > self.max_scroll_limit
+            || rows.iter().any(|row| row.len() != self.columns)
+        {
+            return false;
+        }
+        let count = rows.len();
+        self.raw.initialize(count, self.columns);
+        for (age, row) in rows.into_iter().rev().enumerate() {
+            self.raw[Line(-(age as i32) - 1)] = row;
+        }
+        true
+    }
+
     pub fn clear_history(&mut self) {
         // Explicitly purge all lines from history.
         self.raw.shrink_lines(self.history_size());

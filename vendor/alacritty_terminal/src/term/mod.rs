@@ -3355,6 +3355,33 @@ mod tests {
         assert_eq!(row_text(&term, 0), "");
     }
 
+    // fugue patch: rows put back into an empty history are pulled into view by a
+    // resize that widens the screen, rejoined with the row they wrapped into.
+    #[test]
+    fn restored_history_comes_back_when_the_screen_widens() {
+        let mut term = fed(4, 2, "abcdefgh\r\nij");
+        term.grid.clear_history();
+        assert_eq!(row_text(&term, 0), "efgh");
+        let mut rows = Vec::new();
+        for text in ["old", "abcd"] {
+            let mut row: crate::grid::Row<Cell> = crate::grid::Row::new(4);
+            for (i, c) in text.chars().enumerate() {
+                row[Column(i)].c = c;
+            }
+            rows.push(row);
+        }
+        rows[1][Column(3)].flags.insert(Flags::WRAPLINE);
+        // Not into a history that holds rows, nor rows of another width.
+        assert!(!term.grid.restore_history(vec![crate::grid::Row::new(5)]));
+        assert!(term.grid.restore_history(rows));
+        assert_eq!(row_text(&term, -1), "abcd");
+        term.resize(TermSize::new(8, 3));
+        assert_eq!(row_text(&term, 0), "old");
+        assert_eq!(row_text(&term, 1), "abcdefgh");
+        assert_eq!(row_text(&term, 2), "ij");
+        assert_eq!(term.grid.cursor.point, Point::new(Line(2), Column(2)));
+    }
+
     // fugue patch: clearing the screen keeps in history the rows up to the last
     // one with something in it, and none of an empty screen, whether or not
     // there is history already.

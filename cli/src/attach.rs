@@ -333,10 +333,11 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
             .unwrap_or(false),
         _ => true,
     };
-    // Attributes, cursor and its shape, cursor keys, bracketed paste, mouse,
-    // focus events, the kitty keyboard flags, modifyOtherKeys, keypad.
+    // Attributes, cursor and its shape, cursor keys, bracketed paste, reverse
+    // wraparound, mouse, focus events, the kitty keyboard flags,
+    // modifyOtherKeys, keypad.
     let mut reset = String::from(
-        "\x1b[0m\x1b[?25h\x1b[0 q\x1b[?1l\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[=0;1u\x1b[>4m\x1b>",
+        "\x1b[0m\x1b[?25h\x1b[0 q\x1b[?1l\x1b[?2004l\x1b[?45l\x1b[?1045l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[=0;1u\x1b[>4m\x1b>",
     );
     if alternate {
         reset.push_str("\x1b[?1049l");

@@ -973,6 +973,9 @@ impl Screen {
         };
         flag(mode.contains(TermMode::APP_CURSOR), "1", &mut out);
         flag(mode.contains(TermMode::BRACKETED_PASTE), "2004", &mut out);
+        // The client's terminal moves its cursor on the backspaces that follow.
+        flag(mode.contains(TermMode::REVERSE_WRAP), "45", &mut out);
+        flag(mode.contains(TermMode::REVERSE_WRAP_EXTENDED), "1045", &mut out);
         // Turning any mouse mode off turns mouse reporting off (xterm, tmux), so
         // all are reset first and only then is the one in use set.
         out.push_str("\x1b[?1000l\x1b[?1002l\x1b[?1003l");
@@ -1536,6 +1539,26 @@ mod tests {
         }
         s.feed(b"\x1b[0 q");
         assert!(String::from_utf8_lossy(&s.redraw()).contains("\x1b[0 q"));
+    }
+
+    #[test]
+    fn reverse_wraparound_is_redrawn() {
+        let mut s = screen(20, 4);
+        let redraw = String::from_utf8_lossy(&s.redraw()).into_owned();
+        assert!(
+            redraw.contains("\x1b[?45l") && redraw.contains("\x1b[?1045l"),
+            "{redraw:?}"
+        );
+        s.feed(b"\x1b[?45h");
+        let mut copy = screen(20, 4);
+        copy.feed(&s.redraw());
+        copy.feed(b"abc\r\n\x1b[2;1H\x08");
+        assert_eq!(copy.cursor(), (1, 0, true), "45 goes back only into a wrapped line");
+        s.feed(b"\x1b[?1045h");
+        let mut copy = screen(20, 4);
+        copy.feed(&s.redraw());
+        copy.feed(b"\x1b[2;1H\x08");
+        assert_eq!(copy.cursor(), (0, 19, true));
     }
 
     #[test]

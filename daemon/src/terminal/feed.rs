@@ -215,12 +215,13 @@ impl PaneFeed {
                 tracing::error!("the text view panicked on a chunk of output");
             }
             done += chunk.len();
-            // Handed on chunk by chunk, so the screen starts while this stage
-            // runs; in a flood, once a batch is together or this job ends.
+            // Handed on while more text waits, so the screen starts while this
+            // stage runs; in a flood, once a batch is together or this job ends.
             let mut state = lock(&self.state);
             state.lead += chunk.len();
             state.to_screen.push_back((chunk, end));
-            if !state.flooding || state.lead >= FLOOD_BATCH {
+            let more_text = !state.to_text.is_empty();
+            if (!state.flooding && more_text) || state.lead >= FLOOD_BATCH {
                 self.schedule(state, Stage::Screen);
             }
         }
@@ -231,8 +232,18 @@ impl PaneFeed {
             return true;
         }
         state.text_scheduled = false;
-        if !state.to_screen.is_empty() {
-            self.schedule(state, Stage::Screen);
+        if state.to_screen.is_empty() || state.screen_scheduled {
+            return false;
+        }
+        // The screen stage goes on in this thread: handing it to another woke
+        // that one for every frame a TUI draws (most of the pool's wake-ups).
+        state.screen_scheduled = true;
+        drop(state);
+        // As the pool does for a job: a panic requeues the stage, so the pane's
+        // screen is not left scheduled and never run.
+        let more = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_screen())).unwrap_or(true);
+        if more {
+            pool().submit(self.clone(), Stage::Screen);
         }
         false
     }

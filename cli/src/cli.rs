@@ -63,7 +63,9 @@ enum Command {
         args: Vec<String>,
     },
     /// Carry the fugue protocol between stdin/stdout and this machine's daemon
-    /// (starting it if needed): what `ssh HOST fugue proxy` runs for --host.
+    /// (starting it if needed, unless FUGUE_PROXY_NO_START is set, as it is for a
+    /// client that would start none: a reconnect, `daemon status`, `daemon stop`):
+    /// what `ssh HOST fugue proxy` runs for --host.
     Proxy,
     /// Print session, pane, agent-state and notification events as they happen (a
     /// line each; with --json one JSON object per line), until interrupted.
@@ -513,7 +515,10 @@ async fn proxy(cli: &Cli) -> Result<ExitCode, ClientError> {
             "proxy serves this machine's daemon; it takes no --host".into(),
         ));
     }
-    let (stream, _) = fugue_client::connect_socket(&connect_options(cli)?).await?;
+    // A client that would not start a daemon here (a reconnect, `daemon
+    // status`) says so through the environment ssh runs this in.
+    let start = std::env::var_os(fugue_client::remote::PROXY_NO_START).is_none();
+    let (stream, _) = fugue_client::connect_socket(&connect_options(cli)?.autostart(start)).await?;
     let (mut from_daemon, mut to_daemon) = stream.into_split();
     let mut stdin = tokio::io::stdin();
     let mut stdout = tokio::io::stdout();

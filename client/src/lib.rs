@@ -194,7 +194,7 @@ impl Client {
     /// Connects (starting the daemon first if allowed and needed) and handshakes.
     pub async fn connect(options: ConnectOptions) -> Result<Client> {
         if let Some(remote) = &options.host {
-            return Self::connect_remote(remote, &options.client_name).await;
+            return Self::connect_remote(remote, &options.client_name, options.autostart).await;
         }
         let (stream, path) = connect_socket(&options).await?;
         let (read, write) = stream.into_split();
@@ -211,15 +211,16 @@ impl Client {
 
     /// Connects to a daemon on another machine through `ssh HOST fugue proxy`.
     /// ssh authenticates the host and the user; the proxy on the far side
-    /// makes the local checks (socket ownership, the daemon's uid) there.
-    async fn connect_remote(remote: &remote::Remote, client_name: &str) -> Result<Client> {
+    /// makes the local checks (socket ownership, the daemon's uid) there, and
+    /// starts a daemon there only if `autostart`.
+    async fn connect_remote(remote: &remote::Remote, client_name: &str, autostart: bool) -> Result<Client> {
         let place = PathBuf::from(format!("ssh://{}", remote.name));
         let failed = |reason: String| ClientError::Connect {
             path: place.clone(),
             reason,
             not_running: false,
         };
-        let mut command = remote.proxy_command();
+        let mut command = remote.proxy_command(autostart);
         command
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

@@ -167,6 +167,10 @@ fn parse_destination(text: &str) -> Result<(String, Option<u16>), String> {
     Ok((destination, port))
 }
 
+/// Set (to anything) in `fugue proxy`'s environment: connect only to a daemon
+/// that runs, start none.
+pub const PROXY_NO_START: &str = "FUGUE_PROXY_NO_START";
+
 /// Quotes for the remote shell, which is what runs ssh's command.
 fn shell_quote(text: &str) -> String {
     if !text.is_empty()
@@ -182,8 +186,16 @@ fn shell_quote(text: &str) -> String {
 impl Remote {
     /// The command that connects to the remote daemon: `ssh [-p PORT] -T
     /// DESTINATION fugue [--socket S] proxy`, through `ssh_command` if set.
-    pub fn proxy_command(&self) -> tokio::process::Command {
-        let mut remote = vec![shell_quote(&self.fugue_path)];
+    /// Unless `start_daemon`, the proxy is told ([`PROXY_NO_START`]) not to
+    /// start a daemon that is not running, as a local connection would not
+    /// (`daemon status`, `daemon stop`, a reconnect). An environment variable
+    /// rather than a flag, so a fugue there that predates it still connects.
+    pub fn proxy_command(&self, start_daemon: bool) -> tokio::process::Command {
+        let mut remote = Vec::new();
+        if !start_daemon {
+            remote.extend(["env".to_string(), format!("{PROXY_NO_START}=1")]);
+        }
+        remote.push(shell_quote(&self.fugue_path));
         if let Some(socket) = &self.socket {
             remote.push("--socket".into());
             remote.push(shell_quote(socket));
@@ -281,16 +293,23 @@ mod tests {
             socket: Some("/tmp/it's.sock".into()),
             ssh_command: None,
         };
-        let command = remote.proxy_command();
-        let args: Vec<String> = command
-            .as_std()
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+        let last_arg = |start| {
+            let command = remote.proxy_command(start);
+            let args: Vec<String> = command
+                .as_std()
+                .get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect();
+            assert!(args.contains(&"2222".to_string()));
+            args.last().cloned().unwrap_or_default()
+        };
         assert_eq!(
-            args.last().map(String::as_str),
-            Some("'/opt/my fugue/fugue' --socket '/tmp/it'\\''s.sock' proxy")
+            last_arg(true),
+            "'/opt/my fugue/fugue' --socket '/tmp/it'\\''s.sock' proxy"
         );
-        assert!(args.contains(&"2222".to_string()));
+        assert_eq!(
+            last_arg(false),
+            "env FUGUE_PROXY_NO_START=1 '/opt/my fugue/fugue' --socket '/tmp/it'\\''s.sock' proxy"
+        );
     }
 }

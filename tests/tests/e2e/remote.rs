@@ -147,6 +147,30 @@ fn all_hosts_lists_every_machine_and_reports_the_one_that_cannot_be_reached() {
     assert!(json[1]["panes"].is_array() && json[2]["error"].is_string(), "{json}");
 }
 
+/// What starts no daemon here starts none on a host either: after the host's
+/// daemon stops, `daemon status` and `daemon stop` over ssh say it is not
+/// running, and no daemon comes up on its socket. (The proxy used to start one
+/// for any connection, so `daemon status` started the daemon it asked about,
+/// and a client reconnecting over ssh brought back a daemon that was stopped.)
+#[test]
+fn what_starts_no_daemon_here_starts_none_on_a_host() {
+    fugue_tests::require!("/usr/sbin/sshd", "ssh", "ssh-keygen");
+    let mut setup = Setup::new();
+    setup.fugue(&["--host", "box", "daemon", "stop"]).ok();
+    setup.daemon.wait_exit();
+    for args in [["daemon", "status"], ["daemon", "stop"]] {
+        let mut all = vec!["--host", "box"];
+        all.extend_from_slice(&args);
+        let out = setup.fugue(&all);
+        let said = format!("{}{}", out.stdout, out.stderr);
+        assert!(said.contains("not running"), "{args:?}: {said}");
+    }
+    assert!(
+        std::os::unix::net::UnixStream::connect(&setup.daemon.socket).is_err(),
+        "a daemon answers on the host's socket"
+    );
+}
+
 /// `fugue --host box attach`, typed into as a person would (inside tmux):
 /// the redraw, typing, output and detaching all go through ssh, and a dropped
 /// ssh connection is reconnected with a redraw.

@@ -492,10 +492,21 @@ impl LineStore {
             self.current.push(c);
             self.current_chars = self.col + 1;
         } else {
-            // Overwrite after a carriage return or a move left: rare, so rebuild.
-            let mut chars: Vec<char> = self.current.chars().collect();
-            chars[self.col] = c;
-            self.current = chars.into_iter().collect();
+            // Overwrite after a carriage return or a move left, in place, at the
+            // character's byte: the column itself while the line is ASCII (as
+            // many bytes as characters). Rebuilding the line for each character
+            // made a program that rewrites long lines cost the square of their
+            // length.
+            let at = match self.current.len() == self.current_chars {
+                true => self.col,
+                false => self
+                    .current
+                    .char_indices()
+                    .nth(self.col)
+                    .map_or(self.current.len(), |(i, _)| i),
+            };
+            let end = at + self.current[at..].chars().next().map_or(0, char::len_utf8);
+            self.current.replace_range(at..end, c.encode_utf8(&mut [0; 4]));
         }
         self.col += 1;
     }
@@ -553,8 +564,13 @@ impl vte::Perform for LineStore {
             b'\r' => self.col = 0,
             0x08 => self.col = self.col.saturating_sub(1),
             b'\t' => {
+                // A bounded count, not "until the column is reached": at the
+                // line's cap `put_char` starts a new line, and a column moved
+                // past the cap was never reached (`ESC[65535C` then a tab hung
+                // the emulation thread for good; found by the output_path fuzz
+                // target).
                 let next = (self.col / 8 + 1) * 8;
-                while self.col < next {
+                for _ in self.col..next.min(MAX_LINE_CHARS) {
                     self.put_char(' ');
                 }
             }
@@ -571,8 +587,9 @@ impl vte::Perform for LineStore {
                 2 => self.erase_from(0),
                 _ => {}
             },
-            'G' | '`' => self.col = count - 1,
-            'C' | 'a' => self.col += count,
+            // Columns stay within the line's cap (a move is at most 65 535).
+            'G' | '`' => self.col = (count - 1).min(MAX_LINE_CHARS),
+            'C' | 'a' => self.col = (self.col + count).min(MAX_LINE_CHARS),
             'D' => self.col = self.col.saturating_sub(count),
             _ => {}
         }
@@ -609,6 +626,32 @@ mod tests {
             out.push(c);
         }
         out.text.read(100, None, usize::MAX).lines
+    }
+
+    /// A tab after a move past the line's cap ended only at a column the line
+    /// never reached: the emulation thread spun for good (found by fuzzing).
+    #[test]
+    fn a_tab_after_a_long_move_ends() {
+        let lines = text(&[b"ab\x1b[65535C\tcd\r\n\x1b[65535G\tef\r\n\x1b[?65535a\t\tgh\r\n"]);
+        assert_eq!(
+            lines.len(),
+            6,
+            "{:?}",
+            lines.iter().map(String::len).collect::<Vec<_>>()
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= MAX_LINE_CHARS));
+        assert_eq!(lines[1], "cd");
+        assert_eq!(lines[5], "gh");
+    }
+
+    #[test]
+    fn characters_overwritten_after_a_return_are_replaced_in_place() {
+        let lines = text(&[
+            b"hello\rJ\r\n",
+            "h\u{e9}llo\rX\x1b[1C\u{e8}\r\n".as_bytes(),
+            "abc\r\u{4e2d}\r\n".as_bytes(),
+        ]);
+        assert_eq!(lines, ["Jello", "X\u{e9}\u{e8}lo", "\u{4e2d}bc"]);
     }
 
     #[test]

@@ -812,7 +812,7 @@ impl Screen {
         for (line, wrapped) in lines.iter().rev() {
             line_rows.clear();
             text_rows(line, *wrapped, cols, &mut line_rows);
-            if restored.len() + line_rows.len() > count.max(1) {
+            if restored.len() + line_rows.len() > count {
                 break;
             }
             restored.extend(line_rows.drain(..).rev());
@@ -1127,17 +1127,12 @@ fn row_text(row: &Row<Cell>, out: &mut String) -> bool {
 /// not kept), at `cols` columns: one, or several wrapped ones for a line read
 /// at a wider width. Appended to `out`.
 fn text_rows(text: &str, wrapped: bool, cols: usize, out: &mut Vec<Row<Cell>>) {
-    use unicode_width::UnicodeWidthChar;
     let mut row: Row<Cell> = Row::new(cols);
     let mut col = 0;
     for c in text.chars() {
-        // As the emulator counts them (its soft hyphen takes a cell); a control
-        // character in a cell (a tab) took that cell.
-        let width = match c.width() {
-            Some(_) if c == '\u{ad}' => 1,
-            Some(width) => width.min(cols),
-            None => 1,
-        };
+        // As the emulator counts them; a control character in a cell (a tab)
+        // took that cell.
+        let width = alacritty_terminal::term::cell_width(c).map_or(1, |w| w.min(cols));
         if width == 0 {
             if col > 0 {
                 let spacer = row[Column(col - 1)].flags.contains(Flags::WIDE_CHAR_SPACER);

@@ -1419,13 +1419,7 @@ impl<T: EventListener> Handler for Term<T> {
     #[inline(never)]
     fn input(&mut self, c: char) {
         // Number of cells the char will occupy.
-        let width = match c.width() {
-            // fugue patch: the soft hyphen takes a cell, as glibc's wcwidth,
-            // xterm and tmux give it (unicode-width says 0).
-            Some(_) if c == '\u{ad}' => 1,
-            Some(width) => width,
-            None => return,
-        };
+        let Some(width) = cell_width(c) else { return };
 
         // Handle zero-width characters.
         if width == 0 {
@@ -2855,6 +2849,16 @@ enum ModeState {
 impl From<bool> for ModeState {
     fn from(value: bool) -> Self {
         if value { Self::Set } else { Self::Reset }
+    }
+}
+
+/// fugue patch: how many cells a printed character takes (`None`: a control
+/// character, which takes none). The soft hyphen takes one, as glibc's
+/// `wcwidth`, xterm and tmux give it (unicode-width says 0).
+pub fn cell_width(c: char) -> Option<usize> {
+    match c.width() {
+        Some(_) if c == '\u{ad}' => Some(1),
+        width => width,
     }
 }
 

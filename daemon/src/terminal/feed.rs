@@ -232,7 +232,13 @@ impl PaneFeed {
             return true;
         }
         state.text_scheduled = false;
-        if state.to_screen.is_empty() || state.screen_scheduled {
+        if state.screen_scheduled {
+            return false;
+        }
+        if state.to_screen.is_empty() {
+            // A screen job may have taken the last chunks while this one ran, and
+            // left the report of a closed, drained queue to this job.
+            self.report_if_drained(state);
             return false;
         }
         // The screen stage goes on in this thread: handing it to another woke
@@ -293,7 +299,16 @@ impl PaneFeed {
             }
         }
         state.screen_scheduled = false;
-        let idle = state.to_text.is_empty() && !state.text_scheduled;
+        self.report_if_drained(state);
+        false
+    }
+
+    /// Runs `on_drained` once the PTY has closed and neither stage has anything
+    /// queued or running. Both stages call it as they finish, since either can be
+    /// the last.
+    fn report_if_drained(&self, mut state: MutexGuard<'_, FeedState>) {
+        let idle =
+            state.to_text.is_empty() && state.to_screen.is_empty() && !state.text_scheduled && !state.screen_scheduled;
         let report = state.closed && idle && !state.drained_reported;
         state.drained_reported |= report;
         drop(state);
@@ -302,7 +317,6 @@ impl PaneFeed {
                 on_drained();
             }
         }
-        false
     }
 
     /// A program that asked the terminal something waits for the answer. Never
@@ -483,5 +497,35 @@ mod tests {
         assert_eq!(output.end_offset(), sequential.end_offset());
         assert_eq!(output.text_offset(), output.end_offset());
         assert_eq!(everything(&output), everything(&sequential));
+    }
+
+    /// A pane that closes while its text job runs is reported drained however the
+    /// two stages finish: a screen job that takes the last chunks before the text
+    /// job ends leaves the report to that job (a missed report holds the pane's
+    /// exit for a grace period).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_closed_feed_reports_drained() {
+        for round in 0..300 {
+            let output = Arc::new(PaneOutput::new(OutputLimits::default(), SIZE));
+            let (replies, _replies) = mpsc::channel(16);
+            let (drained, mut drained_rx) = mpsc::channel(1);
+            let feed = PaneFeed::new(
+                output.clone(),
+                replies,
+                Box::new(move || {
+                    let _ = drained.try_send(());
+                }),
+            );
+            for i in 0..(round % 7 + 1) {
+                let chunk = format!("round {round} line {i}\r\n");
+                let end = output.push_log(chunk.as_bytes());
+                feed.push(Bytes::from(chunk), end).await;
+            }
+            feed.close();
+            tokio::time::timeout(Duration::from_secs(10), drained_rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("round {round}: the feed never reported drained"));
+            assert!(!feed.busy());
+        }
     }
 }

@@ -593,12 +593,16 @@ async fn program_output_floods_stay_bounded() {
     ];
     for (what, script) in floods {
         let spec = fugue_tests::sh_spec("s", format!("{script}; printf '\\033\\\\\\r\\nflood-done\\r\\n'"));
+        let started = Instant::now();
         let pane = client.create_pane(spec).await.unwrap().id.to_string();
         let (_, exited) = client
             .wait_for_exit(&pane, Some(Duration::from_secs(90)))
             .await
             .unwrap();
-        assert!(exited, "{what}: did not finish");
+        // Each step's time goes to the log, so a failure on a slow machine says
+        // which step was slow.
+        println!("{what}: exited after {:?}", started.elapsed());
+        assert!(exited, "{what}: did not finish in 90 s");
         let capture = client
             .capture(
                 &pane,
@@ -615,6 +619,7 @@ async fn program_output_floods_stay_bounded() {
             capture.title.chars().count()
         );
         fugue_tests::wait_for_screen(&client, &pane, "flood-done").await;
+        println!("{what}: shown after {:?}", started.elapsed());
         let status = client.agent_status(&pane).await.unwrap();
         assert_eq!(status.state.as_str(), "exited", "{what}");
         rss_growth(&daemon, base, what, 160);

@@ -77,7 +77,7 @@ impl Handler {
             Rq::PaneStatus(r) => Response::PaneStatus(self.pane(&r.pane).await?.current_info()),
             Rq::WriteInput(r) => Response::WriteInput(self.write_input(conn, r).await?),
             Rq::SendKeys(r) => Response::SendKeys(self.send_keys(conn, r).await?),
-            Rq::Capture(r) => Response::Capture(capture(&self.pane(&r.pane).await?, &r)),
+            Rq::Capture(r) => Response::Capture(capture(&self.pane(&r.pane).await?, &r).await),
             Rq::Attach(r) => Response::Attach(self.attach(conn, &r.pane, r.read_only, r.size).await?),
             Rq::Detach(r) => Response::Detach(self.detach(conn, &r.pane).await?),
             Rq::ClientResize(r) => Response::ClientResize(self.client_resize(conn, r).await?),
@@ -412,7 +412,11 @@ async fn overview_of(pane: &crate::actors::session::PaneHandle) -> PaneOverview 
     }
 }
 
-fn capture(pane: &crate::actors::session::PaneHandle, request: &rq::Capture) -> CaptureResult {
+/// How long a capture waits for the screen to take in output the text view
+/// already has (a flood can keep it that far behind).
+const CAPTURE_CATCH_UP: std::time::Duration = std::time::Duration::from_millis(500);
+
+async fn capture(pane: &crate::actors::session::PaneHandle, request: &rq::Capture) -> CaptureResult {
     let rq::Capture {
         what,
         start,
@@ -421,6 +425,7 @@ fn capture(pane: &crate::actors::session::PaneHandle, request: &rq::Capture) -> 
         join_wrapped,
         ..
     } = *request;
+    pane.output.screen_catch_up(CAPTURE_CATCH_UP).await;
     let capture = pane.output.capture(what, start, end, ansi, join_wrapped);
     let (cursor_row, cursor_col, cursor_visible) = capture.state.cursor;
     CaptureResult {

@@ -635,6 +635,25 @@ impl PaneOutput {
         lock(&self.text).fed()
     }
 
+    /// Waits, at most `within`, until the screen has seen the output the text
+    /// view had when called. The text view runs ahead of the screen (see
+    /// [`crate::terminal::feed`]): a client that waited for a pattern in the
+    /// output and then reads the screen must find it there.
+    pub async fn screen_catch_up(&self, within: Duration) {
+        let target = self.text_offset();
+        // Subscribed before the first look: a screen update after it wakes us.
+        let mut changes = self.changes();
+        let deadline = tokio::time::Instant::now() + within;
+        while self.end_offset() < target {
+            match tokio::time::timeout_at(deadline, changes.changed()).await {
+                Ok(Ok(())) => {}
+                // Past the deadline (a flood keeps the screen behind), or the
+                // pane is gone: the screen as it is.
+                _ => return,
+            }
+        }
+    }
+
     /// How long no output has reached the screen.
     pub fn quiet_for(&self) -> Duration {
         lock(&self.screen).last_output.elapsed()
@@ -809,6 +828,41 @@ impl ScreenSide {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A capture after a wait on the text view shows what the wait saw: it
+    /// waits for the screen stage, and for no longer than it is told.
+    #[tokio::test]
+    async fn the_screen_catches_up_with_the_text_view() {
+        let out = Arc::new(output(10, 10));
+        let chunk = b"seen in the text\r\n";
+        let end = out.push_log(chunk);
+        out.push_text(chunk, end);
+        assert!(out.end_offset() < out.text_offset());
+
+        let start = Instant::now();
+        out.screen_catch_up(Duration::from_millis(100)).await;
+        assert!(
+            start.elapsed() >= Duration::from_millis(100),
+            "returned before its deadline"
+        );
+
+        let waiter = tokio::spawn({
+            let out = out.clone();
+            async move { out.screen_catch_up(Duration::from_secs(30)).await }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished());
+        out.push_screen(Bytes::from_static(chunk), end);
+        tokio::time::timeout(Duration::from_secs(10), waiter)
+            .await
+            .expect("the screen caught up")
+            .unwrap();
+        let screen = out
+            .capture(CaptureWhat::Screen, None, None, false, false)
+            .captured
+            .lines;
+        assert_eq!(screen[0], "seen in the text");
+    }
 
     fn output(text_lines: usize, scrollback_lines: usize) -> PaneOutput {
         let limits = OutputLimits {

@@ -307,6 +307,14 @@ async fn terminal_lifecycle_through_the_tools(via: Via) {
         json!({"terminal_id": id, "pattern": "second", "since_offset": offset, "timeout_ms": 10000}),
     )
     .await;
+    // As above: the echo may match before cat's copy; the cursor row below
+    // counts both.
+    ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": id, "idle_ms": 300, "timeout_ms": 10000}),
+    )
+    .await;
     let newer = ok(&mcp, "fugue_read", json!({"terminal_id": id, "since_offset": offset})).await;
     assert!(!newer["text"].as_str().unwrap().contains("first line"), "{newer}");
     assert!(newer["text"].as_str().unwrap().contains("second"));

@@ -9,9 +9,12 @@ use fugue_tests::{bin, cli_with_env, wait_until, CliOutput, Daemon, Tmux, DEADLI
 
 /// A daemon, an sshd, and a hosts file naming the daemon's machine `box` (and
 /// `gone`, an ssh port nothing listens on).
+/// Fields drop in order: sshd first, so a client still running when the test
+/// ends (an MCP bridge is not waited for) cannot reach the host through it and
+/// start a daemon there once the test's daemon is gone.
 struct Setup {
-    daemon: Daemon,
     sshd: Sshd,
+    daemon: Daemon,
     config: std::path::PathBuf,
 }
 

@@ -362,15 +362,18 @@ async fn throughput(dir: &Path, (file, last): &(PathBuf, String), sizes: &Sizes)
         alone.push(fugue_cat(&client, file, last).await?);
         // A client attached to the pane, reading everything.
         reading.push({
-            let started = Instant::now();
-            let pane = client
-                .create_pane(cat_spec("tp", file))
-                .await
-                .map_err(|e| e.to_string())?;
+            // The output starts once the client is attached: a small file (the
+            // quick sizes) was printed and the pane gone before the attach.
+            let mut spec = cat_spec("tp", file);
+            spec.command = Some("sh".into());
+            spec.args = vec!["-c".into(), format!("read go; cat {}", file.display())];
+            let pane = client.create_pane(spec).await.map_err(|e| e.to_string())?;
             let id = pane.id.to_string();
             let watcher = daemon.client().await?;
             let mut events = watcher.events().map_err(|e| e.to_string())?;
             watcher.attach(&id, true, None).await.map_err(|e| e.to_string())?;
+            let started = Instant::now();
+            client.write_input(&id, b"\r").await.map_err(|e| e.to_string())?;
             let mut bytes = 0usize;
             while let Some(event) = events.recv().await {
                 match event {

@@ -100,11 +100,14 @@ impl Sshd {
 
 impl Drop for Sshd {
     fn drop(&mut self) {
+        // The listener first, so that a client still running (an MCP bridge
+        // reconnects at once) cannot open a new master connection once the
+        // others are ended, and reach the host through it later.
+        send_signal(self.child.id(), libc::SIGTERM);
+        let _ = self.child.wait();
         // A master connection outlives its clients (ControlPersist): end it.
         // (Its process title names its control path, in this directory.)
         let _ = Command::new("pkill").arg("-f").arg(self.dir.path()).status();
-        send_signal(self.child.id(), libc::SIGTERM);
-        let _ = self.child.wait();
     }
 }
 

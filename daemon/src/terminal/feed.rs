@@ -270,6 +270,7 @@ impl PaneFeed {
         };
         for group in groups(batch) {
             let len: usize = group.iter().map(|(chunk, _)| chunk.len()).sum();
+            let end = group.last().map_or(0, |(_, end)| *end);
             // The byte counts below must stay right whatever happens here: a count
             // left too high would hold this pane's reader and text view forever.
             let fed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.output.push_screen_batch(group)));
@@ -277,7 +278,7 @@ impl PaneFeed {
                 Ok(answer) => self.reply(answer),
                 Err(_) => {
                     tracing::error!("emulation panicked; the pane's screen is rebuilt");
-                    self.output.rebuild_screen();
+                    self.output.rebuild_screen(end);
                 }
             }
             let mut state = lock(&self.state);

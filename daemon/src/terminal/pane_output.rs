@@ -456,12 +456,15 @@ impl PaneOutput {
         self.push_screen(Bytes::copy_from_slice(bytes), end)
     }
 
-    /// Replaces a screen whose emulator failed with a blank one of the same size;
-    /// the text view, the raw log and the subscribers stay.
-    pub fn rebuild_screen(&self) {
+    /// Replaces a screen whose emulator failed on the output up to log offset
+    /// `end` with a blank one of the same size; the text view, the raw log and
+    /// the subscribers stay. That output counts as seen, so readers waiting for
+    /// the screen to catch up (a capture) do not wait for it.
+    pub fn rebuild_screen(&self, end: u64) {
         let mut side = lock(&self.screen);
         let size = side.screen.size();
         side.screen = Screen::new(size, self.limits.scrollback_lines, self.limits.scrollback_bytes);
+        side.fed = side.fed.max(end);
         drop(side);
         self.changes.send_modify(|n| *n += 1);
     }
@@ -862,6 +865,15 @@ mod tests {
             .captured
             .lines;
         assert_eq!(screen[0], "seen in the text");
+
+        // Output the emulator failed on counts as seen once the screen is rebuilt.
+        let chunk = b"the emulator fails\r\n";
+        let end = out.push_log(chunk);
+        out.push_text(chunk, end);
+        out.rebuild_screen(end);
+        tokio::time::timeout(Duration::from_secs(10), out.screen_catch_up(Duration::from_secs(30)))
+            .await
+            .expect("a rebuilt screen has caught up");
     }
 
     fn output(text_lines: usize, scrollback_lines: usize) -> PaneOutput {

@@ -19,7 +19,23 @@ pub struct Sshd {
 
 impl Sshd {
     /// Starts the server; panics with what to install when sshd is missing.
+    ///
+    /// Its sessions have `FUGUE_PROXY_NO_START` set, so no `fugue proxy` there
+    /// starts a daemon: a client still running when its test ends (an MCP
+    /// bridge is not waited for) could otherwise reach the host in the moment
+    /// between sshd's end and the daemon's, and leave a daemon behind on the
+    /// test's socket. [`Sshd::start_autostarting`] is the server as it comes.
     pub fn start() -> Sshd {
+        Self::start_with(true)
+    }
+
+    /// A server whose `fugue proxy` starts the host's daemon when a client
+    /// may start one, as on a real host.
+    pub fn start_autostarting() -> Sshd {
+        Self::start_with(false)
+    }
+
+    fn start_with(no_start: bool) -> Sshd {
         assert!(
             Path::new(SSHD).is_file(),
             "{SSHD} is missing: the README's test command installs it (apt-get install openssh-server)"
@@ -45,10 +61,17 @@ impl Sshd {
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {}\nPidFile {}\nAuthorizedKeysFile {}\n\
              StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
              PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nAllowUsers {user}\n\
-             PrintMotd no\nLogLevel ERROR\n",
+             PrintMotd no\nLogLevel ERROR\nSetEnv XDG_STATE_HOME={}{}\n",
             path("host_key").display(),
             path("sshd.pid").display(),
             path("authorized_keys").display(),
+            // A daemon started on the host keeps its records here, not in the
+            // user's home.
+            path("state").display(),
+            match no_start {
+                true => " FUGUE_PROXY_NO_START=1",
+                false => "",
+            },
         );
         std::fs::write(path("sshd_config"), config).expect("sshd_config");
         let client_config = path("ssh_config");

@@ -19,9 +19,13 @@ struct Setup {
 }
 
 impl Setup {
+    /// A daemon, and a host reaching it whose `fugue proxy` starts no daemon.
     fn new() -> Setup {
+        Self::with(Sshd::start())
+    }
+
+    fn with(sshd: Sshd) -> Setup {
         let daemon = Daemon::start();
-        let sshd = Sshd::start();
         let config = daemon.dir.path().join("config");
         std::fs::create_dir_all(config.join("fugue")).unwrap();
         std::fs::write(
@@ -155,10 +159,11 @@ fn all_hosts_lists_every_machine_and_reports_the_one_that_cannot_be_reached() {
 /// running, and no daemon comes up on its socket. (The proxy used to start one
 /// for any connection, so `daemon status` started the daemon it asked about,
 /// and a client reconnecting over ssh brought back a daemon that was stopped.)
+/// What starts one here does there: `ls` over ssh brings the daemon up.
 #[test]
 fn what_starts_no_daemon_here_starts_none_on_a_host() {
     fugue_tests::require!("/usr/sbin/sshd", "ssh", "ssh-keygen");
-    let mut setup = Setup::new();
+    let mut setup = Setup::with(Sshd::start_autostarting());
     setup.fugue(&["--host", "box", "daemon", "stop"]).ok();
     setup.daemon.wait_exit();
     for args in [["daemon", "status"], ["daemon", "stop"]] {
@@ -172,6 +177,19 @@ fn what_starts_no_daemon_here_starts_none_on_a_host() {
         std::os::unix::net::UnixStream::connect(&setup.daemon.socket).is_err(),
         "a daemon answers on the host's socket"
     );
+
+    let listed = setup.fugue(&["--host", "box", "ls"]).ok();
+    assert!(listed.to_lowercase().contains("no sessions"), "{listed}");
+    assert!(
+        std::os::unix::net::UnixStream::connect(&setup.daemon.socket).is_ok(),
+        "ls over ssh started no daemon on the host"
+    );
+    setup.fugue(&["--host", "box", "daemon", "stop"]).ok();
+    wait_until("the host's daemon to stop", DEADLINE, || {
+        std::os::unix::net::UnixStream::connect(&setup.daemon.socket)
+            .is_err()
+            .then_some(())
+    });
 }
 
 /// `fugue --host box attach`, typed into as a person would (inside tmux):

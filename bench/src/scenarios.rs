@@ -202,6 +202,15 @@ pub(crate) fn cat_spec(session: &str, file: &Path) -> SpawnSpec {
     spec
 }
 
+/// [`cat_spec`] in session `tp` that waits for a line first, so a client can
+/// attach before the output starts.
+fn waiting_cat_spec(file: &Path) -> SpawnSpec {
+    let mut spec = cat_spec("tp", file);
+    spec.command = Some("sh".into());
+    spec.args = vec!["-c".into(), format!("read go; cat {}", file.display())];
+    spec
+}
+
 /// Starts `count` panes running `program args`, ten to a session (the cap),
 /// in sessions named `{prefix}0`, `{prefix}1`, ...
 async fn spread(
@@ -360,41 +369,16 @@ async fn throughput(dir: &Path, (file, last): &(PathBuf, String), sizes: &Sizes)
     let mut stalled_peak = 0;
     for _ in 0..sizes.rounds {
         alone.push(fugue_cat(&client, file, last).await?);
-        // A client attached to the pane, reading everything.
-        reading.push({
-            // The output starts once the client is attached: a small file (the
-            // quick sizes) was printed and the pane gone before the attach.
-            let mut spec = cat_spec("tp", file);
-            spec.command = Some("sh".into());
-            spec.args = vec!["-c".into(), format!("read go; cat {}", file.display())];
-            let pane = client.create_pane(spec).await.map_err(|e| e.to_string())?;
-            let id = pane.id.to_string();
-            let watcher = daemon.client().await?;
-            let mut events = watcher.events().map_err(|e| e.to_string())?;
-            watcher.attach(&id, true, None).await.map_err(|e| e.to_string())?;
-            let started = Instant::now();
-            client.write_input(&id, b"\r").await.map_err(|e| e.to_string())?;
-            let mut bytes = 0usize;
-            while let Some(event) = events.recv().await {
-                match event {
-                    Event::Output { data, .. } | Event::Redraw { data, .. } => bytes += data.len(),
-                    Event::Exited { .. } => break,
-                    _ => {}
-                }
-            }
-            let elapsed = started.elapsed().as_secs_f64();
-            client.release_pane(&id).await.map_err(|e| e.to_string())?;
-            if bytes == 0 {
-                return Err("the reading client got no output".into());
-            }
-            elapsed
-        });
+        // A client attached to the pane, reading everything (the output starts
+        // once it is attached: a small file was printed before an attach).
+        let watcher = daemon.client().await?;
+        reading.push(attached_cat(&client, &watcher, file, last).await?);
         // A client attached to the pane that never reads.
         stalled.push({
-            let mut spec = cat_spec("tp", file);
-            spec.command = Some("sh".into());
-            spec.args = vec!["-c".into(), format!("read go; cat {}", file.display())];
-            let pane = client.create_pane(spec).await.map_err(|e| e.to_string())?;
+            let pane = client
+                .create_pane(waiting_cat_spec(file))
+                .await
+                .map_err(|e| e.to_string())?;
             let id = pane.id.to_string();
             let _stalled = stalled_attach(&daemon.socket, &id)?;
             // Let the stalled client's attach land before the output starts.
@@ -1423,10 +1407,10 @@ async fn remote(dir: &Path, (file, last): &(PathBuf, String), sizes: &Sizes) -> 
 /// A `cat` pane started through `starter`, followed to its exit by `watcher`
 /// attached (read-only) and reading every byte; the final screen is checked.
 async fn attached_cat(starter: &Client, watcher: &Client, file: &Path, last: &str) -> Result<f64, Error> {
-    let mut spec = cat_spec("tp", file);
-    spec.command = Some("sh".into());
-    spec.args = vec!["-c".into(), format!("read go; cat {}", file.display())];
-    let pane = starter.create_pane(spec).await.map_err(|e| e.to_string())?;
+    let pane = starter
+        .create_pane(waiting_cat_spec(file))
+        .await
+        .map_err(|e| e.to_string())?;
     let id = pane.id.to_string();
     let mut events = watcher.events().map_err(|e| e.to_string())?;
     watcher.attach(&id, true, None).await.map_err(|e| e.to_string())?;

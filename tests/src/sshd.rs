@@ -22,8 +22,8 @@ impl Sshd {
     ///
     /// Its sessions have `FUGUE_PROXY_NO_START` set, so no `fugue proxy` there
     /// starts a daemon: a client still running when its test ends (an MCP
-    /// bridge is not waited for) could otherwise reach the host in the moment
-    /// between sshd's end and the daemon's, and leave a daemon behind on the
+    /// bridge is not waited for) could open a session just before, whose proxy
+    /// then runs after the test's daemon is killed and leaves a new one on the
     /// test's socket. [`Sshd::start_autostarting`] is the server as it comes.
     pub fn start() -> Sshd {
         Self::start_with(true)

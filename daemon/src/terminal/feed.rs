@@ -188,12 +188,19 @@ impl PaneFeed {
     }
 
     /// Runs up to a quantum of `stage`; true if that stage has more to do now (the
-    /// caller requeues it).
+    /// caller requeues it). Each stage catches its parser's panics itself; this
+    /// is the last guard, so nothing a pane does can take a thread (and every
+    /// other pane's screen) with it, and a panic counts as more to do: the stage
+    /// is requeued, not left scheduled and never run.
     fn run(self: &Arc<Self>, stage: Stage) -> bool {
-        match stage {
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match stage {
             Stage::Text => self.run_text(),
             Stage::Screen => self.run_screen(),
-        }
+        }));
+        ran.unwrap_or_else(|_| {
+            tracing::error!(?stage, "the emulation pool caught a panic");
+            true
+        })
     }
 
     fn run_text(self: &Arc<Self>) -> bool {
@@ -245,10 +252,7 @@ impl PaneFeed {
         // that one for every frame a TUI draws (most of the pool's wake-ups).
         state.screen_scheduled = true;
         drop(state);
-        // As the pool does for a job: a panic requeues the stage, so the pane's
-        // screen is not left scheduled and never run.
-        let more = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run_screen())).unwrap_or(true);
-        if more {
+        if self.run(Stage::Screen) {
             pool().submit(self.clone(), Stage::Screen);
         }
         false
@@ -413,15 +417,7 @@ impl Pool {
                     ready = self.wake.wait(ready).unwrap_or_else(|p| p.into_inner());
                 }
             };
-            // Each stage catches its parser's panics itself; this is the last guard,
-            // so nothing a pane does can take the thread (and every other pane's
-            // screen) with it.
-            let more =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| feed.run(stage))).unwrap_or_else(|_| {
-                    tracing::error!(?stage, "the emulation pool caught a panic");
-                    true
-                });
-            if more {
+            if feed.run(stage) {
                 self.submit(feed, stage);
             }
         }
@@ -463,6 +459,21 @@ mod tests {
             .collect()
     }
 
+    /// A feed into `output` and what it reports: a message when drained, and
+    /// the emulator's replies (kept open).
+    fn feed_into(output: &Arc<PaneOutput>) -> (Arc<PaneFeed>, mpsc::Receiver<()>, mpsc::Receiver<Vec<u8>>) {
+        let (replies, replies_rx) = mpsc::channel(16);
+        let (drained, drained_rx) = mpsc::channel(1);
+        let feed = PaneFeed::new(
+            output.clone(),
+            replies,
+            Box::new(move || {
+                let _ = drained.try_send(());
+            }),
+        );
+        (feed, drained_rx, replies_rx)
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_pipeline_ends_where_feeding_in_order_does() {
         let chunks = mixed_output();
@@ -477,15 +488,7 @@ mod tests {
         }
 
         let output = Arc::new(PaneOutput::new(limits, SIZE));
-        let (replies, _replies) = mpsc::channel(16);
-        let (drained, mut drained_rx) = mpsc::channel(1);
-        let feed = PaneFeed::new(
-            output.clone(),
-            replies,
-            Box::new(move || {
-                let _ = drained.try_send(());
-            }),
-        );
+        let (feed, mut drained_rx, _replies) = feed_into(&output);
         for chunk in &chunks {
             let end = output.push_log(chunk);
             feed.push(Bytes::copy_from_slice(chunk), end).await;
@@ -508,15 +511,7 @@ mod tests {
     async fn every_closed_feed_reports_drained() {
         for round in 0..300 {
             let output = Arc::new(PaneOutput::new(OutputLimits::default(), SIZE));
-            let (replies, _replies) = mpsc::channel(16);
-            let (drained, mut drained_rx) = mpsc::channel(1);
-            let feed = PaneFeed::new(
-                output.clone(),
-                replies,
-                Box::new(move || {
-                    let _ = drained.try_send(());
-                }),
-            );
+            let (feed, mut drained_rx, _replies) = feed_into(&output);
             for i in 0..(round % 7 + 1) {
                 let chunk = format!("round {round} line {i}\r\n");
                 let end = output.push_log(chunk.as_bytes());

@@ -4,6 +4,17 @@
 //! a single-type dialect (Gemini's function declarations) reject. So the tools'
 //! schemas drop the null alternative, and their results drop `null` fields.
 //!
+//! A field that can be left out must then not be `required` either: clients that
+//! validate `structuredContent` against `outputSchema` (the official Python and
+//! TypeScript SDKs) fail a call whose result lacks a required field. So a property
+//! whose schema allowed `null` leaves its object's `required` list as its `null`
+//! alternative goes.
+//!
+//! schemars also writes `"format": "uint64"` (and int32, double, ...) for
+//! numbers: not JSON Schema formats, so validating clients (Ajv in the
+//! TypeScript SDK) warn about each on every schema they compile. The range is
+//! already in `minimum`/`maximum`; those formats go.
+//!
 //! Both walks use an explicit stack: a result holds what programs printed, and
 //! no depth of it may grow the call stack.
 
@@ -15,6 +26,8 @@ use serde_json::{Map, Value};
 pub fn drop_null_unions(schema: &mut Map<String, Value>) {
     let mut stack: Vec<&mut Map<String, Value>> = vec![schema];
     while let Some(object) = stack.pop() {
+        unrequire_nullable_properties(object);
+        drop_numeric_format(object);
         drop_null_type(object);
         for key in ["anyOf", "oneOf"] {
             collapse_null_union(object, key);
@@ -23,6 +36,60 @@ pub fn drop_null_unions(schema: &mut Map<String, Value>) {
             push_objects(value, &mut stack);
         }
     }
+}
+
+/// Formats schemars gives numbers that JSON Schema does not define.
+const NUMERIC_FORMATS: [&str; 12] = [
+    "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float", "double",
+];
+
+fn drop_numeric_format(object: &mut Map<String, Value>) {
+    if object
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|format| NUMERIC_FORMATS.contains(&format))
+    {
+        object.remove("format");
+    }
+}
+
+/// Takes out of `required` every property whose schema allows `null` (checked
+/// before its `null` alternative is dropped: parents are walked before children).
+fn unrequire_nullable_properties(object: &mut Map<String, Value>) {
+    let Some(Value::Object(properties)) = object.get("properties") else {
+        return;
+    };
+    let nullable: Vec<String> = properties
+        .iter()
+        .filter(|(_, schema)| allows_null(schema))
+        .map(|(name, _)| name.clone())
+        .collect();
+    if nullable.is_empty() {
+        return;
+    }
+    let Some(Value::Array(required)) = object.get_mut("required") else {
+        return;
+    };
+    required.retain(|name| !name.as_str().is_some_and(|name| nullable.iter().any(|n| n == name)));
+    if required.is_empty() {
+        object.remove("required");
+    }
+}
+
+/// Whether a property's own schema (not what it refers to) admits `null`.
+fn allows_null(schema: &Value) -> bool {
+    if is_null_schema(schema) {
+        return true;
+    }
+    if let Some(Value::Array(types)) = schema.get("type") {
+        if types.iter().any(|t| t == "null") {
+            return true;
+        }
+    }
+    ["anyOf", "oneOf"].iter().any(|key| match schema.get(*key) {
+        Some(Value::Array(alternatives)) => alternatives.iter().any(is_null_schema),
+        _ => false,
+    })
 }
 
 /// The objects directly inside `value` (itself, or an array's elements).
@@ -145,6 +212,28 @@ mod tests {
         assert_eq!(out["properties"]["list"]["items"]["type"], "integer");
         assert_eq!(out["$defs"]["Env"], json!({"type": "object"}));
         assert!(!mentions_null(&out));
+    }
+
+    #[test]
+    fn a_field_that_may_be_left_out_is_not_required() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "exit_code": {"type": ["integer", "null"], "format": "int32"},
+                "signal": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "state": {"type": "string"},
+                "inner": {
+                    "type": "object",
+                    "properties": {"only": {"type": ["string", "null"]}},
+                    "required": ["only"]
+                }
+            },
+            "required": ["exit_code", "signal", "state", "inner"]
+        });
+        let out = cleaned(schema);
+        assert_eq!(out["required"], json!(["state", "inner"]));
+        assert!(out["properties"]["inner"].get("required").is_none());
+        assert_eq!(out["properties"]["exit_code"], json!({"type": "integer"}));
     }
 
     #[test]

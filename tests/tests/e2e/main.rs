@@ -18,6 +18,7 @@ mod lifecycle;
 mod login;
 mod mcp;
 mod mcp_http;
+mod mcp_sdks;
 mod mcp_stdio;
 mod notify;
 mod panes;

@@ -311,6 +311,7 @@ fn stalled_attach(socket: &Path, pane: &str) -> Result<std::os::unix::net::UnixS
         protocol_version: PROTOCOL_VERSION,
         client_name: "stalled".into(),
         client_version: "0".into(),
+        revision: 0,
     };
     codec
         .encode(ClientFrame::Hello(hello), &mut buf)

@@ -257,21 +257,40 @@ impl Client {
 
     /// Handshakes over any byte stream (a Unix socket, or ssh's pipes).
     async fn handshake_io(read: ReadHalf, write: WriteHalf, socket: PathBuf, client_name: &str) -> Result<Client> {
-        let mut reader = FramedRead::new(read, FrameCodec::<ClientFrame, ServerFrame>::new());
+        // The Welcome may carry fields a newer daemon appended: read it leniently.
+        let mut codec = FrameCodec::<ClientFrame, ServerFrame>::new();
+        codec.set_lenient(true);
+        let mut reader = FramedRead::new(read, codec);
         let mut writer = FramedWrite::new(write, FrameCodec::<ClientFrame, ServerFrame>::new());
         let hello = Hello {
             protocol_version: PROTOCOL_VERSION,
             client_name: client_name.to_string(),
             client_version: env!("CARGO_PKG_VERSION").to_string(),
+            revision: fugue_protocol::PROTOCOL_REVISION,
         };
         writer.send(ClientFrame::Hello(hello)).await.map_err(codec_error)?;
         let welcome = match reader.next().await {
             Some(Ok(ServerFrame::Welcome(welcome))) => welcome,
+            // A daemon of generation 9 or older reads Hello strictly and cannot
+            // read the revision appended to it: say what it is.
+            Some(Ok(ServerFrame::Fatal(reply)))
+                if reply.code == ErrorCode::MalformedFrame && reply.message.contains("trailing bytes") =>
+            {
+                return Err(ClientError::Daemon(ErrorReply::new(
+                    ErrorCode::ProtocolMismatch,
+                    format!(
+                        "protocol mismatch: fugued speaks a protocol older than {PROTOCOL_VERSION} ({}); \
+                         restart it with `fugue daemon stop` or use a matching client",
+                        reply.message
+                    ),
+                )))
+            }
             Some(Ok(ServerFrame::Fatal(reply))) => return Err(ClientError::Daemon(reply)),
             Some(Ok(other)) => return Err(ClientError::Protocol(format!("expected Welcome, got {other:?}"))),
             Some(Err(err)) => return Err(codec_error(err)),
             None => return Err(ClientError::Closed(" during the handshake".into())),
         };
+        reader.decoder_mut().set_lenient(false);
 
         let pending: Pending = Arc::default();
         let (out, out_rx) = mpsc::channel(256);
@@ -321,6 +340,38 @@ impl Client {
     /// Sends one request and waits for its reply. Dropping the future before the
     /// reply came cancels the request in the daemon.
     pub async fn request(&self, request: Request) -> Result<Response> {
+        let name = request.name();
+        // An older daemon says which requests it answers: one it does not know
+        // is refused here, in the words the daemon would use.
+        if !self.inner.welcome.supports(request.tag()) {
+            return Err(self.unsupported(name));
+        }
+        match self.send_request(request).await {
+            Err(ClientError::Daemon(reply)) if reply.code == ErrorCode::UnsupportedRequest => {
+                Err(self.unsupported(name))
+            }
+            other => other,
+        }
+    }
+
+    /// The error for a request the daemon does not know.
+    fn unsupported(&self, name: &str) -> ClientError {
+        let welcome = &self.inner.welcome;
+        ClientError::Daemon(ErrorReply::new(
+            ErrorCode::UnsupportedRequest,
+            format!(
+                "fugued {} does not support {name} (it speaks protocol {}.{}, this client {}.{}); \
+                 upgrade it with `fugue daemon upgrade`",
+                welcome.daemon_version,
+                welcome.protocol_version,
+                welcome.revision,
+                PROTOCOL_VERSION,
+                fugue_protocol::PROTOCOL_REVISION
+            ),
+        ))
+    }
+
+    async fn send_request(&self, request: Request) -> Result<Response> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         self.inner.pending.lock().expect("pending map").insert(id, tx);

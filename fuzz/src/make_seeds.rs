@@ -88,6 +88,7 @@ fn main() {
         protocol_version: PROTOCOL_VERSION,
         client_name: "fuzz".into(),
         client_version: "0".into(),
+        revision: 0,
     });
     let mut stream = vec![7u8];
     stream.extend(encode_frame(&hello).expect("hello"));

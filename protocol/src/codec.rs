@@ -65,6 +65,72 @@ pub fn decode<T: DeserializeOwned>(payload: &[u8]) -> Result<T, CodecError> {
     Ok(value)
 }
 
+/// Decodes the value at the start of `payload` and says how many bytes it took;
+/// what follows is left for the caller.
+pub fn decode_prefix<T: DeserializeOwned>(payload: &[u8]) -> Result<(T, usize), CodecError> {
+    bincode::serde::decode_from_slice(payload, config()).map_err(|e| CodecError::Malformed(e.to_string()))
+}
+
+/// A client frame as the daemon reads it: the request is opened by its tag, so
+/// one this build does not know (a newer client's) is answered, not fatal.
+#[derive(Debug)]
+pub enum IncomingFrame {
+    /// A Hello after the handshake (a protocol error).
+    Hello,
+    Request {
+        id: u64,
+        /// Boxed: a request is large beside the Hello variant.
+        request: Result<Box<crate::Request>, crate::requests::UnreadableRequest>,
+    },
+}
+
+/// `ClientFrame`'s variant indexes: Hello is 0 forever, Request 1.
+const CLIENT_HELLO: u32 = 0;
+const CLIENT_REQUEST: u32 = 1;
+
+/// Reads a client frame after the handshake. The frame's kind, the request id
+/// and the request's tag come first (bincode varints); the request's fields are
+/// the rest of the payload, read by [`crate::Request::decode_body`] only for a
+/// tag this build knows. An error here means the frame itself is broken.
+pub fn decode_client_frame(payload: &[u8]) -> Result<IncomingFrame, CodecError> {
+    let (kind, read): (u32, usize) = decode_prefix(payload)?;
+    match kind {
+        CLIENT_HELLO => Ok(IncomingFrame::Hello),
+        CLIENT_REQUEST => {
+            let rest = &payload[read..];
+            let ((id, tag), head): ((u64, u32), usize) = decode_prefix(rest)?;
+            Ok(IncomingFrame::Request {
+                id,
+                request: crate::Request::decode_body(tag, &rest[head..]).map(Box::new),
+            })
+        }
+        other => Err(CodecError::Malformed(format!("unknown frame kind {other}"))),
+    }
+}
+
+/// The Hello a client's first frame carries. Hello's first three fields are fixed
+/// forever; fields appended later (from generation 10 on: `revision`) are read
+/// when present and bytes after them ignored, so a daemon can always tell the
+/// version of a client that speaks another one, and a newer client may say more.
+pub fn decode_hello(payload: &[u8]) -> Result<crate::Hello, CodecError> {
+    let (kind, read): (u32, usize) = decode_prefix(payload)?;
+    if kind != CLIENT_HELLO {
+        return Err(CodecError::Malformed("the first frame must be Hello".into()));
+    }
+    let rest = &payload[read..];
+    if let Ok((hello, _)) = decode_prefix::<crate::Hello>(rest) {
+        return Ok(hello);
+    }
+    // A client of generation 9 or older: its version is enough to refuse it clearly.
+    let ((protocol_version, client_name, client_version), _): ((u32, String, String), usize) = decode_prefix(rest)?;
+    Ok(crate::Hello {
+        protocol_version,
+        client_name,
+        client_version,
+        revision: 0,
+    })
+}
+
 /// The payload length a buffer's prefix announces, if the prefix is complete.
 pub fn announced_len(src: &[u8]) -> Option<usize> {
     let prefix: [u8; PREFIX_BYTES] = src.get(..PREFIX_BYTES)?.try_into().ok()?;
@@ -76,6 +142,9 @@ pub fn announced_len(src: &[u8]) -> Option<usize> {
 /// the daemon the reverse with a smaller `max_in`.
 pub struct FrameCodec<Out, In> {
     max_in: usize,
+    /// Bytes after the value are ignored rather than refused: set for the
+    /// handshake's frames, whose structs may gain fields at their end.
+    lenient: bool,
     _types: PhantomData<fn(Out) -> In>,
 }
 
@@ -87,8 +156,14 @@ impl<Out, In> FrameCodec<Out, In> {
     pub fn with_max_in(max_in: usize) -> Self {
         Self {
             max_in: max_in.min(MAX_FRAME_BYTES),
+            lenient: false,
             _types: PhantomData,
         }
+    }
+
+    /// Ignore bytes after a frame's value (the handshake) or refuse them (after).
+    pub fn set_lenient(&mut self, lenient: bool) {
+        self.lenient = lenient;
     }
 
     pub fn set_max_in(&mut self, max_in: usize) {
@@ -120,7 +195,10 @@ impl<Out, In: DeserializeOwned> Decoder for FrameCodec<Out, In> {
         }
         src.advance(PREFIX_BYTES);
         let payload = src.split_to(len);
-        decode(&payload).map(Some)
+        match self.lenient {
+            true => decode_prefix(&payload).map(|(value, _)| Some(value)),
+            false => decode(&payload).map(Some),
+        }
     }
 }
 
@@ -133,6 +211,41 @@ impl<Out: Serialize, In> Encoder<Out> for FrameCodec<Out, In> {
         dst.put_u32(payload.len() as u32);
         dst.extend_from_slice(&payload);
         Ok(())
+    }
+}
+
+/// Splits a byte stream into frame payloads without decoding them (the daemon
+/// decodes a client's frames itself: see [`decode_client_frame`]).
+pub struct RawFrames {
+    max_in: usize,
+}
+
+impl RawFrames {
+    pub fn with_max_in(max_in: usize) -> Self {
+        Self {
+            max_in: max_in.min(MAX_FRAME_BYTES),
+        }
+    }
+
+    pub fn set_max_in(&mut self, max_in: usize) {
+        self.max_in = max_in.min(MAX_FRAME_BYTES);
+    }
+}
+
+impl Decoder for RawFrames {
+    type Item = BytesMut;
+    type Error = CodecError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<BytesMut>, CodecError> {
+        let Some(len) = announced_len(src) else { return Ok(None) };
+        if len > self.max_in {
+            return Err(CodecError::FrameTooLarge { len, max: self.max_in });
+        }
+        if src.len() < PREFIX_BYTES + len {
+            return Ok(None);
+        }
+        src.advance(PREFIX_BYTES);
+        Ok(Some(src.split_to(len)))
     }
 }
 
@@ -199,8 +312,9 @@ mod tests {
                 replies.insert(response.name());
             }
         }
-        assert_eq!(requests.len(), Request::NAMES.len(), "made only {requests:?}");
-        assert_eq!(replies.len(), Request::NAMES.len(), "made only {replies:?}");
+        let table = crate::requests::TABLE.len();
+        assert_eq!(requests.len(), table, "made only {requests:?}");
+        assert_eq!(replies.len(), table, "made only {replies:?}");
     }
 
     proptest! {
@@ -209,7 +323,7 @@ mod tests {
             if let Some(request) = made::<Request>(&bytes) {
                 roundtrip(ClientFrame::Request { id, request });
             }
-            roundtrip(ClientFrame::Hello(Hello { protocol_version: version, client_name: name.clone(), client_version: name }));
+            roundtrip(ClientFrame::Hello(Hello { protocol_version: version, client_name: name.clone(), client_version: name, revision: version / 2 }));
         }
 
         #[test]
@@ -222,7 +336,7 @@ mod tests {
             }
             roundtrip(ServerFrame::Reply { id, result: Err(ErrorReply::new(ErrorCode::Ambiguous, msg.clone())) });
             roundtrip(ServerFrame::Fatal(ErrorReply::new(ErrorCode::FrameTooLarge, msg)));
-            roundtrip(ServerFrame::Welcome(Welcome { protocol_version: 1, daemon_version: "x".into(), pid: 7 }));
+            roundtrip(ServerFrame::Welcome(Welcome { protocol_version: 1, daemon_version: "x".into(), pid: 7, revision: 2, requests: vec![0, 36] }));
         }
 
         #[test]
@@ -235,6 +349,8 @@ mod tests {
             while let Ok(Some(_)) = b.decode(&mut buf) {}
             let _ = decode::<ClientFrame>(&bytes);
             let _ = decode::<ServerFrame>(&bytes);
+            let _ = decode_client_frame(&bytes);
+            let _ = decode_hello(&bytes);
         }
 
         #[test]
@@ -284,5 +400,93 @@ mod tests {
         .unwrap();
         payload.push(0);
         assert!(matches!(decode::<ClientFrame>(&payload), Err(CodecError::Malformed(_))));
+    }
+
+    proptest! {
+        /// Whatever a client sends, the daemon's reading of it agrees with the
+        /// client's encoding: the same id and request, or the tag it does not know.
+        #[test]
+        fn the_daemon_reads_what_a_client_wrote(id: u64, bytes in bytes()) {
+            if let Some(request) = made::<Request>(&bytes) {
+                let payload = encode(&ClientFrame::Request { id, request: request.clone() }).unwrap();
+                match decode_client_frame(&payload).unwrap() {
+                    IncomingFrame::Request { id: read, request: Ok(back) } => {
+                        prop_assert_eq!(read, id);
+                        prop_assert_eq!(*back, request);
+                    }
+                    other => prop_assert!(false, "read {:?}", other),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_tag_keeps_its_id() {
+        let mut payload = encode(&ClientFrame::Request {
+            id: 77,
+            request: Request::Ping(crate::requests::Ping {}),
+        })
+        .unwrap();
+        // Kind 1, id 77, tag 0: make the tag one no build has, with fields after it.
+        assert_eq!(payload, vec![1, 77, 0]);
+        payload[2] = 250;
+        payload.extend_from_slice(&[0, 1, 2, 3]);
+        match decode_client_frame(&payload).unwrap() {
+            IncomingFrame::Request {
+                id: 77,
+                request: Err(crate::requests::UnreadableRequest::Unknown { tag }),
+            } => {
+                assert_eq!(tag, 250)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn hellos_of_older_and_newer_clients_are_read() {
+        let hello = Hello {
+            protocol_version: 10,
+            client_name: "fugue".into(),
+            client_version: "1.0".into(),
+            revision: 3,
+        };
+        let mut newer = encode(&ClientFrame::Hello(hello.clone())).unwrap();
+        newer.extend_from_slice(&[9, 9, 9]); // fields a later revision appended
+        assert_eq!(decode_hello(&newer).unwrap(), hello);
+        // Generation 9's Hello had three fields.
+        let mut older = vec![0u8];
+        older.extend(encode(&(9u32, "fugue".to_string(), "0.9".to_string())).unwrap());
+        let read = decode_hello(&older).unwrap();
+        assert_eq!((read.protocol_version, read.revision), (9, 0));
+        let request = encode(&ClientFrame::Request {
+            id: 1,
+            request: Request::Ping(crate::requests::Ping {}),
+        })
+        .unwrap();
+        assert!(decode_hello(&request).is_err());
+    }
+
+    #[test]
+    fn a_lenient_codec_reads_a_welcome_with_more_fields() {
+        let welcome = Welcome {
+            protocol_version: 10,
+            daemon_version: "1".into(),
+            pid: 1,
+            revision: 0,
+            requests: vec![1, 2],
+        };
+        let mut payload = encode(&ServerFrame::Welcome(welcome.clone())).unwrap();
+        payload.extend_from_slice(&[5, 5]);
+        let mut framed = BytesMut::new();
+        framed.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+        framed.extend_from_slice(&payload);
+        let mut strict = FrameCodec::<ClientFrame, ServerFrame>::new();
+        assert!(strict.decode(&mut framed.clone()).is_err());
+        let mut lenient = FrameCodec::<ClientFrame, ServerFrame>::new();
+        lenient.set_lenient(true);
+        assert_eq!(
+            lenient.decode(&mut framed).unwrap(),
+            Some(ServerFrame::Welcome(welcome))
+        );
     }
 }

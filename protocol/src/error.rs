@@ -4,7 +4,11 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// What kind of failure a reply reports. Clients branch on this, people read the message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, arbitrary::Arbitrary)]
+///
+/// New codes go last (a code's place is its number on the wire). A code this
+/// build does not know (a newer daemon's) reads as [`ErrorCode::Internal`] and
+/// keeps its message, so adding one is a compatible step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, arbitrary::Arbitrary)]
 pub enum ErrorCode {
     SessionNotFound,
     PaneNotFound,
@@ -38,6 +42,58 @@ pub enum ErrorCode {
     /// input box (the prompt would be appended to it). Nothing was sent.
     DraftPresent,
     Internal,
+    /// A request whose wire tag this daemon does not know (the client is newer);
+    /// the connection stays open.
+    UnsupportedRequest,
+}
+
+impl ErrorCode {
+    /// Every code, in wire order.
+    pub const ALL: [ErrorCode; 19] = [
+        ErrorCode::SessionNotFound,
+        ErrorCode::PaneNotFound,
+        ErrorCode::Ambiguous,
+        ErrorCode::NameTaken,
+        ErrorCode::InvalidArgument,
+        ErrorCode::LimitReached,
+        ErrorCode::SpawnFailed,
+        ErrorCode::ProtocolMismatch,
+        ErrorCode::FrameTooLarge,
+        ErrorCode::MalformedFrame,
+        ErrorCode::PermissionDenied,
+        ErrorCode::ShuttingDown,
+        ErrorCode::Cancelled,
+        ErrorCode::PromptNotShown,
+        ErrorCode::AgentBlocked,
+        ErrorCode::PromptInFlight,
+        ErrorCode::DraftPresent,
+        ErrorCode::Internal,
+        ErrorCode::UnsupportedRequest,
+    ];
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Code;
+        impl<'de> serde::de::Visitor<'de> for Code {
+            type Value = ErrorCode;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an error code")
+            }
+            fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<ErrorCode, A::Error> {
+                use serde::de::VariantAccess;
+                let (index, variant): (u32, _) = data.variant()?;
+                variant.unit_variant()?;
+                Ok(ErrorCode::ALL
+                    .get(index as usize)
+                    .copied()
+                    .unwrap_or(ErrorCode::Internal))
+            }
+        }
+        // The names are not used by bincode (it reads the index); an unknown
+        // index is Internal above.
+        deserializer.deserialize_enum("ErrorCode", &[], Code)
+    }
 }
 
 impl ErrorCode {
@@ -62,6 +118,7 @@ impl ErrorCode {
             ErrorCode::PromptInFlight => "prompt_in_flight",
             ErrorCode::DraftPresent => "draft_present",
             ErrorCode::Internal => "internal",
+            ErrorCode::UnsupportedRequest => "unsupported_request",
         }
     }
 }
@@ -95,5 +152,24 @@ impl ErrorReply {
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_keep_their_wire_number_and_unknown_ones_read_as_internal() {
+        for (index, code) in ErrorCode::ALL.iter().enumerate() {
+            let bytes = crate::codec::encode(code).unwrap();
+            assert_eq!(bytes, crate::codec::encode(&(index as u32)).unwrap(), "{code:?}");
+            assert_eq!(crate::codec::decode::<ErrorCode>(&bytes).unwrap(), *code);
+        }
+        let newer = crate::codec::encode(&(ErrorCode::ALL.len() as u32 + 5)).unwrap();
+        assert_eq!(crate::codec::decode::<ErrorCode>(&newer).unwrap(), ErrorCode::Internal);
+        let reply = ErrorReply::new(ErrorCode::UnsupportedRequest, "x");
+        let back: ErrorReply = crate::codec::decode(&crate::codec::encode(&reply).unwrap()).unwrap();
+        assert_eq!(back, reply);
     }
 }

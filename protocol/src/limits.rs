@@ -788,6 +788,7 @@ mod tests {
             protocol_version: 9,
             client_name: "x".repeat(4 << 20),
             client_version: "\x1b[2J".into(),
+            revision: 0,
         };
         assert!(hello.display_name().len() < 300);
     }

@@ -35,18 +35,37 @@ pub enum ServerFrame {
     Fatal(ErrorReply),
 }
 
+/// The client's first frame. Its first three fields are fixed forever (a daemon of
+/// any generation reads the version); new fields are only ever appended, and a
+/// reader ignores bytes after the fields it knows (`codec::decode_hello`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct Hello {
     pub protocol_version: u32,
     pub client_name: String,
     pub client_version: String,
+    /// The client's [`crate::PROTOCOL_REVISION`] (appended in generation 10).
+    pub revision: u32,
 }
 
+/// The daemon's answer to a Hello of its generation. Fields are only ever
+/// appended; the client reads it leniently (bytes after what it knows are ignored).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
 pub struct Welcome {
     pub protocol_version: u32,
     pub daemon_version: String,
     pub pid: u32,
+    /// The daemon's [`crate::PROTOCOL_REVISION`].
+    pub revision: u32,
+    /// The wire tag of every request the daemon answers: a client can tell
+    /// before it asks whether an older daemon knows a request.
+    pub requests: Vec<u32>,
+}
+
+impl Welcome {
+    /// Whether the daemon answers the request with wire tag `tag`.
+    pub fn supports(&self, tag: u32) -> bool {
+        self.requests.contains(&tag)
+    }
 }
 
 /// An environment variable, in ACP's `{name, value}` shape.

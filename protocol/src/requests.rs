@@ -12,8 +12,18 @@
 //!   [`Rpc::reply`] can only take that one out.
 //!
 //! Each request struct must also implement [`Validate`] (in `limits.rs`), or the
-//! table does not compile. The wire layout of a struct variant and of a newtype
-//! variant holding a struct with the same fields is the same under bincode.
+//! table does not compile.
+//!
+//! ## Wire tags
+//! Every line starts with the request's wire tag: permanent, never moved, never
+//! reused (a retired request's tag goes into [`RETIRED_TAGS`]). On the wire a
+//! request is its tag (a bincode varint) followed by its fields, and its reply
+//! the same tag followed by the reply: the layout serde gives an enum variant
+//! whose index is the tag, so the tag, not a position in this table, names it.
+//! A daemon that reads a tag it does not know answers `unsupported_request` and
+//! keeps the connection (see [`crate::codec::decode_client_frame`]). The rule for
+//! changing this table is in CONTRIBUTING.md ("A protocol that can grow"), and
+//! `tests::the_wire_table_is_pinned` holds it to `protocol/wire-table.txt`.
 
 use crate::error::ErrorReply;
 use crate::limits::{Validate, MAX_READ_BYTES};
@@ -32,6 +42,8 @@ pub trait Rpc: Validate + Into<Request> + Send + 'static {
     type Reply: Send + 'static;
     /// The request's name, for logs and errors.
     const NAME: &'static str;
+    /// Its permanent wire tag (see the module's "Wire tags").
+    const TAG: u32;
     /// The most bytes its reply may take, reserved before it runs.
     fn reply_bytes(&self) -> usize;
     /// Its reply out of a [`Response`]; for any other reply, that reply's name.
@@ -41,7 +53,7 @@ pub trait Rpc: Validate + Into<Request> + Send + 'static {
 macro_rules! requests {
     ($(
         $(#[doc = $doc:literal])*
-        $name:ident { $( $(#[$field_meta:meta])* $field:ident : $ty:ty ),* $(,)? } -> $reply:ty
+        $tag:literal => $name:ident { $( $(#[$field_meta:meta])* $field:ident : $ty:ty ),* $(,)? } -> $reply:ty
         $(, reply_bytes($this:ident) = $estimate:expr)? ;
     )*) => {
         $(
@@ -54,6 +66,7 @@ macro_rules! requests {
             impl Rpc for $name {
                 type Reply = $reply;
                 const NAME: &'static str = stringify!($name);
+                const TAG: u32 = $tag;
 
                 fn reply_bytes(&self) -> usize {
                     requests!(@reply_bytes self $(, $this, $estimate)?)
@@ -77,25 +90,53 @@ macro_rules! requests {
         /// Every request a client can make. Targets are strings the daemon
         /// resolves (see [`crate::target`]): a full UUID, a unique prefix of at
         /// least 4 hex digits, or a name.
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Arbitrary)]
+        #[derive(Clone, Debug, PartialEq, Arbitrary)]
         pub enum Request {
             $( $(#[doc = $doc])* $name($name), )*
         }
 
         /// A request's reply, in the variant named after the request.
-        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Arbitrary)]
+        #[derive(Clone, Debug, PartialEq, Arbitrary)]
         pub enum Response {
             $( $name($reply), )*
         }
 
-        impl Request {
-            /// The name of every request, in wire order.
-            pub const NAMES: &'static [&'static str] = &[$( stringify!($name), )*];
+        /// Every request's wire tag and name, in table order.
+        pub const TABLE: &[WireEntry] = &[$(
+            WireEntry {
+                tag: $tag,
+                name: stringify!($name),
+                fields: concat!($( stringify!($field), ": ", stringify!($ty), ", ", )*),
+                reply: stringify!($reply),
+            },
+        )*];
 
+        impl Request {
             /// The request's name, for logs.
             pub fn name(&self) -> &'static str {
                 match self {
                     $( Request::$name(_) => stringify!($name), )*
+                }
+            }
+
+            /// The request's permanent wire tag.
+            pub fn tag(&self) -> u32 {
+                match self {
+                    $( Request::$name(_) => $tag, )*
+                }
+            }
+
+            /// Reads the fields of the request tagged `tag` (all of `body`).
+            pub fn decode_body(tag: u32, body: &[u8]) -> Result<Request, UnreadableRequest> {
+                match tag {
+                    $( $tag => crate::codec::decode::<$name>(body)
+                        .map(Request::$name)
+                        .map_err(|err| UnreadableRequest::Malformed {
+                            tag,
+                            name: stringify!($name),
+                            why: err.to_string(),
+                        }), )*
+                    _ => Err(UnreadableRequest::Unknown { tag }),
                 }
             }
 
@@ -123,6 +164,83 @@ macro_rules! requests {
                     $( Response::$name(_) => stringify!($name), )*
                 }
             }
+
+            /// The wire tag of the request this replies to.
+            pub fn tag(&self) -> u32 {
+                match self {
+                    $( Response::$name(_) => $tag, )*
+                }
+            }
+        }
+
+        impl Serialize for Request {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeTuple;
+                let mut tuple = serializer.serialize_tuple(2)?;
+                tuple.serialize_element(&self.tag())?;
+                match self {
+                    $( Request::$name(request) => tuple.serialize_element(request)?, )*
+                }
+                tuple.end()
+            }
+        }
+
+        impl<'de> Deserialize<'de> for Request {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Tagged;
+                impl<'de> serde::de::Visitor<'de> for Tagged {
+                    type Value = Request;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("a request's tag and fields")
+                    }
+                    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Request, A::Error> {
+                        use serde::de::Error;
+                        let tag: u32 = seq.next_element()?.ok_or_else(|| A::Error::custom("no request tag"))?;
+                        match tag {
+                            $( $tag => Ok(Request::$name(
+                                seq.next_element()?.ok_or_else(|| A::Error::custom("no request fields"))?,
+                            )), )*
+                            _ => Err(A::Error::custom(format!("unknown request tag {tag}"))),
+                        }
+                    }
+                }
+                deserializer.deserialize_tuple(2, Tagged)
+            }
+        }
+
+        impl Serialize for Response {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeTuple;
+                let mut tuple = serializer.serialize_tuple(2)?;
+                tuple.serialize_element(&self.tag())?;
+                match self {
+                    $( Response::$name(reply) => tuple.serialize_element(reply)?, )*
+                }
+                tuple.end()
+            }
+        }
+
+        impl<'de> Deserialize<'de> for Response {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct Tagged;
+                impl<'de> serde::de::Visitor<'de> for Tagged {
+                    type Value = Response;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("a reply's tag and value")
+                    }
+                    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Response, A::Error> {
+                        use serde::de::Error;
+                        let tag: u32 = seq.next_element()?.ok_or_else(|| A::Error::custom("no reply tag"))?;
+                        match tag {
+                            $( $tag => Ok(Response::$name(
+                                seq.next_element()?.ok_or_else(|| A::Error::custom("no reply value"))?,
+                            )), )*
+                            _ => Err(A::Error::custom(format!("unknown reply tag {tag}"))),
+                        }
+                    }
+                }
+                deserializer.deserialize_tuple(2, Tagged)
+            }
         }
     };
     (@reply_bytes $self:ident) => { SMALL_REPLY_BYTES };
@@ -132,27 +250,57 @@ macro_rules! requests {
     }};
 }
 
-// Keep the order: a variant's index is its tag on the wire. New requests go last.
+/// Tags of requests that were retired: never given to another request.
+pub const RETIRED_TAGS: &[u32] = &[];
+
+/// One line of the wire table: what `protocol/wire-table.txt` pins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WireEntry {
+    pub tag: u32,
+    pub name: &'static str,
+    /// The request's fields as written in the table (`name: Type, ...`).
+    pub fields: &'static str,
+    /// Its reply type as written in the table.
+    pub reply: &'static str,
+}
+
+/// A request the daemon could not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UnreadableRequest {
+    /// A tag this build does not know: a newer client's request.
+    Unknown { tag: u32 },
+    /// A known tag whose fields do not decode.
+    Malformed { tag: u32, name: &'static str, why: String },
+}
+
+impl Request {
+    /// The name of the request with wire tag `tag`, if this build knows one.
+    pub fn name_of(tag: u32) -> Option<&'static str> {
+        TABLE.iter().find(|entry| entry.tag == tag).map(|entry| entry.name)
+    }
+}
+
+// Each line's number is its permanent wire tag: never change or reuse one.
 requests! {
-    Ping {} -> ();
-    DaemonStatus {} -> DaemonInfo;
+    0 => Ping {} -> ();
+    1 => DaemonStatus {} -> DaemonInfo;
     /// Graceful shutdown: every pane is terminated, then the daemon exits. The
     /// shutdown begins once the reply is written.
-    Shutdown {} -> ();
-    CreateSession {
+    2 => Shutdown {} -> ();
+    3 => CreateSession {
         name: String,
         /// Absolute directory; the daemon's home when `None`.
         cwd: Option<String>,
         env: Vec<EnvVar>,
     } -> SessionInfo;
-    DestroySession { session: String } -> SessionInfo;
-    ListSessions {} -> Vec<SessionInfo>, reply_bytes(_request) = LIST_REPLY_BYTES;
-    RenameSession { session: String, name: String } -> SessionRenamed;
-    CreatePane { spec: SpawnSpec } -> PaneInfo;
+    4 => DestroySession { session: String } -> SessionInfo;
+    5 => ListSessions {} -> Vec<SessionInfo>, reply_bytes(_request) = LIST_REPLY_BYTES;
+    6 => RenameSession { session: String, name: String } -> SessionRenamed;
+    7 => CreatePane { spec: SpawnSpec } -> PaneInfo;
     /// Panes of one session, or of all sessions when `None`.
-    ListPanes { session: Option<String> } -> Vec<PaneInfo>, reply_bytes(_request) = LIST_REPLY_BYTES;
-    PaneStatus { pane: String } -> PaneInfo;
-    WriteInput {
+    8 => ListPanes { session: Option<String> } -> Vec<PaneInfo>, reply_bytes(_request) = LIST_REPLY_BYTES;
+    9 => PaneStatus { pane: String } -> PaneInfo;
+    10 => WriteInput {
         pane: String,
         #[serde(with = "serde_bytes")]
         data: Vec<u8>,
@@ -160,28 +308,28 @@ requests! {
         paste: bool,
     } -> ();
     /// Key names as in [`crate::keys`] (Enter, C-c, F5, ...).
-    SendKeys { pane: String, keys: Vec<String> } -> ();
+    11 => SendKeys { pane: String, keys: Vec<String> } -> ();
     /// SIGINT to the pane's foreground process group; the PTY and shell stay.
-    Interrupt { pane: String } -> ();
+    12 => Interrupt { pane: String } -> ();
     /// Signal the pane's processes (default TERM), escalating to KILL after the grace.
-    KillPane { pane: String, signal: Option<String> } -> PaneInfo;
+    13 => KillPane { pane: String, signal: Option<String> } -> PaneInfo;
     /// Remove the pane at once, killing it first if it runs.
-    ReleasePane { pane: String } -> ();
-    ResizePane { pane: String, size: PaneSize } -> ();
-    RenamePane { pane: String, title: String } -> PaneInfo;
+    14 => ReleasePane { pane: String } -> ();
+    15 => ResizePane { pane: String, size: PaneSize } -> ();
+    16 => RenamePane { pane: String, title: String } -> PaneInfo;
     /// New order of a session's panes: every pane exactly once.
-    ReorderPanes { session: String, panes: Vec<String> } -> Vec<PaneInfo>,
+    17 => ReorderPanes { session: String, panes: Vec<String> } -> Vec<PaneInfo>,
         reply_bytes(_request) = LIST_REPLY_BYTES;
-    ReadOutput { pane: String, mode: ReadMode } -> OutputChunk, reply_bytes(request) = match request.mode {
+    18 => ReadOutput { pane: String, mode: ReadMode } -> OutputChunk, reply_bytes(request) = match request.mode {
         ReadMode::Raw { max_bytes: Some(max), .. } => (max as usize).min(MAX_READ_BYTES) + SMALL_REPLY_BYTES,
         _ => MAX_READ_BYTES + SMALL_REPLY_BYTES,
     };
     /// Wait until the pane's process exits, or the timeout passes (no timeout: forever).
-    WaitForExit { pane: String, timeout_ms: Option<u64> } -> ExitWaited;
+    19 => WaitForExit { pane: String, timeout_ms: Option<u64> } -> ExitWaited;
     /// Push session and pane lifecycle events on this connection from now on.
-    Subscribe {} -> ();
+    20 => Subscribe {} -> ();
     /// The rendered screen and/or scrollback of a pane.
-    Capture {
+    21 => Capture {
         pane: String,
         what: CaptureWhat,
         /// First line, as tmux's `capture-pane -S`: 0 is the top visible row,
@@ -197,54 +345,54 @@ requests! {
     /// Follow a pane on this connection: a [`Event::Redraw`] first, then its output,
     /// title, bell and exit events. With a size (and not read-only) the client takes
     /// part in the pane's size policy; read-only clients never resize or type.
-    Attach { pane: String, read_only: bool, size: Option<PaneSize> } -> PaneInfo;
-    Detach { pane: String } -> ();
+    22 => Attach { pane: String, read_only: bool, size: Option<PaneSize> } -> PaneInfo;
+    23 => Detach { pane: String } -> ();
     /// The size of this connection's terminal attached to the pane changed.
-    ClientResize { pane: String, size: PaneSize } -> ();
-    SetSizePolicy { pane: String, policy: SizePolicy } -> ();
+    24 => ClientResize { pane: String, size: PaneSize } -> ();
+    25 => SetSizePolicy { pane: String, policy: SizePolicy } -> ();
     /// Wait until the first of several conditions holds (or the timeout passes).
     /// The daemon waits on the pane's events; nothing polls.
-    WaitFor { pane: String, until: WaitUntil, timeout_ms: u64 } -> WaitOutcome;
+    26 => WaitFor { pane: String, until: WaitUntil, timeout_ms: u64 } -> WaitOutcome;
     /// Which agent CLI runs in the pane, and whether it is busy, idle or waiting
     /// for permission, read from the rendered screen.
-    AgentStatus { pane: String } -> AgentInfo;
+    27 => AgentStatus { pane: String } -> AgentInfo;
     /// A hook of the agent CLI in a pane fired (`fugue agent-event`, run by the
     /// agent with the pane's `FUGUE_PANE`): the most trusted signal of its state.
     /// `token` is the pane process's `FUGUE_PANE_TOKEN`: a report without the
     /// token of the process now in the pane is refused, so another pane cannot
     /// speak for this one.
-    ReportHook { pane: String, token: String, hook: AgentHook } -> ();
+    28 => ReportHook { pane: String, token: String, hook: AgentHook } -> ();
     /// Answer the permission prompt `prompt_id` (from [`AgentInfo::prompt_id`])
     /// of the agent CLI in a pane, only if that same prompt is on screen now and
     /// nobody answered it yet; the daemon checks and sends the agent's key in one
     /// step, so no other client's answer or keystroke lands between. Answering a
     /// prompt again sends nothing and says what it was answered with.
-    AnswerPermission { pane: String, prompt_id: String, answer: PermissionAnswer } -> PermissionAnswered;
+    29 => AnswerPermission { pane: String, prompt_id: String, answer: PermissionAnswer } -> PermissionAnswered;
     /// Start the agent whose session a pane recorded again, in the same directory,
     /// with its resume flag (`claude --resume ID`, `codex resume ID`, ...), as a new
     /// pane of the same session. The old pane must no longer run.
-    ResumeAgent { pane: String } -> PaneInfo;
+    30 => ResumeAgent { pane: String } -> PaneInfo;
     /// Abandon request `id` of this connection (its reply is a `cancelled` error).
-    Cancel { id: u64 } -> ();
+    31 => Cancel { id: u64 } -> ();
     /// Replace the running daemon with the binary now on disk, keeping every pane
     /// and process. Replies once the new binary was checked; connections then close
     /// and clients reconnect to the upgraded daemon.
-    UpgradeDaemon {} -> ();
+    32 => UpgradeDaemon {} -> ();
     /// Claim idempotency key `key` for a prompt to the agent in a pane
     /// (`fugue prompt --key`, `fugue_send_prompt`'s `idempotency_key`): the
     /// first claim sends; later ones get that send's receipt, or are told it
     /// is still being sent.
-    ClaimPromptKey { pane: String, key: String } -> PromptKeyClaim;
+    33 => ClaimPromptKey { pane: String, key: String } -> PromptKeyClaim;
     /// Record the receipt (its JSON, as the client shows it) of the prompt sent
     /// under a claimed key, for the claims that come after.
-    RecordPromptReceipt { pane: String, key: String, receipt: String } -> ();
+    34 => RecordPromptReceipt { pane: String, key: String, receipt: String } -> ();
     /// Every pane of one session (or of all when `None`) with what a person
     /// needs to see at a glance: its agent's state and its last line of output.
-    Overview { session: Option<String> } -> Vec<PaneOverview>, reply_bytes(_request) = 4 * LIST_REPLY_BYTES;
+    35 => Overview { session: Option<String> } -> Vec<PaneOverview>, reply_bytes(_request) = 4 * LIST_REPLY_BYTES;
     /// The lines of every pane's text view and scrollback (of one session, or
     /// of all) that match `pattern` (a wait pattern's syntax and limits), in
     /// pane order, at most `max_matches` (up to [`crate::limits::MAX_GREP_MATCHES`]).
-    Grep { pattern: String, session: Option<String>, max_matches: u32 } -> GrepResult,
+    36 => Grep { pattern: String, session: Option<String>, max_matches: u32 } -> GrepResult,
         reply_bytes(_request) = crate::limits::MAX_GREP_REPLY_BYTES + SMALL_REPLY_BYTES;
 }
 
@@ -270,5 +418,207 @@ mod tests {
         assert_eq!(read(Some(10)).reply_bytes(), 10 + SMALL_REPLY_BYTES);
         assert_eq!(read(Some(u64::MAX)).reply_bytes(), MAX_READ_BYTES + SMALL_REPLY_BYTES);
         assert_eq!(Request::from(Ping {}).reply_bytes(), SMALL_REPLY_BYTES);
+    }
+
+    #[test]
+    fn a_tag_names_one_request_and_is_never_a_retired_one() {
+        let mut tags: Vec<u32> = TABLE.iter().map(|e| e.tag).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        assert_eq!(tags.len(), TABLE.len(), "two requests share a tag");
+        for retired in RETIRED_TAGS {
+            assert!(
+                !tags.contains(retired),
+                "tag {retired} is retired and may not be reused"
+            );
+        }
+        assert_eq!(Request::name_of(36), Some("Grep"));
+        assert_eq!(Request::name_of(9999), None);
+    }
+
+    /// The table as `protocol/wire-table.txt` holds it.
+    fn wire_table() -> String {
+        let mut out = format!(
+            "# fugue's wire table: generation (PROTOCOL_VERSION) {}, revision (PROTOCOL_REVISION) {}.\n\
+             # Written by `FUGUE_WRITE_WIRE_TABLE=1 cargo test -p fugue-protocol wire_table`;\n\
+             # the rule for changing it is in CONTRIBUTING.md (\"A protocol that can grow\").\n\
+             # tag name {{fields}} -> reply\n",
+            crate::PROTOCOL_VERSION,
+            crate::PROTOCOL_REVISION
+        );
+        for entry in TABLE {
+            out.push_str(&format!(
+                "{} {} {{{}}} -> {}\n",
+                entry.tag,
+                entry.name,
+                entry.fields.trim_end_matches(", "),
+                entry.reply
+            ));
+        }
+        for tag in RETIRED_TAGS {
+            out.push_str(&format!("{tag} retired\n"));
+        }
+        out
+    }
+
+    /// (generation, revision, tag -> line) of a written table.
+    fn parse_table(text: &str) -> (u32, u32, std::collections::BTreeMap<u32, String>) {
+        let header = text.lines().next().unwrap_or_default();
+        let number_after = |word: &str| -> u32 {
+            header
+                .split(word)
+                .nth(1)
+                .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).find(|s| !s.is_empty()))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        let lines = text
+            .lines()
+            .filter(|line| !line.starts_with('#') && !line.is_empty())
+            .filter_map(|line| Some((line.split(' ').next()?.parse().ok()?, line.to_string())))
+            .collect();
+        (
+            number_after("(PROTOCOL_VERSION)"),
+            number_after("(PROTOCOL_REVISION)"),
+            lines,
+        )
+    }
+
+    /// What the rule in CONTRIBUTING.md allows between the pinned table and
+    /// this build's: `Err` says which rule a change broke.
+    fn follows_the_rule(pinned: &str, now: &str) -> Result<(), String> {
+        let (old_gen, old_rev, old) = parse_table(pinned);
+        let (new_gen, new_rev, new) = parse_table(now);
+        // A tag keeps its name forever, in every generation.
+        for (tag, line) in &new {
+            let name = |l: &str| l.split(' ').nth(1).unwrap_or_default().to_string();
+            if let Some(before) = old.get(tag) {
+                let retired_now = name(line) == "retired";
+                if name(before) != name(line) && !retired_now {
+                    return Err(format!(
+                        "tag {tag} was {} and is now {}: tags are never reused",
+                        name(before),
+                        name(line)
+                    ));
+                }
+            }
+        }
+        if new_gen > old_gen {
+            return Ok(());
+        }
+        if new_gen < old_gen {
+            return Err("PROTOCOL_VERSION went down".into());
+        }
+        for (tag, before) in &old {
+            match new.get(tag) {
+                Some(line) if line == before => {}
+                Some(line) => {
+                    return Err(format!(
+                        "request {tag} changed from `{before}` to `{line}` in generation {new_gen}: \
+                         bincode is not self-describing, so this needs a new PROTOCOL_VERSION"
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "request `{before}` left the table: list its tag in RETIRED_TAGS and bump PROTOCOL_VERSION"
+                    ))
+                }
+            }
+        }
+        let added = new.keys().filter(|tag| !old.contains_key(tag)).count();
+        if added > 0 && new_rev <= old_rev {
+            return Err(format!(
+                "{added} request(s) added: a compatible step, so bump PROTOCOL_REVISION (now {new_rev})"
+            ));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_wire_table_is_pinned() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/wire-table.txt");
+        let now = wire_table();
+        let pinned = std::fs::read_to_string(path).unwrap_or_default();
+        if let Err(broken) = follows_the_rule(&pinned, &now) {
+            panic!("the wire table changed against the rule: {broken}");
+        }
+        if std::env::var_os("FUGUE_WRITE_WIRE_TABLE").is_some() {
+            std::fs::write(path, &now).unwrap();
+            return;
+        }
+        assert!(
+            pinned == now,
+            "protocol/wire-table.txt is stale; after following the rule in CONTRIBUTING.md, write it again with \
+             `FUGUE_WRITE_WIRE_TABLE=1 cargo test -p fugue-protocol wire_table`"
+        );
+    }
+
+    #[test]
+    fn the_rule_catches_what_breaks_a_peer() {
+        let table = |generation: u32, revision: u32, lines: &[&str]| {
+            format!(
+                "# fugue's wire table: generation (PROTOCOL_VERSION) {generation}, revision (PROTOCOL_REVISION) {revision}.\n{}\n",
+                lines.join("\n")
+            )
+        };
+        let base = table(10, 0, &["0 Ping {} -> ()", "1 Grep {pattern: String} -> GrepResult"]);
+        // Adding a request is compatible with a new revision, not without one.
+        let added = |rev| {
+            table(
+                10,
+                rev,
+                &[
+                    "0 Ping {} -> ()",
+                    "1 Grep {pattern: String} -> GrepResult",
+                    "2 New {} -> ()",
+                ],
+            )
+        };
+        assert!(follows_the_rule(&base, &added(1)).is_ok());
+        assert!(follows_the_rule(&base, &added(0))
+            .unwrap_err()
+            .contains("PROTOCOL_REVISION"));
+        // Changing a request's fields needs a new generation.
+        let changed = |generation| {
+            table(
+                generation,
+                0,
+                &["0 Ping {} -> ()", "1 Grep {pattern: String, max: u32} -> GrepResult"],
+            )
+        };
+        assert!(follows_the_rule(&base, &changed(10))
+            .unwrap_err()
+            .contains("PROTOCOL_VERSION"));
+        assert!(follows_the_rule(&base, &changed(11)).is_ok());
+        // Removing one needs both; moving a tag to another request never works.
+        let removed = table(10, 1, &["0 Ping {} -> ()"]);
+        assert!(follows_the_rule(&base, &removed).unwrap_err().contains("RETIRED_TAGS"));
+        let reused = table(11, 0, &["0 Ping {} -> ()", "1 Other {} -> ()"]);
+        assert!(follows_the_rule(&base, &reused).unwrap_err().contains("never reused"));
+        let retired = table(11, 0, &["0 Ping {} -> ()", "1 retired"]);
+        assert!(follows_the_rule(&base, &retired).is_ok());
+    }
+
+    #[test]
+    fn requests_and_replies_carry_their_tag_not_their_place() {
+        let grep = Request::from(Grep {
+            pattern: "x".into(),
+            session: None,
+            max_matches: 1,
+        });
+        let bytes = crate::codec::encode(&grep).unwrap();
+        assert_eq!(bytes[0], 36, "the tag leads");
+        assert_eq!(crate::codec::decode::<Request>(&bytes).unwrap(), grep);
+        assert_eq!(Request::decode_body(36, &bytes[1..]).unwrap(), grep);
+        assert_eq!(
+            Request::decode_body(200, &bytes[1..]),
+            Err(UnreadableRequest::Unknown { tag: 200 })
+        );
+        assert!(matches!(
+            Request::decode_body(36, &[1]),
+            Err(UnreadableRequest::Malformed { name: "Grep", .. })
+        ));
+        let reply = crate::codec::encode(&Response::Cancel(())).unwrap();
+        assert_eq!(reply, vec![31]);
     }
 }

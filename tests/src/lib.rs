@@ -816,11 +816,20 @@ impl RawConnection {
         }
     }
 
+    /// Sends one frame of any payload (bytes no client of this build would write).
+    pub fn send_payload(&mut self, payload: &[u8]) {
+        use std::io::Write;
+        let mut frame = (payload.len() as u32).to_be_bytes().to_vec();
+        frame.extend_from_slice(payload);
+        self.stream.write_all(&frame).expect("write");
+    }
+
     pub fn hello(&mut self, version: u32) -> ServerFrame {
         self.send(ClientFrame::Hello(Hello {
             protocol_version: version,
             client_name: "raw".into(),
             client_version: "0".into(),
+            revision: 0,
         }));
         self.recv().expect("a handshake answer")
     }

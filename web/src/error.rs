@@ -68,6 +68,7 @@ fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::PermissionDenied => StatusCode::FORBIDDEN,
         ErrorCode::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
         ErrorCode::Cancelled => StatusCode::REQUEST_TIMEOUT,
+        ErrorCode::UnsupportedRequest => StatusCode::NOT_IMPLEMENTED,
         ErrorCode::ProtocolMismatch | ErrorCode::MalformedFrame | ErrorCode::Internal => {
             StatusCode::INTERNAL_SERVER_ERROR
         }

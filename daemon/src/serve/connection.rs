@@ -11,7 +11,9 @@
 //!   replies they may produce ([`REPLY_BYTES`], reserved before a request runs) and
 //!   the outgoing queue ([`OUT_QUEUE_BYTES`](crate::requests::client::OUT_QUEUE_BYTES)): a client that stops reading holds up
 //!   only itself, and holds at most that much memory;
-//! - malformed or oversize frames get a `Fatal` frame and a close;
+//! - malformed or oversize frames get a `Fatal` frame and a close; a request
+//!   whose tag this daemon does not know (a newer client's) or whose fields do
+//!   not decode is answered with an error and the connection goes on;
 //! - a vanished client has its in-flight requests cancelled.
 
 use crate::budget::Charge;
@@ -19,10 +21,11 @@ use crate::requests::client::{encode_or_explain, Client, Outgoing};
 use crate::requests::Handler;
 use crate::sync::lock;
 use bytes::BytesMut;
-use fugue_protocol::codec::{CodecError, FrameCodec};
+use fugue_protocol::codec::{CodecError, IncomingFrame, RawFrames};
 use fugue_protocol::limits::MAX_CLIENT_FRAME_BYTES;
+use fugue_protocol::requests::UnreadableRequest;
 use fugue_protocol::{
-    ClientFrame, ErrorCode, ErrorReply, Hello, Request, Response, ServerFrame, Welcome, PROTOCOL_VERSION,
+    ErrorCode, ErrorReply, Hello, Request, Response, ServerFrame, Welcome, PROTOCOL_REVISION, PROTOCOL_VERSION,
 };
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -110,7 +113,7 @@ enum ReadError {
 struct FrameReader {
     stream: OwnedReadHalf,
     buf: BytesMut,
-    codec: FrameCodec<ServerFrame, ClientFrame>,
+    codec: RawFrames,
     /// When the bytes now in `buf` (an unfinished frame) began to arrive.
     partial_since: Option<Instant>,
 }
@@ -120,13 +123,13 @@ impl FrameReader {
         Self {
             stream,
             buf: BytesMut::new(),
-            codec: FrameCodec::with_max_in(HELLO_MAX_BYTES),
+            codec: RawFrames::with_max_in(HELLO_MAX_BYTES),
             partial_since: None,
         }
     }
 
-    /// The next frame and its size on the wire; `None` at a clean end of stream.
-    async fn next(&mut self) -> Option<Result<(ClientFrame, usize), ReadError>> {
+    /// The next frame's payload and its size on the wire; `None` at a clean end of stream.
+    async fn next(&mut self) -> Option<Result<(BytesMut, usize), ReadError>> {
         loop {
             let before = self.buf.len();
             match self.codec.decode(&mut self.buf) {
@@ -215,10 +218,10 @@ async fn handshake(reader: &mut FrameReader, writer: &mut OwnedWriteHalf, evicte
         }
     };
     let fatal = match first {
-        Ok(Some(Ok((ClientFrame::Hello(hello), _)))) => return Some(hello),
-        Ok(Some(Ok((ClientFrame::Request { .. }, _)))) => {
-            ErrorReply::new(ErrorCode::MalformedFrame, "the first frame must be Hello")
-        }
+        Ok(Some(Ok((payload, _)))) => match fugue_protocol::codec::decode_hello(&payload) {
+            Ok(hello) => return Some(hello),
+            Err(err) => read_error_reply(&ReadError::Codec(err))?,
+        },
         Ok(Some(Err(err))) => match read_error_reply(&err) {
             Some(reply) => reply,
             None => return None,
@@ -285,11 +288,13 @@ async fn serve_client(
         protocol_version: PROTOCOL_VERSION,
         daemon_version: env!("CARGO_PKG_VERSION").to_string(),
         pid: std::process::id(),
+        revision: PROTOCOL_REVISION,
+        requests: fugue_protocol::requests::TABLE.iter().map(|entry| entry.tag).collect(),
     };
     if !write_direct(&mut write, ServerFrame::Welcome(welcome)).await {
         return;
     }
-    tracing::debug!(%client, "client connected");
+    tracing::debug!(%client, revision = hello.revision, "client connected");
     reader.codec.set_max_in(MAX_CLIENT_FRAME_BYTES);
 
     let (client, out_rx) = Client::new(&handler.memory);
@@ -321,10 +326,21 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
     let budget = Arc::new(Semaphore::new(IN_FLIGHT_BYTES));
     let replies = Arc::new(Semaphore::new(REPLY_BYTES));
     loop {
-        let (frame, size) = match reader.next().await {
+        let frame = match reader.next().await {
             None => return,
-            Some(Ok(frame)) => frame,
-            Some(Err(err)) => {
+            Some(Ok((payload, size))) => fugue_protocol::codec::decode_client_frame(&payload)
+                .map(|frame| (frame, size))
+                .map_err(ReadError::Codec),
+            Some(Err(err)) => Err(err),
+        };
+        let (id, request, size) = match frame {
+            Ok((IncomingFrame::Request { id, request }, size)) => (id, request, size),
+            Ok((IncomingFrame::Hello, _)) => {
+                let reply = ErrorReply::new(ErrorCode::MalformedFrame, "Hello sent twice");
+                let _ = out.send(ServerFrame::Fatal(reply)).await;
+                return;
+            }
+            Err(err) => {
                 if let Some(reply) = read_error_reply(&err) {
                     tracing::debug!(reason = %reply.message, "closing connection");
                     let _ = out.send(ServerFrame::Fatal(reply)).await;
@@ -332,12 +348,13 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
                 return;
             }
         };
-        let (id, request) = match frame {
-            ClientFrame::Request { id, request } => (id, request),
-            ClientFrame::Hello(_) => {
-                let reply = ErrorReply::new(ErrorCode::MalformedFrame, "Hello sent twice");
-                let _ = out.send(ServerFrame::Fatal(reply)).await;
-                return;
+        let request = match request {
+            Ok(request) => *request,
+            Err(unreadable) => {
+                let reply = unreadable_reply(&unreadable);
+                tracing::info!(id, reason = %reply.message, "request refused");
+                let _ = out.send(ServerFrame::Reply { id, result: Err(reply) }).await;
+                continue;
             }
         };
         tracing::debug!(id, request = request.name(), "request");
@@ -400,6 +417,27 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             }
             drop((permit, request_held));
         });
+    }
+}
+
+/// The answer to a request this daemon cannot read; the connection goes on.
+fn unreadable_reply(unreadable: &UnreadableRequest) -> ErrorReply {
+    let daemon = env!("CARGO_PKG_VERSION");
+    match unreadable {
+        UnreadableRequest::Unknown { tag } => ErrorReply::new(
+            ErrorCode::UnsupportedRequest,
+            format!(
+                "fugued {daemon} (protocol {PROTOCOL_VERSION}.{PROTOCOL_REVISION}) does not support request tag {tag}; \
+                 upgrade it with `fugue daemon upgrade`"
+            ),
+        ),
+        UnreadableRequest::Malformed { name, why, .. } => ErrorReply::new(
+            ErrorCode::MalformedFrame,
+            format!(
+                "fugued {daemon} could not read the fields of {name}: {}",
+                fugue_protocol::limits::truncate_for_display(why, LOG_FIELD_BYTES)
+            ),
+        ),
     }
 }
 

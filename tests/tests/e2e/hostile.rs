@@ -212,6 +212,7 @@ async fn oversized_and_mismatched_hellos_cost_no_log_and_no_memory() {
             protocol_version: PROTOCOL_VERSION + 1,
             client_name: "n".repeat(60 * 1024),
             client_version: "1".into(),
+            revision: 0,
         }));
         match raw.recv() {
             Some(ServerFrame::Fatal(reply)) => {

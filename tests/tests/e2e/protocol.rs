@@ -184,6 +184,7 @@ fn a_request_before_hello_and_a_second_hello_are_refused() {
         protocol_version: PROTOCOL_VERSION,
         client_name: "x".into(),
         client_version: "0".into(),
+        revision: 0,
     }));
     assert!(matches!(twice.recv(), Some(ServerFrame::Fatal(r)) if r.message.contains("Hello sent twice")));
 }
@@ -206,6 +207,128 @@ fn a_protocol_mismatch_names_both_versions() {
         other => panic!("expected a mismatch, got {other:?}"),
     }
     assert!(raw.recv().is_none());
+}
+
+/// A request from a newer client (a tag this daemon does not know) gets a typed
+/// answer naming the tag and the daemon's version; the connection goes on. So
+/// does a known request whose fields do not decode.
+#[test]
+fn an_unknown_request_is_answered_and_the_connection_goes_on() {
+    let daemon = Daemon::start();
+    let mut raw = Raw::welcomed(&daemon);
+    // Frame kind 1 (a request), id 5, tag 250, then fields no build can read.
+    raw.send_payload(&[1, 5, 250, 3, 1, 2, 3]);
+    match raw.recv() {
+        Some(ServerFrame::Reply {
+            id: 5,
+            result: Err(reply),
+        }) => {
+            assert_eq!(reply.code, ErrorCode::UnsupportedRequest);
+            assert!(reply.message.contains("request tag 250"), "{}", reply.message);
+            assert!(
+                reply.message.contains(&format!("fugued {}", env!("CARGO_PKG_VERSION"))),
+                "{}",
+                reply.message
+            );
+            assert!(reply.message.contains("fugue daemon upgrade"), "{}", reply.message);
+        }
+        other => panic!("expected an unsupported_request reply, got {other:?}"),
+    }
+    // Grep's tag with a truncated body: refused by name, nothing else happens.
+    raw.send_payload(&[1, 6, 36, 1]);
+    match raw.recv() {
+        Some(ServerFrame::Reply {
+            id: 6,
+            result: Err(reply),
+        }) => {
+            assert_eq!(reply.code, ErrorCode::MalformedFrame);
+            assert!(reply.message.contains("Grep"), "{}", reply.message);
+        }
+        other => panic!("expected a malformed-request reply, got {other:?}"),
+    }
+    assert!(matches!(
+        raw.request(7, Request::Ping(rq::Ping {})),
+        Some(ServerFrame::Reply {
+            id: 7,
+            result: Ok(Response::Ping(()))
+        })
+    ));
+}
+
+/// The Welcome says which requests the daemon answers and its revision; a
+/// generation-9 client's three-field Hello still gets a clear mismatch.
+#[test]
+fn the_handshake_carries_revisions_and_old_clients_hear_a_mismatch() {
+    let daemon = Daemon::start();
+    let mut raw = Raw::connect(&daemon);
+    match raw.hello(PROTOCOL_VERSION) {
+        ServerFrame::Welcome(welcome) => {
+            assert_eq!(welcome.revision, fugue_client::protocol::PROTOCOL_REVISION);
+            let tags: Vec<u32> = rq::TABLE.iter().map(|e| e.tag).collect();
+            assert_eq!(welcome.requests, tags);
+        }
+        other => panic!("expected Welcome, got {other:?}"),
+    }
+    let mut old = Raw::connect(&daemon);
+    let mut payload = vec![0u8];
+    payload.extend(fugue_client::protocol::codec::encode(&(9u32, "fugue".to_string(), "0.9.0".to_string())).unwrap());
+    old.send_payload(&payload);
+    match old.recv() {
+        Some(ServerFrame::Fatal(reply)) => {
+            assert_eq!(reply.code, ErrorCode::ProtocolMismatch);
+            assert!(reply.message.contains("speaks protocol 9,"), "{}", reply.message);
+        }
+        other => panic!("expected a mismatch, got {other:?}"),
+    }
+}
+
+/// A daemon one compatible step behind: it welcomes this client but does not
+/// list Grep. The client refuses before sending, and the CLI says what to do.
+#[test]
+fn a_request_an_older_daemon_lacks_is_named_with_the_fix() {
+    let dir = fugue_tests::private_dir();
+    let socket = dir.path().join("older.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    let server = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut raw = Raw::from_stream(stream);
+        let mut codec = FrameCodec::<ServerFrame, ClientFrame>::new();
+        let mut buf = BytesMut::new();
+        let mut chunk = [0u8; 1024];
+        loop {
+            let n = raw.stream.read(&mut chunk).unwrap();
+            buf.extend_from_slice(&chunk[..n]);
+            if let Some(ClientFrame::Hello(_)) = codec.decode(&mut buf).unwrap() {
+                break;
+            }
+        }
+        let welcome = fugue_client::protocol::Welcome {
+            protocol_version: PROTOCOL_VERSION,
+            daemon_version: "9.8.7".into(),
+            pid: 1,
+            revision: 0,
+            requests: rq::TABLE
+                .iter()
+                .map(|e| e.tag)
+                .filter(|tag| *tag != <rq::Grep as fugue_client::protocol::Rpc>::TAG)
+                .collect(),
+        };
+        let mut out = BytesMut::new();
+        codec.encode(ServerFrame::Welcome(welcome), &mut out).unwrap();
+        raw.stream.write_all(&out).unwrap();
+        // Nothing else may arrive: the client refuses Grep itself.
+        let mut rest = Vec::new();
+        let _ = raw.stream.read_to_end(&mut rest);
+        rest
+    });
+    let out = fugue_tests::cli(&socket, &dir, &["grep", "x"]);
+    let sent_after_hello = server.join().unwrap();
+    let err = out.err();
+    assert!(
+        err.contains("fugued 9.8.7 does not support Grep") && err.contains("upgrade it with `fugue daemon upgrade`"),
+        "{err}"
+    );
+    assert!(sent_after_hello.is_empty(), "the client sent {sent_after_hello:?}");
 }
 
 /// The CLI side of a mismatch: a stand-in daemon that refuses every Hello the way

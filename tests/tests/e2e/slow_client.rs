@@ -42,6 +42,7 @@ async fn a_stalled_subscriber_costs_bounded_memory_and_is_resynchronised() {
         protocol_version: PROTOCOL_VERSION,
         client_name: "stalled".into(),
         client_version: "0".into(),
+        revision: 0,
     };
     stalled
         .write_all(&frame(&mut codec, ClientFrame::Hello(hello)))

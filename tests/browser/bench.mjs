@@ -11,7 +11,8 @@
 import { launchChromium } from './chromium.mjs';
 import { createInterface } from 'node:readline';
 
-const url = process.env.FUGUE_WEB_URL;
+// The tab view, whatever the project holds (an empty one opens on the overview).
+const url = `${process.env.FUGUE_WEB_URL}&view=tabs`;
 if (!url) throw new Error('FUGUE_WEB_URL is not set');
 
 const browser = await launchChromium();

@@ -23,7 +23,8 @@ for (const [name, value] of Object.entries({ FUGUE_WEB_URL: URL_WITH_TOKEN, FUGU
 mkdirSync(ARTIFACTS, { recursive: true });
 const origin = new URL(URL_WITH_TOKEN).origin;
 const token = new URL(URL_WITH_TOKEN).searchParams.get('token');
-const pageUrl = `${URL_WITH_TOKEN}&project=${encodeURIComponent(PROJECT)}&session=browser`;
+// view=tabs: the project starts with no tabs, which would open the overview.
+const pageUrl = `${URL_WITH_TOKEN}&project=${encodeURIComponent(PROJECT)}&session=browser&view=tabs`;
 
 const fugue = (...args) => execFileSync(FUGUE, ['--socket', SOCKET, ...args], { encoding: 'utf8' });
 

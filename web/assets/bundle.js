@@ -522,10 +522,15 @@
     overviewDrawn = '';
     if (show) refreshOverview();
     else views.get(active)?.show();
+    renderOverview();
   }
 
   function renderOverview() {
     const needing = overviewRows.filter((r) => needsOf(r) !== 'nothing').length;
+    // The tab view says what runs outside it, a click from the overview.
+    const elsewhere = overviewRows.filter((r) => r.pane.status === 'running' && !tabs.some((t) => t.id === r.pane.id)).length;
+    $('elsewhere').hidden = overviewShown || elsewhere === 0;
+    $('elsewhere').textContent = `${elsewhere} pane${elsewhere === 1 ? '' : 's'} run${elsewhere === 1 ? 's' : ''} elsewhere`;
     $('needs').hidden = needing === 0;
     $('needs').textContent = `${needing} need${needing === 1 ? 's' : ''} you`;
     document.title = needing ? `(${needing}) fugue` : 'fugue';
@@ -648,8 +653,9 @@
 
   async function start() {
     const params = new URLSearchParams(location.search);
+    let defaults;
     try {
-      const defaults = await api('GET', '/api/web/defaults');
+      defaults = await api('GET', '/api/web/defaults');
       scope.project = params.get('project') || defaults.project;
       scope.session = params.get('session') || defaults.session;
     } catch (err) {
@@ -660,6 +666,7 @@
     $('add').addEventListener('click', addTab);
     $('show-all').addEventListener('click', () => showOverview(!overviewShown));
     $('needs').addEventListener('click', () => showOverview(true));
+    $('elsewhere').addEventListener('click', () => showOverview(true));
     $('tabs').addEventListener('pointerdown', () => { pressing = true; });
     window.addEventListener('pointerup', () => { if (pressing) { pressing = false; render(); } });
     document.addEventListener('keydown', (e) => {
@@ -675,9 +682,15 @@
     // an event (and refreshes at once); one typed into a shell is not pushed, so
     // look again every few seconds too.
     setInterval(() => { if (!document.hidden) { scheduleRefresh(); scheduleOverview(); } }, 3000);
-    if (params.get('view') === 'all') showOverview(true);
     // A link to one pane (a notification's url): open it as a tab.
     const wanted = params.get('pane');
+    // The first view is what runs: the overview of every session, unless a
+    // project was named (in the address or `fugue web --project`) and has tabs,
+    // or the address asks for a view.
+    const named = params.has('project') || defaults.project_given;
+    const view = params.get('view');
+    if (view === 'all' || (!wanted && view !== 'tabs' && (!named || tabs.length === 0))) showOverview(true);
+    else await refreshOverview();
     if (wanted) {
       await refreshOverview();
       const row = overviewRows.find((r) => r.pane.id === wanted);

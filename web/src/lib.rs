@@ -31,6 +31,9 @@ pub struct AppState {
 pub struct Defaults {
     pub project: String,
     pub session: String,
+    /// Whether `fugue web` was started with `--project`: without one the page
+    /// opens on the overview of every session, not on a project's tabs.
+    pub project_given: bool,
 }
 
 impl FromRef<AppState> for Arc<Security> {
@@ -51,6 +54,8 @@ pub struct Config {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// The page's project and session when its address names none.
     pub project: PathBuf,
+    /// `--project` was given (else `project` is the current directory).
+    pub project_given: bool,
     pub session: String,
 }
 
@@ -92,6 +97,7 @@ pub async fn run(config: Config) -> Result<(), String> {
         defaults: Arc::new(Defaults {
             project: config.project.display().to_string(),
             session: config.session,
+            project_given: config.project_given,
         }),
     };
     let app = routes::router()

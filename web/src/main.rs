@@ -75,6 +75,7 @@ fn main() -> std::process::ExitCode {
         token_file: args.token_file,
         allow_hosts: args.allow_hosts,
         tls: args.tls_cert.zip(args.tls_key),
+        project_given: args.project.is_some(),
         project: match args.project.map_or_else(std::env::current_dir, Ok) {
             Ok(dir) => std::path::absolute(&dir).unwrap_or(dir),
             Err(err) => {

@@ -1151,6 +1151,68 @@ async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
     let _ = mcp.cancel().await;
 }
 
+/// A fresh `fugue web` (no `--project`, no query string) opens on the overview
+/// of every session, at a phone's and a desktop's size, while the CLI runs panes
+/// in two sessions; a project's tab view says how many run elsewhere and opens
+/// the overview in one click. tests/browser/first-view.mjs drives it; its
+/// screenshots land in target/browser-artifacts-first-view.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_page_opens_on_what_runs() {
+    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
+    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let daemon = Daemon::start();
+    tokio::task::block_in_place(|| {
+        for session in ["alpha", "beta"] {
+            daemon.cli(&["new-session", session]).ok();
+            daemon
+                .cli(&[
+                    "run",
+                    "-s",
+                    session,
+                    "--title",
+                    session,
+                    "--no-shell",
+                    "--",
+                    "sleep",
+                    "600",
+                ])
+                .ok();
+        }
+    });
+    let web = Web::start(&daemon, &[]);
+    let project = fugue_tests::private_dir();
+    web.new_tab(project.path(), "main").await;
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts-first-view");
+    let output = tokio::task::block_in_place(|| {
+        Command::new("node")
+            .arg(browser_dir.join("first-view.mjs"))
+            .current_dir(&browser_dir)
+            .env("FUGUE_WEB_URL", &web.login)
+            .env("ARTIFACTS", &artifacts)
+            .env("LABELS", "alpha:0,beta:0")
+            .env("PROJECT", project.path())
+            .env("ELSEWHERE", "2 panes run elsewhere")
+            .output()
+            .expect("run node")
+    });
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(output.status.success(), "the browser test failed:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("all steps passed"), "{stdout}");
+    for shot in [
+        "1-first-view-phone",
+        "1-first-view-desktop",
+        "2-tabs-elsewhere-phone",
+        "2-tabs-elsewhere-desktop",
+    ] {
+        assert!(
+            artifacts.join(format!("{shot}.png")).is_file(),
+            "screenshot {shot} missing"
+        );
+    }
+}
+
 /// HTTPS with the user's certificate; with it, listening beyond loopback is allowed.
 #[test]
 fn tls_serves_https_and_allows_other_addresses() {

@@ -125,9 +125,9 @@ enum PaneCommand {
         pattern: String,
         #[arg(long, short = 's')]
         session: Option<String>,
-        /// Most matching lines printed (1 to 1000)
-        #[arg(long, default_value_t = 200)]
-        max: u32,
+        /// Most matching lines printed (1 to 1000; default 200)
+        #[arg(long)]
+        max: Option<u32>,
     },
     /// A live, full-screen overview of every pane (of one session, or of all),
     /// the panes whose agent needs a person first: attach (Enter), jump to the
@@ -939,7 +939,7 @@ async fn on_daemon(cli: &Cli, command: &PaneCommand) -> Result<ExitCode, ClientE
             out.print(json_of(CaptureView::from(capture)), || text);
         }
         PaneCommand::Grep { pattern, session, max } => {
-            let found = client.grep(pattern, session.as_deref(), *max).await?;
+            let found = fugue_client::ops::grep(&client, pattern, session.as_deref(), *max).await?;
             let view = GrepView::from(&found);
             out.print(json_of(&view), || grep_text(&view));
             if found.timed_out {

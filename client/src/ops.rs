@@ -17,6 +17,23 @@ use schemars::JsonSchema;
 /// a shell command waits as long as it is let).
 pub const DEFAULT_WAIT_MS: u64 = 30_000;
 
+/// Lines a grep returns when it names no limit (`fugue grep`, `fugue_grep`,
+/// `GET /api/grep`).
+pub const DEFAULT_GREP_MATCHES: u32 = 200;
+
+/// Searches every pane's text and scrollback (of one session, or of all) for
+/// `pattern`: at most `max_matches` lines ([`DEFAULT_GREP_MATCHES`] when `None`).
+pub async fn grep(
+    client: &Client,
+    pattern: &str,
+    session: Option<&str>,
+    max_matches: Option<u32>,
+) -> Result<fugue_protocol::GrepResult> {
+    client
+        .grep(pattern, session, max_matches.unwrap_or(DEFAULT_GREP_MATCHES))
+        .await
+}
+
 /// What a wait waits for: the first condition that holds ends it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]

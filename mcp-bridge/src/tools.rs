@@ -351,8 +351,7 @@ SESSION:INDEX, line number, the line). Bounded: at most max_matches lines and 5 
             true => None,
             false => Some(self.bridge.session(&client, p.session.as_deref(), None).await?),
         };
-        let found = client
-            .grep(&p.pattern, session.as_deref(), p.max_matches.unwrap_or(200))
+        let found = fugue_client::ops::grep(&client, &p.pattern, session.as_deref(), p.max_matches)
             .await
             .map_err(describe)?;
         Ok(Json(fugue_client::views::GrepView::from(&found)))

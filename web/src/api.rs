@@ -108,6 +108,16 @@ pub struct Read {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct GrepQuery {
+    /// A regular expression, matched within single lines.
+    pub pattern: String,
+    /// Only this session's panes (default: every session's).
+    pub session: Option<String>,
+    /// Most matching lines returned (1 to 1000; default 200).
+    pub max_matches: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Capture {
     /// Include the scrollback above the screen.
     #[serde(default)]
@@ -193,6 +203,15 @@ pub async fn overview(
     Ok(Json(list.iter().map(OverviewView::from).collect()))
 }
 
+pub async fn grep(
+    State(state): State<AppState>,
+    QueryParams(query): QueryParams<GrepQuery>,
+) -> ApiResult<Json<fugue_client::views::GrepView>> {
+    let client = state.daemon.get().await?;
+    let found = fugue_client::ops::grep(&client, &query.pattern, query.session.as_deref(), query.max_matches).await?;
+    Ok(Json(fugue_client::views::GrepView::from(&found)))
+}
+
 pub async fn create_pane(
     State(state): State<AppState>,
     JsonBody(body): JsonBody<NewPane>,
@@ -236,6 +255,24 @@ pub async fn rename_pane(
     JsonBody(body): JsonBody<Title>,
 ) -> ApiResult<Json<PaneView>> {
     let info = state.daemon.get().await?.rename_pane(&pane, &body.title).await?;
+    Ok(Json(PaneView::from(&info)))
+}
+
+pub async fn interrupt(State(state): State<AppState>, Path(pane): Path<String>) -> ApiResult<Json<Done>> {
+    state.daemon.get().await?.interrupt(&pane).await?;
+    Ok(DONE)
+}
+
+pub async fn agent(
+    State(state): State<AppState>,
+    Path(pane): Path<String>,
+) -> ApiResult<Json<fugue_client::views::AgentStateView>> {
+    let info = state.daemon.get().await?.agent_status(&pane).await?;
+    Ok(Json(fugue_client::views::AgentStateView::from(&info)))
+}
+
+pub async fn resume(State(state): State<AppState>, Path(pane): Path<String>) -> ApiResult<Json<PaneView>> {
+    let info = state.daemon.get().await?.resume_agent(&pane).await?;
     Ok(Json(PaneView::from(&info)))
 }
 

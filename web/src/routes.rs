@@ -150,6 +150,14 @@ pub fn table() -> Vec<Route> {
         )
         .query::<api::SessionFilter>()
         .returns::<Vec<OverviewView>>(),
+        Route::new(
+            M::GET,
+            "/api/grep",
+            "Search every pane's text and scrollback for a regular expression",
+            api::grep,
+        )
+        .query::<api::GrepQuery>()
+        .returns::<fugue_client::views::GrepView>(),
         Route::new(M::GET, "/api/panes", "List panes", api::panes)
             .query::<api::SessionFilter>()
             .returns::<Vec<PaneView>>(),
@@ -174,6 +182,27 @@ pub fn table() -> Vec<Route> {
             api::kill_pane,
         )
         .body::<api::Kill>()
+        .returns::<PaneView>(),
+        Route::new(
+            M::POST,
+            "/api/panes/{pane}/interrupt",
+            "SIGINT to the pane's foreground process (the shell stays)",
+            api::interrupt,
+        )
+        .returns::<api::Done>(),
+        Route::new(
+            M::GET,
+            "/api/panes/{pane}/agent",
+            "What the agent CLI in a pane is doing",
+            api::agent,
+        )
+        .returns::<fugue_client::views::AgentStateView>(),
+        Route::new(
+            M::POST,
+            "/api/panes/{pane}/resume",
+            "Start the pane's agent CLI again on its recorded session, as a new pane",
+            api::resume,
+        )
         .returns::<PaneView>(),
         Route::new(M::POST, "/api/panes/{pane}/write", "Type text into a pane", api::write)
             .body::<api::Write>()
@@ -255,6 +284,7 @@ async fn defaults(axum::extract::State(state): axum::extract::State<AppState>) -
     axum::Json(crate::Defaults {
         project: state.defaults.project.clone(),
         session: state.defaults.session.clone(),
+        project_given: state.defaults.project_given,
     })
 }
 
@@ -413,5 +443,40 @@ mod tests {
         let names: Vec<&str> = params.iter().map(|p| p["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["project", "session"]);
         assert!(params.iter().all(|p| p["required"] == true));
+    }
+
+    /// docs/http-api.md: every route, written from this table.
+    fn reference() -> String {
+        let mut out = String::from(
+            "# HTTP API reference\n\n\
+             Every route fugue-web serves, written from its route table (`web/src/routes.rs`) by\n\
+             `FUGUE_WRITE_DOCS=1 cargo test -p fugue-web --lib http_reference`; a test fails when it is\n\
+             stale. Requests and replies are JSON; errors are `{code, message}`. The whole schema is\n\
+             served at `GET /api/openapi.json` (OpenAPI 3.1). Every route needs the token (the\n\
+             `fugue_token_PORT` cookie the login URL sets, or `Authorization: Bearer TOKEN`).\n\n\
+             | Method | Path | What it does |\n|---|---|---|\n",
+        );
+        for route in table() {
+            let summary = match route.websocket {
+                true => format!("{} (WebSocket)", route.summary),
+                false => route.summary.to_string(),
+            };
+            out.push_str(&format!("| {} | `{}` | {} |\n", route.method, route.path, summary));
+        }
+        out
+    }
+
+    #[test]
+    fn http_reference_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/http-api.md");
+        let now = reference();
+        if std::env::var_os("FUGUE_WRITE_DOCS").is_some() {
+            std::fs::write(path, &now).unwrap();
+        }
+        let written = std::fs::read_to_string(path).unwrap_or_default();
+        assert!(
+            written == now,
+            "docs/http-api.md is stale: run FUGUE_WRITE_DOCS=1 cargo test -p fugue-web --lib http_reference"
+        );
     }
 }

@@ -22,6 +22,7 @@ mod mcp_sdks;
 mod mcp_stdio;
 mod notify;
 mod panes;
+mod placement;
 mod protocol;
 mod remote;
 mod screen;

@@ -442,6 +442,131 @@ fn median(values: &mut [u64]) -> u64 {
     }
 }
 
+/// The tools a real agent is told to call in `calls_fugue_tools`, in order.
+const FUGUE_TOOLS: [&str; 4] = ["fugue_exec", "fugue_wait", "fugue_read", "fugue_kill_session"];
+
+/// Registers fugue-mcp with `launch`'s CLI the way its users do, with the four
+/// tools pre-allowed the way that CLI allows tools.
+fn register_fugue_mcp(launch: &mut fugue_tests::agents::Launch, daemon: &Daemon) {
+    let bridge = fugue_tests::bin("fugue-mcp").display().to_string();
+    let socket = daemon.socket.display().to_string();
+    match launch.cli {
+        Cli::Claude => {
+            // `--mcp-config FILE` registers a server for one run, and
+            // `--allowedTools=` (one argument, comma-separated: a value after a
+            // space would take the prompt too) lets its tools run unasked.
+            let config = launch.home.join("fugue-mcp.json");
+            let servers = json!({"mcpServers": {"fugue": {"command": bridge, "args": ["--socket", socket]}}});
+            std::fs::write(&config, servers.to_string()).expect("write the MCP config");
+            let allowed: Vec<String> = FUGUE_TOOLS.iter().map(|t| format!("mcp__fugue__{t}")).collect();
+            let prompt_at = launch.args.len() - 1;
+            launch.args.splice(
+                prompt_at..prompt_at,
+                [
+                    "--mcp-config".to_string(),
+                    config.display().to_string(),
+                    format!("--allowedTools={}", allowed.join(",")),
+                ],
+            );
+        }
+        other => panic!("{} has no MCP registration here yet", other.name()),
+    }
+}
+
+/// A real agent calls fugue's own tools through fugue-mcp, registered as its
+/// users register it: `fugue_exec` of an echo in a session the test made (never
+/// the agent's own), `fugue_wait` for its exit, `fugue_read` of it and
+/// `fugue_kill_session`. What reached the model for each call (the tool result
+/// in the stub's next request) is read from the stub: no error, and the text the
+/// pane printed.
+async fn calls_fugue_tools(cli: Cli) {
+    let daemon = Daemon::start_offline();
+    let stub = ModelStub::start(&daemon);
+    let target = "mcp-target";
+    tokio::task::block_in_place(|| daemon.cli(&["new-session", target]).ok());
+    let mut launch = prepare(
+        cli,
+        &stub,
+        daemon.dir.path(),
+        &format!("Use fugue's tools. MCP={target}"),
+    );
+    register_fugue_mcp(&mut launch, &daemon);
+    let mcp = bridge(&daemon).await;
+    let started = ok(
+        &mcp,
+        "fugue_start",
+        launch.start_params(&format!("{} calling fugue", cli.name())),
+    )
+    .await;
+    let terminal = started["terminal_id"].as_str().expect("terminal id").to_string();
+    assert_ne!(started["session"], target, "the agent runs in a session of its own");
+    let deadline = std::time::Instant::now() + DEADLINE * 6;
+    let results = loop {
+        let events = stub.events();
+        let results: Vec<Value> = events
+            .iter()
+            .filter(|e| e["event"] == "mcp_result")
+            .map(|e| e["detail"].clone())
+            .collect();
+        if results.len() >= FUGUE_TOOLS.len() {
+            break results;
+        }
+        if std::time::Instant::now() > deadline {
+            let seen: Vec<String> = events
+                .iter()
+                .filter(|e| e["event"] != "request")
+                .map(|e| format!("{} {}", e["event"], e["detail"]))
+                .collect();
+            panic!(
+                "{}: not every fugue tool result reached the model; the stub saw {seen:#?}\nscreen:\n{}",
+                cli.name(),
+                screen(&mcp, &terminal).await
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let screen = screen(&mcp, &terminal).await;
+    let marker = format!("fugue-mcp-said-{target}");
+    for (tool, result) in FUGUE_TOOLS.iter().zip(&results) {
+        let text = result["text"].as_str().unwrap_or_default();
+        assert_eq!(result["tool"], *tool, "calls out of order: {results:?}");
+        assert_eq!(
+            result["is_error"], false,
+            "{tool} reached the model as an error: {text}\n{screen}"
+        );
+        println!(
+            "{}: {tool} -> {}",
+            cli.name(),
+            text.chars().take(160).collect::<String>()
+        );
+        let wanted = match *tool {
+            "fugue_exec" | "fugue_read" => marker.as_str(),
+            "fugue_wait" => "exit",
+            _ => "Session killed",
+        };
+        assert!(text.contains(wanted), "{tool}'s result lacks {wanted:?}: {text}");
+    }
+    stub.nth("turn_finished", 0);
+    let sessions = tokio::task::block_in_place(|| daemon.cli(&["ls"]).ok());
+    assert!(
+        !sessions.contains(target),
+        "fugue_kill_session left {target}: {sessions}"
+    );
+    let _ = mcp.cancel().await;
+    end_processes_with_home(&launch.home);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_calls_fugue_tools() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    calls_fugue_tools(Cli::Claude).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_approve_then_deny() {
     fugue_tests::require!(

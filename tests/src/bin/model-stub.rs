@@ -18,6 +18,13 @@
 //! For Claude Code, a prompt with `ASK=` gets a question instead (its
 //! AskUserQuestion tool: `question_asked`, then `question_answered` with the
 //! answer it got, and `turn_finished`).
+//!
+//! A prompt with `MCP=SESSION`, to a CLI that offers fugue-mcp's tools, plays
+//! fugue's own tools instead of the shell: `fugue_exec` of an `echo` in SESSION,
+//! `fugue_wait` for that terminal's exit, `fugue_read` of it and
+//! `fugue_kill_session` of SESSION, one call per request, each recorded as
+//! `mcp_call`; what came back to the model for each is recorded as `mcp_result`
+//! (the tool, the text the CLI gave the model, whether it marked it an error).
 
 use axum::body::{Body, Bytes};
 use axum::http::{header, Method, StatusCode, Uri};
@@ -34,6 +41,8 @@ const PLAIN_ANSWER: &str = "Stub title";
 
 struct Stub {
     log: Mutex<Option<std::fs::File>>,
+    /// `API:STEP` of the `MCP=` script's results already recorded.
+    mcp_seen: Mutex<Vec<String>>,
     /// Pause between streamed chunks, so a running turn lasts long enough to see.
     chunk_delay: Duration,
 }
@@ -129,6 +138,7 @@ async fn main() {
     });
     let stub = Arc::new(Stub {
         log: Mutex::new(log),
+        mcp_seen: Mutex::new(Vec::new()),
         chunk_delay: Duration::from_millis(chunk_ms),
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -261,7 +271,155 @@ fn text_of(value: &Value) -> String {
     }
 }
 
+// ---- fugue's own tools, called through the CLI's MCP client ---------------------
+
+/// The calls of the `MCP=` script, in order: fugue's tool names.
+const MCP_SCRIPT: [&str; 4] = ["fugue_exec", "fugue_wait", "fugue_read", "fugue_kill_session"];
+
+/// The session named by `MCP=SESSION` in the latest user text that has one.
+fn mcp_session(user_texts: &[String]) -> Option<String> {
+    let text = user_texts.iter().rev().find(|t| t.contains("MCP="))?;
+    let rest = text.rsplit("MCP=").next()?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || "_-".contains(*c))
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The prefix a CLI gives an MCP server's tools (`mcp__fugue__` for Claude
+/// Code): whatever comes before `fugue_exec` in the offered tool's name.
+fn mcp_prefix(tool_names: &[String]) -> Option<String> {
+    tool_names
+        .iter()
+        .find_map(|name| name.strip_suffix("fugue_exec"))
+        .map(str::to_string)
+}
+
+/// The call id of script step `step`.
+fn mcp_call_id(step: usize) -> String {
+    MCP_CALL_IDS[step].to_string()
+}
+
+/// What came back for one call of the script: (step, text, is_error).
+type McpResult = (usize, String, bool);
+
+/// The next call of the script given the results back so far, with its
+/// arguments; `None` when every call has its result.
+fn mcp_next(session: &str, results: &[McpResult]) -> Option<(usize, Value)> {
+    let step = (0..MCP_SCRIPT.len()).find(|step| !results.iter().any(|(s, ..)| s == step))?;
+    // The terminal fugue_exec started, from its result as the model saw it.
+    let terminal = results
+        .iter()
+        .find(|(s, ..)| *s == 0)
+        .and_then(|(_, text, _)| terminal_id_in(text))
+        .unwrap_or_default();
+    let input = match MCP_SCRIPT[step] {
+        "fugue_exec" => json!({"command": format!("echo fugue-mcp-said-{session}"), "session": session}),
+        "fugue_wait" => json!({"terminal_id": terminal, "exit": true, "timeout_ms": 10000}),
+        "fugue_read" => json!({"terminal_id": terminal}),
+        _ => json!({"session": session}),
+    };
+    Some((step, input))
+}
+
+/// The first `terminal_id` value in a tool result's text (its JSON, possibly
+/// escaped once more inside a string).
+fn terminal_id_in(text: &str) -> Option<String> {
+    let after = text.split("terminal_id").nth(1)?;
+    let start = after.find(|c: char| c.is_ascii_hexdigit())?;
+    let id: String = after[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_hexdigit() || *c == '-')
+        .collect();
+    (id.len() >= 8).then_some(id)
+}
+
+/// Records each result of the script that came back (once per step).
+fn record_mcp_results(stub: &Stub, api: &'static str, results: &[McpResult]) {
+    for (step, text, is_error) in results {
+        let key = format!("{api}:{step}");
+        let mut seen = stub.mcp_seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        stub.record(
+            "mcp_result",
+            api,
+            json!({"tool": MCP_SCRIPT[*step], "text": text, "is_error": is_error}),
+        );
+    }
+}
+
 // ---- Anthropic Messages -------------------------------------------------------
+
+/// A prompt with `MCP=` and fugue's tools offered: the next call of the script,
+/// or the last words once every result is back.
+fn anthropic_mcp(stub: &Stub, request: &Value, body: &str) -> Option<(Vec<&'static str>, Option<ToolCall>)> {
+    let names: Vec<String> = request["tools"]
+        .as_array()?
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    let session = mcp_session(&texts_of(&request["messages"], "user", "content"))?;
+    let prefix = match mcp_prefix(&names) {
+        Some(prefix) => prefix,
+        // Claude Code 2.1.3xx defers MCP tools: only their names are listed, and
+        // the model fetches their schemas with ToolSearch before calling them.
+        None if names.iter().any(|n| n == "ToolSearch") => {
+            if !body.contains(TOOL_SEARCH_CALL) {
+                let select: Vec<String> = MCP_SCRIPT.iter().map(|t| format!("mcp__fugue__{t}")).collect();
+                let input = json!({"query": format!("select:{}", select.join(","))});
+                stub.record("mcp_call", "anthropic", json!({"tool": "ToolSearch", "input": input}));
+                return Some((
+                    BEFORE_TOOL.to_vec(),
+                    Some(("ToolSearch".into(), TOOL_SEARCH_CALL, input)),
+                ));
+            }
+            "mcp__fugue__".to_string()
+        }
+        None => return None,
+    };
+    let results: Vec<McpResult> = request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(|c| c["type"] == "tool_result")
+        .filter_map(|c| {
+            let id = c["tool_use_id"].as_str()?;
+            let step = (0..MCP_SCRIPT.len()).find(|s| mcp_call_id(*s) == id)?;
+            Some((step, text_of(&c["content"]), c["is_error"].as_bool().unwrap_or(false)))
+        })
+        .collect();
+    record_mcp_results(stub, "anthropic", &results);
+    let Some((step, input)) = mcp_next(&session, &results) else {
+        return Some((AFTER_TOOL.to_vec(), None));
+    };
+    if step == 0 {
+        stub.record(
+            "turn_started",
+            "anthropic",
+            json!({"script": "mcp", "session": session}),
+        );
+    }
+    let name = format!("{prefix}{}", MCP_SCRIPT[step]);
+    stub.record(
+        "mcp_call",
+        "anthropic",
+        json!({"tool": MCP_SCRIPT[step], "name": name, "input": input}),
+    );
+    let id: &'static str = MCP_CALL_IDS[step];
+    Some((BEFORE_TOOL.to_vec(), Some((name, id, input))))
+}
+
+/// The call id of the ToolSearch that loads fugue's deferred tools.
+const TOOL_SEARCH_CALL: &str = "toolu_fuguesearch";
+
+/// [`mcp_call_id`] of each step, as the `'static` ids a [`ToolCall`] holds.
+const MCP_CALL_IDS: [&str; 4] = ["toolu_fugue0", "toolu_fugue1", "toolu_fugue2", "toolu_fugue3"];
 
 fn anthropic_turn(request: &Value, body: &str) -> (Turn, Option<String>) {
     let tool = request["tools"]
@@ -320,10 +478,15 @@ fn anthropic_question(stub: &Stub, request: &Value, body: &str) -> Option<(Vec<&
 async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
     let model = request["model"].as_str().unwrap_or("claude-stub").to_string();
     let streaming = request["stream"].as_bool().unwrap_or(false);
-    let (words, tool_call, recorded) = match anthropic_question(&stub, request, body) {
-        Some((words, call)) => {
+    let scripted = match anthropic_mcp(&stub, request, body) {
+        Some((words, call)) => Some((words, call, "mcp_call_sent")),
+        None => anthropic_question(&stub, request, body).map(|(words, call)| (words, call, "question_asked")),
+    };
+    let (words, tool_call, recorded) = match scripted {
+        Some((words, call, sent)) => {
             let after = match &call {
-                Some(_) => ("question_asked", "anthropic", json!({"question": QUESTION})),
+                Some(_) if sent == "question_asked" => (sent, "anthropic", json!({"question": QUESTION})),
+                Some((name, ..)) => (sent, "anthropic", json!({"name": name})),
                 None => ("turn_finished", "anthropic", Value::Null),
             };
             (words, call, Some(after))

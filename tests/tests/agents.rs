@@ -469,6 +469,15 @@ fn register_fugue_mcp(launch: &mut fugue_tests::agents::Launch, daemon: &Daemon)
                 ],
             );
         }
+        Cli::Gemini => {
+            // `mcpServers` in its settings.json; `trust: true` is how Gemini CLI
+            // lets a server's tools run without asking.
+            let path = launch.home.join(".gemini/settings.json");
+            let mut settings: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).expect("settings")).expect("settings JSON");
+            settings["mcpServers"] = json!({"fugue": {"command": bridge, "args": ["--socket", socket], "trust": true}});
+            std::fs::write(&path, settings.to_string()).expect("write settings");
+        }
         other => panic!("{} has no MCP registration here yet", other.name()),
     }
 }
@@ -565,6 +574,17 @@ async fn claude_code_calls_fugue_tools() {
         "tests/agents/node_modules/.fugue-installed-lock.json"
     );
     calls_fugue_tools(Cli::Claude).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_cli_calls_fugue_tools() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    calls_fugue_tools(Cli::Gemini).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

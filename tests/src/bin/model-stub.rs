@@ -739,7 +739,53 @@ async fn chat_completions(stub: Arc<Stub>, request: &Value, body: &str) -> Respo
 
 // ---- Gemini generateContent -----------------------------------------------------
 
+/// Gemini's side of the `MCP=` script: the next function call (with the name the
+/// CLI gave the tool), or `None` when there is no script or it is done.
+fn gemini_mcp(stub: &Stub, request: &Value) -> Option<Option<(String, Value)>> {
+    let names: Vec<String> = request["tools"]
+        .as_array()?
+        .iter()
+        .filter_map(|t| t["functionDeclarations"].as_array())
+        .flatten()
+        .filter_map(|d| d["name"].as_str().map(str::to_string))
+        .collect();
+    let prefix = mcp_prefix(&names)?;
+    let session = mcp_session(&texts_of(&request["contents"], "user", "parts"))?;
+    let results: Vec<McpResult> = request["contents"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["parts"].as_array())
+        .flatten()
+        .filter_map(|part| {
+            let response = part.get("functionResponse")?;
+            let name = response["name"].as_str()?;
+            let step = MCP_SCRIPT.iter().position(|tool| name.ends_with(tool))?;
+            let is_error = response["response"].get("error").is_some();
+            Some((step, response["response"].to_string(), is_error))
+        })
+        .collect();
+    record_mcp_results(stub, "gemini", &results);
+    let Some((step, input)) = mcp_next(&session, &results) else {
+        return Some(None);
+    };
+    if step == 0 {
+        stub.record("turn_started", "gemini", json!({"script": "mcp", "session": session}));
+    }
+    let name = format!("{prefix}{}", MCP_SCRIPT[step]);
+    stub.record(
+        "mcp_call",
+        "gemini",
+        json!({"tool": MCP_SCRIPT[step], "name": name, "input": input}),
+    );
+    Some(Some((name, input)))
+}
+
 async fn gemini(stub: Arc<Stub>, request: &Value, body: &str, streaming: bool) -> Response {
+    let scripted = match streaming {
+        true => gemini_mcp(&stub, request),
+        false => None,
+    };
     let offers_shell = request["tools"].as_array().is_some_and(|tools| {
         tools.iter().any(|t| {
             t["functionDeclarations"]
@@ -760,7 +806,7 @@ async fn gemini(stub: Arc<Stub>, request: &Value, body: &str, streaming: bool) -
         }
         json!({"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-stub"})
     };
-    if !streaming || matches!(turn, Turn::Plain) {
+    if scripted.is_none() && (!streaming || matches!(turn, Turn::Plain)) {
         // Side requests: "who speaks next" and similar checks want JSON back.
         let text = if wants_json {
             json!({"reasoning": "The model finished its answer.", "next_speaker": "user"}).to_string()
@@ -781,6 +827,21 @@ async fn gemini(stub: Arc<Stub>, request: &Value, body: &str, streaming: bool) -
         .iter()
         .map(|w| sse_event(None, &chunk(json!([{"text": w}]), None)))
         .collect();
+    if let Some(call) = scripted {
+        let (last, marker) = match call {
+            Some((name, args)) => (
+                chunk(json!([{"functionCall": {"name": name, "args": args}}]), Some("STOP")),
+                ("mcp_call_sent", "gemini", json!({"name": name})),
+            ),
+            None => (
+                chunk(json!([{"text": " "}]), Some("STOP")),
+                ("turn_finished", "gemini", Value::Null),
+            ),
+        };
+        events.push(sse_event(None, &last));
+        let marker_at = events.len() - 1;
+        return sse(stub.clone(), events, marker_at, Some(marker));
+    }
     let last_chunk = match &turn {
         Turn::AskTool { command } => chunk(
             json!([{"functionCall": {"name": "run_shell_command",

@@ -478,6 +478,18 @@ fn register_fugue_mcp(launch: &mut fugue_tests::agents::Launch, daemon: &Daemon)
             settings["mcpServers"] = json!({"fugue": {"command": bridge, "args": ["--socket", socket], "trust": true}});
             std::fs::write(&path, settings.to_string()).expect("write settings");
         }
+        Cli::Codex => {
+            // `[mcp_servers.fugue]` in $CODEX_HOME/config.toml (~/.codex);
+            // `default_tools_approval_mode = "approve"` is how Codex 0.169 lets a
+            // server's tools run without asking.
+            let path = launch.home.join(".codex/config.toml");
+            let mut config = std::fs::read_to_string(&path).expect("config.toml");
+            config.push_str(&format!(
+                "\n[mcp_servers.fugue]\ncommand = {bridge:?}\nargs = [\"--socket\", {socket:?}]\n\
+                 default_tools_approval_mode = \"approve\"\n"
+            ));
+            std::fs::write(&path, config).expect("write config.toml");
+        }
         other => panic!("{} has no MCP registration here yet", other.name()),
     }
 }
@@ -585,6 +597,17 @@ async fn gemini_cli_calls_fugue_tools() {
         "tests/agents/node_modules/.fugue-installed-lock.json"
     );
     calls_fugue_tools(Cli::Gemini).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_calls_fugue_tools() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    calls_fugue_tools(Cli::Codex).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -606,7 +606,56 @@ fn codex_tool_call(request: &Value, command: &str) -> Option<(String, Value)> {
     None
 }
 
+/// Codex's side of the `MCP=` script. Codex 0.169 offers an MCP server's tools
+/// as one tool of type `namespace` (`mcp__fugue`) holding the functions, and a
+/// call names the function and its namespace. Returns the next call (function
+/// item fields), `Some(None)` once every result is back, `None` without a script.
+fn openai_mcp(stub: &Stub, request: &Value) -> Option<Option<Value>> {
+    let tools = request["tools"].as_array()?;
+    let namespace = tools.iter().find(|t| {
+        t["type"] == "namespace"
+            && t["tools"]
+                .as_array()
+                .is_some_and(|fs| fs.iter().any(|f| f["name"] == "fugue_exec"))
+    })?;
+    let namespace = namespace["name"].as_str()?.to_string();
+    let session = mcp_session(&texts_of(&request["input"], "user", "content"))?;
+    let results: Vec<McpResult> = request["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["type"] == "function_call_output")
+        .filter_map(|item| {
+            let id = item["call_id"].as_str()?;
+            let step = (0..MCP_SCRIPT.len()).find(|s| format!("call_fugue{s}") == id)?;
+            let output = &item["output"];
+            let text = match output {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            Some((step, text, output["success"] == false))
+        })
+        .collect();
+    record_mcp_results(stub, "openai", &results);
+    let Some((step, input)) = mcp_next(&session, &results) else {
+        return Some(None);
+    };
+    if step == 0 {
+        stub.record("turn_started", "openai", json!({"script": "mcp", "session": session}));
+    }
+    stub.record(
+        "mcp_call",
+        "openai",
+        json!({"tool": MCP_SCRIPT[step], "namespace": namespace, "input": input}),
+    );
+    Some(Some(
+        json!({"type": "function_call", "id": format!("fc_fugue{step}"), "call_id": format!("call_fugue{step}"),
+        "status": "completed", "name": MCP_SCRIPT[step], "namespace": namespace, "arguments": input.to_string()}),
+    ))
+}
+
 async fn openai(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
+    let scripted = openai_mcp(&stub, request);
     let turn = match codex_tool_call(request, "") {
         None => Turn::Plain,
         Some(_) => decide(&texts_of(&request["input"], "user", "content"), body),
@@ -635,18 +684,31 @@ async fn openai(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
     events.push(event(json!({"type": "response.output_item.done", "output_index": 0,
         "item": {"type": "message", "id": "msg_stub", "role": "assistant", "status": "completed",
                  "content": [{"type": "output_text", "text": words.concat(), "annotations": []}]}})));
-    if let (Turn::AskTool { .. }, Some((name, arguments))) = (&turn, &call) {
-        events.push(event(json!({"type": "response.output_item.done", "output_index": 1,
-            "item": {"type": "function_call", "id": "fc_stub", "call_id": "call_stub1", "status": "completed",
-                     "name": name, "arguments": arguments.to_string()}})));
-    }
+    let marker = match scripted {
+        Some(Some(item)) => {
+            let sent = ("mcp_call_sent", "openai", json!({"name": item["name"]}));
+            events.push(event(
+                json!({"type": "response.output_item.done", "output_index": 1, "item": item}),
+            ));
+            Some(sent)
+        }
+        Some(None) => Some(("turn_finished", "openai", Value::Null)),
+        None => {
+            if let (Turn::AskTool { .. }, Some((name, arguments))) = (&turn, &call) {
+                events.push(event(json!({"type": "response.output_item.done", "output_index": 1,
+                    "item": {"type": "function_call", "id": "fc_stub", "call_id": "call_stub1", "status": "completed",
+                             "name": name, "arguments": arguments.to_string()}})));
+            }
+            record_turn(&stub, "openai", &turn)
+        }
+    };
     let marker_at = events.len() - 1;
     events.push(event(
         json!({"type": "response.completed", "response": {"id": "resp_stub", "status": "completed",
         "usage": {"input_tokens": 12, "input_tokens_details": {"cached_tokens": 0},
                   "output_tokens": 8, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 20}}}),
     ));
-    sse(stub.clone(), events, marker_at, record_turn(&stub, "openai", &turn))
+    sse(stub.clone(), events, marker_at, marker)
 }
 
 // ---- OpenAI Chat Completions (Qwen Code, opencode, aider) ----------------------

@@ -188,3 +188,34 @@ fn the_official_sdk_clients_accept_every_tool_over_http() {
         }
     }
 }
+
+/// The official Inspector's schema lint (`--cli --strict`, what flags
+/// `["T", "null"]` and other types some clients cannot map) finds nothing in
+/// fugue-mcp's tools.
+#[test]
+fn the_inspector_finds_no_unportable_schema() {
+    if !available(&["node", "tests/mcp-clients/node_modules/@modelcontextprotocol/inspector"]) {
+        return;
+    }
+    let daemon = Daemon::start();
+    let launcher = clients_dir().join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
+    let out = Command::new("node")
+        .arg(launcher)
+        .args(["--cli", "--strict"])
+        .arg(bin("fugue-mcp"))
+        .args(bridge_args(&daemon))
+        .args(["--method", "tools/list"])
+        .env("FUGUE_LOG", "error")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run the inspector");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the inspector failed:\n{stderr}");
+    assert!(
+        !stderr.to_lowercase().contains("portab"),
+        "the inspector warns:\n{stderr}"
+    );
+    let listed: serde_json::Value = serde_json::from_str(&stdout).expect("tools/list as JSON");
+    assert!(listed["tools"].as_array().is_some_and(|t| t.len() >= 23), "{stdout}");
+}

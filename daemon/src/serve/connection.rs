@@ -43,8 +43,16 @@ use tokio_util::sync::CancellationToken;
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest first frame (a Hello is a few dozen bytes).
 pub const HELLO_MAX_BYTES: usize = 64 * 1024;
-/// Connections still in their handshake; past this the oldest is dropped.
-pub const MAX_PENDING_HANDSHAKES: usize = 128;
+/// Connections still in their handshake at once. A burst of clients (every
+/// agent's MCP bridge after a reboot) fits: each waiting connection holds its
+/// socket, a task and an empty read buffer (a few hundred bytes until its Hello
+/// arrives; the kernel's socket buffers besides), so 4096 hold about 2 MB.
+pub const MAX_PENDING_HANDSHAKES: usize = 4096;
+/// Past [`MAX_PENDING_HANDSHAKES`], the oldest waiting connection is dropped to
+/// make room only once it has been silent this long (a client says Hello at
+/// once); otherwise the new connection is refused. So a crowd of silent
+/// connections cannot lock clients out, and a burst is never cut.
+pub const EVICTABLE_AFTER: Duration = Duration::from_secs(1);
 /// A frame whose first byte arrived must be complete within this time.
 pub const FRAME_STALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Bytes of requests (as framed) being worked on per connection before the daemon
@@ -58,42 +66,53 @@ const MIN_REQUEST_COST: usize = 1024;
 /// asks for many large reads and never reads the replies holds at most this much.
 pub const REPLY_BYTES: usize = 24 * 1024 * 1024;
 
+/// Bytes reserved for a read while the handshake waits, and after it.
+const HANDSHAKE_READ_CHUNK: usize = 512;
+const READ_CHUNK: usize = 16 * 1024;
+
 /// Longest client string quoted in a log line or message.
 const LOG_FIELD_BYTES: usize = 128;
 
-/// Connections that have not finished their handshake. When there are too many,
-/// the oldest is dropped to make room: a well-behaved client says Hello at once, so
-/// a crowd of silent connections cannot lock it out.
+/// Connections that have not finished their handshake, oldest first. When there
+/// are too many, the oldest is dropped if it has been silent for
+/// [`EVICTABLE_AFTER`] (see there), else the newcomer is refused.
 #[derive(Default)]
 pub struct Handshakes {
-    pending: Mutex<VecDeque<(u64, CancellationToken)>>,
+    pending: Mutex<VecDeque<(u64, Instant, CancellationToken)>>,
     next: AtomicU64,
     /// Notified whenever a connection ends (and its descriptor is free again).
     pub closed: Notify,
 }
 
 impl Handshakes {
-    fn register(&self) -> (u64, CancellationToken) {
+    /// A slot for a new connection's handshake, or `None` when it must be refused.
+    fn register(&self) -> Option<(u64, CancellationToken)> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let token = CancellationToken::new();
         let mut pending = lock(&self.pending);
-        while pending.len() >= MAX_PENDING_HANDSHAKES {
-            let Some((_, oldest)) = pending.pop_front() else { break };
-            oldest.cancel();
+        if pending.len() >= MAX_PENDING_HANDSHAKES {
+            match pending.front() {
+                Some((_, since, _)) if since.elapsed() >= EVICTABLE_AFTER => {
+                    if let Some((_, _, oldest)) = pending.pop_front() {
+                        oldest.cancel();
+                    }
+                }
+                _ => return None,
+            }
         }
-        pending.push_back((id, token.clone()));
-        (id, token)
+        pending.push_back((id, Instant::now(), token.clone()));
+        Some((id, token))
     }
 
     fn finish(&self, id: u64) {
-        lock(&self.pending).retain(|(pending, _)| *pending != id);
+        lock(&self.pending).retain(|(pending, ..)| *pending != id);
     }
 
     /// Drops the older half of the pending handshakes (when descriptors run out).
     pub fn evict_older_half(&self) -> usize {
         let mut pending = lock(&self.pending);
         let count = pending.len().div_ceil(2);
-        for (_, token) in pending.drain(..count) {
+        for (_, _, token) in pending.drain(..count) {
             token.cancel();
         }
         count
@@ -116,6 +135,9 @@ struct FrameReader {
     codec: RawFrames,
     /// When the bytes now in `buf` (an unfinished frame) began to arrive.
     partial_since: Option<Instant>,
+    /// Room reserved before a read: small while the handshake waits (a Hello
+    /// is a few dozen bytes, and a burst of clients waits at once), larger after.
+    read_chunk: usize,
 }
 
 impl FrameReader {
@@ -125,6 +147,7 @@ impl FrameReader {
             buf: BytesMut::new(),
             codec: RawFrames::with_max_in(HELLO_MAX_BYTES),
             partial_since: None,
+            read_chunk: HANDSHAKE_READ_CHUNK,
         }
     }
 
@@ -145,8 +168,8 @@ impl FrameReader {
             } else if self.partial_since.is_none() {
                 self.partial_since = Some(Instant::now());
             }
-            if self.buf.capacity() - self.buf.len() < 4096 {
-                self.buf.reserve(16 * 1024);
+            if self.buf.capacity() - self.buf.len() < self.read_chunk / 4 {
+                self.buf.reserve(self.read_chunk);
             }
             let read = match self.partial_since {
                 None => self.stream.read_buf(&mut self.buf).await,
@@ -213,7 +236,10 @@ async fn handshake(reader: &mut FrameReader, writer: &mut OwnedWriteHalf, evicte
     let first = tokio::select! {
         first = tokio::time::timeout(HANDSHAKE_TIMEOUT, reader.next()) => first,
         _ = evicted.cancelled() => {
-            tracing::debug!("dropped a connection still in its handshake: too many pending");
+            tracing::info!(
+                "closed a connection silent for {} s: {MAX_PENDING_HANDSHAKES} connections were in their handshake",
+                EVICTABLE_AFTER.as_secs()
+            );
             return None;
         }
     };
@@ -227,10 +253,13 @@ async fn handshake(reader: &mut FrameReader, writer: &mut OwnedWriteHalf, evicte
             None => return None,
         },
         Ok(None) => return None,
-        Err(_) => ErrorReply::new(
-            ErrorCode::MalformedFrame,
-            format!("no Hello within {} s", HANDSHAKE_TIMEOUT.as_secs()),
-        ),
+        Err(_) => {
+            tracing::info!("closed a connection: no Hello within {} s", HANDSHAKE_TIMEOUT.as_secs());
+            ErrorReply::new(
+                ErrorCode::MalformedFrame,
+                format!("no Hello within {} s", HANDSHAKE_TIMEOUT.as_secs()),
+            )
+        }
     };
     tracing::debug!(reason = %fatal.message, "handshake refused");
     write_direct(writer, ServerFrame::Fatal(fatal)).await;
@@ -253,7 +282,14 @@ pub struct Lifecycle {
 pub async fn serve(stream: UnixStream, handler: Arc<Handler>, lifecycle: Lifecycle, handshakes: Arc<Handshakes>) {
     let (read, mut write) = stream.into_split();
     let mut reader = FrameReader::new(read);
-    let (slot, evicted) = handshakes.register();
+    let Some((slot, evicted)) = handshakes.register() else {
+        tracing::info!(
+            "refused a connection: {MAX_PENDING_HANDSHAKES} connections are in their handshake, none silent for {} s",
+            EVICTABLE_AFTER.as_secs()
+        );
+        handshakes.closed.notify_waiters();
+        return;
+    };
     let hello = handshake(&mut reader, &mut write, evicted).await;
     handshakes.finish(slot);
     if let Some(hello) = hello {
@@ -296,6 +332,7 @@ async fn serve_client(
     }
     tracing::debug!(%client, revision = hello.revision, "client connected");
     reader.codec.set_max_in(MAX_CLIENT_FRAME_BYTES);
+    reader.read_chunk = READ_CHUNK;
 
     let (client, out_rx) = Client::new(&handler.memory);
     let conn = Arc::new(client);

@@ -375,3 +375,58 @@ fn the_cli_prints_a_mismatch_and_fails() {
         "{err}"
     );
 }
+
+/// A burst: 1000 clients connect at once and each says Hello 50 ms later (every
+/// agent's MCP bridge after a reboot). Every one is welcomed; before, past 128
+/// connections in their handshake each newcomer cut the oldest, however new.
+#[test]
+fn a_burst_of_a_thousand_clients_is_welcomed() {
+    const CLIENTS: usize = 1000;
+    // The test's own descriptors: 1000 sockets besides what it holds already.
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    limit.current = limit.maximum;
+    setrlimit(Resource::Nofile, limit).expect("raise the open-file limit");
+    let daemon = Daemon::start();
+    let mut connections: Vec<Raw> = (0..CLIENTS)
+        .map(|n| {
+            let stream = std::os::unix::net::UnixStream::connect(&daemon.socket)
+                .unwrap_or_else(|e| panic!("connection {n}: {e}"));
+            Raw::from_stream(stream)
+        })
+        .collect();
+    // The clients' own pause before their Hello (the scenario, not a wait on
+    // the daemon): long enough for every connection to be in its handshake.
+    std::thread::sleep(Duration::from_millis(50));
+    let hello = fugue_client::protocol::codec::encode_frame(&ClientFrame::Hello(Hello {
+        protocol_version: PROTOCOL_VERSION,
+        client_name: "burst".into(),
+        client_version: "0".into(),
+        revision: 0,
+    }))
+    .unwrap();
+    for raw in &mut connections {
+        // A connection the daemon already closed is counted below, not here.
+        let _ = raw.stream.write_all(&hello);
+    }
+    let welcomed = connections
+        .iter_mut()
+        .map(|raw| raw.recv())
+        .filter(|answer| matches!(answer, Some(ServerFrame::Welcome(_))))
+        .count();
+    println!("{welcomed} of {CLIENTS} clients that said Hello 50 ms after connecting were welcomed");
+    assert_eq!(welcomed, CLIENTS);
+    // And they all work.
+    for (n, raw) in connections.iter_mut().enumerate().step_by(97) {
+        assert!(
+            matches!(
+                raw.request(1, Request::Ping(rq::Ping {})),
+                Some(ServerFrame::Reply {
+                    result: Ok(Response::Ping(())),
+                    ..
+                })
+            ),
+            "client {n}"
+        );
+    }
+}

@@ -534,14 +534,74 @@ impl Drop for Daemon {
             let end = Instant::now() + Duration::from_secs(10);
             while Instant::now() < end {
                 if let Ok(Some(_)) = child.try_wait() {
-                    return;
+                    break;
                 }
                 std::thread::sleep(Duration::from_millis(20));
             }
             let _ = child.kill();
             let _ = child.wait();
         }
+        self.fail_on_leftover_daemons();
     }
+}
+
+impl Daemon {
+    /// No daemon outlives its test: any fugued still running whose command line
+    /// or environment names this test's directory (one a test started by other
+    /// means: `fugue daemon start`, an autostart, a restart) is killed, and the
+    /// test fails naming it, unless it is failing already.
+    fn fail_on_leftover_daemons(&self) {
+        let dir = self.dir.path();
+        // A daemon told to stop may take a moment to exit.
+        let end = Instant::now() + Duration::from_secs(5);
+        let mut left = daemons_under(dir);
+        while !left.is_empty() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(20));
+            left = daemons_under(dir);
+        }
+        if left.is_empty() {
+            return;
+        }
+        for pid in &left {
+            send_signal(*pid, libc::SIGKILL);
+        }
+        if !std::thread::panicking() {
+            let test = std::thread::current().name().unwrap_or("a test").to_string();
+            panic!(
+                "{test} left fugued running after it ended (pid {left:?}, under {}); stop every daemon a test starts",
+                dir.display()
+            );
+        }
+    }
+}
+
+/// The fugued processes whose command line or environment names `dir`.
+pub fn daemons_under(dir: &Path) -> Vec<u32> {
+    use std::os::unix::ffi::OsStrExt;
+    let needle = dir.as_os_str().as_bytes();
+    let holds = |haystack: &[u8]| haystack.windows(needle.len()).any(|w| w == needle);
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != std::process::id())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let program = cmdline.split(|b| *b == 0).next().unwrap_or_default();
+            let is_fugued = Path::new(std::ffi::OsStr::from_bytes(program))
+                .file_name()
+                .is_some_and(|name| name.as_bytes().starts_with(b"fugued"));
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = state
+                .rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+            is_fugued
+                && !zombie
+                && (holds(&cmdline) || holds(&std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default()))
+        })
+        .collect()
 }
 
 /// The `FUGUE_PANE_TOKEN` the daemon gave the process `pid` (a pane's), which

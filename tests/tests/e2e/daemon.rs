@@ -193,3 +193,37 @@ fn the_cli_starts_one_daemon_on_first_use_even_when_racing() {
     cli(&socket, &dir, &["daemon", "stop"]).ok();
     wait_until("the daemon to exit", DEADLINE, || process_gone(pid).then_some(()));
 }
+
+/// The harness fails a test that leaves a fugued running after it ends, naming
+/// the test, and ends that daemon: here one started with `fugue daemon start`
+/// on a second socket in the test's directory.
+#[test]
+fn a_daemon_left_running_fails_its_test() {
+    let daemon = Daemon::start();
+    let other = daemon.dir.path().join("other.sock");
+    let started = std::process::Command::new(fugue_tests::bin("fugue"))
+        .arg("--socket")
+        .arg(&other)
+        .args(["daemon", "start"])
+        .env("XDG_STATE_HOME", daemon.dir.path().join("other-state"))
+        .output()
+        .unwrap();
+    assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+    let own = daemon.pid();
+    let left: Vec<u32> = fugue_tests::daemons_under(daemon.dir.path())
+        .into_iter()
+        .filter(|pid| *pid != own)
+        .collect();
+    assert_eq!(left.len(), 1, "the second daemon runs: {left:?}");
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(daemon)));
+    let message = dropped
+        .expect_err("dropping the daemon fails the test")
+        .downcast::<String>()
+        .map(|m| *m)
+        .unwrap_or_default();
+    assert!(
+        message.contains("a_daemon_left_running_fails_its_test left fugued running"),
+        "{message}"
+    );
+    assert!(fugue_tests::process_gone(left[0]), "the leftover daemon was ended");
+}

@@ -542,7 +542,7 @@ async fn events(cli: &Cli) -> Result<ExitCode, ClientError> {
             continue;
         };
         let line = match cli.json {
-            true => value.to_string(),
+            true => fugue_client::views::safe_json(&value, false),
             false => event_line(&event, &value),
         };
         if writeln!(stdout, "{line}").and_then(|()| stdout.flush()).is_err() {
@@ -1129,7 +1129,8 @@ impl Output {
     /// quietly, as in other command-line tools.
     fn print(&self, value: Value, text: impl FnOnce() -> String) {
         let text = match self.json {
-            true => serde_json::to_string_pretty(&value).unwrap_or_default(),
+            // Unsafe characters as \u escapes (views::safe_json), never raw.
+            true => fugue_client::views::safe_json(&value, true),
             false => text(),
         };
         if text.is_empty() {

@@ -11,6 +11,39 @@ use serde::Serialize;
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
+/// JSON text as fugue writes it for programs (`--json`, HTTP bodies): every
+/// character a terminal would act on or that reorders or hides text (see
+/// `limits::is_unsafe_char`: C1 controls, DEL, bidirectional overrides and
+/// isolates, U+061C) is written as a `\u` escape, as serde_json already does for
+/// C0. Lossless for a program, harmless when the bytes reach a terminal.
+pub fn safe_json(value: &impl Serialize, pretty: bool) -> String {
+    let text = match pretty {
+        true => serde_json::to_string_pretty(value),
+        false => serde_json::to_string(value),
+    }
+    .unwrap_or_default();
+    escape_unsafe_in_json(&text)
+}
+
+/// [`safe_json`]'s pass over JSON text: an unsafe character can only be inside a
+/// string (JSON's own syntax is printable ASCII and whitespace), where its `\u`
+/// escape means the same.
+pub fn escape_unsafe_in_json(text: &str) -> String {
+    let unsafe_here = |c: char| fugue_protocol::limits::is_unsafe_char(c) && !matches!(c, '\n' | '\r' | '\t');
+    if !text.chars().any(unsafe_here) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match unsafe_here(c) {
+            // Every unsafe character is in the Basic Multilingual Plane.
+            true => out.push_str(&format!("\\u{:04x}", c as u32)),
+            false => out.push(c),
+        }
+    }
+    out
+}
+
 /// Milliseconds since the Unix epoch, the unit of every timestamp fugue reports.
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
@@ -636,6 +669,56 @@ pub fn lifecycle_event(event: &fugue_protocol::Event) -> Option<serde_json::Valu
 pub fn events_schema() -> String {
     let schema = schemars::schema_for!(EventView);
     serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}
+
+#[cfg(test)]
+mod safe_json_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What a hostile client or program puts in a name, title or line.
+    const HOSTILE: &[&str] = &[
+        "\u{1b}]0;PWNED\u{7}",
+        "\u{1b}[2J",
+        "\u{202e}",
+        "\u{2066}",
+        "\u{061c}",
+        "\u{9b}31m",
+        "\u{7f}",
+        "\u{200f}",
+    ];
+
+    fn assert_safe(text: &str) {
+        let bad: Vec<char> = text
+            .chars()
+            .filter(|c| fugue_protocol::limits::is_unsafe_char(*c) && !matches!(c, '\n' | '\r' | '\t'))
+            .collect();
+        assert!(bad.is_empty(), "{bad:?} raw in {text:?}");
+    }
+
+    #[test]
+    fn the_hostile_set_leaves_as_escapes() {
+        for hostile in HOSTILE {
+            let value = serde_json::json!({"command": format!("rm{hostile}x"), "list": [hostile]});
+            for pretty in [false, true] {
+                let text = safe_json(&value, pretty);
+                assert_safe(&text);
+                assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), value);
+            }
+        }
+        assert_eq!(safe_json(&"a\u{202e}b", false), "\"a\\u202eb\"");
+        assert_eq!(safe_json(&"中文 ok", false), "\"中文 ok\"");
+    }
+
+    proptest! {
+        #[test]
+        fn any_string_leaves_safe_and_lossless(text in "\\PC*|[\u{0}-\u{a0}\u{2000}-\u{2070}\u{61c}]{0,40}") {
+            let value = serde_json::json!({"text": text, "nested": {"k": [text.clone()]}});
+            let out = safe_json(&value, true);
+            assert_safe(&out);
+            prop_assert_eq!(serde_json::from_str::<serde_json::Value>(&out).unwrap(), value);
+        }
+    }
 }
 
 #[cfg(all(test, feature = "schema"))]

@@ -1396,3 +1396,46 @@ async fn names_reach_the_browser_clean() {
     assert_eq!(status, StatusCode::OK, "{panes}");
     assert_eq!(panes[0]["title"], fugue_tests::EVIL_TITLE, "{panes}");
 }
+
+/// A pane's command holding a bidi override, an escape sequence and a C1
+/// control leaves fugue only as `\u` escapes: in `fugue --json panes` and
+/// `--json status`, and in the HTTP API's bodies. A program still reads it
+/// back exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_leaves_unsafe_characters_escaped() {
+    let daemon = Daemon::start();
+    let hostile = "exec sleep 600 # \u{202e}gpj.exe \u{1b}]0;PWNED\u{7} \u{9b}2J";
+    let pane = tokio::task::block_in_place(|| {
+        daemon.cli(&["new-session", "bidi"]).ok();
+        daemon
+            .cli(&["run", "-s", "bidi", "--no-shell", "--", "sh", "-c", hostile])
+            .ok()
+    });
+    let raw = |text: &str| {
+        text.chars()
+            .any(|c| matches!(c, '\u{202e}' | '\u{1b}' | '\u{9b}' | '\u{7}'))
+    };
+    let outputs = tokio::task::block_in_place(|| {
+        vec![
+            ("fugue --json panes", daemon.cli(&["--json", "panes", "bidi"]).ok()),
+            ("fugue --json status", daemon.cli(&["--json", "status", &pane]).ok()),
+        ]
+    });
+    let web = Web::start(&daemon, &[]);
+    let mut bodies = Vec::new();
+    for path in ["/api/panes?session=bidi".to_string(), format!("/api/panes/{pane}")] {
+        let response = web.request(Method::GET, &path).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        bodies.push((path, response.text().await.unwrap()));
+    }
+    for (what, text) in outputs
+        .iter()
+        .map(|(w, t)| (w.to_string(), t))
+        .chain(bodies.iter().map(|(p, t)| (p.clone(), t)))
+    {
+        assert!(!raw(text), "{what} wrote an unsafe character raw: {text:?}");
+        assert!(text.contains("\\u202e"), "{what} lost the override: {text}");
+        let value: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{what}: {e}: {text}"));
+        assert!(value.to_string().contains("gpj.exe"), "{what}: {value}");
+    }
+}

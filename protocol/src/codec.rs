@@ -137,6 +137,20 @@ pub fn announced_len(src: &[u8]) -> Option<usize> {
     Some(u32::from_be_bytes(prefix) as usize)
 }
 
+/// Takes the next whole frame's payload off `src`: `None` until it has all
+/// arrived; a length prefix over `max_in` is refused as soon as it is read.
+fn split_frame(src: &mut BytesMut, max_in: usize) -> Result<Option<BytesMut>, CodecError> {
+    let Some(len) = announced_len(src) else { return Ok(None) };
+    if len > max_in {
+        return Err(CodecError::FrameTooLarge { len, max: max_in });
+    }
+    if src.len() < PREFIX_BYTES + len {
+        return Ok(None);
+    }
+    src.advance(PREFIX_BYTES);
+    Ok(Some(src.split_to(len)))
+}
+
 /// A tokio codec that writes `Out` frames and reads `In` frames of at most
 /// `max_in` payload bytes. The client uses `FrameCodec<ClientFrame, ServerFrame>`,
 /// the daemon the reverse with a smaller `max_in`.
@@ -186,15 +200,9 @@ impl<Out, In: DeserializeOwned> Decoder for FrameCodec<Out, In> {
     type Error = CodecError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<In>, CodecError> {
-        let Some(len) = announced_len(src) else { return Ok(None) };
-        if len > self.max_in {
-            return Err(CodecError::FrameTooLarge { len, max: self.max_in });
-        }
-        if src.len() < PREFIX_BYTES + len {
+        let Some(payload) = split_frame(src, self.max_in)? else {
             return Ok(None);
-        }
-        src.advance(PREFIX_BYTES);
-        let payload = src.split_to(len);
+        };
         match self.lenient {
             true => decode_prefix(&payload).map(|(value, _)| Some(value)),
             false => decode(&payload).map(Some),
@@ -237,15 +245,7 @@ impl Decoder for RawFrames {
     type Error = CodecError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<BytesMut>, CodecError> {
-        let Some(len) = announced_len(src) else { return Ok(None) };
-        if len > self.max_in {
-            return Err(CodecError::FrameTooLarge { len, max: self.max_in });
-        }
-        if src.len() < PREFIX_BYTES + len {
-            return Ok(None);
-        }
-        src.advance(PREFIX_BYTES);
-        Ok(Some(src.split_to(len)))
+        split_frame(src, self.max_in)
     }
 }
 

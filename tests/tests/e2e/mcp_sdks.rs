@@ -91,6 +91,15 @@ fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// Waits for every client run; the first that failed fails the test.
+fn join_all(runs: Vec<std::thread::JoinHandle<()>>) {
+    for run in runs {
+        if let Err(panic) = run.join() {
+            std::panic::resume_unwind(panic);
+        }
+    }
+}
+
 /// (client, era) pairs: every era each official client speaks.
 const CLIENTS: [(&str, &str); 5] = [
     ("v1", "legacy"),
@@ -120,11 +129,7 @@ fn the_official_sdk_clients_accept_every_tool_over_stdio() {
             std::thread::spawn(move || run_scenario(command, &label, &format!("stdio{n}")))
         })
         .collect();
-    for run in runs {
-        if let Err(panic) = run.join() {
-            std::panic::resume_unwind(panic);
-        }
-    }
+    join_all(runs);
 }
 
 /// `fugue-mcp --http` on a loopback port, ended when dropped.
@@ -182,11 +187,7 @@ fn the_official_sdk_clients_accept_every_tool_over_http() {
             std::thread::spawn(move || run_scenario(command, &label, &format!("http{n}")))
         })
         .collect();
-    for run in runs {
-        if let Err(panic) = run.join() {
-            std::panic::resume_unwind(panic);
-        }
-    }
+    join_all(runs);
 }
 
 /// The official Inspector's schema lint (`--cli --strict`, what flags

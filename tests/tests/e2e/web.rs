@@ -1058,18 +1058,28 @@ fn the_tab_bar_works_in_a_real_browser() {
         .env("FAKE_AGENT", bin("fake-agent"))
         .output()
         .expect("run node");
+    browser_script_passed(
+        &output,
+        &artifacts,
+        &[
+            "1-echo",
+            "3-refused-reorder",
+            "4-second-browser",
+            "5-exited",
+            "6-agent-needs-you",
+        ],
+    );
+}
+
+/// A browser script (tests/browser/*.mjs) ended well: exit 0, its last line
+/// says every step passed, and each named screenshot is in `artifacts`.
+fn browser_script_passed(output: &std::process::Output, artifacts: &Path, shots: &[&str]) {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     println!("{stdout}");
     assert!(output.status.success(), "the browser test failed:\n{stdout}\n{stderr}");
     assert!(stdout.contains("all steps passed"), "{stdout}");
-    for shot in [
-        "1-echo",
-        "3-refused-reorder",
-        "4-second-browser",
-        "5-exited",
-        "6-agent-needs-you",
-    ] {
+    for shot in shots {
         assert!(
             artifacts.join(format!("{shot}.png")).is_file(),
             "screenshot {shot} missing"
@@ -1130,11 +1140,11 @@ async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
             .output()
             .expect("run node")
     });
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    println!("{stdout}");
-    assert!(output.status.success(), "the browser test failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("all steps passed"), "{stdout}");
+    browser_script_passed(
+        &output,
+        &artifacts,
+        &["7-overview-phone", "8-approved-phone", "9-opened-phone"],
+    );
     // The approval reached the agent: it ran what it asked for.
     tokio::task::block_in_place(|| {
         fugue_tests::wait_until("the agent ran after the page approved", DEADLINE, || {
@@ -1142,12 +1152,6 @@ async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
             text.contains("approved: ship it").then_some(())
         })
     });
-    for shot in ["7-overview-phone", "8-approved-phone", "9-opened-phone"] {
-        assert!(
-            artifacts.join(format!("{shot}.png")).is_file(),
-            "screenshot {shot} missing"
-        );
-    }
     let _ = mcp.cancel().await;
 }
 
@@ -1195,22 +1199,16 @@ async fn a_fresh_page_opens_on_what_runs() {
             .output()
             .expect("run node")
     });
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    println!("{stdout}");
-    assert!(output.status.success(), "the browser test failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("all steps passed"), "{stdout}");
-    for shot in [
-        "1-first-view-phone",
-        "1-first-view-desktop",
-        "2-tabs-elsewhere-phone",
-        "2-tabs-elsewhere-desktop",
-    ] {
-        assert!(
-            artifacts.join(format!("{shot}.png")).is_file(),
-            "screenshot {shot} missing"
-        );
-    }
+    browser_script_passed(
+        &output,
+        &artifacts,
+        &[
+            "1-first-view-phone",
+            "1-first-view-desktop",
+            "2-tabs-elsewhere-phone",
+            "2-tabs-elsewhere-desktop",
+        ],
+    );
 }
 
 /// HTTPS with the user's certificate; with it, listening beyond loopback is allowed.

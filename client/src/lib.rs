@@ -419,27 +419,24 @@ impl Client {
         self.call(rq::AgentStatus { pane: pane.into() }).await
     }
 
+    /// Sends a prompt to the agent in `pane` (see [`crate::ops::send_prompt`]):
+    /// the daemon runs the whole transaction and returns its receipt.
+    pub async fn send_prompt(
+        &self,
+        pane: &str,
+        text: &str,
+        key: Option<&str>,
+    ) -> Result<fugue_protocol::PromptReceipt> {
+        self.call(rq::SendPrompt {
+            pane: pane.into(),
+            text: text.into(),
+            key: key.map(String::from),
+        })
+        .await
+    }
+
     /// Answers the permission prompt `prompt_id` of the agent in `pane`; the
     /// daemon sends the answer only if that prompt is on screen and unanswered.
-    /// Claims a prompt's idempotency key (see [`crate::ops::send_prompt`]).
-    pub async fn claim_prompt_key(&self, pane: &str, key: &str) -> Result<fugue_protocol::PromptKeyClaim> {
-        self.call(rq::ClaimPromptKey {
-            pane: pane.into(),
-            key: key.into(),
-        })
-        .await
-    }
-
-    /// Records the receipt of a prompt sent under a claimed key ("" gives the key up).
-    pub async fn record_prompt_receipt(&self, pane: &str, key: &str, receipt: &str) -> Result<()> {
-        self.call(rq::RecordPromptReceipt {
-            pane: pane.into(),
-            key: key.into(),
-            receipt: receipt.into(),
-        })
-        .await
-    }
-
     pub async fn answer_permission(
         &self,
         pane: &str,

@@ -5,7 +5,7 @@
 
 use crate::{Client, ClientError, Result};
 use fugue_protocol::{
-    AgentState, Attention, ErrorCode, ErrorReply, MatchOn, PromptKeyClaim, ReadMode, WaitOutcome, WaitUntil,
+    AgentState, Attention, ErrorReply, MatchOn, PromptOutcome, PromptReceipt, ReadMode, WaitOutcome, WaitUntil,
 };
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -105,11 +105,6 @@ pub async fn wait(client: &Client, pane: &str, wait: &WaitFor) -> Result<WaitOut
     client.wait_for(pane, until, timeout).await
 }
 
-/// Quiet after a paste before Enter is sent (see [`send_prompt`]).
-const PASTE_SETTLE_MS: u64 = 150;
-/// How long a turn may take to show after Enter.
-const TURN_START: Duration = Duration::from_secs(5);
-
 /// The pane's output offset now: what comes after it is the reaction to what
 /// is sent next.
 pub async fn output_end(client: &Client, pane: &str) -> Result<u64> {
@@ -170,13 +165,32 @@ pub struct PromptSent {
     pub message: String,
 }
 
-/// Evidence lines a receipt keeps, and characters of each (a receipt is
-/// recorded in the daemon for its key, within a budget).
-const RECEIPT_EVIDENCE_LINES: usize = 4;
-const RECEIPT_EVIDENCE_CHARS: usize = 200;
-
-fn refused(code: ErrorCode, message: String) -> ClientError {
-    ClientError::Daemon(ErrorReply::new(code, message))
+impl From<PromptReceipt> for PromptSent {
+    fn from(receipt: PromptReceipt) -> Self {
+        let state = receipt.state.as_str();
+        let message = match receipt.outcome {
+            PromptOutcome::Started => format!("prompt submitted; the agent is {state}"),
+            PromptOutcome::Stalled => format!(
+                "prompt_stalled: the prompt was pasted and Enter sent, but no turn started within 5 s (the agent is {state}); \
+it may still sit in the input box: look at its screen"
+            ),
+        };
+        let message = match receipt.repeated {
+            true => format!("{message} (the receipt of the earlier send under this key: nothing was sent now)"),
+            false => message,
+        };
+        PromptSent {
+            outcome: receipt.outcome.as_str().into(),
+            went_busy: receipt.outcome == PromptOutcome::Started,
+            state: state.into(),
+            source: receipt.source.as_str().into(),
+            evidence: receipt.evidence,
+            at: receipt.at_ms,
+            key: receipt.key,
+            repeated: receipt.repeated,
+            message,
+        }
+    }
 }
 
 /// Sends a prompt to the agent CLI in `pane` as a person would: pasted, then
@@ -184,125 +198,13 @@ fn refused(code: ErrorCode, message: String) -> ClientError {
 /// quiet: some agent CLIs, Gemini's, ignore an Enter that comes right after a
 /// bracketed paste). A program that echoes nothing gets Enter after 3 s.
 ///
-/// A transaction: refused (`agent_blocked`, nothing sent) while the agent waits
-/// for a person, or (`draft_present`) while a person's unsent text sits in its
-/// input box; with `key`, the same key again sends nothing and returns the
-/// first receipt (`prompt_in_flight` while that send is still under way).
+/// A transaction the daemon runs (`SendPrompt`), with a receipt built from what
+/// it saw: refused (`agent_blocked`, nothing sent) while the agent waits for a
+/// person, or (`draft_present`) while a person's unsent text sits in its input
+/// box; with `key`, the same key again sends nothing and returns the first
+/// receipt (`prompt_in_flight` while that send is still under way).
 pub async fn send_prompt(client: &Client, pane: &str, text: &str, key: Option<&str>) -> Result<PromptSent> {
-    if let Some(key) = key {
-        match client.claim_prompt_key(pane, key).await? {
-            PromptKeyClaim::Claimed => {}
-            PromptKeyClaim::InFlight => {
-                return Err(refused(
-                    ErrorCode::PromptInFlight,
-                    format!("prompt_in_flight: a prompt with key '{key}' is being sent now; ask again for its receipt"),
-                ))
-            }
-            PromptKeyClaim::Done { receipt } => {
-                let mut earlier: PromptSent = serde_json::from_str(&receipt)
-                    .map_err(|e| ClientError::Protocol(format!("the recorded receipt does not parse: {e}")))?;
-                earlier.repeated = true;
-                return Ok(earlier);
-            }
-        }
-    }
-    let sent = submit(client, pane, text).await.map(|mut sent| {
-        sent.key = key.map(String::from);
-        sent
-    });
-    if let Some(key) = key {
-        // Recorded (or, when nothing was sent, the key given up) for the next claim.
-        let receipt = match &sent {
-            Ok(sent) => serde_json::to_string(sent).unwrap_or_default(),
-            Err(_) => String::new(),
-        };
-        client.record_prompt_receipt(pane, key, &receipt).await?;
-    }
-    sent
-}
-
-/// The send itself: refuses while the agent waits for a person, pastes, Enter,
-/// and watches for the turn.
-async fn submit(client: &Client, pane: &str, text: &str) -> Result<PromptSent> {
-    let status = client.agent_status(pane).await?;
-    if matches!(
-        status.state,
-        AgentState::WaitingForPermission | AgentState::WaitingForAnswer
-    ) {
-        let prompt = status
-            .prompt_id
-            .as_deref()
-            .map(|id| format!(" (prompt_id {id}: approve or deny it)"))
-            .unwrap_or_default();
-        return Err(refused(
-            ErrorCode::AgentBlocked,
-            format!(
-                "agent_blocked: the agent is {}{prompt}; a person or an answer must come first. Nothing was sent",
-                status.state.as_str()
-            ),
-        ));
-    }
-    if let Some(draft) = &status.draft {
-        return Err(refused(
-            ErrorCode::DraftPresent,
-            format!(
-                "draft_present: a person's unsent text sits in the agent's input box: {}; send or clear it first. Nothing was sent",
-                serde_json::to_string(draft).unwrap_or_default()
-            ),
-        ));
-    }
-    let before = output_end(client, pane).await?;
-    client.paste(pane, text.as_bytes()).await?;
-    wait_reaction(client, pane, before, PASTE_SETTLE_MS, Duration::from_secs(2)).await?;
-    client.send_keys(pane, &["Enter".into()]).await?;
-    // A turn started when the agent shows it works (its busy marker) or asks
-    // for permission; output alone (the input box redrawn) is no proof.
-    let deadline = tokio::time::Instant::now() + TURN_START;
-    let (went_busy, status) = loop {
-        let status = client.agent_status(pane).await?;
-        let started = match status.state {
-            AgentState::WaitingForPermission | AgentState::WaitingForAnswer => true,
-            AgentState::Busy => !status.evidence.is_empty(),
-            _ => false,
-        };
-        if started || tokio::time::Instant::now() >= deadline {
-            break (started, status);
-        }
-        let changed = WaitUntil {
-            idle_ms: Some(100),
-            ..WaitUntil::default()
-        };
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        let _ = client
-            .wait_for(pane, changed, left.min(Duration::from_millis(300)))
-            .await;
-    };
-    let state = status.state;
-    let message = match went_busy {
-        true => format!("prompt submitted; the agent is {}", state.as_str()),
-        false => format!(
-            "prompt_stalled: the prompt was pasted and Enter sent, but no turn started within 5 s (the agent is {}); \
-it may still sit in the input box: look at its screen",
-            state.as_str()
-        ),
-    };
-    let evidence = status
-        .evidence
-        .iter()
-        .take(RECEIPT_EVIDENCE_LINES)
-        .map(|line| line.chars().take(RECEIPT_EVIDENCE_CHARS).collect())
-        .collect();
-    Ok(PromptSent {
-        outcome: if went_busy { "started" } else { "prompt_stalled" }.into(),
-        went_busy,
-        state: state.as_str().into(),
-        source: status.source.as_str().into(),
-        evidence,
-        at: crate::views::now_ms(),
-        key: None,
-        repeated: false,
-        message,
-    })
+    Ok(client.send_prompt(pane, text, key).await?.into())
 }
 
 #[cfg(test)]

@@ -25,23 +25,34 @@ pub fn safe_json(value: &impl Serialize, pretty: bool) -> String {
     escape_unsafe_in_json(&text)
 }
 
-/// [`safe_json`]'s pass over JSON text: an unsafe character can only be inside a
-/// string (JSON's own syntax is printable ASCII and whitespace), where its `\u`
-/// escape means the same.
-pub fn escape_unsafe_in_json(text: &str) -> String {
-    let unsafe_here = |c: char| fugue_protocol::limits::is_unsafe_char(c) && !matches!(c, '\n' | '\r' | '\t');
-    if !text.chars().any(unsafe_here) {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match unsafe_here(c) {
-            // Every unsafe character is in the Basic Multilingual Plane.
-            true => out.push_str(&format!("\\u{:04x}", c as u32)),
-            false => out.push(c),
+pub use fugue_protocol::limits::{escape_unsafe_in_json, JsonEscaper};
+
+/// Whether an HTTP body of this `Content-Type` is JSON text fugue escapes as it
+/// leaves ([`escape_json_stream`]): JSON, and server-sent events carrying JSON.
+pub fn is_json_content_type(content_type: &str) -> bool {
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    essence.eq_ignore_ascii_case("application/json") || essence.eq_ignore_ascii_case("text/event-stream")
+}
+
+/// A stream of JSON text (an HTTP body, server-sent events) with
+/// [`JsonEscaper`] applied to each piece as it passes.
+pub fn escape_json_stream<S, B, E>(pieces: S) -> impl futures::Stream<Item = Result<Vec<u8>, E>>
+where
+    S: futures::Stream<Item = Result<B, E>>,
+    B: AsRef<[u8]>,
+{
+    use futures::StreamExt;
+    let mut escaper = JsonEscaper::default();
+    let end = futures::stream::once(async { None });
+    pieces.map(Some).chain(end).map(move |piece| {
+        let mut out = Vec::new();
+        match piece {
+            Some(Ok(piece)) => escaper.push(piece.as_ref(), &mut out),
+            Some(Err(e)) => return Err(e),
+            None => escaper.finish(&mut out),
         }
-    }
-    out
+        Ok(out)
+    })
 }
 
 /// Milliseconds since the Unix epoch, the unit of every timestamp fugue reports.
@@ -686,6 +697,8 @@ mod safe_json_tests {
         "\u{9b}31m",
         "\u{7f}",
         "\u{200f}",
+        "\u{200d}",
+        "\u{feff}",
     ];
 
     fn assert_safe(text: &str) {
@@ -711,8 +724,27 @@ mod safe_json_tests {
     }
 
     proptest! {
+        /// However the text is cut into pieces, the escaped stream is the
+        /// escaped whole.
         #[test]
-        fn any_string_leaves_safe_and_lossless(text in "\\PC*|[\u{0}-\u{a0}\u{2000}-\u{2070}\u{61c}]{0,40}") {
+        fn pieces_escape_as_the_whole(text in "(\\PC|[\u{0}-\u{a0}\u{2000}-\u{2070}\u{feff}])*", cuts in proptest::collection::vec(0usize..64, 0..6)) {
+            let json = serde_json::to_string(&text).unwrap();
+            let bytes = json.as_bytes();
+            let mut escaper = JsonEscaper::default();
+            let mut out = Vec::new();
+            let mut at = 0;
+            for cut in cuts {
+                let to = (at + cut).min(bytes.len());
+                escaper.push(&bytes[at..to], &mut out);
+                at = to;
+            }
+            escaper.push(&bytes[at..], &mut out);
+            escaper.finish(&mut out);
+            prop_assert_eq!(String::from_utf8(out).unwrap(), escape_unsafe_in_json(&json));
+        }
+
+        #[test]
+        fn any_string_leaves_safe_and_lossless(text in "\\PC*|[\u{0}-\u{a0}\u{2000}-\u{2070}\u{61c}\u{feff}]{0,40}") {
             let value = serde_json::json!({"text": text, "nested": {"k": [text.clone()]}});
             let out = safe_json(&value, true);
             assert_safe(&out);

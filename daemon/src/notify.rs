@@ -229,7 +229,8 @@ async fn feed(
         };
         notice.url = web_server(&web).map(|base| format!("{base}/?view=all&pane={}", notice.pane));
         let json = match serde_json::to_string(&notice) {
-            Ok(json) => json,
+            // Titles, commands and lines with unsafe characters as \u escapes.
+            Ok(json) => fugue_protocol::limits::escape_unsafe_in_json(&json),
             Err(_) => continue,
         };
         for sink in &sinks {

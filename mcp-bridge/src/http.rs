@@ -107,11 +107,30 @@ pub fn router(bridge: Bridge, security: HttpSecurity, port: u16, shutdown: Cance
         sessions,
         max: security.max_sessions,
     });
-    // The token is checked first (the outer layer), then the session count.
+    // The token is checked first (the outer layer), then the session count;
+    // what leaves is escaped last.
     axum::Router::new()
         .route_service(PATH, service)
         .layer(axum::middleware::from_fn_with_state(limit, limit_sessions))
         .layer(axum::middleware::from_fn_with_state(Arc::new(security), require_token))
+        .layer(axum::middleware::map_response(safe_json_body))
+}
+
+/// Results and events leave with unsafe characters as `\u` escapes
+/// (docs/output.md), as they stream: JSON replies and server-sent events alike.
+async fn safe_json_body(response: Response) -> Response {
+    let is_json = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(fugue_client::views::is_json_content_type);
+    if !is_json {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    let escaped = fugue_client::views::escape_json_stream(body.into_data_stream());
+    Response::from_parts(parts, axum::body::Body::from_stream(escaped))
 }
 
 struct SessionLimit {

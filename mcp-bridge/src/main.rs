@@ -137,6 +137,7 @@ fn main() -> ExitCode {
     runtime.block_on(async move {
         let server = tools::FugueTools::new(bridge);
         let (stdin, stdout) = rmcp::transport::stdio();
+        let stdout = fugue_mcp::stdio::SafeJsonWriter::new(stdout);
         let transport =
             fugue_mcp::stdio::NoModernPing(rmcp::transport::async_rw::AsyncRwTransport::new_server(stdin, stdout));
         let service = match server.serve(transport).await {

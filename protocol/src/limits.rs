@@ -103,11 +103,25 @@ pub fn clamp_size(size: PaneSize) -> PaneSize {
 }
 
 /// Characters that must never reach a person's terminal or an agent's context
-/// from a name, title or captured text: C0 and C1 controls and the bidirectional
-/// overrides and isolates that can hide or reorder text.
+/// raw from a name, title, command or line fugue shows: C0 and C1 controls, the
+/// bidirectional overrides, isolates and marks that reorder text, and the
+/// zero-width characters that hide it (two names that look alike). Tables show
+/// them escaped, JSON writes them as `\u` escapes (`views::safe_json`); the one
+/// rule is written down in docs/output.md.
 pub fn is_unsafe_char(c: char) -> bool {
+    is_control_or_bidi(c) || is_zero_width(c)
+}
+
+/// Controls and bidirectional formatting (the part of [`is_unsafe_char`] that a
+/// screen's text never keeps: a zero-width joiner stays, it joins an emoji).
+pub fn is_control_or_bidi(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// Zero-width space, non-joiner, joiner, word joiner and the byte-order mark.
+pub fn is_zero_width(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}')
 }
 
 /// The one sanitiser for text the daemon hands out as a name that it did not
@@ -475,8 +489,13 @@ impl Validate for rq::ReorderPanes {
 
 /// An idempotency key of a prompt: at most this many characters.
 pub const MAX_PROMPT_KEY_CHARS: usize = 128;
-/// A recorded prompt receipt (its JSON): at most this many bytes.
-pub const MAX_PROMPT_RECEIPT_BYTES: usize = 4 * 1024;
+/// Evidence lines a prompt receipt keeps, and characters of each.
+pub const RECEIPT_EVIDENCE_LINES: usize = 4;
+pub const RECEIPT_EVIDENCE_CHARS: usize = 200;
+/// The most a prompt receipt takes encoded: its evidence (4 bytes a character
+/// at most), its key and the rest.
+pub const MAX_PROMPT_RECEIPT_BYTES: usize =
+    RECEIPT_EVIDENCE_LINES * (RECEIPT_EVIDENCE_CHARS * 4 + 8) + MAX_PROMPT_KEY_CHARS * 4 + 256;
 
 fn check_prompt_key(key: &str) -> Result<(), ErrorReply> {
     if key.is_empty() {
@@ -485,18 +504,19 @@ fn check_prompt_key(key: &str) -> Result<(), ErrorReply> {
     check_label("prompt key", key, MAX_PROMPT_KEY_CHARS)
 }
 
-impl Validate for rq::ClaimPromptKey {
+impl Validate for rq::SendPrompt {
     fn validate(&self) -> Result<(), ErrorReply> {
         check_target("pane", &self.pane)?;
-        check_prompt_key(&self.key)
-    }
-}
-
-impl Validate for rq::RecordPromptReceipt {
-    fn validate(&self) -> Result<(), ErrorReply> {
-        check_target("pane", &self.pane)?;
-        check_prompt_key(&self.key)?;
-        check_bytes("prompt receipt", &self.receipt, MAX_PROMPT_RECEIPT_BYTES)
+        if self.text.len() > MAX_WRITE_BYTES {
+            return Err(invalid(format!(
+                "a prompt of {} bytes exceeds the maximum {MAX_WRITE_BYTES}",
+                self.text.len()
+            )));
+        }
+        match &self.key {
+            Some(key) => check_prompt_key(key),
+            None => Ok(()),
+        }
     }
 }
 
@@ -594,6 +614,94 @@ pub fn truncate_for_display(text: &str, max_bytes: usize) -> String {
         out.push('…');
     }
     out
+}
+
+/// JSON text as fugue writes it (`views::safe_json` in the client, notification
+/// bodies): an unsafe character can only be inside a
+/// string (JSON's own syntax is printable ASCII and whitespace), where its `\u`
+/// escape means the same.
+pub fn escape_unsafe_in_json(text: &str) -> String {
+    if !text.chars().any(escaped_in_json) {
+        return text.to_string();
+    }
+    let mut out = Vec::with_capacity(text.len() + 16);
+    JsonEscaper::default().push(text.as_bytes(), &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Whether JSON text must carry `c` as a `\u` escape: the unsafe characters,
+/// but not the whitespace between JSON values (inside a string serde_json
+/// already escapes it).
+fn escaped_in_json(c: char) -> bool {
+    is_unsafe_char(c) && !matches!(c, '\n' | '\r' | '\t')
+}
+
+/// [`escape_unsafe_in_json`] over a stream of JSON text that arrives in pieces
+/// (an MCP server's stdout, an HTTP body, server-sent events): a character split
+/// between two pieces is held (at most 3 bytes) until its end comes. Bytes that
+/// are not UTF-8 pass as they are.
+#[derive(Debug, Default)]
+pub struct JsonEscaper {
+    /// The start of a character whose end has not arrived.
+    held: Vec<u8>,
+}
+
+impl JsonEscaper {
+    /// Appends `piece`, escaped, to `out`.
+    pub fn push(&mut self, piece: &[u8], out: &mut Vec<u8>) {
+        let joined;
+        let mut rest: &[u8] = match self.held.is_empty() {
+            true => piece,
+            false => {
+                self.held.extend_from_slice(piece);
+                joined = std::mem::take(&mut self.held);
+                &joined
+            }
+        };
+        while !rest.is_empty() {
+            let (valid, after) = match std::str::from_utf8(rest) {
+                Ok(text) => (text, &rest[rest.len()..]),
+                Err(e) => {
+                    let (valid, after) = rest.split_at(e.valid_up_to());
+                    // from_utf8 said the bytes up to here are UTF-8.
+                    let valid = std::str::from_utf8(valid).unwrap_or_default();
+                    match e.error_len() {
+                        // Cut off at the end: held for the next piece.
+                        None => {
+                            self.held.extend_from_slice(after);
+                            (valid, &after[after.len()..])
+                        }
+                        Some(bad) => {
+                            Self::escape_into(valid, out);
+                            out.extend_from_slice(&after[..bad]);
+                            rest = &after[bad..];
+                            continue;
+                        }
+                    }
+                }
+            };
+            Self::escape_into(valid, out);
+            rest = after;
+        }
+    }
+
+    /// What is held at the end of the stream (a cut-off character), as it came.
+    pub fn finish(&mut self, out: &mut Vec<u8>) {
+        out.append(&mut self.held);
+    }
+
+    fn escape_into(text: &str, out: &mut Vec<u8>) {
+        let mut plain = 0;
+        for (at, c) in text.char_indices() {
+            if escaped_in_json(c) {
+                out.extend_from_slice(&text.as_bytes()[plain..at]);
+                // Every unsafe character is in the Basic Multilingual Plane.
+                out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes());
+                plain = at + c.len_utf8();
+            }
+        }
+        out.extend_from_slice(&text.as_bytes()[plain..]);
+    }
 }
 
 fn escape_char(c: char) -> String {

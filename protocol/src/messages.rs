@@ -503,15 +503,47 @@ pub struct SignalReading {
     pub since_ms: u64,
 }
 
-/// What claiming a prompt's idempotency key found.
+/// What became of a prompt the daemon delivered ([`crate::requests::SendPrompt`]),
+/// built from what the daemon saw: no client writes a receipt.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
-pub enum PromptKeyClaim {
-    /// Nobody used the key before: the claimant sends the prompt.
-    Claimed,
-    /// Another claimant is sending under it now (its receipt is not recorded yet).
-    InFlight,
-    /// Sent before: the receipt recorded then.
-    Done { receipt: String },
+pub struct PromptReceipt {
+    /// Whether a turn started within 5 s of Enter.
+    pub outcome: PromptOutcome,
+    /// The agent's state then.
+    pub state: AgentState,
+    /// Where that state was read.
+    pub source: StateSource,
+    /// The lines or reports that showed it (at most
+    /// [`crate::limits::RECEIPT_EVIDENCE_LINES`] of
+    /// [`crate::limits::RECEIPT_EVIDENCE_CHARS`] characters).
+    pub evidence: Vec<String>,
+    /// Unix ms when the turn was seen started (or the deadline passed).
+    pub at_ms: u64,
+    /// The idempotency key it was sent under, if any.
+    pub key: Option<String>,
+    /// This is the receipt of an earlier send under the same key: nothing was
+    /// sent this time.
+    pub repeated: bool,
+}
+
+/// How a delivered prompt went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub enum PromptOutcome {
+    /// The agent showed a turn running (its busy marker) or asked for permission.
+    Started,
+    /// Pasted and Enter sent, but no turn showed within 5 s: the prompt may
+    /// still sit in the input box.
+    Stalled,
+}
+
+impl PromptOutcome {
+    /// `started` or `prompt_stalled`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PromptOutcome::Started => "started",
+            PromptOutcome::Stalled => "prompt_stalled",
+        }
+    }
 }
 
 /// How to answer a permission prompt.

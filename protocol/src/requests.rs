@@ -251,7 +251,11 @@ macro_rules! requests {
 }
 
 /// Tags of requests that were retired: never given to another request.
-pub const RETIRED_TAGS: &[u32] = &[];
+///
+/// - 33 `ClaimPromptKey` and 34 `RecordPromptReceipt` (generation 11): a client
+///   ran the prompt transaction and wrote its own receipt; `SendPrompt` runs it
+///   in the daemon, so no client can write a receipt.
+pub const RETIRED_TAGS: &[u32] = &[33, 34];
 
 /// One line of the wire table: what `protocol/wire-table.txt` pins.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -378,14 +382,6 @@ requests! {
     /// and process. Replies once the new binary was checked; connections then close
     /// and clients reconnect to the upgraded daemon.
     32 => UpgradeDaemon {} -> ();
-    /// Claim idempotency key `key` for a prompt to the agent in a pane
-    /// (`fugue prompt --key`, `fugue_send_prompt`'s `idempotency_key`): the
-    /// first claim sends; later ones get that send's receipt, or are told it
-    /// is still being sent.
-    33 => ClaimPromptKey { pane: String, key: String } -> PromptKeyClaim;
-    /// Record the receipt (its JSON, as the client shows it) of the prompt sent
-    /// under a claimed key, for the claims that come after.
-    34 => RecordPromptReceipt { pane: String, key: String, receipt: String } -> ();
     /// Every pane of one session (or of all when `None`) with what a person
     /// needs to see at a glance: its agent's state and its last line of output.
     35 => Overview { session: Option<String> } -> Vec<PaneOverview>, reply_bytes(_request) = 4 * LIST_REPLY_BYTES;
@@ -394,6 +390,15 @@ requests! {
     /// pane order, at most `max_matches` (up to [`crate::limits::MAX_GREP_MATCHES`]).
     36 => Grep { pattern: String, session: Option<String>, max_matches: u32 } -> GrepResult,
         reply_bytes(_request) = crate::limits::MAX_GREP_REPLY_BYTES + SMALL_REPLY_BYTES;
+    /// Send a prompt to the agent CLI in a pane as a person would, as one
+    /// transaction the daemon runs: refused (nothing sent) while the agent waits
+    /// for a person or a person's draft sits in its input box; else pasted, Enter
+    /// once the input box took the paste in, and the turn watched for up to 5 s.
+    /// The receipt is built from what the daemon saw. With `key`, the same key
+    /// again sends nothing and returns the first receipt (`prompt_in_flight`
+    /// while that send is under way).
+    37 => SendPrompt { pane: String, text: String, key: Option<String> } -> PromptReceipt,
+        reply_bytes(_request) = crate::limits::MAX_PROMPT_RECEIPT_BYTES + SMALL_REPLY_BYTES;
 }
 
 #[cfg(test)]

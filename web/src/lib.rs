@@ -221,32 +221,21 @@ async fn shutdown_signal() {
     }
 }
 
-/// The largest JSON body rewritten by [`safe_json_body`] (a read or capture
-/// reply is at most a few MiB).
-const MAX_JSON_BODY: usize = 64 * 1024 * 1024;
-
 /// Every JSON body leaves with the characters a terminal would act on, or that
-/// reorder text, as `\u` escapes (`views::safe_json`), whichever handler made it.
+/// reorder or hide text, as `\u` escapes (`views::escape_json_stream`, as it
+/// streams), whichever handler made it (docs/output.md).
 async fn safe_json_body(response: axum::response::Response) -> axum::response::Response {
     use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
     let is_json = response
         .headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
+        .is_some_and(fugue_client::views::is_json_content_type);
     if !is_json {
         return response;
     }
     let (mut parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_JSON_BODY).await else {
-        let error = error::ApiError::new(
-            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            format!("a reply over {MAX_JSON_BODY} bytes"),
-        );
-        return axum::response::IntoResponse::into_response(error);
-    };
-    let escaped = fugue_client::views::escape_unsafe_in_json(&String::from_utf8_lossy(&bytes));
     parts.headers.remove(CONTENT_LENGTH);
-    axum::response::Response::from_parts(parts, axum::body::Body::from(escaped))
+    let escaped = fugue_client::views::escape_json_stream(body.into_data_stream());
+    axum::response::Response::from_parts(parts, axum::body::Body::from_stream(escaped))
 }

@@ -12,8 +12,8 @@ use super::detect::{self as detect, AgentMemory, HookSeen};
 use crate::sync::lock;
 use crate::terminal::pane_output::{AgentInputs, PaneOutput};
 use fugue_protocol::{
-    AgentInfo, AgentKind, AgentState, Attention, ErrorCode, ErrorReply, PermissionAnswer, PromptKeyClaim,
-    SignalReading, StateSource, TurnState,
+    AgentInfo, AgentKind, AgentState, Attention, ErrorCode, ErrorReply, PermissionAnswer, PromptReceipt, SignalReading,
+    StateSource, TurnState,
 };
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -190,15 +190,26 @@ impl AgentSide {
 /// A prompt's idempotency key: its receipt once sent.
 struct PromptKey {
     key: String,
-    receipt: Option<String>,
+    receipt: Option<PromptReceipt>,
     claimed_at: Instant,
 }
 
+/// What claiming a prompt's idempotency key found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyClaim {
+    /// Nobody used the key before: the claimant sends the prompt.
+    Claimed,
+    /// A send under it is under way (its receipt is not recorded yet).
+    InFlight,
+    /// Sent before: the receipt recorded then.
+    Done(PromptReceipt),
+}
+
 /// Keys remembered per pane (each receipt at most
-/// `limits::MAX_PROMPT_RECEIPT_BYTES`): 8 x 4 KiB per pane at most.
+/// `limits::MAX_PROMPT_RECEIPT_BYTES`): 8 x ~4 KiB per pane at most.
 const MAX_PROMPT_KEYS: usize = 8;
-/// A claim whose receipt never came (its client went away mid-send) is given
-/// to the next claimant after this long.
+/// A claim whose receipt never came (the daemon finishes every send it starts,
+/// so only a send stuck longer than this) is given to the next claimant.
 const PROMPT_KEY_CLAIM_LIMIT: Duration = Duration::from_secs(60);
 
 /// Where a source's record is kept in [`AgentSide::signal_since`].
@@ -225,6 +236,8 @@ pub struct Tracker {
     side: Mutex<AgentSide>,
     /// Idempotency keys of prompts sent to this pane's agent, oldest first.
     prompt_keys: Mutex<VecDeque<PromptKey>>,
+    /// A prompt is being sent to this pane's agent now (see `requests::prompt`).
+    prompt_sending: AtomicBool,
     published: watch::Sender<Published>,
     /// Looks asked for by requests so far.
     asked: AtomicU64,
@@ -242,6 +255,7 @@ impl Default for Tracker {
         Tracker {
             side: Mutex::new(AgentSide::new()),
             prompt_keys: Mutex::new(VecDeque::new()),
+            prompt_sending: AtomicBool::new(false),
             published: watch::channel(Published::default()).0,
             asked: AtomicU64::new(0),
             watching: AtomicBool::new(false),
@@ -534,18 +548,21 @@ impl Tracker {
         Ok(None)
     }
 
-    /// Claims idempotency key `key` for a prompt (see `ClaimPromptKey`).
-    pub fn claim_prompt_key(&self, key: &str) -> PromptKeyClaim {
+    /// Set while a prompt is being sent to this pane's agent.
+    pub fn prompt_sending(&self) -> &AtomicBool {
+        &self.prompt_sending
+    }
+
+    /// Claims idempotency key `key` for a prompt (see `SendPrompt`).
+    pub fn claim_prompt_key(&self, key: &str) -> KeyClaim {
         let mut keys = lock(&self.prompt_keys);
         if let Some(known) = keys.iter_mut().find(|k| k.key == key) {
             return match &known.receipt {
-                Some(receipt) => PromptKeyClaim::Done {
-                    receipt: receipt.clone(),
-                },
-                None if known.claimed_at.elapsed() < PROMPT_KEY_CLAIM_LIMIT => PromptKeyClaim::InFlight,
+                Some(receipt) => KeyClaim::Done(receipt.clone()),
+                None if known.claimed_at.elapsed() < PROMPT_KEY_CLAIM_LIMIT => KeyClaim::InFlight,
                 None => {
                     known.claimed_at = Instant::now();
-                    PromptKeyClaim::Claimed
+                    KeyClaim::Claimed
                 }
             };
         }
@@ -557,25 +574,23 @@ impl Tracker {
             receipt: None,
             claimed_at: Instant::now(),
         });
-        PromptKeyClaim::Claimed
+        KeyClaim::Claimed
     }
 
-    /// Records the receipt of the prompt sent under `key`; an empty receipt
+    /// Records the receipt of the prompt the daemon sent under `key`; `None`
     /// gives the key up (the prompt was refused before anything was sent).
-    pub fn record_prompt_receipt(&self, key: &str, receipt: String) -> Result<(), ErrorReply> {
+    pub fn settle_prompt_key(&self, key: &str, receipt: Option<PromptReceipt>) {
         let mut keys = lock(&self.prompt_keys);
         let Some(at) = keys.iter().position(|k| k.key == key) else {
-            return Err(ErrorReply::invalid(format!(
-                "prompt key '{key}' is not claimed here (or {MAX_PROMPT_KEYS} newer keys replaced it)"
-            )));
+            // Pushed out by newer keys meanwhile: nothing to record it under.
+            return;
         };
-        match receipt.is_empty() {
-            true => {
+        match receipt {
+            None => {
                 keys.remove(at);
             }
-            false => keys[at].receipt = Some(receipt),
+            Some(receipt) => keys[at].receipt = Some(receipt),
         }
-        Ok(())
     }
 
     /// The agent's changes of state (or of `needs`) since the last call, in order.
@@ -694,28 +709,29 @@ mod tests {
     #[test]
     fn a_prompt_key_is_claimed_once_and_then_gives_its_receipt() {
         let tracker = Tracker::default();
-        assert_eq!(tracker.claim_prompt_key("k"), PromptKeyClaim::Claimed);
-        assert_eq!(tracker.claim_prompt_key("k"), PromptKeyClaim::InFlight);
-        tracker
-            .record_prompt_receipt("k", "{\"outcome\":\"started\"}".into())
-            .unwrap();
-        assert_eq!(
-            tracker.claim_prompt_key("k"),
-            PromptKeyClaim::Done {
-                receipt: "{\"outcome\":\"started\"}".into()
-            }
-        );
+        let receipt = PromptReceipt {
+            outcome: fugue_protocol::PromptOutcome::Started,
+            state: AgentState::Busy,
+            source: StateSource::Screen,
+            evidence: vec!["esc to interrupt".into()],
+            at_ms: 1,
+            key: Some("k".into()),
+            repeated: false,
+        };
+        assert_eq!(tracker.claim_prompt_key("k"), KeyClaim::Claimed);
+        assert_eq!(tracker.claim_prompt_key("k"), KeyClaim::InFlight);
+        tracker.settle_prompt_key("k", Some(receipt.clone()));
+        assert_eq!(tracker.claim_prompt_key("k"), KeyClaim::Done(receipt));
         // Given up (nothing was sent): the next claim sends.
-        assert_eq!(tracker.claim_prompt_key("refused"), PromptKeyClaim::Claimed);
-        tracker.record_prompt_receipt("refused", String::new()).unwrap();
-        assert_eq!(tracker.claim_prompt_key("refused"), PromptKeyClaim::Claimed);
+        assert_eq!(tracker.claim_prompt_key("refused"), KeyClaim::Claimed);
+        tracker.settle_prompt_key("refused", None);
+        assert_eq!(tracker.claim_prompt_key("refused"), KeyClaim::Claimed);
         // Bounded: the oldest keys go.
         for n in 0..MAX_PROMPT_KEYS {
             tracker.claim_prompt_key(&format!("new-{n}"));
         }
-        assert_eq!(tracker.claim_prompt_key("k"), PromptKeyClaim::Claimed);
-        let err = tracker.record_prompt_receipt("never", "x".into()).unwrap_err();
-        assert!(err.message.contains("prompt key 'never' is not claimed"), "{err}");
+        assert_eq!(tracker.claim_prompt_key("k"), KeyClaim::Claimed);
+        tracker.settle_prompt_key("never", None);
     }
 
     #[tokio::test]

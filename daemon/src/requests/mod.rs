@@ -5,6 +5,7 @@
 
 mod attach;
 pub mod client;
+mod prompt;
 mod resolve;
 mod search;
 mod wait;
@@ -86,12 +87,7 @@ impl Handler {
             Rq::ReportHook(r) => Response::ReportHook(self.report_hook(r).await?),
             Rq::AnswerPermission(r) => Response::AnswerPermission(self.answer_permission(r).await?),
             Rq::ResumeAgent(r) => Response::ResumeAgent(self.resume_agent(&r.pane).await?),
-            Rq::ClaimPromptKey(r) => Response::ClaimPromptKey(self.pane(&r.pane).await?.agent.claim_prompt_key(&r.key)),
-            Rq::RecordPromptReceipt(r) => {
-                let pane = self.pane(&r.pane).await?;
-                pane.agent.record_prompt_receipt(&r.key, r.receipt)?;
-                Response::RecordPromptReceipt(())
-            }
+            Rq::SendPrompt(r) => Response::SendPrompt(self.send_prompt(r).await?),
             // Answered by the connection itself, which knows its requests.
             Rq::Cancel(_) => return Err(ErrorReply::internal("cancel is handled by the connection")),
             Rq::SetSizePolicy(r) => {

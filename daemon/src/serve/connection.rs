@@ -461,6 +461,13 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
 fn unreadable_reply(unreadable: &UnreadableRequest) -> ErrorReply {
     let daemon = env!("CARGO_PKG_VERSION");
     match unreadable {
+        UnreadableRequest::Unknown { tag } if fugue_protocol::requests::RETIRED_TAGS.contains(tag) => ErrorReply::new(
+            ErrorCode::UnsupportedRequest,
+            format!(
+                "fugued {daemon} (protocol {PROTOCOL_VERSION}.{PROTOCOL_REVISION}) no longer answers request tag {tag}: \
+                 it was retired (see RETIRED_TAGS in fugue's protocol)"
+            ),
+        ),
         UnreadableRequest::Unknown { tag } => ErrorReply::new(
             ErrorCode::UnsupportedRequest,
             format!(

@@ -551,8 +551,9 @@ fn parser_piece(bytes: &[u8], ground: bool) -> usize {
 impl vte::Perform for LineStore {
     fn print(&mut self, c: char) {
         // C1 controls and bidi overrides arrive as printable characters; they never
-        // reach a reader of the text view.
-        if fugue_protocol::limits::is_unsafe_char(c) {
+        // reach a reader of the text view (a zero-width joiner stays, as on the
+        // screen: it joins an emoji; what shows the text escapes it).
+        if fugue_protocol::limits::is_control_or_bidi(c) {
             return;
         }
         self.put_char(c);

@@ -1021,10 +1021,10 @@ fn clean_title(title: &str) -> String {
 /// Appends a cell's character and its zero-width companions; characters that must
 /// not reach a reader (C1 controls, bidi overrides) become a blank or nothing.
 fn push_cell(cell: &Cell, out: &mut String) {
-    use fugue_protocol::limits::is_unsafe_char;
+    use fugue_protocol::limits::{is_control_or_bidi, is_unsafe_char};
     out.push(if is_unsafe_char(cell.c) { ' ' } else { cell.c });
     if let Some(extra) = cell.zerowidth() {
-        out.extend(extra.iter().filter(|c| !is_unsafe_char(**c)));
+        out.extend(extra.iter().filter(|c| !is_control_or_bidi(**c)));
     }
 }
 

@@ -200,24 +200,18 @@ const PLACEMENT: &[(&str, At, At, At)] = &[
         Not(PERSON_ONLY),
     ),
     (
-        "ClaimPromptKey",
-        Is("fugue prompt"),
-        Is("fugue_send_prompt"),
-        Is("POST /api/panes/{pane}/prompt"),
-    ),
-    (
-        "RecordPromptReceipt",
-        Is("fugue prompt"),
-        Is("fugue_send_prompt"),
-        Is("POST /api/panes/{pane}/prompt"),
-    ),
-    (
         "Overview",
         Is("fugue overview"),
         Is("fugue_list_agents"),
         Is("GET /api/overview"),
     ),
     ("Grep", Is("fugue grep"), Is("fugue_grep"), Is("GET /api/grep")),
+    (
+        "SendPrompt",
+        Is("fugue prompt"),
+        Is("fugue_send_prompt"),
+        Is("POST /api/panes/{pane}/prompt"),
+    ),
 ];
 
 fn root() -> &'static Path {

@@ -234,6 +234,19 @@ fn an_unknown_request_is_answered_and_the_connection_goes_on() {
         }
         other => panic!("expected an unsupported_request reply, got {other:?}"),
     }
+    // A retired request (RecordPromptReceipt, which let a client write the
+    // receipt others read): refused, nothing recorded.
+    raw.send_payload(&[1, 4, 34, 1, b'1', 1, b'k', 1, b'x']);
+    match raw.recv() {
+        Some(ServerFrame::Reply {
+            id: 4,
+            result: Err(reply),
+        }) => {
+            assert_eq!(reply.code, ErrorCode::UnsupportedRequest);
+            assert!(reply.message.contains("tag 34: it was retired"), "{}", reply.message);
+        }
+        other => panic!("expected a retired-request reply, got {other:?}"),
+    }
     // Grep's tag with a truncated body: refused by name, nothing else happens.
     raw.send_payload(&[1, 6, 36, 1]);
     match raw.recv() {

@@ -1395,45 +1395,228 @@ async fn names_reach_the_browser_clean() {
     assert_eq!(panes[0]["title"], fugue_tests::EVIL_TITLE, "{panes}");
 }
 
-/// A pane's command holding a bidi override, an escape sequence and a C1
-/// control leaves fugue only as `\u` escapes: in `fugue --json panes` and
-/// `--json status`, and in the HTTP API's bodies. A program still reads it
-/// back exactly.
+/// What a hostile client or program puts in a command, a line, a title or a
+/// prompt: escape sequences, C1 and DEL, bidi overrides, isolates and marks,
+/// and zero-width characters.
+const HOSTILE: &[&str] = &[
+    "\u{1b}]0;PWNED\u{7}",
+    "\u{1b}[2J",
+    "\u{9b}31m",
+    "\u{7f}",
+    "\u{202e}",
+    "\u{2066}",
+    "\u{200f}",
+    "\u{61c}",
+    "\u{200d}",
+    "\u{200b}",
+    "\u{feff}",
+];
+
+/// The characters fugue's output rule (docs/output.md) never writes raw, found
+/// in `bytes` (newlines and tabs are JSON's and a table's own whitespace).
+fn raw_unsafe(bytes: &[u8]) -> Vec<char> {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .filter(|c| fugue_client::protocol::limits::is_unsafe_char(*c) && !matches!(c, '\n' | '\r' | '\t'))
+        .collect()
+}
+
+/// Every hostile character, in every field a client or program controls, in
+/// every output: the CLI's tables and `--json`, the HTTP API, MCP over stdio
+/// and over HTTP (the bytes on the wire). A pane's command carries the whole
+/// hostile set; its program prints it in lines and its title; an agent shows
+/// it in its evidence and the prompt's receipt. No output writes one raw, and
+/// JSON keeps it losslessly (`\u` escapes): a program reads the command back
+/// exactly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn json_leaves_unsafe_characters_escaped() {
+async fn every_output_leaves_unsafe_characters_escaped() {
     let daemon = Daemon::start();
-    let hostile = "exec sleep 600 # \u{202e}gpj.exe \u{1b}]0;PWNED\u{7} \u{9b}2J";
-    let pane = tokio::task::block_in_place(|| {
+    let hostile: String = HOSTILE.concat();
+    let script =
+        r#"printf '\033]0;T%s\007' "$1"; printf 'MARK one %s end\n' "$1"; printf 'MARK two %s\n' "$1"; exec sleep 600"#;
+    let (plain, agent) = tokio::task::block_in_place(|| {
         daemon.cli(&["new-session", "bidi"]).ok();
-        daemon
-            .cli(&["run", "-s", "bidi", "--no-shell", "--", "sh", "-c", hostile])
-            .ok()
+        let plain = daemon
+            .cli(&[
+                "run",
+                "-s",
+                "bidi",
+                "--no-shell",
+                "--",
+                "sh",
+                "-c",
+                script,
+                "sh",
+                &hostile,
+            ])
+            .ok();
+        let agent = daemon.run_fake_claude("bidi");
+        fugue_tests::wait_until("the agent at rest and the lines printed", DEADLINE, || {
+            let idle = daemon.cli(&["--json", "agent", &agent]).json()["state"] == "idle";
+            let printed = daemon.cli(&["grep", "MARK two"]).ok().contains("MARK two");
+            (idle && printed).then_some(())
+        });
+        (plain, agent)
     });
-    let raw = |text: &str| {
-        text.chars()
-            .any(|c| matches!(c, '\u{202e}' | '\u{1b}' | '\u{9b}' | '\u{7}'))
-    };
-    let outputs = tokio::task::block_in_place(|| {
-        vec![
-            ("fugue --json panes", daemon.cli(&["--json", "panes", "bidi"]).ok()),
-            ("fugue --json status", daemon.cli(&["--json", "status", &pane]).ok()),
-        ]
+    // The prompt's text reaches the agent's screen, its evidence and the receipt.
+    let prompt = "go\u{200d}now\u{feff}x\u{200b}y".to_string();
+    let mut outputs: Vec<(String, Vec<u8>)> = tokio::task::block_in_place(|| {
+        let receipt = daemon.cli(&["--json", "prompt", &agent, &prompt]);
+        let mut outputs = vec![("fugue --json prompt".to_string(), receipt.ok().into_bytes())];
+        for args in [
+            vec!["--json", "panes", "bidi"],
+            vec!["--json", "status", &plain],
+            vec!["--json", "overview"],
+            vec!["--json", "grep", "MARK"],
+            vec!["--json", "agent", &agent, "--explain"],
+            vec!["--json", "capture", &agent],
+            vec!["panes", "bidi"],
+            vec!["status", &plain],
+            vec!["overview"],
+            vec!["grep", "MARK"],
+            vec!["agent", &agent, "--explain"],
+        ] {
+            outputs.push((format!("fugue {}", args.join(" ")), daemon.cli(&args).ok().into_bytes()));
+        }
+        outputs
     });
     let web = Web::start(&daemon, &[]);
-    let mut bodies = Vec::new();
-    for path in ["/api/panes?session=bidi".to_string(), format!("/api/panes/{pane}")] {
+    for path in [
+        "/api/panes?session=bidi".to_string(),
+        format!("/api/panes/{plain}"),
+        "/api/overview".to_string(),
+        "/api/grep?pattern=MARK".to_string(),
+        format!("/api/panes/{agent}/agent"),
+    ] {
         let response = web.request(Method::GET, &path).send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
-        bodies.push((path, response.text().await.unwrap()));
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        outputs.push((format!("GET {path}"), response.bytes().await.unwrap().to_vec()));
     }
-    for (what, text) in outputs
-        .iter()
-        .map(|(w, t)| (w.to_string(), t))
-        .chain(bodies.iter().map(|(p, t)| (p.clone(), t)))
-    {
-        assert!(!raw(text), "{what} wrote an unsafe character raw: {text:?}");
-        assert!(text.contains("\\u202e"), "{what} lost the override: {text}");
-        let value: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("{what}: {e}: {text}"));
-        assert!(value.to_string().contains("gpj.exe"), "{what}: {value}");
+    let calls = [
+        ("fugue_list", json!({"session": "bidi"})),
+        ("fugue_list_agents", json!({})),
+        ("fugue_grep", json!({"pattern": "MARK"})),
+        ("fugue_read", json!({"terminal_id": plain})),
+        ("fugue_capture", json!({"terminal_id": agent})),
+        ("fugue_agent_status", json!({"terminal_id": agent})),
+    ];
+    outputs.push(("fugue-mcp (stdio)".into(), mcp_stdio_bytes(&daemon, &calls).await));
+    outputs.push(("fugue-mcp --http".into(), mcp_http_bytes(&daemon, &calls).await));
+
+    for (what, bytes) in &outputs {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(
+            raw_unsafe(bytes).is_empty(),
+            "{what} wrote {:?} raw: {text}",
+            raw_unsafe(bytes)
+        );
     }
+    let shown = |what: &str| {
+        let (_, bytes) = outputs.iter().find(|(w, _)| w == what).unwrap();
+        String::from_utf8_lossy(bytes).into_owned()
+    };
+    // Kept, escaped: the command's whole hostile set, the program's lines'
+    // zero-width characters, the prompt's in the agent's evidence.
+    let status: Value = serde_json::from_str(&shown(&format!("fugue --json status {plain}"))).unwrap();
+    assert_eq!(status["command"][4], hostile.as_str(), "{status}");
+    assert!(
+        shown("fugue --json grep MARK").contains("\\u200d\\u200b\\ufeff"),
+        "{}",
+        shown("fugue --json grep MARK")
+    );
+    assert!(
+        shown("fugue grep MARK").contains("\\u{200d}"),
+        "{}",
+        shown("fugue grep MARK")
+    );
+    let receipt: Value = serde_json::from_str(&shown("fugue --json prompt")).unwrap();
+    assert_eq!(receipt["outcome"], "started", "{receipt}");
+    assert!(
+        receipt["evidence"].to_string().contains(&prompt),
+        "the prompt in the evidence: {receipt}"
+    );
+    for (what, bytes) in outputs.iter().filter(|(w, _)| w.starts_with("fugue-mcp")) {
+        let text = String::from_utf8_lossy(bytes);
+        assert!(text.contains("\\u200d") && text.contains("\\u202e"), "{what}: {text}");
+    }
+}
+
+/// The bytes `fugue-mcp` writes to stdout for an `initialize` and `calls`, read
+/// as they leave it (an SDK client would hide what was escaped).
+async fn mcp_stdio_bytes(daemon: &Daemon, calls: &[(&str, Value)]) -> Vec<u8> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut bridge = fugue_tests::mcp::bridge_command(daemon)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn fugue-mcp");
+    let mut stdin = bridge.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(bridge.stdout.take().unwrap()).split(b'\n');
+    let mut sent = vec![json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})];
+    sent.push(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    for (id, (tool, arguments)) in calls.iter().enumerate() {
+        sent.push(json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+    }
+    for message in sent {
+        stdin.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+    }
+    let mut bytes = Vec::new();
+    for _ in 0..=calls.len() {
+        let line = tokio::time::timeout(DEADLINE, lines.next_segment())
+            .await
+            .expect("fugue-mcp answers")
+            .unwrap()
+            .expect("a line");
+        let reply: Value = serde_json::from_slice(&line).expect("JSON-RPC");
+        assert!(
+            reply.get("error").is_none() && reply["result"]["isError"] != true,
+            "{reply}"
+        );
+        bytes.extend(line);
+        bytes.push(b'\n');
+    }
+    bytes
+}
+
+/// The bytes `fugue-mcp --http` sends for `calls` (its JSON and event-stream
+/// bodies, as they come off the socket).
+async fn mcp_http_bytes(daemon: &Daemon, calls: &[(&str, Value)]) -> Vec<u8> {
+    let bridge = fugue_tests::mcp::HttpBridge::start(daemon, &[]).await;
+    let http = reqwest::Client::new();
+    let post = |body: Value, session: Option<&str>| {
+        let mut request = http
+            .post(&bridge.url)
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", "2025-06-18")
+            .bearer_auth(bridge.token.as_deref().unwrap_or_default())
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("Mcp-Session-Id", session);
+        }
+        request.send()
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    let opened = post(initialize, None).await.expect("initialize");
+    let session = opened.headers()["mcp-session-id"].to_str().unwrap().to_string();
+    let mut bytes = opened.bytes().await.unwrap().to_vec();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(initialized, Some(&session)).await.expect("initialized");
+    for (id, (tool, arguments)) in calls.iter().enumerate() {
+        let call = json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}});
+        let reply = post(call, Some(&session)).await.expect("tools/call");
+        assert!(reply.status().is_success(), "{tool}: {}", reply.status());
+        let body = reply.bytes().await.unwrap();
+        assert!(
+            String::from_utf8_lossy(&body).contains("\"result\""),
+            "{tool}: {body:?}"
+        );
+        bytes.extend_from_slice(&body);
+    }
+    bytes
 }

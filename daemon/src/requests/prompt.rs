@@ -1,0 +1,225 @@
+//! The prompt transaction (`SendPrompt`): a prompt typed into an agent CLI as a
+//! person would, refused while the agent needs a person first, and a receipt
+//! built from what the daemon itself saw. It runs here, not in a client, so no
+//! client writes a receipt another reads.
+
+use super::Handler;
+use crate::actors::session::PaneHandle;
+use crate::agent::tracker::KeyClaim;
+use fugue_protocol::limits::{RECEIPT_EVIDENCE_CHARS, RECEIPT_EVIDENCE_LINES};
+use fugue_protocol::requests as rq;
+use fugue_protocol::{AgentInfo, AgentState, ErrorCode, ErrorReply, PromptOutcome, PromptReceipt};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// How long the input box may take to show a paste (a program that echoes
+/// nothing gets Enter after this).
+const PASTE_ECHO: Duration = Duration::from_secs(3);
+/// Quiet after the paste's echo before Enter: some agent CLIs (Gemini's) ignore
+/// an Enter that comes right after a bracketed paste.
+const PASTE_SETTLE: Duration = Duration::from_millis(150);
+/// The longest the paste's echo may keep the screen busy before Enter.
+const PASTE_SETTLE_LIMIT: Duration = Duration::from_secs(2);
+/// How long a turn may take to show after Enter.
+const TURN_START: Duration = Duration::from_secs(5);
+/// Between looks at the agent while its turn may be starting: at most this
+/// long, and sooner when the screen or the agent's signals change, but never
+/// sooner than [`TURN_LOOK_GAP`] (a spinner changes the screen every frame).
+const TURN_LOOK_EVERY: Duration = Duration::from_millis(300);
+const TURN_LOOK_GAP: Duration = Duration::from_millis(100);
+
+impl Handler {
+    /// Runs the transaction on a task of its own: once anything is sent it
+    /// finishes and records its receipt even if the caller goes away (a
+    /// caller's retry under the same key then gets that receipt).
+    pub(super) async fn send_prompt(&self, request: rq::SendPrompt) -> Result<PromptReceipt, ErrorReply> {
+        let rq::SendPrompt { pane, text, key } = request;
+        let pane = self.pane(&pane).await?;
+        let Some(sending) = Sending::begin(&pane) else {
+            return Err(in_flight(
+                "another prompt is being sent to this agent now; ask again once it is in".into(),
+            ));
+        };
+        if let Some(key) = &key {
+            match pane.agent.claim_prompt_key(key) {
+                KeyClaim::Claimed => {}
+                KeyClaim::InFlight => {
+                    return Err(in_flight(format!(
+                        "a prompt with key '{key}' is being sent now; ask again for its receipt"
+                    )))
+                }
+                KeyClaim::Done(earlier) => {
+                    return Ok(PromptReceipt {
+                        repeated: true,
+                        ..earlier
+                    })
+                }
+            }
+        }
+        let shutdown = self.shutdown.clone();
+        let transaction = tokio::spawn(async move {
+            let _sending = sending;
+            let sent = tokio::select! {
+                sent = submit(&pane, text.into_bytes()) => sent,
+                _ = shutdown.cancelled() => Err(ErrorReply::new(ErrorCode::ShuttingDown, "the daemon is shutting down")),
+            };
+            let sent = sent.map(|receipt| PromptReceipt {
+                key: key.clone(),
+                ..receipt
+            });
+            if let Some(key) = &key {
+                // The receipt for the next claim; a refusal (nothing sent) gives the key up.
+                pane.agent.settle_prompt_key(key, sent.as_ref().ok().cloned());
+            }
+            sent
+        });
+        transaction
+            .await
+            .map_err(|e| ErrorReply::internal(format!("the prompt's task failed: {e}")))?
+    }
+}
+
+fn in_flight(why: String) -> ErrorReply {
+    ErrorReply::new(ErrorCode::PromptInFlight, format!("prompt_in_flight: {why}"))
+}
+
+/// One prompt at a time per agent (two pastes would interleave in its input
+/// box); also what bounds the transactions a client can leave running.
+struct Sending(Arc<crate::agent::tracker::Tracker>);
+
+impl Sending {
+    fn begin(pane: &PaneHandle) -> Option<Sending> {
+        let busy: &AtomicBool = pane.agent.prompt_sending();
+        match busy.swap(true, Ordering::AcqRel) {
+            true => None,
+            false => Some(Sending(pane.agent.clone())),
+        }
+    }
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        self.0.prompt_sending().store(false, Ordering::Release);
+    }
+}
+
+/// Refuses while the agent waits for a person or holds a draft, then pastes,
+/// sends Enter once the paste is in, and watches for the turn.
+async fn submit(pane: &PaneHandle, text: Vec<u8>) -> Result<PromptReceipt, ErrorReply> {
+    refuse_unless_ready(&pane.agent_status().await)?;
+    pane.agent.looked_at();
+    let before = pane.output.end_offset();
+    pane.input.write(text, true).await?;
+    paste_taken_in(pane, before).await;
+    pane.input.send_keys(&["Enter".into()]).await?;
+    let (started, status) = watch_turn_start(pane).await;
+    Ok(PromptReceipt {
+        outcome: if started {
+            PromptOutcome::Started
+        } else {
+            PromptOutcome::Stalled
+        },
+        state: status.state,
+        source: status.source,
+        evidence: status
+            .evidence
+            .iter()
+            .take(RECEIPT_EVIDENCE_LINES)
+            .map(|line| line.chars().take(RECEIPT_EVIDENCE_CHARS).collect())
+            .collect(),
+        at_ms: crate::config::now_ms(),
+        key: None,
+        repeated: false,
+    })
+}
+
+/// `agent_blocked` while the agent waits for a person, `draft_present` while a
+/// person's unsent text sits in its input box: nothing is sent.
+fn refuse_unless_ready(status: &AgentInfo) -> Result<(), ErrorReply> {
+    if matches!(
+        status.state,
+        AgentState::WaitingForPermission | AgentState::WaitingForAnswer
+    ) {
+        let prompt = status
+            .prompt_id
+            .as_deref()
+            .map(|id| format!(" (prompt_id {id}: approve or deny it)"))
+            .unwrap_or_default();
+        return Err(ErrorReply::new(
+            ErrorCode::AgentBlocked,
+            format!(
+                "agent_blocked: the agent is {}{prompt}; a person or an answer must come first. Nothing was sent",
+                status.state.as_str()
+            ),
+        ));
+    }
+    if let Some(draft) = &status.draft {
+        let shown = fugue_protocol::limits::clean_label(draft, 200);
+        return Err(ErrorReply::new(
+            ErrorCode::DraftPresent,
+            format!(
+                "draft_present: a person's unsent text sits in the agent's input box: \"{shown}\"; send or clear it first. Nothing was sent"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Waits for the input box to show the paste (output after `before`, up to
+/// 3 s), then for [`PASTE_SETTLE`] of quiet (up to 2 s). A screen long quiet
+/// before the paste says nothing, so quiet alone is not enough.
+async fn paste_taken_in(pane: &PaneHandle, before: u64) {
+    let mut changes = pane.output.changes();
+    let echo_by = Instant::now() + PASTE_ECHO;
+    while pane.output.end_offset() <= before {
+        match tokio::time::timeout_at(echo_by, changes.changed()).await {
+            Ok(Ok(())) => {}
+            // Out of time, or the pane is gone (Enter will say so).
+            Ok(Err(_)) | Err(_) => break,
+        }
+    }
+    let settle_by = Instant::now() + PASTE_SETTLE_LIMIT;
+    loop {
+        let quiet = pane.output.quiet_for();
+        if quiet >= PASTE_SETTLE || Instant::now() >= settle_by {
+            return;
+        }
+        let wake = (Instant::now() + (PASTE_SETTLE - quiet)).min(settle_by);
+        tokio::time::sleep_until(wake).await;
+    }
+}
+
+/// Looks at the agent until it shows a turn started (its busy marker with
+/// evidence, or a permission prompt: a redrawn input box is no proof) or
+/// [`TURN_START`] passes. Returns whether it started and the last look.
+async fn watch_turn_start(pane: &PaneHandle) -> (bool, AgentInfo) {
+    let deadline = Instant::now() + TURN_START;
+    let mut changes = pane.output.changes();
+    let mut news = pane.agent.news();
+    loop {
+        changes.borrow_and_update();
+        news.borrow_and_update();
+        let status = pane.agent_status().await;
+        let started = match status.state {
+            AgentState::WaitingForPermission | AgentState::WaitingForAnswer => true,
+            AgentState::Busy => !status.evidence.is_empty(),
+            _ => false,
+        };
+        if started || Instant::now() >= deadline {
+            return (started, status);
+        }
+        let looked = Instant::now();
+        let wake = (looked + TURN_LOOK_EVERY).min(deadline);
+        let gone = tokio::select! {
+            changed = changes.changed() => changed.is_err(),
+            changed = news.changed() => changed.is_err(),
+            _ = tokio::time::sleep_until(wake) => false,
+        };
+        if gone {
+            return (false, status);
+        }
+        tokio::time::sleep_until((looked + TURN_LOOK_GAP).min(deadline)).await;
+    }
+}

@@ -12,6 +12,28 @@
 //! stops reading wait, or lag); the budgets add what those limits cannot: one sum
 //! over all connections, and memory that a request keeps (a pattern) rather
 //! than passes on.
+//!
+//! What holds memory by design, and how it is counted:
+//! - a request: its bytes as framed (at least 1 KiB) from when it is read, and
+//!   the room its reply may take (`Request::reply_bytes`) from before it runs
+//!   until the reply is queued; the queued frame is then charged itself;
+//! - a search (grep, a wait's pattern): the compiled pattern while the request
+//!   holds it; the lines it finds are its reply, kept within the reply's room;
+//!   the text it copies out of a pane is copied on a search thread once the
+//!   job runs (`requests::search`), so those copies are one batch per search
+//!   thread in the whole daemon, not one per waiting request;
+//! - an attachment: the most the pane may queue for that client
+//!   (`SUBSCRIBER_BYTES`, 1 MiB), for as long as it is attached;
+//! - a subscription to events: each event is encoded once and charged to the
+//!   daemon's budget while any subscriber's queue holds it; each connection's
+//!   queue is bounded (`OUT_QUEUE_BYTES`), and an event over budget is one the
+//!   subscriber misses (it hears `lagged`);
+//! - a wait: its pattern, as above, and its request and reply room; waiting
+//!   itself holds nothing more.
+//!
+//! `hardening::pipelined_requests_hold_what_they_are_charged` (tests/) holds
+//! this: a client that pipelines a request kind and never reads grows the
+//! daemon's own memory by at most its charge plus 8 MiB.
 
 use fugue_protocol::{ErrorCode, ErrorReply};
 use std::sync::atomic::{AtomicUsize, Ordering};

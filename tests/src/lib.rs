@@ -9,7 +9,7 @@ pub mod mcp;
 pub mod procfs;
 pub mod sshd;
 
-pub use procfs::{children, comm, process_gone, rss_kib, threads};
+pub use procfs::{children, comm, process_gone, rss_anon_kib, rss_kib, threads};
 
 use fugue_client::{Client, ConnectOptions};
 use std::path::{Path, PathBuf};

@@ -3,10 +3,21 @@
 
 /// Resident memory of a process in KiB (`VmRSS`).
 pub fn rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmRSS:")
+}
+
+/// Resident memory of a process that is its own (`RssAnon`: heap and stacks),
+/// in KiB: without the pages of files it maps (a pane's output log), which are
+/// the page cache's to reclaim.
+pub fn rss_anon_kib(pid: u32) -> u64 {
+    status_kib(pid, "RssAnon:")
+}
+
+fn status_kib(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }

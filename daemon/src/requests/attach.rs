@@ -8,8 +8,9 @@ use super::resolve::PANE;
 use super::Handler;
 use crate::actors::pane::{Exited, PaneMsg};
 use crate::actors::session::PaneHandle;
+use crate::budget::Charge;
 use crate::sync::lock;
-use crate::terminal::pane_output::{PaneEvent, PaneOutput, Subscription};
+use crate::terminal::pane_output::{PaneEvent, PaneOutput, Subscription, SUBSCRIBER_BYTES};
 use fugue_protocol::{ErrorReply, Event, PaneId, PaneInfo, PaneSize, ServerFrame};
 use ractor::ActorRef;
 use std::collections::HashMap;
@@ -28,6 +29,9 @@ pub struct Attachment {
     pub id: u64,
     pub actor: ActorRef<PaneMsg>,
     pub stop: CancellationToken,
+    /// The most the pane's queue for this client may hold
+    /// ([`SUBSCRIBER_BYTES`]), in the connection's budget while attached.
+    pub _held: Charge,
 }
 
 impl Attachments {
@@ -88,6 +92,9 @@ impl Handler {
                 info.id
             )));
         }
+        // Attaching holds memory by design: the pane queues output for this
+        // client up to SUBSCRIBER_BYTES, charged for as long as it follows.
+        let held = conn.memory.try_charge(SUBSCRIBER_BYTES)?;
         let (subscription, redraw) = ask(&pane.actor, |reply| PaneMsg::Attach { read_only, size, reply }, PANE).await?;
         pane.agent.looked_at();
         let stop = conn.cancel.child_token();
@@ -97,6 +104,7 @@ impl Handler {
                 id: subscription.id,
                 actor: pane.actor.clone(),
                 stop: stop.clone(),
+                _held: held,
             },
         );
         let follow = Follow {

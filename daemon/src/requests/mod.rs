@@ -326,7 +326,12 @@ impl Handler {
         for pane in &panes {
             // One more than wanted tells whether there were more.
             let want = max + 1 - result.matches.len();
-            let grepped = search::grep_output(&pattern, &pane.output, want, MAX_GREP_LINE_BYTES, deadline).await;
+            let limits = search::GrepLimits {
+                lines: want,
+                bytes: MAX_GREP_REPLY_BYTES.saturating_sub(bytes),
+                line_bytes: MAX_GREP_LINE_BYTES,
+            };
+            let grepped = search::grep_output(&pattern, &pane.output, limits, deadline).await;
             result.panes_searched += 1;
             let info = pane.current_info();
             for (seq, text) in grepped.lines {

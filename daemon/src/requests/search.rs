@@ -8,7 +8,9 @@
 //!   core and win any contention for the others;
 //! - holds no lock: lines are copied out of the text view in batches of
 //!   [`BATCH_BYTES`] (a copy is microseconds; the pane's output path and other
-//!   readers never wait on a search);
+//!   readers never wait on a search), on the search thread once the job has
+//!   its slot, so the copies that exist at once are one per search thread
+//!   however many requests wait for one;
 //! - honours its deadline: the wait stops waiting for it when the deadline
 //!   passes, and the search itself stops at the next line.
 
@@ -120,45 +122,57 @@ async fn off_the_runtime<T: Send + 'static>(deadline: Instant, work: impl FnOnce
 }
 
 /// Searches the pane's text view after log offset `since` for `pattern`.
-pub async fn search_output(pattern: &Arc<Pattern>, output: &PaneOutput, since: u64, deadline: Instant) -> Searched {
+pub async fn search_output(
+    pattern: &Arc<Pattern>,
+    output: &Arc<PaneOutput>,
+    since: u64,
+    deadline: Instant,
+) -> Searched {
     let mut searched = since;
     loop {
-        let (batch, text_offset) = output.search_batch(searched, since, BATCH_BYTES);
-        let more = batch.more;
         let job = {
-            let pattern = pattern.clone();
+            let (pattern, output) = (pattern.clone(), output.clone());
             move || {
+                let (batch, text_offset) = output.search_batch(searched, since, BATCH_BYTES);
+                let more = batch.more;
                 let mut cache = pattern.regex.create_cache();
-                batch.search(
+                let result = batch.search(
                     searched,
                     |line| pattern.find(&mut cache, line),
                     || Instant::now() >= deadline,
-                )
+                );
+                (result, text_offset, more)
             }
         };
         match off_the_runtime(deadline, job).await {
-            None | Some(BatchSearch { interrupted: true, .. }) => return Searched::OutOfTime,
-            Some(BatchSearch {
-                matched: Some(text), ..
-            }) => {
+            None | Some((BatchSearch { interrupted: true, .. }, ..)) => return Searched::OutOfTime,
+            Some((
+                BatchSearch {
+                    matched: Some(text), ..
+                },
+                text_offset,
+                _,
+            )) => {
                 return Searched::Found {
                     text,
                     shown_at: text_offset,
                 }
             }
-            Some(BatchSearch { searched: next, .. }) => searched = next,
-        }
-        if !more {
-            return Searched::NotYet { searched };
+            Some((BatchSearch { searched: next, .. }, _, more)) => {
+                searched = next;
+                if !more {
+                    return Searched::NotYet { searched };
+                }
+            }
         }
     }
 }
 
 /// Searches the visible screen for `pattern`, row by row.
-pub async fn search_screen(pattern: &Arc<Pattern>, output: &PaneOutput, deadline: Instant) -> Searched {
-    let rows = output.screen_text();
-    let pattern = pattern.clone();
+pub async fn search_screen(pattern: &Arc<Pattern>, output: &Arc<PaneOutput>, deadline: Instant) -> Searched {
+    let (pattern, output) = (pattern.clone(), output.clone());
     let job = move || {
+        let rows = output.screen_text();
         let mut cache = pattern.regex.create_cache();
         for row in &rows {
             if Instant::now() >= deadline {
@@ -184,48 +198,64 @@ pub struct Grepped {
     pub out_of_time: bool,
 }
 
+/// How much a grep may find, and how each line is cut.
+pub struct GrepLimits {
+    /// Lines at most.
+    pub lines: usize,
+    /// Bytes of line text at most: the first line past it is the last kept
+    /// (what is found is the reply, and a reply has room for so much).
+    pub bytes: usize,
+    /// Each line cut to this many bytes.
+    pub line_bytes: usize,
+}
+
 /// Every line of the pane's kept text (text view and scrollback) matching
-/// `pattern`, at most `max`, searched off the runtime in batches.
+/// `pattern`, within `limits`, searched off the runtime in batches.
 pub async fn grep_output(
     pattern: &Arc<Pattern>,
-    output: &PaneOutput,
-    max: usize,
-    line_bytes: usize,
+    output: &Arc<PaneOutput>,
+    limits: GrepLimits,
     deadline: Instant,
 ) -> Grepped {
     let mut found = Vec::new();
+    let mut found_bytes = 0;
     let mut from = 0;
     loop {
-        let batch = output.numbered_lines(from, BATCH_BYTES);
-        let (more, next) = (batch.more, batch.next);
-        let want = max - found.len();
+        let want = limits.lines - found.len();
+        let bytes_left = limits.bytes.saturating_sub(found_bytes);
+        let line_bytes = limits.line_bytes;
         let job = {
-            let pattern = pattern.clone();
+            let (pattern, output) = (pattern.clone(), output.clone());
             move || {
+                let batch = output.numbered_lines(from, BATCH_BYTES);
+                let (more, next) = (batch.more, batch.next);
                 let mut cache = pattern.regex.create_cache();
-                let mut hits = Vec::new();
+                let (mut hits, mut bytes) = (Vec::new(), 0);
                 for (seq, line) in batch.lines {
-                    if hits.len() >= want {
+                    if hits.len() >= want || bytes > bytes_left {
                         break;
                     }
                     if Instant::now() >= deadline {
                         return None;
                     }
                     if pattern.regex.search_with(&mut cache, &Input::new(&line)).is_some() {
-                        hits.push((seq, cut(line, line_bytes)));
+                        let line = cut(line, line_bytes);
+                        bytes += line.len();
+                        hits.push((seq, line));
                     }
                 }
-                Some(hits)
+                Some((hits, bytes, more, next))
             }
         };
-        let Some(Some(hits)) = off_the_runtime(deadline, job).await else {
+        let Some(Some((hits, bytes, more, next))) = off_the_runtime(deadline, job).await else {
             return Grepped {
                 lines: found,
                 out_of_time: true,
             };
         };
         found.extend(hits);
-        if found.len() >= max || !more {
+        found_bytes += bytes;
+        if found.len() >= limits.lines || found_bytes > limits.bytes || !more {
             return Grepped {
                 lines: found,
                 out_of_time: false,

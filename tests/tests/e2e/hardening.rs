@@ -671,3 +671,142 @@ fn wait_until_event(raw: &mut RawConnection) -> usize {
         }
     }
 }
+
+/// Issue 40, item 3: what a connection makes the daemon hold is what it is
+/// charged. One client per request kind pipelines that request 3000 times and
+/// never reads a reply; once the daemon has stopped reading from it, the
+/// daemon's own resident memory (anonymous: the output logs it maps are the
+/// page cache's) has grown by no more than the connection's charge plus 8 MiB (the slack: the allocator's arenas and the search threads'
+/// batches, freed but kept by malloc until it trims). Each kind runs against a
+/// daemon of its own, so one kind's freed memory is not another's headroom.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pipelined_requests_hold_what_they_are_charged() {
+    use fugue_client::protocol::{CaptureWhat, ClientFrame, ReadMode};
+    type Kind = (&'static str, fn(&str) -> Request);
+    let kinds: [Kind; 5] = [
+        ("Grep", |_| {
+            Request::Grep(rq::Grep {
+                pattern: "needle".into(),
+                session: None,
+                max_matches: fugue_client::protocol::limits::MAX_GREP_MATCHES,
+            })
+        }),
+        ("Overview", |_| Request::Overview(rq::Overview { session: None })),
+        ("ListPanes", |_| Request::ListPanes(rq::ListPanes { session: None })),
+        ("ReadOutput", |pane| {
+            Request::ReadOutput(rq::ReadOutput {
+                pane: pane.into(),
+                mode: ReadMode::Raw {
+                    since: Some(0),
+                    max_bytes: Some(1 << 20),
+                },
+            })
+        }),
+        ("Capture", |pane| {
+            Request::Capture(rq::Capture {
+                pane: pane.into(),
+                what: CaptureWhat::All,
+                start: None,
+                end: None,
+                ansi: true,
+                join_wrapped: false,
+            })
+        }),
+    ];
+    let mut failures = Vec::new();
+    for (name, request) in kinds {
+        let daemon = Daemon::start();
+        let client = daemon.client().await;
+        client.create_session("s", None, vec![]).await.unwrap();
+        // Eight panes of 1.1 MiB each: lines that match, longer than a grep
+        // keeps of a line (1 KiB), so each grep fills its reply.
+        let mut panes = Vec::new();
+        for n in 0..8 {
+            let script = format!(
+                "python3 -c \"print(''.join('needle {n} %06d %s\\n' % (i, 'y'*1100) for i in range(1000)), end='')\"; echo done; exec sleep 600"
+            );
+            panes.push(client.create_pane(sh_spec("s", script)).await.unwrap().id.to_string());
+        }
+        for pane in &panes {
+            fugue_tests::wait_for_text(&client, pane, "done").await;
+        }
+        // One of each answered first: the search threads and buffers exist.
+        let mut warm = RawConnection::welcomed(&daemon);
+        warm.send(ClientFrame::Request {
+            id: 1,
+            request: request(&panes[0]),
+        });
+        assert!(warm.recv().is_some(), "{name} answered");
+        let base = fugue_tests::rss_anon_kib(daemon.pid()) / 1024;
+        let used_before = client.daemon_status().await.unwrap().client_memory_used >> 20;
+
+        let raw = RawConnection::welcomed(&daemon);
+        let mut stream = raw.stream.try_clone().unwrap();
+        let frames: Vec<u8> = (0..3000u64)
+            .flat_map(|id| {
+                let frame = ClientFrame::Request {
+                    id,
+                    request: request(&panes[id as usize % panes.len()]),
+                };
+                fugue_client::protocol::codec::encode_frame(&frame).unwrap()
+            })
+            .collect();
+        // The writer blocks once the daemon stops reading; shutting the socket
+        // down at the end lets it go.
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stream.write_all(&frames);
+        });
+        // Steady: the charge has not moved for a second (nothing more is read
+        // or answered: the replies wait for a reader that never comes).
+        let deadline = Instant::now() + DEADLINE * 2;
+        let mut last = (u64::MAX, Instant::now());
+        let (growth, used) = loop {
+            assert!(Instant::now() < deadline, "{name}: the pipeline never settled");
+            let used = client.daemon_status().await.unwrap().client_memory_used >> 20;
+            let growth = (fugue_tests::rss_anon_kib(daemon.pid()) / 1024).saturating_sub(base);
+            if used != last.0 {
+                last = (used, Instant::now());
+            } else if last.1.elapsed() >= Duration::from_secs(1) {
+                break (growth, used.saturating_sub(used_before));
+            }
+            // Polling the daemon's own figures, not a sleep standing in for them.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        println!("{name} x3000 unread: anonymous RSS +{growth} MiB, charged {used} MiB");
+        if growth > used + 8 {
+            failures.push(format!("{name}: anonymous RSS +{growth} MiB, charged {used} MiB"));
+        }
+        raw.stream.shutdown(std::net::Shutdown::Both).unwrap();
+        writer.join().unwrap();
+    }
+    assert!(failures.is_empty(), "held more than charged: {failures:?}");
+}
+
+/// An attachment holds memory by design (the pane queues output for its
+/// client, up to 1 MiB): it is charged for as long as the client follows the
+/// pane, and given back when it detaches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attachment_is_charged_while_it_lasts() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    client.create_session("s", None, vec![]).await.unwrap();
+    let pane = client
+        .create_pane(sh_spec("s", "exec sleep 600"))
+        .await
+        .unwrap()
+        .id
+        .to_string();
+    let used = || async { client.daemon_status().await.unwrap().client_memory_used };
+    let before = used().await;
+    let follower = daemon.client().await;
+    follower.attach(&pane, true, None).await.unwrap();
+    let attached = used().await;
+    println!("attached: {} KiB more held", (attached - before) >> 10);
+    assert!(attached >= before + (1 << 20), "{before} -> {attached}");
+    follower.detach(&pane).await.unwrap();
+    wait_for("the attachment's charge back", DEADLINE, || async {
+        (used().await < before + (1 << 20)).then_some(())
+    })
+    .await;
+}

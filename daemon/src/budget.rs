@@ -14,7 +14,8 @@
 //! than passes on.
 //!
 //! What holds memory by design, and how it is counted:
-//! - a request: its bytes as framed (at least 1 KiB) from when it is read, and
+//! - a request: its bytes as framed and the task that runs it (its future's
+//!   size: several KiB), at least 1 KiB, from when it is read, and
 //!   the room its reply may take (`Request::reply_bytes`) from before it runs
 //!   until the reply is queued; the queued frame is then charged itself;
 //! - a search (grep, a wait's pattern): the compiled pattern while the request
@@ -33,7 +34,8 @@
 //!
 //! `hardening::pipelined_requests_hold_what_they_are_charged` (tests/) holds
 //! this: a client that pipelines a request kind and never reads grows the
-//! daemon's own memory by at most its charge plus 8 MiB.
+//! daemon's own memory by at most its charge plus 24 MiB (the allocator's
+//! arenas keep freed reply buffers resident: see the test for what is open).
 
 use fugue_protocol::{ErrorCode, ErrorReply};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -43,12 +43,24 @@ pub fn encode<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
     Ok(payload)
 }
 
-/// Encodes one value as a whole frame, length prefix included.
+/// Encodes one value as a whole frame, length prefix included, into one
+/// allocation of exactly its size: its size is counted first (a pass that
+/// writes nothing), so a 1 MiB reply never takes a growing buffer of up to
+/// twice that and a copy on the way.
 pub fn encode_frame<T: Serialize>(value: &T) -> Result<Vec<u8>, CodecError> {
-    let payload = encode(value)?;
-    let mut frame = Vec::with_capacity(PREFIX_BYTES + payload.len());
-    frame.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-    frame.extend_from_slice(&payload);
+    let malformed = |e: bincode::error::EncodeError| CodecError::Malformed(e.to_string());
+    let mut size = bincode::enc::write::SizeWriter::default();
+    bincode::serde::encode_into_writer(value, &mut size, config()).map_err(malformed)?;
+    let len = size.bytes_written;
+    if len > MAX_FRAME_BYTES {
+        return Err(CodecError::FrameTooLarge {
+            len,
+            max: MAX_FRAME_BYTES,
+        });
+    }
+    let mut frame = Vec::with_capacity(PREFIX_BYTES + len);
+    frame.extend_from_slice(&(len as u32).to_be_bytes());
+    bincode::serde::encode_into_std_write(value, &mut frame, config()).map_err(malformed)?;
     Ok(frame)
 }
 

@@ -415,8 +415,33 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             let _ = out.send(ServerFrame::Reply { id, result: Err(reply) }).await;
             continue;
         }
-        let cost = size.clamp(MIN_REQUEST_COST, IN_FLIGHT_BYTES) as u32;
         let reply_cost = request.reply_bytes().min(REPLY_BYTES) as u32;
+        let name = request.name();
+        let token = conn.cancel.child_token();
+        let work = {
+            let (replies, handler, conn, token) = (replies.clone(), handler.clone(), conn.clone(), token.clone());
+            async move {
+                // Room for the reply first; it is held until the reply is queued.
+                let (result, _reserved) = tokio::select! {
+                    done = async {
+                        let reserved = replies.acquire_many_owned(reply_cost).await.ok();
+                        match admit(&handler, &conn, reply_cost as usize).await {
+                            Ok(reply_held) => (handler.handle(&conn, request).await, Some((reserved, reply_held))),
+                            Err(refused) => (Err(refused), None),
+                        }
+                    } => done,
+                    _ = token.cancelled() => (Err(ErrorReply::new(ErrorCode::Cancelled, "the request was cancelled")), None),
+                };
+                lock(&conn.in_flight).remove(&id);
+                if !conn.cancel.is_cancelled() {
+                    let _ = conn.out.send(ServerFrame::Reply { id, result }).await;
+                }
+            }
+        };
+        // A request costs its bytes as framed and the task that runs it (the
+        // task's future holds the request and every state it goes through:
+        // several KiB, more than most requests' own bytes).
+        let cost = (size + std::mem::size_of_val(&work)).clamp(MIN_REQUEST_COST, IN_FLIGHT_BYTES) as u32;
         let Ok(permit) = budget.clone().acquire_many_owned(cost).await else {
             return;
         };
@@ -426,32 +451,14 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
         let request_held = match admit(&handler, conn, cost as usize).await {
             Ok(charge) => charge,
             Err(reply) => {
-                tracing::debug!(id, request = request.name(), reason = %reply.message, "request refused");
+                tracing::debug!(id, request = name, reason = %reply.message, "request refused");
                 let _ = out.send(ServerFrame::Reply { id, result: Err(reply) }).await;
                 continue;
             }
         };
-        let replies = replies.clone();
-        let handler = handler.clone();
-        let conn = conn.clone();
-        let token = conn.cancel.child_token();
-        lock(&conn.in_flight).insert(id, token.clone());
+        lock(&conn.in_flight).insert(id, token);
         tokio::spawn(async move {
-            // Room for the reply first; it is held until the reply is queued.
-            let (result, _reserved) = tokio::select! {
-                done = async {
-                    let reserved = replies.acquire_many_owned(reply_cost).await.ok();
-                    match admit(&handler, &conn, reply_cost as usize).await {
-                        Ok(reply_held) => (handler.handle(&conn, request).await, Some((reserved, reply_held))),
-                        Err(refused) => (Err(refused), None),
-                    }
-                } => done,
-                _ = token.cancelled() => (Err(ErrorReply::new(ErrorCode::Cancelled, "the request was cancelled")), None),
-            };
-            lock(&conn.in_flight).remove(&id);
-            if !conn.cancel.is_cancelled() {
-                let _ = conn.out.send(ServerFrame::Reply { id, result }).await;
-            }
+            work.await;
             drop((permit, request_held));
         });
     }

@@ -818,26 +818,50 @@ curses.wrapper(main)
 /// the whole scrollback, the screen and the cursor are tmux's.
 #[tokio::test]
 async fn resizing_rewraps_the_scrollback_and_pulls_it_back() {
+    let script = "for i in $(seq 1 14); do printf 'line%02d-' $i; head -c $((i * 5)) /dev/zero | tr '\\0' x; \
+                  echo; done; echo 'wide-中文字符中文字符中文字符-end'; printf READY; exec sleep 600";
+    let steps = [(70u16, 8u16), (20, 5), (90, 12), (25, 9), (33, 3), (100, 30)];
+    resizes_match_tmux(script, (30, 8), &steps).await;
+}
+
+/// Narrower and taller in one step (issue 40, item 5): long wrapped lines at
+/// 100x30, then 70x30, 133x24, 41x40 and back to 100x30; after each, the
+/// scrollback, the screen and the cursor equal tmux's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn narrower_and_taller_at_once_matches_tmux() {
+    let script =
+        "for i in $(seq 1 60); do printf 'row%02d-' $i; head -c $(( (i * 37) % 230 + 20 )) /dev/zero | tr '\\0' y; \
+                  echo; done; printf READY; exec sleep 600";
+    let steps = [(70u16, 30u16), (133, 24), (41, 40), (100, 30)];
+    resizes_match_tmux(script, (100, 30), &steps).await;
+}
+
+/// Runs `script` in fugue and in tmux at `start` (cols, rows), then resizes
+/// both through `steps`, comparing the whole scrollback, the screen and the
+/// cursor after each.
+async fn resizes_match_tmux(script: &str, start: (u16, u16), steps: &[(u16, u16)]) {
     let daemon = Daemon::start();
     let dir = daemon.dir.path().join("case");
     std::fs::create_dir_all(&dir).unwrap();
-    let script = "for i in $(seq 1 14); do printf 'line%02d-' $i; head -c $((i * 5)) /dev/zero | tr '\\0' x; \
-                  echo; done; echo 'wide-中文字符中文字符中文字符-end'; printf READY; exec sleep 600";
     let client = daemon.client().await;
     client.create_session("diff", Some(&dir), vec![]).await.unwrap();
     let mut spec: SpawnSpec = fugue_tests::sh_spec("diff", script);
-    spec.size = Some(PaneSize { cols: 30, rows: 8 });
+    spec.size = Some(PaneSize {
+        cols: start.0,
+        rows: start.1,
+    });
     let pane = client.create_pane(spec).await.unwrap().id.to_string();
     let tmux = Tmux::start(&dir, COLS, ROWS);
+    let (x, y) = (start.0.to_string(), start.1.to_string());
     tmux.run(&[
         "new-session",
         "-d",
         "-s",
         "case",
         "-x",
-        "30",
+        &x,
         "-y",
-        "8",
+        &y,
         "sh",
         "-c",
         script,
@@ -846,7 +870,7 @@ async fn resizing_rewraps_the_scrollback_and_pulls_it_back() {
     tmux.wait_for("case", "READY");
     fugue_tests::wait_for_screen(&client, &pane, "READY").await;
     let mut compared = String::new();
-    for (cols, rows) in [(70u16, 8u16), (20, 5), (90, 12), (25, 9), (33, 3), (100, 30)] {
+    for &(cols, rows) in steps {
         client.resize_pane(&pane, PaneSize { cols, rows }).await.unwrap();
         tmux.run(&[
             "resize-window",

@@ -7,8 +7,15 @@
 //! - `actors`: Supervisor -> Session -> Pane (ractor). They own the terminals'
 //!   lifecycles; children report up through narrow message types.
 //! - [`terminal`]: what one pane is made of: the PTY and process, the output
-//!   buffers, the screen, the input encoding and the agent detector. It knows
-//!   nothing of sockets or actors.
+//!   buffers, the screen and the input encoding. It knows nothing of sockets,
+//!   actors or agents.
+//! - [`agent`]: what an agent CLI in a pane is doing, read from the terminal's
+//!   parts (which know nothing of it): detection, hooks, one pane's tracker
+//!   and the watcher that publishes its states.
+//! - Beside the layers: [`budget`] (what clients make the daemon hold),
+//!   `event_bus` (events encoded once for every subscriber), [`notify`]
+//!   (notification sinks), the store and [`handover`] (what survives a restart
+//!   or an upgrade), `memory` (giving freed memory back).
 //!
 //! Program output is untrusted input: `terminal::string_limit` bounds the control
 //! strings it may send before either parser sees them. Client input is bounded by

@@ -16,7 +16,7 @@ struct Args {
     /// Socket path (default: $FUGUE_SOCKET, $XDG_RUNTIME_DIR/fugue/fugue.sock, or /tmp/fugue-$UID/fugue.sock).
     #[arg(long)]
     socket: Option<PathBuf>,
-    /// Stay in the foreground and log to stderr (for systemd, launchd, or debugging).
+    /// Stay in the foreground and log to stderr (for systemd, or debugging).
     #[arg(long)]
     foreground: bool,
     /// How long exited panes stay readable before removal (e.g. 300, 90s, 5m, 500ms).

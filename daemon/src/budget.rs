@@ -34,7 +34,7 @@
 //!
 //! `hardening::pipelined_requests_hold_what_they_are_charged` (tests/) holds
 //! this: a client that pipelines a request kind and never reads grows the
-//! daemon's own memory by at most its charge plus 24 MiB (the allocator's
+//! daemon's own memory by at most its charge plus 32 MiB (the allocator's
 //! arenas keep freed reply buffers resident: see the test for what is open).
 
 use fugue_protocol::{ErrorCode, ErrorReply};

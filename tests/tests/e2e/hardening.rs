@@ -676,15 +676,16 @@ fn wait_until_event(raw: &mut RawConnection) -> usize {
 /// charged. One client per request kind pipelines that request 8000 times and
 /// never reads a reply; once the daemon has stopped reading from it, the
 /// daemon's own resident memory (anonymous: the output logs it maps are the
-/// page cache's) has grown by no more than the connection's charge plus 24 MiB.
+/// page cache's) has grown by no more than the connection's charge plus 32 MiB.
 /// Each kind runs against a daemon of its own, so one kind's freed memory is
 /// not another's headroom.
 ///
 /// The slack is wider than the 8 MiB the issue asked for, and why is open: run
 /// alone, the growth over the charge varies from run to run between -20 and
-/// +18 MiB for the same kind (glibc's arenas keep the 1 MiB blocks that
-/// replies free, resident, until they are reused or trimmed). The bound still
-/// catches what the issue found: a pipeline holding 60 MiB on a 24 MiB charge.
+/// +18 MiB for the same kind, +20 with a build running beside it (glibc's
+/// arenas keep the 1 MiB blocks that replies free, resident, until they are
+/// reused or trimmed, is the guess). The bound still catches what the issue
+/// found: a pipeline holding 60-66 MiB on a 24 MiB charge (+36 or more).
 /// It runs alone (`scripts/test` runs the ignored tests one at a time): beside
 /// the rest of the suite the arenas grow with the load.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -722,7 +723,7 @@ async fn pipelined_requests_hold_what_they_are_charged() {
             })
         }),
     ];
-    const SLACK_MIB: u64 = 24;
+    const SLACK_MIB: u64 = 32;
     let mut failures = Vec::new();
     for (name, request) in kinds {
         let daemon = Daemon::start();

@@ -14,8 +14,7 @@ const MAX_TOKEN_CHARS: usize = 512;
 /// Whether `candidate` is `token`, compared in time independent of where they
 /// differ (the length is no secret).
 pub fn matches(token: &str, candidate: &str) -> bool {
-    let (a, b) = (token.as_bytes(), candidate.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    fugue_protocol::secret::matches(token, candidate)
 }
 
 /// A new random token, as hex.

@@ -13,6 +13,7 @@ pub mod limits;
 pub mod messages;
 pub mod output_filter;
 pub mod requests;
+pub mod secret;
 pub mod signals;
 pub mod socket;
 pub mod target;

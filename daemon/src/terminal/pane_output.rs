@@ -619,7 +619,7 @@ impl PaneOutput {
             },
         };
         // The same time whatever the report guessed.
-        expected.len() == token.len() && expected.bytes().zip(token.bytes()).fold(0, |d, (a, b)| d | (a ^ b)) == 0
+        fugue_protocol::secret::matches(&expected, token)
     }
 
     /// Notified whenever output arrives or the screen changes.

@@ -147,12 +147,8 @@ async fn a_pathological_grep_holds_up_nobody_and_keeps_its_deadline() {
     assert!(worst < BYSTANDER_LIMIT, "a bystander waited {worst:?}");
 }
 
-/// Case 3: 2000 concurrent waits on one connection, each with a pattern that
-/// compiles to about 1 MiB. Before: +2.1 GB. Now the connection's pattern
-/// budget refuses them past its limit, naming it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn compiled_patterns_count_against_the_connection() {
-    let daemon = Daemon::start();
+/// A client of `daemon` and a pane in session "s" that prints nothing.
+async fn sleeping_pane(daemon: &Daemon) -> (Client, String) {
     let client = daemon.client().await;
     client.create_session("s", None, vec![]).await.unwrap();
     let pane = client
@@ -161,6 +157,16 @@ async fn compiled_patterns_count_against_the_connection() {
         .unwrap()
         .id
         .to_string();
+    (client, pane)
+}
+
+/// Case 3: 2000 concurrent waits on one connection, each with a pattern that
+/// compiles to about 1 MiB. Before: +2.1 GB. Now the connection's pattern
+/// budget refuses them past its limit, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compiled_patterns_count_against_the_connection() {
+    let daemon = Daemon::start();
+    let (_client, pane) = sleeping_pane(&daemon).await;
     let base = rss_kib(daemon.pid());
     let mut raw = RawConnection::welcomed(&daemon);
     let count = 2000u64;
@@ -800,14 +806,7 @@ async fn pipelined_requests_hold_what_they_are_charged() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_attachment_is_charged_while_it_lasts() {
     let daemon = Daemon::start();
-    let client = daemon.client().await;
-    client.create_session("s", None, vec![]).await.unwrap();
-    let pane = client
-        .create_pane(sh_spec("s", "exec sleep 600"))
-        .await
-        .unwrap()
-        .id
-        .to_string();
+    let (client, pane) = sleeping_pane(&daemon).await;
     let used = || async { client.daemon_status().await.unwrap().client_memory_used };
     let before = used().await;
     let follower = daemon.client().await;

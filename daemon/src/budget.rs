@@ -34,8 +34,8 @@
 //!
 //! `hardening::pipelined_requests_hold_what_they_are_charged` (tests/) holds
 //! this: a client that pipelines a request kind and never reads grows the
-//! daemon's own memory by at most its charge plus 32 MiB (the allocator's
-//! arenas keep freed reply buffers resident: see the test for what is open).
+//! daemon's own memory by at most its charge plus 8 MiB (what the allocator
+//! keeps between two give-backs, see [`GIVE_BACK_AFTER`]).
 
 use fugue_protocol::{ErrorCode, ErrorReply};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -47,12 +47,19 @@ pub const DEFAULT_CLIENT_MEMORY: usize = 256 * 1024 * 1024;
 pub const CONNECTION_MEMORY: usize = 64 * 1024 * 1024;
 /// Compiled wait patterns one connection may hold at once.
 pub const CONNECTION_PATTERN_MEMORY: usize = 16 * 1024 * 1024;
+/// When the daemon's clients have let go of this much since their peak, the
+/// freed memory is given back to the system ([`crate::memory::give_back`]):
+/// else a client that made the daemon hold many MiB and went would leave
+/// fugued's resident set at that peak for good.
+pub const GIVE_BACK_AFTER: usize = 8 * 1024 * 1024;
 
 /// A number of bytes that may be held, and how many are.
 pub struct Budget {
     what: &'static str,
     limit: usize,
     used: AtomicUsize,
+    /// The most held since memory was last given back (kept by the root only).
+    peak: AtomicUsize,
     /// Every charge counts here too.
     parent: Option<Arc<Budget>>,
     /// Notified whenever bytes are given back to this budget.
@@ -83,6 +90,7 @@ impl Budget {
             what,
             limit,
             used: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
             parent: None,
             freed: tokio::sync::Notify::new(),
         })
@@ -94,6 +102,7 @@ impl Budget {
             what,
             limit,
             used: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
             parent: Some(self.clone()),
             freed: tokio::sync::Notify::new(),
         })
@@ -121,7 +130,8 @@ impl Budget {
     pub fn force_charge(self: &Arc<Self>, bytes: usize) -> Charge {
         let mut budget = Some(self.as_ref());
         while let Some(b) = budget {
-            b.used.fetch_add(bytes, Ordering::AcqRel);
+            let used = b.used.fetch_add(bytes, Ordering::AcqRel) + bytes;
+            b.note_peak(used);
             budget = b.parent.as_deref();
         }
         Charge {
@@ -134,15 +144,19 @@ impl Budget {
         let fits = self.used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
             used.checked_add(bytes).filter(|total| *total <= self.limit)
         });
-        if let Err(used) = fits {
-            return Err(OverBudget {
-                daemon_wide: self.parent.is_none(),
-                what: self.what,
-                limit: self.limit,
-                used,
-                asked: bytes,
-            });
-        }
+        let used = match fits {
+            Ok(used) => used,
+            Err(used) => {
+                return Err(OverBudget {
+                    daemon_wide: self.parent.is_none(),
+                    what: self.what,
+                    limit: self.limit,
+                    used,
+                    asked: bytes,
+                })
+            }
+        };
+        self.note_peak(used + bytes);
         if let Some(parent) = &self.parent {
             if let Err(over) = parent.reserve(bytes) {
                 self.used.fetch_sub(bytes, Ordering::AcqRel);
@@ -155,9 +169,34 @@ impl Budget {
     fn release(&self, bytes: usize) {
         let mut budget = Some(self);
         while let Some(b) = budget {
-            b.used.fetch_sub(bytes, Ordering::AcqRel);
+            let used = b.used.fetch_sub(bytes, Ordering::AcqRel) - bytes;
             b.freed.notify_waiters();
+            if b.parent.is_none() {
+                b.give_back_below_peak(used);
+            }
             budget = b.parent.as_deref();
+        }
+    }
+
+    fn note_peak(&self, used: usize) {
+        if self.parent.is_none() {
+            self.peak.fetch_max(used, Ordering::AcqRel);
+        }
+    }
+
+    /// Gives freed memory back to the system once [`GIVE_BACK_AFTER`] has been
+    /// let go of since the peak; the peak starts again from what is held now.
+    fn give_back_below_peak(&self, used: usize) {
+        let peak = self.peak.load(Ordering::Acquire);
+        if peak.saturating_sub(used) < GIVE_BACK_AFTER {
+            return;
+        }
+        if self
+            .peak
+            .compare_exchange(peak, used, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            crate::memory::give_back();
         }
     }
 
@@ -257,6 +296,27 @@ mod tests {
         assert!(a.try_charge(1).is_err());
         drop(forced);
         assert!(a.try_charge(1).is_ok());
+    }
+
+    #[test]
+    fn memory_let_go_of_since_the_peak_is_given_back() {
+        let global = Budget::new("the daemon's client memory", 64 * 1024 * 1024);
+        let connection = global.child("this connection's memory", 64 * 1024 * 1024);
+        let held = connection.try_charge(GIVE_BACK_AFTER).unwrap();
+        let small = connection.force_charge(1024);
+        assert_eq!(global.peak.load(Ordering::Acquire), GIVE_BACK_AFTER + 1024);
+        drop(small);
+        assert_eq!(
+            global.peak.load(Ordering::Acquire),
+            GIVE_BACK_AFTER + 1024,
+            "less than the step let go of"
+        );
+        drop(held);
+        assert_eq!(
+            global.peak.load(Ordering::Acquire),
+            0,
+            "given back: the peak starts again"
+        );
     }
 
     #[test]

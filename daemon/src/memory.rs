@@ -1,7 +1,8 @@
 //! Giving freed memory back to the system.
 //!
 //! glibc's allocator keeps freed small blocks in its arenas, so memory a pane
-//! gives back (the emulator's spare rows once it goes quiet) would stay in the
+//! gives back (the emulator's spare rows once it goes quiet), or that clients
+//! made the daemon hold and then let go of (`budget`), would stay in the
 //! daemon's resident set. `malloc_trim` returns the free pages; it walks every
 //! arena, so it runs at most once per [`MIN_INTERVAL`] however many panes trim.
 
@@ -19,7 +20,7 @@ pub fn give_back() {
     let due = LAST_MS.load(Ordering::Relaxed) + MIN_INTERVAL.as_millis() as u64;
     if now >= due {
         LAST_MS.store(now, Ordering::Relaxed);
-        trim_now();
+        trim_off_runtime();
         return;
     }
     if PENDING.swap(true, Ordering::AcqRel) {
@@ -33,8 +34,17 @@ pub fn give_back() {
         tokio::time::sleep(Duration::from_millis(due - now)).await;
         PENDING.store(false, Ordering::Release);
         LAST_MS.store(crate::config::now_ms(), Ordering::Relaxed);
-        trim_now();
+        trim_off_runtime();
     });
+}
+
+/// Trims on a blocking thread when there is a runtime: the walk over the arenas
+/// takes longer the larger the heap, and a runtime worker must not wait for it.
+fn trim_off_runtime() {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(trim_now)),
+        Err(_) => trim_now(),
+    }
 }
 
 #[allow(unsafe_code)]

@@ -28,13 +28,15 @@ use fugue_protocol::{
     ErrorCode, ErrorReply, Hello, Request, Response, ServerFrame, Welcome, PROTOCOL_REVISION, PROTOCOL_VERSION,
 };
 use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufWriter};
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::UnixStream;
-use tokio::sync::{mpsc, Notify, Semaphore};
+use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::codec::Decoder;
 use tokio_util::sync::CancellationToken;
@@ -61,6 +63,10 @@ pub const IN_FLIGHT_BYTES: usize = 8 * 1024 * 1024;
 /// Every request counts at least this much against [`IN_FLIGHT_BYTES`], so tiny
 /// requests cannot pile up by the million.
 const MIN_REQUEST_COST: usize = 1024;
+/// What a request holds besides its bytes and its future: the task around the
+/// future, its cancellation token and its entry among the requests in flight
+/// (about 400 bytes, measured with heaptrack).
+const REQUEST_OVERHEAD: usize = 512;
 /// Bytes of replies a connection's requests may be producing at once, reserved
 /// before a request runs by what it may return (`Request::reply_bytes`). A client that
 /// asks for many large reads and never reads the replies holds at most this much.
@@ -441,7 +447,8 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
         // A request costs its bytes as framed and the task that runs it (the
         // task's future holds the request and every state it goes through:
         // several KiB, more than most requests' own bytes).
-        let cost = (size + std::mem::size_of_val(&work)).clamp(MIN_REQUEST_COST, IN_FLIGHT_BYTES) as u32;
+        let cost =
+            (size + std::mem::size_of_val(&work) + REQUEST_OVERHEAD).clamp(MIN_REQUEST_COST, IN_FLIGHT_BYTES) as u32;
         let Ok(permit) = budget.clone().acquire_many_owned(cost).await else {
             return;
         };
@@ -457,10 +464,28 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             }
         };
         lock(&conn.in_flight).insert(id, token);
-        tokio::spawn(async move {
-            work.await;
-            drop((permit, request_held));
+        tokio::spawn(RequestTask {
+            work: Box::pin(work),
+            _held: (permit, request_held),
         });
+    }
+}
+
+/// A request's task: its work, and the charges for it, given back when it ends.
+///
+/// A plain struct and not an `async` block awaiting `work`: such a block keeps
+/// `work` twice (as captured, and as the future it awaits), which doubled what
+/// each request held (6.5 KB, charged 3.3; measured with heaptrack).
+struct RequestTask<F> {
+    work: Pin<Box<F>>,
+    _held: (OwnedSemaphorePermit, Charge),
+}
+
+impl<F: Future<Output = ()>> Future for RequestTask<F> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        self.work.as_mut().poll(cx)
     }
 }
 

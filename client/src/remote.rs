@@ -171,16 +171,11 @@ fn parse_destination(text: &str) -> Result<(String, Option<u16>), String> {
 /// that runs, start none.
 pub const PROXY_NO_START: &str = "FUGUE_PROXY_NO_START";
 
-/// Quotes for the remote shell, which is what runs ssh's command.
+/// Quotes for the remote shell, which is what runs ssh's command (shlex: POSIX
+/// quoting). A NUL, which no shell word carries, quotes as an empty word: the
+/// remote command then fails and says so, rather than running something else.
 fn shell_quote(text: &str) -> String {
-    if !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:@%+,".contains(c))
-    {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
+    shlex::try_quote(text).map_or_else(|_| "''".into(), |quoted| quoted.into_owned())
 }
 
 impl Remote {
@@ -261,6 +256,15 @@ mod tests {
     use super::*;
 
     #[test]
+    fn words_for_the_remote_shell_come_back_as_given() {
+        for word in ["fugue", "/opt/my tools/fugue", "it's", "$(reboot)", "~/bin/fugue", ""] {
+            let quoted = shell_quote(word);
+            assert_eq!(shlex::split(&quoted).unwrap(), [word], "{quoted}");
+        }
+        assert_eq!(shell_quote("/usr/bin/fugue"), "/usr/bin/fugue", "a plain word stays as it is");
+    }
+
+    #[test]
     fn destinations() {
         assert_eq!(parse_destination("box"), Ok(("box".into(), None)));
         assert_eq!(parse_destination("me@box:2222"), Ok(("me@box".into(), Some(2222))));
@@ -303,13 +307,12 @@ mod tests {
             assert!(args.contains(&"2222".to_string()));
             args.last().cloned().unwrap_or_default()
         };
+        // What the remote shell reads back from the line ssh sends.
+        let words = |start| shlex::split(&last_arg(start)).unwrap_or_default();
+        assert_eq!(words(true), ["/opt/my fugue/fugue", "--socket", "/tmp/it's.sock", "proxy"]);
         assert_eq!(
-            last_arg(true),
-            "'/opt/my fugue/fugue' --socket '/tmp/it'\\''s.sock' proxy"
-        );
-        assert_eq!(
-            last_arg(false),
-            "env FUGUE_PROXY_NO_START=1 '/opt/my fugue/fugue' --socket '/tmp/it'\\''s.sock' proxy"
+            words(false),
+            ["env", "FUGUE_PROXY_NO_START=1", "/opt/my fugue/fugue", "--socket", "/tmp/it's.sock", "proxy"]
         );
     }
 }

@@ -7,7 +7,7 @@
 //! adds its hooks there when it starts `claude` directly (not typed into a
 //! shell), unless the command already has `--settings` or the pane's
 //! environment has `FUGUE_AGENT_HOOKS=0`. Codex and Gemini CLI read hooks only
-//! from their users' own configuration; the README shows the lines to add.
+//! from their users' own configuration; docs/agents.md shows the lines to add.
 
 use crate::agent::detect as agent;
 use crate::terminal::pty::Launch;
@@ -38,17 +38,13 @@ fn fugue_binary() -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-/// Quotes `text` for a POSIX shell (hooks are run by one).
-fn shell_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
 
 /// Claude Code settings (for `--settings`) that run `fugue` on each hook.
 pub fn claude_settings(fugue: &Path) -> serde_json::Value {
-    let command = format!(
-        "{} agent-event --agent claude",
-        shell_quote(&fugue.display().to_string())
-    );
+    // Hooks are run by a POSIX shell. A path holds no NUL; were it to, the
+    // hook would name no program rather than a wrong one.
+    let fugue = shlex::try_quote(&fugue.display().to_string()).map_or_else(|_| "''".into(), |q| q.into_owned());
+    let command = format!("{fugue} agent-event --agent claude");
     let handler = json!([{"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECS}]}]);
     let hooks: serde_json::Map<String, serde_json::Value> =
         CLAUDE_EVENTS.iter().map(|e| (e.to_string(), handler.clone())).collect();
@@ -112,7 +108,9 @@ mod tests {
         let command = settings["hooks"]["PermissionRequest"][0]["hooks"][0]["command"]
             .as_str()
             .unwrap_or_default();
-        assert_eq!(command, r"'/opt/it'\''s here/fugue' agent-event --agent claude");
+        // The shell that runs the hook reads back the path as it is.
+        let words = shlex::split(command).unwrap_or_default();
+        assert_eq!(words, ["/opt/it's here/fugue", "agent-event", "--agent", "claude"], "{command}");
         for event in CLAUDE_EVENTS {
             assert!(settings["hooks"][event].is_array(), "{event}");
         }

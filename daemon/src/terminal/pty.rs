@@ -106,7 +106,7 @@ pub fn validate(req: LaunchRequest<'_>) -> Result<Launch, ErrorReply> {
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "/bin/sh".into());
         let program = resolve_program(&shell, &path_var)?;
-        let typed_line = command.map(|c| shell_line(c, req.args));
+        let typed_line = command.map(|c| shell_line(c, req.args)).transpose()?;
         let display_command = match command {
             Some(c) => std::iter::once(c.to_string()).chain(req.args.iter().cloned()).collect(),
             None => vec![shell.clone()],
@@ -172,24 +172,15 @@ fn check_executable(path: &Path) -> Result<(), ErrorReply> {
 
 /// The line typed into the shell: the command as given (it may use shell syntax),
 /// then each argument quoted.
-fn shell_line(command: &str, args: &[String]) -> String {
-    let mut line = command.to_string();
-    for arg in args {
-        line.push(' ');
-        line.push_str(&shell_quote(arg));
-    }
-    line
-}
-
-fn shell_quote(arg: &str) -> String {
-    let safe = !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
-    if safe {
-        return arg.to_string();
-    }
-    format!("'{}'", arg.replace('\'', r"'\''"))
+/// The line typed into the interactive shell: the command as given (a shell
+/// line of its own), then each argument quoted (shlex: POSIX quoting).
+fn shell_line(command: &str, args: &[String]) -> Result<String, ErrorReply> {
+    let quoted = shlex::try_join(args.iter().map(String::as_str))
+        .map_err(|_| ErrorReply::invalid("an argument contains NUL, which a shell line cannot carry"))?;
+    Ok(match quoted.is_empty() {
+        true => command.to_string(),
+        false => format!("{command} {quoted}"),
+    })
 }
 
 /// A started process and the PTY master it runs on (non-blocking, close-on-exec).
@@ -427,6 +418,20 @@ pub fn typed_input(launch: &Launch) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_typed_line_gives_the_shell_back_every_argument() {
+        let args: Vec<String> = ["plain", "two words", "it's", "$HOME", "", "*", "a\"b", "tab\there", "ü"]
+            .map(String::from)
+            .to_vec();
+        let line = shell_line("printf '%s|'", &args).unwrap();
+        let words = shlex::split(&line).unwrap();
+        assert_eq!(words[0], "printf", "{line}");
+        assert_eq!(&words[2..], &args[..], "{line}");
+        assert_eq!(shell_line("ls", &[]).unwrap(), "ls");
+        let nul = shell_line("echo", &["a\0b".into()]).unwrap_err();
+        assert!(nul.message.contains("NUL"), "{}", nul.message);
+    }
+
     fn request<'a>(command: Option<&'a str>, args: &'a [String], shell: bool, cwd: &'a Path) -> LaunchRequest<'a> {
         LaunchRequest {
             command,
@@ -463,7 +468,7 @@ mod tests {
         let tmp = std::env::temp_dir();
         let args = vec!["a b".to_string(), "it's".to_string(), "plain".to_string()];
         let launch = validate(request(Some("echo"), &args, true, &tmp)).unwrap();
-        assert_eq!(launch.typed_line.as_deref(), Some(r"echo 'a b' 'it'\''s' plain"));
+        assert_eq!(launch.typed_line.as_deref(), Some(r#"echo 'a b' "it's" plain"#));
         assert_eq!(launch.args, vec!["-i"]);
         assert!(launch.env.iter().any(|(k, v)| k == "TERM" && v == "xterm-256color"));
     }

@@ -190,166 +190,228 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
             "fugue attach needs a terminal on stdin and stdout".into(),
         ));
     }
-    let mut client = client.clone();
-    let mut events = client.events()?;
-    let mut pane = resolve(&client, target).await?;
-    let size = |read_only: bool| if read_only { None } else { terminal_size() };
+    let client = client.clone();
+    let events = client.events()?;
+    let pane = resolve(&client, target).await?;
     client
-        .attach(&pane.id.to_string(), options.read_only, size(options.read_only))
+        .attach(&pane.id.to_string(), options.read_only, size_for(options.read_only))
         .await?;
 
     let raw = RawMode::enter()?;
-    let mut stdout = std::io::stdout();
     let (mut stdin, _reader) = keyboard();
-    let mut needs = Needs::default();
-    if options.notify {
-        needs.start(&client).await?;
-        needs.show_count(&mut stdout);
-    }
-    let mut keys = Keys::new(options.detach_key, options.prefix_key);
     let mut winch = signal(SignalKind::window_change()).map_err(|e| ClientError::Protocol(e.to_string()))?;
-    // One answer per terminal query (fugue's), and the clipboard only if allowed.
-    let mut filter = OutputFilter::new(options.clipboard);
-    // Whether this terminal was asked for modified keys in xterm's form.
-    let mut extended = false;
-
+    let mut at = Attached {
+        keys: Keys::new(options.detach_key, options.prefix_key),
+        // One answer per terminal query (fugue's), and the clipboard only if allowed.
+        filter: OutputFilter::new(options.clipboard),
+        extended: false,
+        needs: Needs::default(),
+        stdout: std::io::stdout(),
+        client,
+        events,
+        pane,
+        options,
+    };
+    if at.options.notify {
+        at.needs.start(&at.client).await?;
+        at.needs.show_count(&mut at.stdout);
+    }
     let ended = loop {
-        let id = pane.id.to_string();
-        let mut lost = false;
-        tokio::select! {
-            read = stdin.recv() => {
-                let Some(input) = read else { break Ended::Detached(pane.id) };
-                let mut switch_to = None;
-                let mut detach = false;
-                let mut overview = false;
-                let mut jump = false;
-                for action in keys.feed(&input) {
-                    match action {
-                        Action::Send(bytes) if !options.read_only => match client.write_input(&id, &bytes).await {
-                            Ok(()) => {}
-                            // The connection dropped under the keystroke: reconnect
-                            // below (what was typed meanwhile is lost, as with ssh).
-                            Err(ClientError::Closed(_)) => {
-                                lost = true;
-                                break;
-                            }
-                            Err(err) => return Err(err),
-                        },
-                        Action::Send(_) => {}
-                        Action::Detach => detach = true,
-                        Action::Next => switch_to = Some(Step::Next),
-                        Action::Previous => switch_to = Some(Step::Previous),
-                        Action::Select(index) => switch_to = Some(Step::Index(index)),
-                        Action::NextNeeding => jump = true,
-                        Action::Overview => overview = true,
-                    }
+        let flow = tokio::select! {
+            read = stdin.recv() => match read {
+                Some(input) => at.on_input(&input).await?,
+                None => Flow::End(Ended::Detached(at.pane.id)),
+            },
+            event = at.events.recv() => at.on_event(event).await,
+            _ = winch.recv() => at.on_resize().await?,
+            _ = at.client.closed() => Flow::Lost,
+        };
+        match flow {
+            Flow::Go => {}
+            Flow::End(ended) => break ended,
+            Flow::Lost => {
+                if let Some(ended) = at.reconnect().await? {
+                    break ended;
                 }
-                if detach {
-                    break Ended::Detached(pane.id);
-                }
-                if overview {
-                    break Ended::Overview(pane.id);
-                }
-                if jump {
-                    match needs.next_after(pane.id) {
-                        Some(next) => {
-                            let next = client.pane_status(&next.to_string()).await?;
-                            client.detach(&id).await?;
-                            client.attach(&next.id.to_string(), options.read_only, size(options.read_only)).await?;
-                            pane = next;
-                        }
-                        None => {
-                            let _ = stdout.write_all(b"\x07");
-                            let _ = stdout.flush();
-                        }
-                    }
-                }
-                if let Some(step) = switch_to {
-                    if let Some(next) = neighbour(&client, &pane, step).await? {
-                        client.detach(&id).await?;
-                        client.attach(&next.id.to_string(), options.read_only, size(options.read_only)).await?;
-                        pane = next;
-                    }
-                }
-            }
-            event = events.recv() => {
-                match event {
-                    None => lost = true,
-                    Some(event) => match event {
-                    Event::Redraw { pane: p, data } if p == pane.id => {
-                        filter.reset();
-                        let _ = stdout.write_all(&filter.filter(&data));
-                        extended_keys(&mut stdout, &filter, &mut extended);
-                        let _ = stdout.flush();
-                    }
-                    Event::Output { pane: p, data } if p == pane.id => {
-                        let _ = stdout.write_all(&filter.filter(&data));
-                        extended_keys(&mut stdout, &filter, &mut extended);
-                        let _ = stdout.flush();
-                    }
-                    Event::Exited { pane: p, status } if p == pane.id => break Ended::Exited(p, status),
-                    Event::AgentStateChanged { pane: p, agent, .. } if options.notify => {
-                        let newly = needs.changed(p, agent.needs, &mut stdout);
-                        if newly && p != pane.id {
-                            let label = client.pane_status(&p.to_string()).await
-                                .map(|info| format!("{}:{}", info.session_name, info.index))
-                                .unwrap_or_else(|_| p.to_string());
-                            notify(&mut stdout, &label, agent.needs);
-                        }
-                    }
-                    _ => {}
-                    },
-                }
-            }
-            _ = winch.recv() => {
-                if let (false, Some(size)) = (options.read_only, terminal_size()) {
-                    client.client_resize(&id, size).await?;
-                }
-            }
-            _ = client.closed() => lost = true,
-        }
-        if lost {
-            let resumed = match &options.reconnect {
-                Some(connect) => reattach(connect, &pane, options.read_only, size(options.read_only)).await,
-                None => None,
-            };
-            let Some((resumed, resumed_events)) = resumed else {
-                break Ended::DaemonGone;
-            };
-            client = resumed;
-            events = resumed_events;
-            if options.notify {
-                needs.start(&client).await?;
             }
         }
     };
-
-    // Put the terminal back: attributes, modes the program set, its alternate screen.
-    let alternate = match ended {
-        Ended::Detached(id) => client
-            .capture(&id.to_string(), CaptureWhat::Screen, (Some(0), Some(0)), false, false)
-            .await
-            .map(|c| c.alternate_screen)
-            .unwrap_or(false),
-        _ => true,
-    };
-    // Attributes, cursor and its shape, cursor keys, bracketed paste, reverse
-    // wraparound, mouse, focus events, the kitty keyboard flags,
-    // modifyOtherKeys, keypad.
-    let mut reset = String::from(
-        "\x1b[0m\x1b[?25h\x1b[0 q\x1b[?1l\x1b[?2004l\x1b[?45l\x1b[?1045l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[=0;1u\x1b[>4m\x1b>",
-    );
-    if alternate {
-        reset.push_str("\x1b[?1049l");
-    }
-    let _ = stdout.write_all(reset.as_bytes());
-    if options.notify && needs.count() > 0 {
-        // The count is about this attachment: it ends with it.
-        let _ = stdout.write_all(b"\x1b]2;fugue\x07");
-    }
-    let _ = stdout.flush();
+    at.restore_terminal(&ended).await;
     drop(raw);
     Ok(ended)
+}
+
+/// The terminal's size to give the pane: none for a watcher, who resizes nothing.
+fn size_for(read_only: bool) -> Option<PaneSize> {
+    match read_only {
+        true => None,
+        false => terminal_size(),
+    }
+}
+
+/// What the attachment does after a key, an event or a resize.
+enum Flow {
+    Go,
+    End(Ended),
+    /// The connection dropped: connect again and re-attach.
+    Lost,
+}
+
+/// One attachment while it lasts: the pane it shows, the connection, and what
+/// this terminal was told.
+struct Attached {
+    client: Client,
+    events: fugue_client::EventStream,
+    pane: PaneInfo,
+    options: AttachOptions,
+    needs: Needs,
+    keys: Keys,
+    filter: OutputFilter,
+    /// Whether this terminal was asked for modified keys in xterm's form.
+    extended: bool,
+    stdout: std::io::Stdout,
+}
+
+impl Attached {
+    /// Keys typed: sent to the pane, or what the prefix key asked for.
+    async fn on_input(&mut self, input: &[u8]) -> Result<Flow, ClientError> {
+        let id = self.pane.id.to_string();
+        let (mut switch_to, mut jump) = (None, false);
+        for action in self.keys.feed(input) {
+            match action {
+                Action::Send(bytes) if !self.options.read_only => match self.client.write_input(&id, &bytes).await {
+                    Ok(()) => {}
+                    // The connection dropped under the keystroke: reconnect
+                    // (what was typed meanwhile is lost, as with ssh).
+                    Err(ClientError::Closed(_)) => return Ok(Flow::Lost),
+                    Err(err) => return Err(err),
+                },
+                Action::Send(_) => {}
+                Action::Detach => return Ok(Flow::End(Ended::Detached(self.pane.id))),
+                Action::Overview => return Ok(Flow::End(Ended::Overview(self.pane.id))),
+                Action::Next => switch_to = Some(Step::Next),
+                Action::Previous => switch_to = Some(Step::Previous),
+                Action::Select(index) => switch_to = Some(Step::Index(index)),
+                Action::NextNeeding => jump = true,
+            }
+        }
+        if jump {
+            match self.needs.next_after(self.pane.id) {
+                Some(next) => {
+                    let next = self.client.pane_status(&next.to_string()).await?;
+                    self.switch_to(next).await?;
+                }
+                None => {
+                    let _ = self.stdout.write_all(b"\x07");
+                    let _ = self.stdout.flush();
+                }
+            }
+        }
+        if let Some(step) = switch_to {
+            if let Some(next) = neighbour(&self.client, &self.pane, step).await? {
+                self.switch_to(next).await?;
+            }
+        }
+        Ok(Flow::Go)
+    }
+
+    /// Follows `next` instead of the pane shown now.
+    async fn switch_to(&mut self, next: PaneInfo) -> Result<(), ClientError> {
+        self.client.detach(&self.pane.id.to_string()).await?;
+        let read_only = self.options.read_only;
+        self.client
+            .attach(&next.id.to_string(), read_only, size_for(read_only))
+            .await?;
+        self.pane = next;
+        Ok(())
+    }
+
+    /// The pane's output and end, and other panes' agents newly needing the person.
+    async fn on_event(&mut self, event: Option<Event>) -> Flow {
+        let Some(event) = event else { return Flow::Lost };
+        let shown = self.pane.id;
+        match event {
+            Event::Redraw { pane, data } if pane == shown => {
+                self.filter.reset();
+                self.write_output(&data);
+            }
+            Event::Output { pane, data } if pane == shown => self.write_output(&data),
+            Event::Exited { pane, status } if pane == shown => return Flow::End(Ended::Exited(pane, status)),
+            Event::AgentStateChanged { pane, agent, .. } if self.options.notify => {
+                let newly = self.needs.changed(pane, agent.needs, &mut self.stdout);
+                if newly && pane != shown {
+                    let label = self
+                        .client
+                        .pane_status(&pane.to_string())
+                        .await
+                        .map(|info| format!("{}:{}", info.session_name, info.index))
+                        .unwrap_or_else(|_| pane.to_string());
+                    notify(&mut self.stdout, &label, agent.needs);
+                }
+            }
+            _ => {}
+        }
+        Flow::Go
+    }
+
+    fn write_output(&mut self, data: &[u8]) {
+        let _ = self.stdout.write_all(&self.filter.filter(data));
+        extended_keys(&mut self.stdout, &self.filter, &mut self.extended);
+        let _ = self.stdout.flush();
+    }
+
+    async fn on_resize(&mut self) -> Result<Flow, ClientError> {
+        if let (false, Some(size)) = (self.options.read_only, terminal_size()) {
+            self.client.client_resize(&self.pane.id.to_string(), size).await?;
+        }
+        Ok(Flow::Go)
+    }
+
+    /// Connects again after the connection dropped; the end, if that failed.
+    async fn reconnect(&mut self) -> Result<Option<Ended>, ClientError> {
+        let read_only = self.options.read_only;
+        let resumed = match &self.options.reconnect {
+            Some(connect) => reattach(connect, &self.pane, read_only, size_for(read_only)).await,
+            None => None,
+        };
+        let Some((client, events)) = resumed else {
+            return Ok(Some(Ended::DaemonGone));
+        };
+        self.client = client;
+        self.events = events;
+        if self.options.notify {
+            self.needs.start(&self.client).await?;
+        }
+        Ok(None)
+    }
+
+    /// Puts the terminal back: attributes, modes the program set, its alternate screen.
+    async fn restore_terminal(&mut self, ended: &Ended) {
+        let alternate = match ended {
+            Ended::Detached(id) => self
+                .client
+                .capture(&id.to_string(), CaptureWhat::Screen, (Some(0), Some(0)), false, false)
+                .await
+                .map(|c| c.alternate_screen)
+                .unwrap_or(false),
+            _ => true,
+        };
+        // Attributes, cursor and its shape, cursor keys, bracketed paste, reverse
+        // wraparound, mouse, focus events, the kitty keyboard flags,
+        // modifyOtherKeys, keypad.
+        let mut reset = String::from(
+            "\x1b[0m\x1b[?25h\x1b[0 q\x1b[?1l\x1b[?2004l\x1b[?45l\x1b[?1045l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1004l\x1b[=0;1u\x1b[>4m\x1b>",
+        );
+        if alternate {
+            reset.push_str("\x1b[?1049l");
+        }
+        let _ = self.stdout.write_all(reset.as_bytes());
+        if self.options.notify && self.needs.count() > 0 {
+            // The count is about this attachment: it ends with it.
+            let _ = self.stdout.write_all(b"\x1b]2;fugue\x07");
+        }
+        let _ = self.stdout.flush();
+    }
 }
 
 /// Which panes' agents need the person, from the overview and then the

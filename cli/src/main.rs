@@ -1,9 +1,19 @@
 //! `fugue`: the command-line client of fugued.
+//!
+//! `args` parses the command line, `commands` acts on it (one module per group
+//! of commands), `render` prints what comes back; `attach` and `top` are the
+//! two full-screen clients (`top_model` is top's state, apart from its terminal).
+// No function here outgrows a screen (cli/clippy.toml sets the limit).
+#![warn(clippy::too_many_lines)]
 
+mod args;
 mod attach;
-mod cli;
+mod commands;
+#[cfg(test)]
+mod fixtures;
 mod hooks;
 mod login;
+mod render;
 mod top;
 mod top_model;
 
@@ -17,5 +27,5 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(cli::main())
+    runtime.block_on(commands::main())
 }

@@ -151,9 +151,77 @@ async fn show(
             "fugue top needs a terminal on stdin and stdout (fugue overview prints the same as a table)".into(),
         ));
     }
-    // Every link's events, in one stream, each with its link's index; `None`
-    // when that link's connection ended.
-    let (event_tx, mut events) = mpsc::channel::<(usize, Option<Event>)>(256);
+    let mut events = merged_events(&links).await?;
+    let mut view = Shown {
+        top: Top::new(session.clone()),
+        links,
+        session,
+        chooser,
+        place: Where::default(),
+        last_fetch: Instant::now(),
+        refetch: false,
+        gone: 0,
+    };
+    let failed = view.read_again().await;
+    let trouble: Vec<String> = said.into_iter().chain(failed).collect();
+    if !trouble.is_empty() {
+        view.top.say(Err(trouble.join("; ")));
+    }
+    if let Some(from) = chooser {
+        view.top.select_pane(from);
+    }
+    let mut screen = Screen::enter()?;
+    let mut keyboard = Keyboard::start();
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut drawn_second = 0;
+    let mut dirty = true;
+    let chosen = loop {
+        if dirty {
+            screen.draw(&mut view.top)?;
+        }
+        let flow = tokio::select! {
+            key = keyboard.rx.recv() => match key {
+                Some(key) => view.on_key(key, &mut screen, &mut keyboard).await?,
+                None => Flow::Quit,
+            },
+            event = events.recv() => match event {
+                Some((link, event)) => view.on_event(link, event)?,
+                None => Flow::Quit,
+            },
+            // A re-read held back by REFETCH_GAP is due.
+            _ = tokio::time::sleep_until((view.last_fetch + REFETCH_GAP).into()), if view.refetch => Flow::Unchanged,
+            _ = tick.tick() => {
+                view.top.expire_message();
+                let second = fugue_client::views::now_ms() / 1000;
+                match std::mem::replace(&mut drawn_second, second) == second {
+                    true => Flow::Unchanged,
+                    false => Flow::Changed,
+                }
+            }
+        };
+        dirty = match flow {
+            Flow::Quit => break None,
+            Flow::Chosen(pane) => break Some(pane),
+            Flow::Changed => true,
+            Flow::Unchanged => false,
+        };
+        if view.due() {
+            let failed = view.read_again().await;
+            if !failed.is_empty() {
+                view.top.say(Err(failed.join("; ")));
+            }
+            dirty = true;
+        }
+    };
+    drop(keyboard);
+    drop(screen);
+    Ok(chosen)
+}
+
+/// Every link's events in one stream, each with its link's index; `None` when
+/// that link's connection ended.
+async fn merged_events(links: &[Link]) -> Result<mpsc::Receiver<(usize, Option<Event>)>, ClientError> {
+    let (event_tx, events) = mpsc::channel::<(usize, Option<Event>)>(256);
     for (n, link) in links.iter().enumerate() {
         let mut stream = link.client.subscribe().await?;
         let tx = event_tx.clone();
@@ -166,127 +234,119 @@ async fn show(
             let _ = tx.send((n, None)).await;
         });
     }
-    drop(event_tx);
-    let mut place = Where::default();
-    let mut top = Top::new(session.clone());
-    let (rows, failed) = read_all(&links, session.as_deref(), &mut place).await;
-    top.replace(rows);
-    let trouble: Vec<String> = said.into_iter().chain(failed).collect();
-    if !trouble.is_empty() {
-        top.say(Err(trouble.join("; ")));
+    Ok(events)
+}
+
+/// What the overview does after a key, an event or a tick.
+enum Flow {
+    Quit,
+    /// The chooser (attach's prefix `w`) picked this pane.
+    Chosen(PaneId),
+    /// Something shown changed: draw again.
+    Changed,
+    Unchanged,
+}
+
+/// The overview while it runs: the daemons it shows and what it knows of them.
+struct Shown {
+    top: Top,
+    links: Vec<Link>,
+    session: Option<String>,
+    chooser: Option<PaneId>,
+    place: Where,
+    last_fetch: Instant,
+    /// An event said the rows changed in a way only a re-read shows.
+    refetch: bool,
+    /// Links whose connection ended.
+    gone: usize,
+}
+
+impl Shown {
+    /// Reads every link's overview again; what could not be read.
+    async fn read_again(&mut self) -> Vec<String> {
+        let (rows, failed) = read_all(&self.links, self.session.as_deref(), &mut self.place).await;
+        self.top.replace(rows);
+        self.last_fetch = Instant::now();
+        self.refetch = false;
+        failed
     }
-    if let Some(from) = chooser {
-        top.select_pane(from);
+
+    fn due(&self) -> bool {
+        let since = self.last_fetch.elapsed();
+        (self.refetch && since >= REFETCH_GAP) || since >= REFRESH_EVERY
     }
-    let mut screen = Screen::enter()?;
-    let mut keyboard = Keyboard::start();
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
-    let mut last_fetch = Instant::now();
-    let mut refetch = false;
-    let mut drawn_second = 0;
-    let mut dirty = true;
-    let mut gone = 0;
-    loop {
-        if dirty {
-            screen.draw(&mut top)?;
-            dirty = false;
-        }
-        tokio::select! {
-            key = keyboard.rx.recv() => {
-                let Some(key) = key else { break };
-                let Some(reply) = top.on_key(key) else {
-                    dirty = true;
-                    continue;
-                };
-                let link = match &reply {
-                    Reply::NewPane { session, .. } => place.sessions.get(session).copied(),
-                    reply => reply.pane().and_then(|pane| place.panes.get(&pane).copied()),
-                };
-                let link = &links[link.unwrap_or(0)];
-                match reply {
-                    Reply::Quit => break,
-                    Reply::Attach(pane) if chooser.is_some() => {
-                        drop(keyboard);
-                        drop(screen);
-                        return Ok(Some(pane));
-                    }
-                    Reply::Attach(pane) => {
-                        screen.suspend();
-                        keyboard.pause();
-                        let attached = attach(link, pane).await;
-                        keyboard.resume();
-                        screen.resume()?;
-                        top.say(attached);
-                        refetch = true;
-                    }
-                    reply => {
-                        let said = act(&link.client, reply).await;
-                        top.say(said);
-                        refetch = true;
-                    }
-                }
-                dirty = true;
+
+    /// A key: the model's answer, carried out on the link that holds its pane.
+    async fn on_key(
+        &mut self,
+        key: crossterm::event::KeyEvent,
+        screen: &mut Screen,
+        keyboard: &mut Keyboard,
+    ) -> Result<Flow, ClientError> {
+        let Some(reply) = self.top.on_key(key) else {
+            return Ok(Flow::Changed);
+        };
+        let link = match &reply {
+            Reply::NewPane { session, .. } => self.place.sessions.get(session).copied(),
+            reply => reply.pane().and_then(|pane| self.place.panes.get(&pane).copied()),
+        };
+        let link = &self.links[link.unwrap_or(0)];
+        match reply {
+            Reply::Quit => return Ok(Flow::Quit),
+            Reply::Attach(pane) if self.chooser.is_some() => return Ok(Flow::Chosen(pane)),
+            Reply::Attach(pane) => {
+                screen.suspend();
+                keyboard.pause();
+                let attached = attach(link, pane).await;
+                keyboard.resume();
+                screen.resume()?;
+                self.top.say(attached);
             }
-            event = events.recv() => {
-                let Some((n, event)) = event else { break };
-                let Some(mut event) = event else {
-                    // That daemon (or the ssh to its host) went away.
-                    gone += 1;
-                    let host = links[n].host.as_deref().unwrap_or("local");
-                    top.say(Err(format!("host {host}: the connection ended")));
-                    if gone == links.len() {
-                        drop(keyboard);
-                        drop(screen);
-                        return Err(ClientError::Protocol("the daemon went away".into()));
-                    }
-                    dirty = true;
-                    continue;
-                };
-                qualify_event(links[n].host.as_deref(), &mut event);
-                match &event {
-                    Event::PaneCreated(pane) => place.note(n, pane),
-                    Event::AgentStateChanged { pane, .. } => {
-                        place.panes.insert(*pane, n);
-                    }
-                    _ => {}
-                }
-                match event {
-                    Event::AgentStateChanged { pane, agent, .. } => top.agent_changed(pane, agent),
-                    Event::Notification { pane, title, body, .. } => top.notified(pane, &title, &body),
-                    Event::SessionCreated(_) | Event::SessionDestroyed { .. } | Event::SessionRenamed { .. }
-                    | Event::PaneCreated(_) | Event::PaneExited(_) | Event::PaneRestarted(_)
-                    | Event::PaneRemoved { .. } | Event::PaneRenamed(_) => refetch |= !top.apply(&event),
-                    Event::PanesReordered { .. } | Event::Lagged { .. } => refetch = true,
-                    _ => continue,
-                }
-                dirty = true;
-            }
-            // A re-read held back by REFETCH_GAP is due.
-            _ = tokio::time::sleep_until((last_fetch + REFETCH_GAP).into()), if refetch => {}
-            _ = tick.tick() => {
-                let second = fugue_client::views::now_ms() / 1000;
-                if second != drawn_second {
-                    drawn_second = second;
-                    dirty = true;
-                }
-                top.expire_message();
+            reply => {
+                let said = act(&link.client, reply).await;
+                self.top.say(said);
             }
         }
-        let due = (refetch && last_fetch.elapsed() >= REFETCH_GAP) || last_fetch.elapsed() >= REFRESH_EVERY;
-        if due {
-            let (rows, failed) = read_all(&links, session.as_deref(), &mut place).await;
-            top.replace(rows);
-            if !failed.is_empty() {
-                top.say(Err(failed.join("; ")));
-            }
-            last_fetch = Instant::now();
-            refetch = false;
-            dirty = true;
-        }
+        self.refetch = true;
+        Ok(Flow::Changed)
     }
-    drop(keyboard);
-    drop(screen);
-    Ok(None)
+
+    /// An event from link `n`; `None` when that link's connection ended.
+    fn on_event(&mut self, n: usize, event: Option<Event>) -> Result<Flow, ClientError> {
+        let Some(mut event) = event else {
+            // That daemon (or the ssh to its host) went away.
+            self.gone += 1;
+            let host = self.links[n].host.as_deref().unwrap_or("local");
+            self.top.say(Err(format!("host {host}: the connection ended")));
+            if self.gone == self.links.len() {
+                return Err(ClientError::Protocol("the daemon went away".into()));
+            }
+            return Ok(Flow::Changed);
+        };
+        qualify_event(self.links[n].host.as_deref(), &mut event);
+        match &event {
+            Event::PaneCreated(pane) => self.place.note(n, pane),
+            Event::AgentStateChanged { pane, .. } => {
+                self.place.panes.insert(*pane, n);
+            }
+            _ => {}
+        }
+        match event {
+            Event::AgentStateChanged { pane, agent, .. } => self.top.agent_changed(pane, agent),
+            Event::Notification { pane, title, body, .. } => self.top.notified(pane, &title, &body),
+            Event::SessionCreated(_)
+            | Event::SessionDestroyed { .. }
+            | Event::SessionRenamed { .. }
+            | Event::PaneCreated(_)
+            | Event::PaneExited(_)
+            | Event::PaneRestarted(_)
+            | Event::PaneRemoved { .. }
+            | Event::PaneRenamed(_) => self.refetch |= !self.top.apply(&event),
+            Event::PanesReordered { .. } | Event::Lagged { .. } => self.refetch = true,
+            _ => return Ok(Flow::Unchanged),
+        }
+        Ok(Flow::Changed)
+    }
 }
 
 /// Carries out what a key asked for; what to tell the person.

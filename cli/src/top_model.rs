@@ -727,3 +727,122 @@ fn draw_input(frame: &mut Frame, top: &Top, purpose: InputPurpose, text: &str, a
         .collect();
     frame.render_widget(Paragraph::new(format!("{tail}_")).block(block), rect);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{agent, overview, pane_id, NOW};
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn press(top: &mut Top, keys: &str) -> Vec<Reply> {
+        keys.chars().filter_map(|c| top.on_key(key(KeyCode::Char(c)))).collect()
+    }
+
+    /// Three panes: a plain shell, a busy agent, an agent asking permission.
+    fn three() -> Top {
+        let mut top = Top::new(None);
+        top.replace(vec![
+            overview(0, "shell", None),
+            overview(1, "busy", Some(agent(AgentState::Busy, Attention::Nothing, NOW - 5_000))),
+            overview(
+                2,
+                "asks",
+                Some(agent(AgentState::WaitingForPermission, Attention::Permission, NOW - 60_000)),
+            ),
+        ]);
+        top
+    }
+
+    #[test]
+    fn the_pane_that_needs_you_comes_first_and_is_selected() {
+        let mut top = three();
+        assert_eq!(top.needing(), 1);
+        assert_eq!(top.on_key(key(KeyCode::Enter)), Some(Reply::Attach(pane_id(2))));
+        // Down to the next row (session order after the one that needs you).
+        assert_eq!(press(&mut top, "j"), []);
+        assert_eq!(top.on_key(key(KeyCode::Enter)), Some(Reply::Attach(pane_id(0))));
+        // n goes back to the pane that needs a person.
+        press(&mut top, "n");
+        assert_eq!(top.on_key(key(KeyCode::Enter)), Some(Reply::Attach(pane_id(2))));
+    }
+
+    #[test]
+    fn approving_shows_the_prompt_and_sends_only_on_yes() {
+        let mut top = three();
+        assert_eq!(press(&mut top, "a"), []);
+        let Mode::Confirm(Confirm::Answer { prompt_id, text, .. }) = &top.mode else {
+            panic!("no confirmation: {:?}", top.mode);
+        };
+        assert_eq!((prompt_id.as_str(), text.len()), ("p-1", 1));
+        let sent = press(&mut top, "y");
+        assert_eq!(
+            sent,
+            [Reply::Answer {
+                pane: pane_id(2),
+                prompt_id: "p-1".into(),
+                answer: PermissionAnswer::Approve,
+            }]
+        );
+        // Anything but y cancels, and nothing is sent.
+        press(&mut top, "d");
+        assert_eq!(press(&mut top, "n"), []);
+        assert_eq!(top.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn a_pane_without_a_prompt_is_not_answered() {
+        let mut top = three();
+        press(&mut top, "j");
+        assert_eq!(press(&mut top, "ay"), []);
+        assert_eq!(top.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn typing_a_prompt_ends_with_enter_and_esc_drops_it() {
+        let mut top = three();
+        press(&mut top, "p");
+        press(&mut top, "fix it");
+        top.on_key(key(KeyCode::Backspace));
+        let sent = top.on_key(key(KeyCode::Enter));
+        assert_eq!(
+            sent,
+            Some(Reply::Prompt {
+                pane: pane_id(2),
+                text: "fix i".into()
+            })
+        );
+        press(&mut top, "p");
+        press(&mut top, "never");
+        assert_eq!(top.on_key(key(KeyCode::Esc)), None);
+        assert_eq!(top.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn the_filter_narrows_the_rows_and_sort_cycles() {
+        let mut top = three();
+        press(&mut top, "/");
+        press(&mut top, "busy");
+        top.on_key(key(KeyCode::Enter));
+        assert_eq!(top.on_key(key(KeyCode::Enter)), Some(Reply::Attach(pane_id(1))));
+        assert_eq!(top.sort, Sort::Needs);
+        press(&mut top, "s");
+        assert_eq!(top.sort, Sort::Session);
+        press(&mut top, "ss");
+        assert_eq!(top.sort, Sort::Needs);
+    }
+
+    #[test]
+    fn kill_and_release_ask_first_and_quit_needs_no_pane() {
+        let mut top = three();
+        assert_eq!(press(&mut top, "xy"), [Reply::Kill(pane_id(2))]);
+        assert_eq!(press(&mut top, "Xy"), [Reply::Release(pane_id(2))]);
+        assert_eq!(press(&mut top, "i"), [Reply::Interrupt(pane_id(2))]);
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(top.on_key(ctrl_c), Some(Reply::Quit));
+        assert_eq!(Top::new(None).on_key(key(KeyCode::Enter)), None);
+        assert_eq!(press(&mut Top::new(None), "q"), [Reply::Quit]);
+    }
+}

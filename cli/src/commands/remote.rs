@@ -1,0 +1,114 @@
+//! Other machines: `proxy` (what `ssh HOST fugue proxy` runs for `--host`) and
+//! the `--all-hosts` listings, which ask this machine and every host at once.
+
+use super::Context;
+use crate::render::{pane_json, panes_rows, session_json, sessions_rows, table, PANE_HEADER, SESSION_HEADER};
+use fugue_client::views::now_ms;
+use fugue_client::{Client, ClientError, ConnectOptions};
+use serde_json::{json, Value};
+use std::process::ExitCode;
+
+/// `fugue proxy`: the local daemon's socket on stdin and stdout, byte for byte.
+pub async fn proxy(ctx: &Context<'_>) -> Result<ExitCode, ClientError> {
+    if ctx.cli.host.is_some() {
+        return Err(ClientError::Protocol(
+            "proxy serves this machine's daemon; it takes no --host".into(),
+        ));
+    }
+    // A client that would not start a daemon here (a reconnect, `daemon
+    // status`) says so through the environment ssh runs this in.
+    let start = std::env::var_os(fugue_client::remote::PROXY_NO_START).is_none();
+    let (stream, _) = fugue_client::connect_socket(&ctx.connect_options()?.autostart(start)).await?;
+    let (mut from_daemon, mut to_daemon) = stream.into_split();
+    let mut stdin = tokio::io::stdin();
+    let mut stdout = tokio::io::stdout();
+    tokio::select! {
+        _ = tokio::io::copy(&mut stdin, &mut to_daemon) => {}
+        _ = tokio::io::copy(&mut from_daemon, &mut stdout) => {}
+    }
+    use tokio::io::AsyncWriteExt;
+    let _ = stdout.flush().await;
+    // A blocking read of stdin cannot be cancelled; leave without waiting for it.
+    std::process::exit(0)
+}
+
+/// What `--all-hosts` lists.
+pub enum Listing {
+    Sessions,
+    Panes(Option<String>),
+}
+
+/// `ls --all-hosts` and `panes --all-hosts`: this machine and every host of the
+/// hosts file, asked at once; a host that cannot be reached is reported and the
+/// others listed (exit 1 only when none answered).
+pub async fn list_all_hosts(ctx: &Context<'_>, listing: Listing) -> Result<ExitCode, ClientError> {
+    let hosts = fugue_client::remote::all_hosts().map_err(ClientError::Protocol)?;
+    // Listing starts no daemon here (a host's proxy starts its own, as any
+    // command there would).
+    let local = ConnectOptions {
+        socket: ctx.cli.socket.clone(),
+        ..ConnectOptions::default().client_name("fugue-cli").autostart(false)
+    };
+    let mut targets = vec![("local".to_string(), local)];
+    for remote in hosts {
+        let options = ConnectOptions::default().client_name("fugue-cli").host(remote.clone());
+        targets.push((remote.name, options));
+    }
+    let (key, head) = match listing {
+        Listing::Sessions => ("sessions", SESSION_HEADER),
+        Listing::Panes(_) => ("panes", PANE_HEADER),
+    };
+    let listing = &listing;
+    let now = now_ms();
+    // Each host's answer: its listing as JSON values and as table rows.
+    let answers = futures::future::join_all(targets.into_iter().map(|(name, options)| async move {
+        let listed = async {
+            let client = Client::connect(options).await?;
+            Ok::<_, ClientError>(match listing {
+                Listing::Sessions => {
+                    let sessions = client.list_sessions().await?;
+                    (
+                        sessions.iter().map(session_json).collect::<Vec<_>>(),
+                        sessions_rows(&sessions, now),
+                    )
+                }
+                Listing::Panes(session) => {
+                    let panes = client.list_panes(session.as_deref()).await?;
+                    (panes.iter().map(pane_json).collect(), panes_rows(&panes, now))
+                }
+            })
+        };
+        (name, listed.await)
+    }))
+    .await;
+    let answered = answers.iter().filter(|(_, a)| a.is_ok()).count();
+    let header: Vec<&str> = std::iter::once("HOST").chain(head.iter().copied()).collect();
+    let (mut json_hosts, mut rows) = (Vec::new(), Vec::new());
+    for (host, answer) in answers {
+        match answer {
+            Ok((values, host_rows)) => {
+                json_hosts.push(json!({"host": host, key: values}));
+                rows.extend(
+                    host_rows
+                        .into_iter()
+                        .map(|row| std::iter::once(host.clone()).chain(row).collect()),
+                );
+            }
+            Err(err) => {
+                json_hosts.push(json!({"host": host, "error": err.to_string()}));
+                if !ctx.out.json {
+                    eprintln!("fugue: host {host}: {err}");
+                }
+            }
+        }
+    }
+    ctx.out.print(Value::Array(json_hosts), || match rows.is_empty() {
+        true => String::new(),
+        false => table(&header, rows),
+    });
+    Ok(if answered == 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,455 @@
+//! What the CLI prints: tables and lines for a person, one JSON document (or one
+//! per line) with `--json`. Every string a program or client chose is escaped
+//! here before it reaches a terminal (docs/output.md). Functions that show an
+//! age take `now`, so the same input always renders the same text.
+
+use fugue_client::protocol::limits::escape_for_display;
+use fugue_client::protocol::{DaemonInfo, Event, ExitStatus, PaneInfo, PaneState, SessionInfo};
+use fugue_client::views::{AgentStateView, GrepView, OverviewView, PaneView, SessionView};
+use serde_json::Value;
+use std::io::Write;
+
+/// Where a command's result goes: JSON with `--json`, else text.
+pub struct Output {
+    pub json: bool,
+}
+
+impl Output {
+    /// Prints `value` as JSON with `--json`, else the text (nothing if empty).
+    /// A reader that went away (`fugue overview | head`) ends the output
+    /// quietly, as in other command-line tools.
+    pub fn print(&self, value: Value, text: impl FnOnce() -> String) {
+        let text = match self.json {
+            // Unsafe characters as \u escapes (views::safe_json), never raw.
+            true => fugue_client::views::safe_json(&value, true),
+            false => text(),
+        };
+        if text.is_empty() {
+            return;
+        }
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{text}").and_then(|_| stdout.flush());
+    }
+}
+
+/// An event as a line: its type, then what it is about.
+pub fn event_line(event: &Event, value: &Value) -> String {
+    let kind = value["type"].as_str().unwrap_or("event");
+    let pane = |p: &PaneInfo| format!("{}:{} {} {}", p.session_name, p.index, short(p.id), p.title);
+    let about = match event {
+        Event::SessionCreated(info) => format!("{} {}", info.name, short(info.id)),
+        Event::SessionDestroyed { id, name } => format!("{name} {}", short(*id)),
+        Event::SessionRenamed {
+            id,
+            previous_name,
+            name,
+        } => format!("{previous_name} -> {name} {}", short(*id)),
+        Event::PaneCreated(p) | Event::PaneRestarted(p) | Event::PaneRenamed(p) => pane(p),
+        Event::PaneExited(p) => format!("{} {}", pane(p), p.exit.map(|e| e.to_string()).unwrap_or_default()),
+        Event::PaneRemoved { id, .. } => short(*id),
+        Event::PanesReordered { panes, .. } => panes.iter().map(|p| short(*p)).collect::<Vec<_>>().join(" "),
+        Event::AgentStateChanged { pane, agent, .. } => format!(
+            "{} {} {} needs={} ({})",
+            short(*pane),
+            agent.agent.map(|a| a.as_str()).unwrap_or("agent"),
+            agent.state.as_str(),
+            agent.needs.as_str(),
+            agent.source.as_str()
+        ),
+        Event::Notification { pane, title, body, .. } => format!("{} {title}: {body}", short(*pane))
+            .trim_end_matches([':', ' '])
+            .to_string(),
+        Event::Lagged { missed } => format!("{missed} events missed; list again to catch up"),
+        _ => String::new(),
+    };
+    format!("{kind} {about}").trim_end().to_string()
+}
+
+/// `45s`, `12m03s`, `3h07m`, `2d04h`.
+pub fn human_duration(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..86400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d{:02}h", s / 86400, s % 86400 / 3600),
+    }
+}
+
+pub fn short(id: impl ToString) -> String {
+    id.to_string()[..8].to_string()
+}
+
+pub fn exit_text(exit: Option<ExitStatus>) -> String {
+    exit.map_or_else(|| "running".to_string(), |e| e.to_string())
+}
+
+/// A view as the JSON `--json` prints.
+pub fn json_of(view: impl serde::Serialize) -> Value {
+    serde_json::to_value(view).unwrap_or(Value::Null)
+}
+
+pub fn session_json(info: &SessionInfo) -> Value {
+    json_of(SessionView::from(info))
+}
+
+pub fn pane_json(info: &PaneInfo) -> Value {
+    json_of(PaneView::from(info))
+}
+
+/// `fugue agent`: the state in a line, then what is behind it.
+/// `fugue agent --explain`: one row per signal, the deciding one marked.
+pub fn signals_text(view: &AgentStateView, now: u64) -> String {
+    let rows: Vec<String> = view
+        .signals
+        .iter()
+        .map(|signal| {
+            let mark = if signal.source == view.source { "*" } else { " " };
+            format!(
+                "{mark} {:<12} {:<22} for {:<8} {}",
+                signal.source,
+                signal.means.as_deref().unwrap_or("(says nothing now)"),
+                human_duration(now.saturating_sub(signal.since)),
+                escape_for_display(&signal.reading)
+            )
+        })
+        .collect();
+    format!("signals (* decided):\n{}", rows.join("\n"))
+}
+
+pub fn agent_text(view: &AgentStateView, now: u64) -> String {
+    let mut text = format!(
+        "{}  {} (turn {}, needs {}) from {}, for {}",
+        view.agent.as_deref().unwrap_or("no agent"),
+        view.state,
+        view.turn,
+        view.needs,
+        view.source,
+        human_duration(now.saturating_sub(view.since)),
+    );
+    let mut row = |name: &str, value: &str| text.push_str(&format!("\n{name:<10} {}", escape_for_display(value)));
+    if let Some(version) = &view.version {
+        row("version", version);
+    }
+    if let Some(session) = &view.session_id {
+        row("session", session);
+    }
+    if let Some(prompt) = &view.prompt_id {
+        row("prompt_id", prompt);
+    }
+    if let Some(draft) = &view.draft {
+        row("draft", draft);
+    }
+    for line in &view.evidence {
+        row("evidence", line);
+    }
+    text
+}
+
+pub fn daemon_text(info: &DaemonInfo, now: u64) -> String {
+    let mut text = format!(
+        "pid      {}\nversion  {} (protocol {})\nuptime   {}\nsocket   {}\nsessions {}\npanes    {} ({} running)\nstate    {}",
+        info.pid,
+        info.version,
+        info.protocol_version,
+        human_duration(now.saturating_sub(info.started_at_ms)),
+        match info.socket_why.is_empty() {
+            true => info.socket.clone(),
+            false => format!("{} ({})", info.socket, info.socket_why),
+        },
+        info.sessions,
+        info.panes,
+        info.running_panes,
+        if info.state_path.is_empty() { "not persisted" } else { &info.state_path },
+    );
+    if info.unpersisted_writes > 0 {
+        text.push_str(&format!(" ({} records not written)", info.unpersisted_writes));
+    }
+    text.push_str(&format!(
+        "\nclients  {:.1} MiB held of a {} MiB budget",
+        info.client_memory_used as f64 / (1 << 20) as f64,
+        info.client_memory_limit >> 20
+    ));
+    if !info.recovery.is_empty() {
+        text.push_str(&format!("\nstart    {}", info.recovery));
+    }
+    text
+}
+
+/// Left-aligned columns separated by two spaces.
+pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
+    // Names, titles and purposes may hold anything a program or client chose;
+    // none of it reaches the terminal as a control character.
+    let rows: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|row| row.into_iter().map(|c| escape_for_display(&c).into_owned()).collect())
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        padded.join("  ").trim_end().to_string()
+    };
+    let mut out = vec![line(header.iter().map(|h| h.to_string()).collect())];
+    out.extend(rows.into_iter().map(line));
+    out.join("\n")
+}
+
+pub const SESSION_HEADER: &[&str] = &["ID", "NAME", "PANES", "CREATED", "CWD"];
+pub const PANE_HEADER: &[&str] = &["ID", "PANE", "TITLE", "STATUS", "PID", "UPTIME", "PURPOSE"];
+
+pub fn sessions_table(sessions: &[SessionInfo], now: u64) -> String {
+    if sessions.is_empty() {
+        return "no sessions".into();
+    }
+    table(SESSION_HEADER, sessions_rows(sessions, now))
+}
+
+pub fn sessions_rows(sessions: &[SessionInfo], now: u64) -> Vec<Vec<String>> {
+    sessions
+        .iter()
+        .map(|s| {
+            vec![
+                short(s.id),
+                s.name.clone(),
+                format!("{} ({} running)", s.panes, s.running_panes),
+                format!("{} ago", human_duration(now.saturating_sub(s.created_at_ms))),
+                s.cwd.clone(),
+            ]
+        })
+        .collect()
+}
+
+/// `SESSION:INDEX:LINE:TEXT` per match, as `grep -n` across files.
+pub fn grep_text(view: &GrepView) -> String {
+    view.matches
+        .iter()
+        .map(|m| format!("{}:{}:{}", m.label, m.line, escape_for_display(&m.text)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn overview_table(panes: &[OverviewView], now: u64) -> String {
+    if panes.is_empty() {
+        return "no panes".into();
+    }
+    const HEADER: &[&str] = &["ID", "PANE", "STATUS", "AGENT", "STATE", "NEEDS", "FOR", "LAST LINE"];
+    let rows = panes
+        .iter()
+        .map(|view| {
+            let pane = &view.pane;
+            let agent = view.agent.as_ref();
+            let field = |f: fn(&AgentStateView) -> String| agent.map(f).unwrap_or_else(|| "-".into());
+            vec![
+                short(&pane.id),
+                format!("{}:{}", pane.session, pane.index),
+                pane.state.status.clone(),
+                field(|a| a.agent.clone().unwrap_or_default()),
+                field(|a| a.state.clone()),
+                field(|a| a.needs.clone()),
+                agent.map_or_else(|| "-".into(), |a| human_duration(now.saturating_sub(a.since))),
+                view.last_line.chars().take(60).collect(),
+            ]
+        })
+        .collect();
+    table(HEADER, rows)
+}
+
+pub fn panes_table(panes: &[PaneInfo], now: u64) -> String {
+    if panes.is_empty() {
+        return "no panes".into();
+    }
+    table(PANE_HEADER, panes_rows(panes, now))
+}
+
+pub fn panes_rows(panes: &[PaneInfo], now: u64) -> Vec<Vec<String>> {
+    panes
+        .iter()
+        .map(|p| {
+            let exit = p.exit.map(|e| match (e.code, e.signal_name()) {
+                (Some(code), _) => code.to_string(),
+                (None, Some(sig)) => sig,
+                _ => "?".into(),
+            });
+            vec![
+                short(p.id),
+                format!("{}:{}", p.session_name, p.index),
+                p.title.clone(),
+                match (p.state, p.restarts) {
+                    (PaneState::Running, 0) => "running".into(),
+                    (PaneState::Running, n) => format!("running (restarts {n})"),
+                    (PaneState::Exited, _) => format!("exited {}", exit.unwrap_or_default()),
+                    (PaneState::Restarting, n) => format!(
+                        "restarting ({} exit {}, restarts {n})",
+                        p.restart.as_str(),
+                        exit.unwrap_or_default()
+                    ),
+                    (PaneState::Lost, _) => "lost".into(),
+                },
+                p.pid.to_string(),
+                human_duration(p.exited_at_ms.unwrap_or(now).saturating_sub(p.started_at_ms)),
+                p.purpose.clone(),
+            ]
+        })
+        .collect()
+}
+
+/// Which condition ended a wait, after how long, and the line that matched.
+pub fn wait_text(view: &fugue_client::views::WaitView) -> String {
+    match &view.matched {
+        Some(matched) => format!(
+            "{} after {} ms: {}",
+            view.condition,
+            view.elapsed_ms,
+            escape_for_display(matched)
+        ),
+        None => format!("{} after {} ms", view.condition, view.elapsed_ms),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{pane, NOW};
+    use fugue_client::protocol::SessionId;
+    use fugue_client::views::{GrepMatchView, SignalView, WaitView};
+
+    fn agent(state: &str, needs: &str) -> AgentStateView {
+        AgentStateView {
+            agent: Some("claude".into()),
+            state: state.into(),
+            turn: "not_running".into(),
+            needs: needs.into(),
+            source: "hook".into(),
+            version: Some("2.1.197".into()),
+            session_id: Some("5f0c".into()),
+            since: NOW - 95_000,
+            evidence: vec!["Do you want to run \u{1b}[31mrm\u{1b}[0m?".into()],
+            prompt_id: Some("p-1".into()),
+            signals: vec![
+                SignalView {
+                    source: "hook".into(),
+                    reading: "PermissionRequest Bash".into(),
+                    means: Some(state.into()),
+                    since: NOW - 95_000,
+                },
+                SignalView {
+                    source: "screen".into(),
+                    reading: "\u{202e}spoof".into(),
+                    means: None,
+                    since: NOW - 2_000,
+                },
+            ],
+            draft: None,
+        }
+    }
+
+    #[test]
+    fn panes_table_shows_each_state_and_escapes_titles() {
+        let panes = [
+            pane(0, "build", PaneState::Running, None),
+            pane(1, "title\u{1b}]0;PWNED\u{7}", PaneState::Exited, Some(ExitStatus { code: Some(2), signal: None })),
+            pane(2, "killed", PaneState::Exited, Some(ExitStatus { code: None, signal: Some(9) })),
+            pane(3, "lost", PaneState::Lost, None),
+        ];
+        insta::assert_snapshot!(panes_table(&panes, NOW));
+        assert_eq!(panes_table(&[], NOW), "no panes");
+    }
+
+    #[test]
+    fn sessions_table_counts_panes_and_ages() {
+        let session = SessionInfo {
+            id: SessionId(uuid::Uuid::from_u128(0xabcd_ef00_0000_0000_0000_0000_0000_0001)),
+            name: "work".into(),
+            cwd: "/src".into(),
+            panes: 3,
+            running_panes: 2,
+            created_at_ms: NOW - 2 * 86_400_000 - 4 * 3_600_000,
+        };
+        insta::assert_snapshot!(sessions_table(&[session], NOW));
+        assert_eq!(sessions_table(&[], NOW), "no sessions");
+    }
+
+    #[test]
+    fn overview_puts_agent_columns_beside_each_pane() {
+        let with_agent = OverviewView {
+            pane: PaneView::from(&pane(0, "claude", PaneState::Running, None)),
+            agent: Some(agent("waiting_for_permission", "permission")),
+            last_line: "Do you want to proceed?".into(),
+        };
+        let plain = OverviewView {
+            pane: PaneView::from(&pane(1, "shell", PaneState::Running, None)),
+            agent: None,
+            last_line: "x".repeat(80),
+        };
+        insta::assert_snapshot!(overview_table(&[with_agent, plain], NOW));
+    }
+
+    #[test]
+    fn agent_text_and_signals_explain_the_state() {
+        let view = agent("waiting_for_permission", "permission");
+        insta::assert_snapshot!(format!("{}\n{}", agent_text(&view, NOW), signals_text(&view, NOW)));
+    }
+
+    #[test]
+    fn daemon_text_names_state_memory_and_recovery() {
+        let info = DaemonInfo {
+            pid: 77,
+            version: "0.1.0".into(),
+            protocol_version: 11,
+            socket: "/run/user/1000/fugue/fugue.sock".into(),
+            socket_why: String::new(),
+            started_at_ms: NOW - 45_000,
+            sessions: 2,
+            panes: 5,
+            running_panes: 4,
+            state_path: "/home/u/.local/state/fugue".into(),
+            recovery: "restored 2 sessions".into(),
+            unpersisted_writes: 0,
+            client_memory_used: 3 << 19,
+            client_memory_limit: 256 << 20,
+        };
+        insta::assert_snapshot!(daemon_text(&info, NOW));
+    }
+
+    #[test]
+    fn grep_and_wait_lines_escape_what_matched() {
+        let view = GrepView {
+            matches: vec![GrepMatchView {
+                pane: "12345678".into(),
+                label: "work:0".into(),
+                title: "build".into(),
+                line: 42,
+                text: "error\u{1b}[2J here".into(),
+            }],
+            panes_searched: 1,
+            truncated: false,
+            timed_out: false,
+        };
+        assert_eq!(grep_text(&view), "work:0:42:error\\x1b[2J here");
+        let wait = WaitView {
+            condition: "pattern".into(),
+            matched: Some("ok\u{7}".into()),
+            elapsed_ms: 12,
+            state: fugue_client::views::StateView {
+                status: "running".into(),
+                exit_code: None,
+                signal: None,
+            },
+            next_offset: 0,
+        };
+        assert_eq!(wait_text(&wait), "pattern after 12 ms: ok\\x07");
+    }
+
+    #[test]
+    fn durations_read_as_a_person_says_them() {
+        let cases = [(0, "0s"), (59_999, "59s"), (60_000, "1m00s"), (3_723_000, "1h02m"), (90_000_000, "1d01h")];
+        for (ms, text) in cases {
+            assert_eq!(human_duration(ms), text);
+        }
+    }
+}

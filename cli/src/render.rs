@@ -8,6 +8,7 @@ use fugue_client::protocol::{DaemonInfo, Event, ExitStatus, PaneInfo, PaneState,
 use fugue_client::views::{AgentStateView, GrepView, OverviewView, PaneView, SessionView};
 use serde_json::Value;
 use std::io::Write;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// Where a command's result goes: JSON with `--json`, else text.
 pub struct Output {
@@ -176,7 +177,8 @@ pub fn daemon_text(info: &DaemonInfo, now: u64) -> String {
     text
 }
 
-/// Left-aligned columns separated by two spaces.
+/// Left-aligned columns separated by two spaces, measured in terminal cells
+/// (a wide character takes two; a combining mark none).
 pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
     // Names, titles and purposes may hold anything a program or client chose;
     // none of it reaches the terminal as a control character.
@@ -184,19 +186,34 @@ pub fn table(header: &[&str], rows: Vec<Vec<String>>) -> String {
         .into_iter()
         .map(|row| row.into_iter().map(|c| escape_for_display(&c).into_owned()).collect())
         .collect();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.width()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+            *w = (*w).max(cell.width());
         }
     }
     let line = |cells: Vec<String>| {
-        let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w.saturating_sub(c.width()))))
+            .collect();
         padded.join("  ").trim_end().to_string()
     };
     let mut out = vec![line(header.iter().map(|h| h.to_string()).collect())];
     out.extend(rows.into_iter().map(line));
     out.join("\n")
+}
+
+/// The longest start of `text` that fits in `cells` terminal cells.
+pub fn fit(text: &str, cells: usize) -> String {
+    let mut used = 0;
+    text.chars()
+        .take_while(|c| {
+            used += c.width().unwrap_or(0);
+            used <= cells
+        })
+        .collect()
 }
 
 pub const SESSION_HEADER: &[&str] = &["ID", "NAME", "PANES", "CREATED", "CWD"];
@@ -252,7 +269,7 @@ pub fn overview_table(panes: &[OverviewView], now: u64) -> String {
                 field(|a| a.state.clone()),
                 field(|a| a.needs.clone()),
                 agent.map_or_else(|| "-".into(), |a| human_duration(now.saturating_sub(a.since))),
-                view.last_line.chars().take(60).collect(),
+                fit(&view.last_line, 60),
             ]
         })
         .collect();
@@ -443,6 +460,17 @@ mod tests {
             next_offset: 0,
         };
         assert_eq!(wait_text(&wait), "pattern after 12 ms: ok\\x07");
+    }
+
+    #[test]
+    fn columns_line_up_in_cells_with_wide_characters() {
+        let rows = vec![
+            vec!["界界".to_string(), "x".to_string()],
+            vec!["ab".to_string(), "y".to_string()],
+        ];
+        assert_eq!(table(&["NAME", "V"], rows), "NAME  V\n界界  x\nab    y");
+        assert_eq!(fit("界界界", 5), "界界");
+        assert_eq!(fit("abc", 60), "abc");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! `fugued`: the fugue daemon. It owns the terminals; clients talk to it over a Unix
-//! socket. See the README for the actor tree; the code is in the library.
+//! socket. See docs/daemon.md for the actor tree; the code is in the library.
 
 use clap::Parser;
 use fugue_daemon::config::DaemonConfig;

@@ -1,4 +1,4 @@
-//! `fugue-web`: see the crate documentation and the README's "Browser" section.
+//! `fugue-web`: see the crate documentation and docs/browser.md.
 
 use clap::Parser;
 use std::net::SocketAddr;

@@ -515,7 +515,6 @@ pub fn spawn_spec(args: &RunArgs) -> Result<SpawnSpec, ClientError> {
     Ok(spec)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -545,7 +544,10 @@ mod tests {
         assert_eq!(spec.title.as_deref(), Some("t"));
         assert_eq!(spec.size, Some(PaneSize { cols: 80, rows: 24 }));
         assert_eq!(
-            spec.env.iter().map(|e| (e.name.as_str(), e.value.as_str())).collect::<Vec<_>>(),
+            spec.env
+                .iter()
+                .map(|e| (e.name.as_str(), e.value.as_str()))
+                .collect::<Vec<_>>(),
             [("A", "1"), ("B", "x=y")]
         );
         assert!(!spec.shell);
@@ -562,10 +564,22 @@ mod tests {
         assert!(cli.json);
         assert_eq!(cli.socket.as_deref(), Some(std::path::Path::new("/tmp/s.sock")));
         assert!(matches!(cli.command, Some(Command::Panes(PaneCommand::Panes { .. }))));
-        assert!(matches!(parse("fugue new s").command, Some(Command::Sessions(SessionCommand::NewSession { .. }))));
-        assert!(matches!(parse("fugue read p --raw").command, Some(Command::Io(IoCommand::Read { raw: true, .. }))));
-        assert!(matches!(parse("fugue approve p id").command, Some(Command::Agents(AgentCommand::Approve { .. }))));
-        assert!(matches!(parse("fugue daemon status").command, Some(Command::Daemon(DaemonCommand::Status))));
+        assert!(matches!(
+            parse("fugue new s").command,
+            Some(Command::Sessions(SessionCommand::NewSession { .. }))
+        ));
+        assert!(matches!(
+            parse("fugue read p --raw").command,
+            Some(Command::Io(IoCommand::Read { raw: true, .. }))
+        ));
+        assert!(matches!(
+            parse("fugue approve p id").command,
+            Some(Command::Agents(AgentCommand::Approve { .. }))
+        ));
+        assert!(matches!(
+            parse("fugue daemon status").command,
+            Some(Command::Daemon(DaemonCommand::Status))
+        ));
         assert!(parse("fugue").command.is_none());
         assert!(Cli::try_parse_from(["fugue", "no-such-command"]).is_err());
     }
@@ -580,16 +594,27 @@ mod tests {
         let screen = until("fugue wait p --pattern ready --screen").unwrap().unwrap();
         assert_eq!((screen.pattern.as_deref(), screen.on), (Some("ready"), MatchOn::Screen));
         assert!(screen.exit);
-        let agent = until("fugue wait p --agent-state idle|busy --idle 500").unwrap().unwrap();
+        let agent = until("fugue wait p --agent-state idle|busy --idle 500")
+            .unwrap()
+            .unwrap();
         assert_eq!((agent.agent_states.len(), agent.idle_ms), (2, Some(500)));
         let bad = message(until("fugue wait p --agent-state sleepy").unwrap_err());
         assert!(bad.contains("sleepy"), "{bad}");
-        assert!(Cli::try_parse_from(["fugue", "wait", "p", "--screen"]).is_err(), "--screen needs --pattern");
+        assert!(
+            Cli::try_parse_from(["fugue", "wait", "p", "--screen"]).is_err(),
+            "--screen needs --pattern"
+        );
     }
 
     #[test]
     fn bad_values_are_refused_with_what_was_wrong() {
-        for (size, ok) in [("120x40", true), ("80X24", true), ("0x10", false), ("wide", false), ("1x", false)] {
+        for (size, ok) in [
+            ("120x40", true),
+            ("80X24", true),
+            ("0x10", false),
+            ("wide", false),
+            ("1x", false),
+        ] {
             assert_eq!(parse_size(size).is_ok(), ok, "{size}");
         }
         assert!(message(parse_size("0x10").unwrap_err()).contains("use COLSxROWS"));

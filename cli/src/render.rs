@@ -369,8 +369,24 @@ mod tests {
     fn panes_table_shows_each_state_and_escapes_titles() {
         let panes = [
             pane(0, "build", PaneState::Running, None),
-            pane(1, "title\u{1b}]0;PWNED\u{7}", PaneState::Exited, Some(ExitStatus { code: Some(2), signal: None })),
-            pane(2, "killed", PaneState::Exited, Some(ExitStatus { code: None, signal: Some(9) })),
+            pane(
+                1,
+                "title\u{1b}]0;PWNED\u{7}",
+                PaneState::Exited,
+                Some(ExitStatus {
+                    code: Some(2),
+                    signal: None,
+                }),
+            ),
+            pane(
+                2,
+                "killed",
+                PaneState::Exited,
+                Some(ExitStatus {
+                    code: None,
+                    signal: Some(9),
+                }),
+            ),
             pane(3, "lost", PaneState::Lost, None),
         ];
         insta::assert_snapshot!(panes_table(&panes, NOW));
@@ -475,7 +491,13 @@ mod tests {
 
     #[test]
     fn durations_read_as_a_person_says_them() {
-        let cases = [(0, "0s"), (59_999, "59s"), (60_000, "1m00s"), (3_723_000, "1h02m"), (90_000_000, "1d01h")];
+        let cases = [
+            (0, "0s"),
+            (59_999, "59s"),
+            (60_000, "1m00s"),
+            (3_723_000, "1h02m"),
+            (90_000_000, "1d01h"),
+        ];
         for (ms, text) in cases {
             assert_eq!(human_duration(ms), text);
         }

@@ -746,11 +746,19 @@ mod tests {
         let mut top = Top::new(None);
         top.replace(vec![
             overview(0, "shell", None),
-            overview(1, "busy", Some(agent(AgentState::Busy, Attention::Nothing, NOW - 5_000))),
+            overview(
+                1,
+                "busy",
+                Some(agent(AgentState::Busy, Attention::Nothing, NOW - 5_000)),
+            ),
             overview(
                 2,
                 "asks",
-                Some(agent(AgentState::WaitingForPermission, Attention::Permission, NOW - 60_000)),
+                Some(agent(
+                    AgentState::WaitingForPermission,
+                    Attention::Permission,
+                    NOW - 60_000,
+                )),
             ),
         ]);
         top

@@ -261,7 +261,11 @@ mod tests {
             let quoted = shell_quote(word);
             assert_eq!(shlex::split(&quoted).unwrap(), [word], "{quoted}");
         }
-        assert_eq!(shell_quote("/usr/bin/fugue"), "/usr/bin/fugue", "a plain word stays as it is");
+        assert_eq!(
+            shell_quote("/usr/bin/fugue"),
+            "/usr/bin/fugue",
+            "a plain word stays as it is"
+        );
     }
 
     #[test]
@@ -309,10 +313,20 @@ mod tests {
         };
         // What the remote shell reads back from the line ssh sends.
         let words = |start| shlex::split(&last_arg(start)).unwrap_or_default();
-        assert_eq!(words(true), ["/opt/my fugue/fugue", "--socket", "/tmp/it's.sock", "proxy"]);
+        assert_eq!(
+            words(true),
+            ["/opt/my fugue/fugue", "--socket", "/tmp/it's.sock", "proxy"]
+        );
         assert_eq!(
             words(false),
-            ["env", "FUGUE_PROXY_NO_START=1", "/opt/my fugue/fugue", "--socket", "/tmp/it's.sock", "proxy"]
+            [
+                "env",
+                "FUGUE_PROXY_NO_START=1",
+                "/opt/my fugue/fugue",
+                "--socket",
+                "/tmp/it's.sock",
+                "proxy"
+            ]
         );
     }
 }

@@ -59,7 +59,9 @@ pub async fn run(ctx: &Context<'_>, command: &IoCommand) -> Result<ExitCode, Cli
             let text = capture.lines.join("\n");
             ctx.out.print(json_of(CaptureView::from(capture)), || text);
         }
-        IoCommand::Grep { pattern, session, max } => return grep(ctx, &client, pattern, session.as_deref(), *max).await,
+        IoCommand::Grep { pattern, session, max } => {
+            return grep(ctx, &client, pattern, session.as_deref(), *max).await
+        }
         IoCommand::Attach {
             target,
             read_only,

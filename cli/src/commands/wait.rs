@@ -46,7 +46,8 @@ async fn wait_for(
     let condition = outcome.condition;
     let view = WaitView::from(outcome);
     let text = wait_text(&view);
-    ctx.out.print(serde_json::to_value(&view).unwrap_or_default(), || text.clone());
+    ctx.out
+        .print(serde_json::to_value(&view).unwrap_or_default(), || text.clone());
     let code = match condition {
         WaitCondition::Timeout => EXIT_TIMEOUT,
         WaitCondition::Exit => 1,

@@ -38,7 +38,6 @@ fn fugue_binary() -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-
 /// Claude Code settings (for `--settings`) that run `fugue` on each hook.
 pub fn claude_settings(fugue: &Path) -> serde_json::Value {
     // Hooks are run by a POSIX shell. A path holds no NUL; were it to, the
@@ -110,7 +109,11 @@ mod tests {
             .unwrap_or_default();
         // The shell that runs the hook reads back the path as it is.
         let words = shlex::split(command).unwrap_or_default();
-        assert_eq!(words, ["/opt/it's here/fugue", "agent-event", "--agent", "claude"], "{command}");
+        assert_eq!(
+            words,
+            ["/opt/it's here/fugue", "agent-event", "--agent", "claude"],
+            "{command}"
+        );
         for event in CLAUDE_EVENTS {
             assert!(settings["hooks"][event].is_array(), "{event}");
         }

@@ -5,6 +5,7 @@
 //! each reply to its caller, so calls never wait on each other.
 
 mod autostart;
+mod local;
 pub mod ops;
 pub mod remote;
 mod shared;
@@ -13,6 +14,8 @@ pub mod views;
 
 pub use autostart::{companion_binary, daemon_binary, start_daemon};
 pub use fugue_protocol as protocol;
+use local::check_peer;
+pub use local::connect_socket;
 pub use shared::SharedClient;
 
 use fugue_protocol::codec::{CodecError, FrameCodec};
@@ -180,14 +183,6 @@ struct Inner {
     /// Whether someone took the event stream; until then events are dropped.
     events_taken: Arc<std::sync::atomic::AtomicBool>,
     closed: watch::Receiver<bool>,
-}
-
-/// Whether nothing answers at `path` (as opposed to a daemon that refused us).
-fn nobody_home(err: &std::io::Error) -> bool {
-    matches!(
-        err.kind(),
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
-    )
 }
 
 impl Client {
@@ -783,72 +778,11 @@ fn codec_error(err: CodecError) -> ClientError {
     }
 }
 
-/// Before connecting: the socket's directory must be ours and private (if it
-/// exists at all; a missing one is created privately by auto-start).
-fn check_socket_trust(path: &Path) -> Result<()> {
-    let dir = socket::socket_dir(path);
-    if std::fs::symlink_metadata(dir).is_err() {
-        return Ok(());
-    }
-    socket::check_socket_dir(dir).map_err(|reason| ClientError::Untrusted {
-        path: path.to_path_buf(),
-        reason,
-    })
-}
-
-fn describe_connect_error(err: &std::io::Error) -> String {
-    if nobody_home(err) {
-        "fugued is not running (start it with `fugue daemon start`)".into()
-    } else {
-        err.to_string()
-    }
-}
-
 /// How long connecting over ssh may take, handshake included.
 const REMOTE_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 type ReadHalf = Box<dyn tokio::io::AsyncRead + Unpin + Send>;
 type WriteHalf = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
-
-/// Connects to the daemon's socket on this machine (starting the daemon first if
-/// allowed and needed), after checking the socket and the daemon are ours.
-/// `fugue proxy` carries this stream to a client on another machine.
-pub async fn connect_socket(options: &ConnectOptions) -> Result<(UnixStream, PathBuf)> {
-    let path = options.socket_path();
-    check_socket_trust(&path)?;
-    let stream = match UnixStream::connect(&path).await {
-        Ok(stream) => stream,
-        Err(err) if options.autostart && nobody_home(&err) => {
-            start_daemon(&path).await?;
-            UnixStream::connect(&path).await.map_err(|e| ClientError::Connect {
-                path: path.clone(),
-                reason: e.to_string(),
-                not_running: nobody_home(&e),
-            })?
-        }
-        Err(err) => {
-            return Err(ClientError::Connect {
-                path,
-                reason: describe_connect_error(&err),
-                not_running: nobody_home(&err),
-            })
-        }
-    };
-    check_peer(&stream, &path)?;
-    Ok((stream, path))
-}
-
-/// The daemon behind `stream` must run as our uid (SO_PEERCRED).
-fn check_peer(stream: &UnixStream, socket: &Path) -> Result<()> {
-    let cred = stream.peer_cred().map_err(|e| ClientError::Untrusted {
-        path: socket.to_path_buf(),
-        reason: format!("cannot read the server's credentials: {e}"),
-    })?;
-    socket::check_peer_uid(cred.uid(), "the server on this socket").map_err(|reason| ClientError::Untrusted {
-        path: socket.to_path_buf(),
-        reason,
-    })
-}
 
 async fn write_loop(
     mut writer: FramedWrite<WriteHalf, FrameCodec<ClientFrame, ServerFrame>>,

@@ -5,6 +5,7 @@
 //! few pure rules both sides share (socket paths, target names, key names, signals).
 //! It owns no runtime state and spawns nothing.
 
+pub mod agent;
 pub mod codec;
 pub mod error;
 pub mod ids;
@@ -18,6 +19,7 @@ pub mod signals;
 pub mod socket;
 pub mod target;
 
+pub use agent::*;
 pub use error::{ErrorCode, ErrorReply};
 pub use ids::{PaneId, SessionId};
 pub use messages::*;

@@ -25,6 +25,7 @@
 //! changing this table is in CONTRIBUTING.md ("A protocol that can grow"), and
 //! `tests::the_wire_table_is_pinned` holds it to `protocol/wire-table.txt`.
 
+use crate::agent::*;
 use crate::error::ErrorReply;
 use crate::limits::{Validate, MAX_READ_BYTES};
 use crate::messages::*;

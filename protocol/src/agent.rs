@@ -1,0 +1,354 @@
+//! What fugue knows of an agent CLI in a pane: which one it is, what it is
+//! doing, whether it needs a person, what its hooks reported, and what became
+//! of a prompt or an answer the daemon delivered to it. Plain wire types, as
+//! in `messages` (no serde attributes that bincode cannot carry).
+
+use arbitrary::Arbitrary;
+use serde::{Deserialize, Serialize};
+
+/// The agent CLIs fugue recognises (each has its entry in the daemon's agents.toml).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub enum AgentKind {
+    Claude,
+    Codex,
+    Gemini,
+    Qwen,
+    OpenCode,
+    Aider,
+}
+
+impl AgentKind {
+    pub const ALL: [AgentKind; 6] = [
+        AgentKind::Claude,
+        AgentKind::Codex,
+        AgentKind::Gemini,
+        AgentKind::Qwen,
+        AgentKind::OpenCode,
+        AgentKind::Aider,
+    ];
+
+    /// Its name (agents.toml's table, `fugue agent-event --agent NAME`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AgentKind::Claude => "claude",
+            AgentKind::Codex => "codex",
+            AgentKind::Gemini => "gemini",
+            AgentKind::Qwen => "qwen",
+            AgentKind::OpenCode => "opencode",
+            AgentKind::Aider => "aider",
+        }
+    }
+
+    /// The kind named `name`, or an error listing the names there are.
+    pub fn parse(name: &str) -> Result<AgentKind, String> {
+        AgentKind::ALL.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
+            let names: Vec<&str> = AgentKind::ALL.iter().map(|k| k.as_str()).collect();
+            format!("unknown agent '{name}'; use one of {}", names.join(", "))
+        })
+    }
+}
+
+/// What an agent CLI is doing, in one word (the two axes below, summed up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub enum AgentState {
+    WaitingForPermission,
+    Busy,
+    Idle,
+    Exited,
+    /// Started, its interface not recognised yet (or its first prompt not run yet).
+    Starting,
+    /// Recognised, but nothing on screen says what it is doing: never answerable.
+    Unknown,
+    /// It asked a question (a choice or free text) and waits for the answer: a
+    /// person answers it, never `approve`/`deny`.
+    WaitingForAnswer,
+}
+
+impl AgentState {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AgentState::WaitingForPermission => "waiting_for_permission",
+            AgentState::Busy => "busy",
+            AgentState::Idle => "idle",
+            AgentState::Exited => "exited",
+            AgentState::Starting => "starting",
+            AgentState::Unknown => "unknown",
+            AgentState::WaitingForAnswer => "waiting_for_answer",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "waiting_for_permission" => Ok(AgentState::WaitingForPermission),
+            "busy" => Ok(AgentState::Busy),
+            "idle" => Ok(AgentState::Idle),
+            "exited" => Ok(AgentState::Exited),
+            "starting" => Ok(AgentState::Starting),
+            "unknown" => Ok(AgentState::Unknown),
+            "waiting_for_answer" => Ok(AgentState::WaitingForAnswer),
+            _ => Err(format!(
+                "unknown agent state '{text}'; use waiting_for_permission, waiting_for_answer, busy, idle, starting, unknown or exited"
+            )),
+        }
+    }
+
+    /// One state or several separated by `|` or `,` ("idle|waiting_for_permission").
+    pub fn parse_list(text: &str) -> Result<Vec<Self>, String> {
+        split_list(text).map(Self::parse).collect()
+    }
+
+    /// Whether a turn is running.
+    pub fn turn(&self) -> TurnState {
+        match self {
+            AgentState::WaitingForPermission | AgentState::WaitingForAnswer | AgentState::Busy => TurnState::Running,
+            AgentState::Idle | AgentState::Exited => TurnState::NotRunning,
+            AgentState::Starting | AgentState::Unknown => TurnState::Unknown,
+        }
+    }
+
+    /// Whether the agent needs a person.
+    pub fn needs(&self) -> Attention {
+        match self {
+            AgentState::WaitingForPermission => Attention::Permission,
+            AgentState::WaitingForAnswer => Attention::Question,
+            _ => Attention::Nothing,
+        }
+    }
+}
+
+/// Is a turn running?
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub enum TurnState {
+    Running,
+    NotRunning,
+    Unknown,
+}
+
+impl TurnState {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            TurnState::Running => "running",
+            TurnState::NotRunning => "not_running",
+            TurnState::Unknown => "unknown",
+        }
+    }
+}
+
+/// Does the agent need a person?
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub enum Attention {
+    Nothing,
+    /// It asks to be allowed to do something (approve or deny).
+    Permission,
+    /// It asked a question only a person can answer.
+    Question,
+    /// A turn finished and nobody has looked since (no client attached to the
+    /// pane or typed into it).
+    FinishedUnseen,
+}
+
+impl Attention {
+    /// Every reason an agent needs a person (what `any` stands for).
+    pub const ANY: [Attention; 3] = [Attention::Permission, Attention::Question, Attention::FinishedUnseen];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Attention::Nothing => "nothing",
+            Attention::Permission => "permission",
+            Attention::Question => "question",
+            Attention::FinishedUnseen => "finished_unseen",
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text {
+            "nothing" => Ok(Attention::Nothing),
+            "permission" => Ok(Attention::Permission),
+            "question" => Ok(Attention::Question),
+            "finished_unseen" => Ok(Attention::FinishedUnseen),
+            _ => Err(format!(
+                "unknown need '{text}'; use permission, question, finished_unseen, nothing or any"
+            )),
+        }
+    }
+
+    /// One need or several separated by `|` or `,`; `any` is every need but nothing.
+    pub fn parse_list(text: &str) -> Result<Vec<Self>, String> {
+        let mut needs = Vec::new();
+        for word in split_list(text) {
+            match word {
+                "any" => needs.extend(Attention::ANY),
+                word => needs.push(Self::parse(word)?),
+            }
+        }
+        Ok(needs)
+    }
+}
+
+/// The words of a `|`- or `,`-separated list, trimmed, empty ones left out.
+fn split_list(text: &str) -> impl Iterator<Item = &str> {
+    text.split(['|', ',']).map(str::trim).filter(|word| !word.is_empty())
+}
+
+/// Where an agent's state was read from, most trusted first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub enum StateSource {
+    /// A hook the agent ran (`fugue agent-event`).
+    Hook,
+    /// What the agent told its terminal: a program status (OSC 7501, OSC 9;4)
+    /// or its window title. Comes before the status file where it is explicit:
+    /// it arrives with the screen, the file a moment later.
+    Terminal,
+    /// The agent's own status file (Claude Code's `~/.claude/sessions/<pid>.json`).
+    SessionFile,
+    /// The rendered screen, matched against the agent's known markers.
+    Screen,
+}
+
+impl StateSource {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            StateSource::Hook => "hook",
+            StateSource::Terminal => "terminal",
+            StateSource::SessionFile => "session_file",
+            StateSource::Screen => "screen",
+        }
+    }
+}
+
+/// What an agent CLI in a pane is doing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct AgentInfo {
+    /// `None` when no known agent CLI was recognised.
+    pub agent: Option<AgentKind>,
+    pub state: AgentState,
+    /// Whether it needs a person (more than `state` says: a finished turn nobody
+    /// has seen yet).
+    pub needs: Attention,
+    pub source: StateSource,
+    /// The agent's version, when it shows or records it.
+    pub version: Option<String>,
+    /// The agent's own session id (to resume it), when it records one.
+    pub session_id: Option<String>,
+    /// Unix ms since the state was first seen.
+    pub since_ms: u64,
+    /// While it waits for permission: the prompt's id, a digest of the process,
+    /// when it began waiting and the screen (so two identical prompts in a row
+    /// differ), for [`crate::requests::AnswerPermission`].
+    pub prompt_id: Option<String>,
+    /// The screen lines (or status file fields) that decided.
+    pub evidence: Vec<String>,
+    /// What each signal read at this look said, the deciding one (`source`)
+    /// among them (`fugue agent --explain`): at most one per source.
+    pub signals: Vec<SignalReading>,
+    /// Text a person typed into the agent's input box and has not sent (a
+    /// prompt sent now would be appended to it: `draft_present`).
+    pub draft: Option<String>,
+}
+
+/// What one signal of an agent's state said at a look.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct SignalReading {
+    pub source: StateSource,
+    /// What it read: the hook's report, the status file's status, the program
+    /// status or title, the screen's marker lines (or how long it was quiet).
+    pub reading: String,
+    /// The state it means now, weighed against the screen; `None` when it
+    /// says nothing now (a hook the screen has moved on from).
+    pub means: Option<AgentState>,
+    /// Unix ms since it has meant `means`.
+    pub since_ms: u64,
+}
+
+/// What became of a prompt the daemon delivered ([`crate::requests::SendPrompt`]),
+/// built from what the daemon saw: no client writes a receipt.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct PromptReceipt {
+    /// Whether a turn started within 5 s of Enter.
+    pub outcome: PromptOutcome,
+    /// The agent's state then.
+    pub state: AgentState,
+    /// Where that state was read.
+    pub source: StateSource,
+    /// The lines or reports that showed it (at most
+    /// [`crate::limits::RECEIPT_EVIDENCE_LINES`] of
+    /// [`crate::limits::RECEIPT_EVIDENCE_CHARS`] characters).
+    pub evidence: Vec<String>,
+    /// Unix ms when the turn was seen started (or the deadline passed).
+    pub at_ms: u64,
+    /// The idempotency key it was sent under, if any.
+    pub key: Option<String>,
+    /// This is the receipt of an earlier send under the same key: nothing was
+    /// sent this time.
+    pub repeated: bool,
+}
+
+/// How a delivered prompt went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub enum PromptOutcome {
+    /// The agent showed a turn running (its busy marker) or asked for permission.
+    Started,
+    /// Pasted and Enter sent, but no turn showed within 5 s: the prompt may
+    /// still sit in the input box.
+    Stalled,
+}
+
+impl PromptOutcome {
+    /// `started` or `prompt_stalled`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PromptOutcome::Started => "started",
+            PromptOutcome::Stalled => "prompt_stalled",
+        }
+    }
+}
+
+/// How to answer a permission prompt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub enum PermissionAnswer {
+    Approve,
+    Deny,
+}
+
+impl PermissionAnswer {
+    /// What the prompt was answered with: `approved` or `denied`.
+    pub fn past(&self) -> &'static str {
+        match self {
+            PermissionAnswer::Approve => "approved",
+            PermissionAnswer::Deny => "denied",
+        }
+    }
+}
+
+/// What an answer to a permission prompt did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct PermissionAnswered {
+    /// The answer the prompt has: this one, or the earlier one if `already`.
+    pub answer: PermissionAnswer,
+    /// It was answered before (by any client): nothing was sent now.
+    pub already: bool,
+}
+
+/// What one hook of an agent CLI reported (the JSON it gave its hook command,
+/// boiled down). Event names are the agent's own (`PermissionRequest`, `Stop`,
+/// `BeforeAgent`, ...).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct AgentHook {
+    /// The agent that ran the hook, when the hook command says.
+    pub agent: Option<AgentKind>,
+    /// `hook_event_name`.
+    pub event: String,
+    /// The agent's session id (to resume it).
+    pub session_id: Option<String>,
+    /// The notification's kind (`notification_type`), for notification hooks.
+    pub notification: Option<String>,
+    /// The tool it is about (`tool_name`), for tool hooks.
+    pub tool: Option<String>,
+}
+
+/// An agent's own session, recorded so the agent can be resumed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct AgentSession {
+    pub agent: AgentKind,
+    pub id: String,
+}

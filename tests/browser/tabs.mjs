@@ -114,14 +114,28 @@ try {
   await waitTabNames(page, ['build', 'Terminal 2', 'Terminal'], 'after keyboard rename');
 
   begin('drag the third tab to the front');
-  // The bar is drawn again on every tab event (the rename's among them): a
-  // tab measured while it is replaced has no box; measure until one is there.
-  const box = await page.waitForFunction(() => {
-    const tab = document.querySelector('#tabs .tab');
-    const rect = tab && tab.getBoundingClientRect();
-    return rect && rect.height > 0 ? { height: rect.height } : null;
-  }, null, { timeout: DEADLINE }).then((handle) => handle.jsonValue());
-  await page.dragAndDrop('#tabs .tab:nth-child(3)', '#tabs .tab:nth-child(1)', { targetPosition: { x: 3, y: box.height / 2 } });
+  // The bar is drawn again on every tab event (the rename's among them), which
+  // replaces its elements: a drag that starts on a tab as it is replaced lands
+  // nowhere (a CI run lost one so). The page moves a dropped tab at once, so
+  // while the order is still the one before, the drag was lost: drag again,
+  // within the deadline.
+  const before = JSON.stringify(['build', 'Terminal 2', 'Terminal']);
+  const dragUntil = Date.now() + DEADLINE;
+  for (;;) {
+    // A tab measured while it is replaced has no box; measure until one is there.
+    const box = await page.waitForFunction(() => {
+      const tab = document.querySelector('#tabs .tab');
+      const rect = tab && tab.getBoundingClientRect();
+      return rect && rect.height > 0 ? { height: rect.height } : null;
+    }, null, { timeout: DEADLINE }).then((handle) => handle.jsonValue());
+    await page.dragAndDrop('#tabs .tab:nth-child(3)', '#tabs .tab:nth-child(1)', { targetPosition: { x: 3, y: box.height / 2 } });
+    const moved = await page.waitForFunction(
+      (before) => JSON.stringify([...document.querySelectorAll('#tabs .tab .name')].map((e) => e.textContent)) !== before,
+      before,
+      { timeout: 2000 },
+    ).then(() => true, () => false);
+    if (moved || Date.now() > dragUntil) break;
+  }
   await waitTabNames(page, ['Terminal', 'build', 'Terminal 2'], 'after drag');
   const order = (await serverTabs()).map((t) => t.name);
   if (JSON.stringify(order) !== JSON.stringify(['Terminal', 'build', 'Terminal 2'])) throw new Error(`server order ${order}`);

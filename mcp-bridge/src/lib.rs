@@ -1,4 +1,5 @@
-//! The fugue MCP bridge as a library: [`tools::FugueTools`] is the MCP server,
+//! The fugue MCP bridge as a library: [`tools::FugueTools`] is the MCP server (its
+//! tools by group in [`tools`], the server around them in [`server`]),
 //! [`bridge::Bridge`] its connection to fugued. The `fugue-mcp` binary serves it
 //! on stdio or over Streamable HTTP ([`http`]); tests serve it in-process.
 
@@ -7,6 +8,7 @@ pub mod http;
 pub mod params;
 pub mod resources;
 pub mod schema;
+pub mod server;
 pub mod stdio;
 pub mod tasks;
 pub mod tools;

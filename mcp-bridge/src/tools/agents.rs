@@ -1,0 +1,294 @@
+//! The agent tools: list and status, approve and deny, prompts, and spawning an
+//! agent once a person confirmed it (by elicitation, or by an input request from
+//! protocol 2026-07-28 on).
+
+use super::FugueTools;
+use crate::bridge::describe;
+use crate::params::*;
+use fugue_protocol::{PermissionAnswer, SpawnSpec};
+use rmcp::handler::server::tool::{InputResponses, RequestState};
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{CallToolResponse, InputRequiredResult};
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router, Peer, RoleServer};
+use std::time::Duration;
+
+#[tool_router(router = agent_tools, vis = "pub(super)")]
+impl FugueTools {
+    #[tool(
+        description = "List agent CLIs (Claude Code, Codex, Gemini CLI, Qwen Code, opencode, aider) running in terminals of every session, with what they are doing.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_list_agents(&self) -> Result<Json<AgentList>, String> {
+        let client = self.client().await?;
+        let panes = client.list_panes(None).await.map_err(describe)?;
+        let statuses = futures::future::join_all(panes.iter().map(|p| {
+            let client = client.clone();
+            let id = p.id.to_string();
+            async move { client.agent_status(&id).await }
+        }))
+        .await;
+        let agents = panes
+            .iter()
+            .zip(statuses)
+            .filter_map(|(pane, status)| {
+                let status = status.ok()?;
+                Some(AgentView {
+                    terminal_id: pane.id.to_string(),
+                    session: pane.session_name.clone(),
+                    cwd: pane.cwd.clone(),
+                    agent: status.agent?.as_str().into(),
+                    state: status.state.as_str().into(),
+                })
+            })
+            .collect();
+        Ok(Json(AgentList { agents }))
+    }
+
+    #[tool(
+        description = "What the agent CLI in a terminal is doing: state (starting, busy, waiting_for_permission, waiting_for_answer, idle, unknown or exited), the two axes behind it (turn: running / not_running / unknown; needs: nothing / permission / question / finished_unseen), where that was read (source: hook, terminal, session_file or screen), its version, its session_id, since when, what decided, and while it waits for permission the prompt_id that fugue_approve / fugue_deny take.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_agent_status(
+        &self,
+        Parameters(p): Parameters<TerminalParams>,
+    ) -> Result<Json<AgentStatusView>, String> {
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        let status = client.agent_status(&terminal).await.map_err(describe)?;
+        Ok(Json(agent_view(p.terminal_id, status, None)))
+    }
+
+    #[tool(
+        description = "Approve the permission request an agent CLI is waiting on (presses Enter), given the prompt_id \
+fugue_agent_status returned for it: nothing is sent unless that same prompt is still on screen, and answering it again \
+sends nothing. Returns the agent's state after."
+    )]
+    async fn fugue_approve(&self, Parameters(p): Parameters<AnswerParams>) -> Result<Json<AgentStatusView>, String> {
+        self.answer_permission(&p.terminal_id, &p.prompt_id, PermissionAnswer::Approve)
+            .await
+    }
+
+    #[tool(
+        description = "Deny the permission request an agent CLI is waiting on (presses Escape), given the prompt_id \
+fugue_agent_status returned for it: nothing is sent unless that same prompt is still on screen, and answering it again \
+sends nothing. Returns the agent's state after."
+    )]
+    async fn fugue_deny(&self, Parameters(p): Parameters<AnswerParams>) -> Result<Json<AgentStatusView>, String> {
+        self.answer_permission(&p.terminal_id, &p.prompt_id, PermissionAnswer::Deny)
+            .await
+    }
+
+    async fn answer_permission(
+        &self,
+        terminal_id: &str,
+        prompt_id: &str,
+        answer: PermissionAnswer,
+    ) -> Result<Json<AgentStatusView>, String> {
+        let (client, terminal) = self.terminal(terminal_id).await?;
+        let terminal = terminal.as_str();
+        let before = fugue_client::ops::output_end(&client, terminal)
+            .await
+            .map_err(describe)?;
+        // The daemon checks the prompt and sends the key in one step.
+        let answered = client
+            .answer_permission(terminal, prompt_id, answer)
+            .await
+            .map_err(describe)?;
+        if !answered.already {
+            // Let the agent react: its first output after the key, then quiet.
+            fugue_client::ops::wait_reaction(&client, terminal, before, 500, Duration::from_secs(5))
+                .await
+                .map_err(describe)?;
+        }
+        let after = client.agent_status(terminal).await.map_err(describe)?;
+        let already = answered.already.then(|| answered.answer.past().to_string());
+        Ok(Json(agent_view(terminal_id.to_string(), after, already)))
+    }
+
+    #[tool(
+        description = "Give an agent CLI a prompt: the text is pasted, then Enter is sent separately. Refused \
+(agent_blocked) while the agent waits for a permission or an answer, and (draft_present, with the text) while a \
+person's unsent text sits in its input box. Returns a receipt: outcome started (with the \
+evidence and when) or prompt_stalled. With idempotency_key a retry sends nothing and returns the first receipt."
+    )]
+    async fn fugue_send_prompt(&self, Parameters(p): Parameters<PromptParams>) -> Result<Json<PromptResult>, String> {
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        let sent = fugue_client::ops::send_prompt(&client, &terminal, &p.text, p.idempotency_key.as_deref())
+            .await
+            .map_err(describe)?;
+        Ok(Json(PromptResult {
+            terminal_id: p.terminal_id,
+            sent,
+        }))
+    }
+
+    #[tool(
+        description = "Start a new agent CLI (claude by default) in a new session with a first prompt. A person is asked \
+to confirm first (MCP elicitation); nothing starts unless they accept.",
+        output_schema = rmcp::handler::server::common::schema_for_output::<SpawnAgentResult>()
+    )]
+    async fn fugue_spawn_agent(
+        &self,
+        Parameters(p): Parameters<SpawnAgentParams>,
+        peer: Peer<RoleServer>,
+        context: RequestContext<RoleServer>,
+        RequestState(request_state): RequestState,
+        InputResponses(responses): InputResponses,
+    ) -> Result<CallToolResponse, String> {
+        let agent = p.agent.unwrap_or_else(|| "claude".into());
+        let Some(command) = self.bridge.config.agent_commands.get(&agent).cloned() else {
+            let known: Vec<&str> = self.bridge.config.agent_commands.keys().map(String::as_str).collect();
+            return Err(format!("unknown agent '{agent}'; agents: {}", known.join(", ")));
+        };
+        let client = self.client().await?;
+        let name = p.name.unwrap_or_else(|| format!("agent-{}", &uuid_suffix()));
+        fugue_protocol::target::validate_session_name(&name).map_err(|e| e.message)?;
+        if client
+            .list_sessions()
+            .await
+            .map_err(describe)?
+            .iter()
+            .any(|s| s.name == name)
+        {
+            return Err(format!("a session named '{name}' already exists; choose another name"));
+        }
+        let dir = self.bridge.new_session_dir(p.working_dir.as_deref())?;
+        let place = dir.as_deref().unwrap_or("its daemon's default directory");
+
+        let question = format!("Start {agent} in {place} with prompt {:?}?", p.prompt);
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        let asked = match modern {
+            true => self.confirm_by_input_request(&context, &question, request_state, responses)?,
+            false => self.confirm_by_elicitation(&peer, question).await?,
+        };
+        if let Some(ask) = asked {
+            // The client asks the person, then calls again with the answer.
+            return Ok(ask.into());
+        }
+
+        client
+            .create_session(&name, dir.as_deref().map(std::path::Path::new), vec![])
+            .await
+            .map_err(describe)?;
+        let mut words = command.split_whitespace().map(String::from);
+        let mut spec = SpawnSpec::new(&name);
+        spec.command = words.next();
+        spec.args = words.chain(std::iter::once(p.prompt)).collect();
+        spec.shell = false;
+        spec.title = Some(agent.clone());
+        spec.purpose = Some(format!("{agent} agent"));
+        let info = match client.create_pane(spec).await {
+            Ok(info) => info,
+            Err(err) => {
+                let _ = client.destroy_session(&name).await;
+                return Err(describe(err));
+            }
+        };
+        let result = SpawnAgentResult {
+            terminal_id: info.id.to_string(),
+            session: name,
+            pid: info.pid,
+            agent,
+        };
+        let value = serde_json::to_value(result).map_err(|e| e.to_string())?;
+        Ok(rmcp::model::CallToolResult::structured(value).into())
+    }
+}
+
+/// How to start an agent was the person asked: `None` means they said yes (or
+/// `--allow-spawn` stands in for them); `Some` is the question to send first.
+type Confirmation = Result<Option<InputRequiredResult>, String>;
+
+impl FugueTools {
+    /// Before 2026-07-28: the server asks the client mid-call (elicitation/create).
+    async fn confirm_by_elicitation(&self, peer: &Peer<RoleServer>, question: String) -> Confirmation {
+        match peer.elicit::<SpawnConfirmation>(question).await {
+            Ok(Some(SpawnConfirmation { confirm: true })) | Err(rmcp::service::ElicitationError::NoContent) => Ok(None),
+            Ok(_)
+            | Err(rmcp::service::ElicitationError::UserDeclined)
+            | Err(rmcp::service::ElicitationError::UserCancelled) => {
+                Err("the person declined: the agent was not started".into())
+            }
+            Err(err) => self.cannot_ask(&err.to_string()),
+        }
+    }
+
+    /// From 2026-07-28 a server may not call its client: it answers the tool call
+    /// with "input required" (the question), and the client calls again with the
+    /// person's answer and the request state it was given.
+    fn confirm_by_input_request(
+        &self,
+        context: &RequestContext<RoleServer>,
+        question: &str,
+        request_state: Option<String>,
+        responses: Option<rmcp::model::InputResponses>,
+    ) -> Confirmation {
+        let mut pending = self.bridge.pending_questions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(state) = request_state {
+            if !pending.answer(&state, question) {
+                return Err(
+                    "this answer is for no question still open (answered already, expired, or asked for \
+other arguments); call fugue_spawn_agent again"
+                        .into(),
+                );
+            }
+            let answer = responses.and_then(|mut r| r.remove(CONFIRM_KEY)).unwrap_or_default();
+            let answer: rmcp::model::ElicitResult = serde_json::from_value(answer)
+                .map_err(|e| format!("the client's answer to the confirmation is not an elicitation result: {e}"))?;
+            let confirmed = answer.action == rmcp::model::ElicitationAction::Accept
+                && answer.content.as_ref().is_some_and(|c| c["confirm"] == true);
+            return match confirmed {
+                true => Ok(None),
+                false => Err("the person declined: the agent was not started".into()),
+            };
+        }
+        let can_ask = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+        if !can_ask {
+            return self.cannot_ask("the client announced no elicitation capability");
+        }
+        let schema = rmcp::model::ElicitationSchema::from_type::<SpawnConfirmation>().map_err(|e| e.to_string())?;
+        let ask = rmcp::model::ElicitRequest::new(rmcp::model::ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: question.to_string(),
+            requested_schema: schema,
+        });
+        let requests = [(CONFIRM_KEY.to_string(), rmcp::model::InputRequest::Elicitation(ask))].into();
+        Ok(Some(InputRequiredResult::new(
+            Some(requests),
+            Some(pending.ask(question)),
+        )))
+    }
+
+    fn cannot_ask(&self, why: &str) -> Confirmation {
+        if self.bridge.config.allow_spawn {
+            tracing::info!(why, "no elicitation; --allow-spawn lets the spawn go ahead");
+            return Ok(None);
+        }
+        Err(format!(
+            "cannot ask a person to confirm ({why}); this client does not support MCP elicitation. Start fugue-mcp with \
+--allow-spawn to allow spawning without confirmation"
+        ))
+    }
+}
+
+/// The key of the confirmation among a call's input requests.
+const CONFIRM_KEY: &str = "confirm";
+
+/// What fugue_agent_status, fugue_approve and fugue_deny return.
+fn agent_view(
+    terminal_id: String,
+    status: fugue_protocol::AgentInfo,
+    already_answered: Option<String>,
+) -> AgentStatusView {
+    AgentStatusView {
+        terminal_id,
+        status: (&status).into(),
+        already_answered,
+    }
+}
+
+fn uuid_suffix() -> String {
+    fugue_protocol::SessionId::new().simple()[..8].to_string()
+}

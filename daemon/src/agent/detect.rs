@@ -3,9 +3,10 @@
 //! doing, from the rendered screen: the same string can mean different things in
 //! different agents, so each has its own markers.
 //!
-//! Pure functions of the screen, the pane's command and how long the screen has
-//! been quiet: waiting and idle need the screen to have settled, so a prompt that
-//! flashes by mid-redraw is not reported.
+//! Pure functions of the screen, the pane's command, how long the screen has
+//! been quiet and what was read of the agent's process and files (read in
+//! `super::process_files`): waiting and idle need the screen to have settled, so
+//! a prompt that flashes by mid-redraw is not reported.
 
 use crate::terminal::reports::{ProgramStatus, TerminalSignals};
 use fugue_protocol::{AgentHook, AgentKind, AgentState};
@@ -667,61 +668,33 @@ pub struct SessionFile {
     pub version: Option<String>,
 }
 
-/// Reads Claude Code's status file for the pane's process or one of its
-/// descendants (a shell may have started it). Linux: the process table is /proc.
-pub fn claude_session_file(pid: u32) -> Option<SessionFile> {
-    process_and_descendants(pid).into_iter().find_map(read_session_file)
+/// Claude Code's status file, as read for process `pid`; `None` unless it is
+/// one (at most 64 KiB, a JSON object with a `status`) and was written by that
+/// process (its `procStart` matches `start_ticks`, field 22 of `/proc/PID/stat`,
+/// so a reused pid does not count).
+pub fn parse_session_file(bytes: &[u8], start_ticks: &str) -> Option<SessionFile> {
+    if bytes.len() > MAX_SESSION_FILE {
+        return None;
+    }
+    let file: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    if file["procStart"].as_str().is_some_and(|p| p != start_ticks) {
+        return None;
+    }
+    Some(SessionFile {
+        status: file["status"].as_str()?.to_string(),
+        session_id: file["sessionId"]
+            .as_str()
+            .filter(|id| fugue_protocol::limits::is_agent_session_id(id))
+            .map(String::from),
+        version: file["version"].as_str().map(String::from),
+    })
 }
 
-/// `pid` and the processes below it, breadth-first and bounded: an agent is the
-/// pane's process or close below it.
-fn process_and_descendants(pid: u32) -> Vec<u32> {
-    let mut found = vec![pid];
-    let mut at = 0;
-    while at < found.len() && found.len() < 64 {
-        // Each thread lists the children it started (Codex starts its app server
-        // from a worker thread).
-        let tasks = std::fs::read_dir(format!("/proc/{}/task", found[at]))
-            .into_iter()
-            .flatten();
-        for task in tasks.flatten().take(256) {
-            let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            found.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
-        }
-        at += 1;
-    }
-    found.truncate(64);
-    found
-}
-
-/// The session of the Codex under process `pid`: Codex keeps its session's
-/// transcript (`~/.codex/sessions/.../rollout-<time>-<session id>.jsonl`) open
-/// while it runs. `None` unless exactly one session is open.
-pub fn codex_session_id(pid: u32) -> Option<String> {
-    let mut ids: Vec<String> = Vec::new();
-    for process in process_and_descendants(pid) {
-        let Ok(fds) = std::fs::read_dir(format!("/proc/{process}/fd")) else {
-            continue;
-        };
-        for fd in fds.flatten().take(1024) {
-            let Ok(target) = std::fs::read_link(fd.path()) else {
-                continue;
-            };
-            if let Some(id) = rollout_session_id(&target.to_string_lossy()) {
-                if !ids.contains(&id) {
-                    ids.push(id);
-                }
-            }
-        }
-    }
-    match ids.len() {
-        1 => ids.pop(),
-        _ => None,
-    }
-}
+/// A status file is small; a larger one is not Claude Code's.
+pub const MAX_SESSION_FILE: usize = 64 * 1024;
 
 /// The session id in a Codex transcript's path, if it is one.
-fn rollout_session_id(path: &str) -> Option<String> {
+pub fn rollout_session_id(path: &str) -> Option<String> {
     if !path.contains("/sessions/") {
         return None;
     }
@@ -735,38 +708,6 @@ fn rollout_session_id(path: &str) -> Option<String> {
     let shape_ok =
         id.split('-').map(str::len).eq([8, 4, 4, 4, 12]) && id.chars().all(|c| c == '-' || c.is_ascii_hexdigit());
     shape_ok.then(|| id.to_string())
-}
-
-fn read_session_file(pid: u32) -> Option<SessionFile> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-    let var = |name: &str| {
-        environ
-            .split(|b| *b == 0)
-            .find_map(|v| v.strip_prefix(format!("{name}=").as_bytes()))
-            .map(|v| String::from_utf8_lossy(v).into_owned())
-    };
-    let config = var("CLAUDE_CONFIG_DIR").or_else(|| var("HOME").map(|h| format!("{h}/.claude")))?;
-    let path = format!("{config}/sessions/{pid}.json");
-    // A status file is small; a larger one is not Claude Code's.
-    let meta = std::fs::metadata(&path).ok()?;
-    if meta.len() > 64 * 1024 {
-        return None;
-    }
-    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
-    // The pid may have been reused since the file was written: its start time must match.
-    let started = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let start_ticks = started.rsplit(')').next()?.split_whitespace().nth(19)?;
-    if file["procStart"].as_str().is_some_and(|p| p != start_ticks) {
-        return None;
-    }
-    Some(SessionFile {
-        status: file["status"].as_str()?.to_string(),
-        session_id: file["sessionId"]
-            .as_str()
-            .filter(|id| fugue_protocol::limits::is_agent_session_id(id))
-            .map(String::from),
-        version: file["version"].as_str().map(String::from),
-    })
 }
 
 /// The state a session file's `status` means, given what the screen shows; `None`
@@ -900,6 +841,27 @@ mod tests {
         for bad in ["--dangerously-skip-permissions", "ID", "x; rm -rf ~"] {
             assert_eq!(resume_command(AgentKind::Claude, &words("claude"), bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_status_file_counts_only_for_the_process_that_wrote_it() {
+        let file = br#"{"status":"waiting","sessionId":"5ee37e20-9914-4e20-9914-78200e431ad2","version":"2.1.197","procStart":"4242"}"#;
+        let read = parse_session_file(file, "4242").expect("its own process's file");
+        assert_eq!(read.status, "waiting");
+        assert_eq!(read.session_id.as_deref(), Some("5ee37e20-9914-4e20-9914-78200e431ad2"));
+        assert_eq!(read.version.as_deref(), Some("2.1.197"));
+        // A reused pid: another process wrote it.
+        assert_eq!(parse_session_file(file, "99"), None);
+        // No status, not JSON, too large.
+        assert_eq!(parse_session_file(br#"{"procStart":"4242"}"#, "4242"), None);
+        assert_eq!(parse_session_file(b"status: idle", "4242"), None);
+        let mut large = br#"{"status":"idle","pad":""#.to_vec();
+        large.resize(MAX_SESSION_FILE, b'x');
+        large.extend_from_slice(br#""}"#);
+        assert_eq!(parse_session_file(&large, "4242"), None);
+        // A session id that is not one is left out, the status kept.
+        let odd = parse_session_file(br#"{"status":"idle","sessionId":"../../etc"}"#, "1").expect("status");
+        assert_eq!(odd.session_id, None);
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! What an agent CLI in a pane is doing, and whether it needs a person.
 //!
-//! - `detect`: the detector: which agent a command or screen shows, and its state
-//!   from the screen, the terminal signals, hooks and status files (per-agent
+//! - `detect`: the detector, pure: which agent a command or screen shows, and its
+//!   state from the screen, the terminal signals, hooks and status files (per-agent
 //!   data in `agents.toml`).
+//! - `process_files`: the reads the detector needs from the system: the process
+//!   tree under `/proc`, Claude Code's status file, the Codex transcript it holds
+//!   open. Apart from `watch`, which uses `tracker`, whose look reads them.
 //! - `hooks`: the hooks fugue gives the agents it starts (Claude Code's settings).
 //! - `tracker`: one pane's agent: what was seen between looks, the look, and the
 //!   state published for requests and waits.
@@ -13,6 +16,7 @@
 
 pub(crate) mod detect;
 pub(crate) mod hooks;
+pub(crate) mod process_files;
 pub mod tracker;
 pub(crate) mod watch;
 

@@ -9,6 +9,7 @@
 //! it always runs on a blocking thread, never on a runtime worker.
 
 use super::detect::{self as detect, AgentMemory, HookSeen};
+use super::process_files;
 use crate::sync::lock;
 use crate::terminal::pane_output::{AgentInputs, PaneOutput};
 use fugue_protocol::{
@@ -396,7 +397,7 @@ impl Tracker {
         };
         // The status file and the process are read outside the lock.
         let file = match (kind, proc.exited) {
-            (AgentKind::Claude, false) => detect::claude_session_file(proc.pid),
+            (AgentKind::Claude, false) => process_files::claude_session_file(proc.pid),
             _ => None,
         };
         let found_session = match (kind, proc.exited) {
@@ -611,7 +612,7 @@ impl Tracker {
             }
             side.session_looked_at = Some(Instant::now());
         }
-        detect::codex_session_id(pid)
+        process_files::codex_session_id(pid)
     }
 
     /// A hook of the pane's agent (process `pid`, of kind `kind` if known) reported.

@@ -29,6 +29,15 @@ const CLAUDE_EVENTS: &[&str] = &[
     "StopFailure",
 ];
 
+/// The variable a pane's process finds its hook token in: the secret its hook
+/// reports must carry ([`crate::agent::Tracker::check_hook_token`]).
+pub const HOOK_TOKEN_VAR: &str = "FUGUE_PANE_TOKEN";
+
+/// A new secret for a process's [`HOOK_TOKEN_VAR`].
+pub fn new_hook_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
 /// Seconds an agent waits for one hook at most (it takes a few milliseconds).
 const HOOK_TIMEOUT_SECS: u64 = 5;
 

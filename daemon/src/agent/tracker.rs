@@ -246,6 +246,10 @@ pub struct Tracker {
     watching: AtomicBool,
     /// Wakes the watcher: a hook reported, a person looked, a request asked.
     wake: Notify,
+    /// The secret the process got in `FUGUE_PANE_TOKEN`, which its hook reports
+    /// must carry; `None` until known (a pane handed over by an upgrade learns
+    /// it from the process's environment).
+    hook_token: Mutex<Option<String>>,
     /// Bumped when the agent's state may have changed with no output (a hook
     /// reported, a person looked, a look was published), for waits.
     news: watch::Sender<u64>,
@@ -262,6 +266,7 @@ impl Default for Tracker {
             watching: AtomicBool::new(false),
             wake: Notify::new(),
             news: watch::channel(0).0,
+            hook_token: Mutex::new(None),
         }
     }
 }
@@ -613,6 +618,32 @@ impl Tracker {
             side.session_looked_at = Some(Instant::now());
         }
         process_files::codex_session_id(pid)
+    }
+
+    /// The secret the process was given in its environment
+    /// ([`super::hooks::HOOK_TOKEN_VAR`]).
+    pub fn set_hook_token(&self, token: String) {
+        *lock(&self.hook_token) = Some(token);
+    }
+
+    /// Whether a hook report's `token` is the one process `pid` (the pane's
+    /// current process) was given.
+    pub fn check_hook_token(&self, pid: u32, token: &str) -> bool {
+        let known = lock(&self.hook_token).clone();
+        let expected = match known {
+            Some(expected) => expected,
+            // Not told yet (handed over by an upgrade, or a report in the moment
+            // between the spawn and being told): the process's environment says.
+            None => match crate::terminal::process::env_var(pid, super::hooks::HOOK_TOKEN_VAR) {
+                Some(found) => {
+                    *lock(&self.hook_token) = Some(found.clone());
+                    found
+                }
+                None => return false,
+            },
+        };
+        // The same time whatever the report guessed.
+        fugue_protocol::secret::matches(&expected, token)
     }
 
     /// A hook of the pane's agent (process `pid`, of kind `kind` if known) reported.

@@ -210,7 +210,7 @@ impl Handler {
         let rq::ReportHook { pane, token, hook } = request;
         let pane = self.pane(&pane).await?;
         let info = pane.current_info();
-        if !pane.output.check_hook_token(info.pid, &token) {
+        if !pane.agent.check_hook_token(info.pid, &token) {
             return Err(ErrorReply::invalid(format!(
                 "this hook report's FUGUE_PANE_TOKEN is not pane {}'s: only the process in that pane (and its hooks) can report for it",
                 info.id

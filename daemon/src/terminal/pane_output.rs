@@ -137,10 +137,6 @@ struct ScreenSide {
     notices: Vec<Notice>,
     /// Its last status and title, for the agent detector.
     signals: TerminalSignals,
-    /// The secret the current process got in `FUGUE_PANE_TOKEN`, which its
-    /// hook reports must carry; `None` until known (a pane handed over by an
-    /// upgrade learns it from the process's environment).
-    hook_token: Option<String>,
 }
 
 /// Raw output replayed into a recovered pane's screen and text view at most.
@@ -161,9 +157,6 @@ pub struct SavedText {
     pub lines: Vec<String>,
     pub fed: u64,
 }
-
-/// The variable a pane's process finds its hook token in.
-pub const HOOK_TOKEN_VAR: &str = "FUGUE_PANE_TOKEN";
 
 /// Notifications kept for the watcher at most; a program printing more faster
 /// than they are reported loses the oldest.
@@ -222,7 +215,6 @@ impl PaneOutput {
                 report_scanner: ReportScanner::default(),
                 notices: Vec::new(),
                 signals: TerminalSignals::default(),
-                hook_token: None,
             }),
             size: AtomicU32::new(pack_size(fugue_protocol::limits::clamp_size(size))),
             changes: watch::channel(0).0,
@@ -591,35 +583,10 @@ impl PaneOutput {
     /// A new process is about to start in the pane (called before it is
     /// spawned): until it draws, the screen and what was told to the terminal
     /// are a previous process's, and its agent state must not come from them.
-    ///
-    /// Returns the secret for the new process's `FUGUE_PANE_TOKEN`: its hooks'
-    /// reports are accepted only with it (see [`PaneOutput::check_hook_token`]).
-    pub fn process_starting(&self) -> String {
-        let token = uuid::Uuid::new_v4().simple().to_string();
+    pub fn process_starting(&self) {
         let mut side = lock(&self.screen);
         side.drawn = false;
         side.signals = TerminalSignals::default();
-        side.hook_token = Some(token.clone());
-        token
-    }
-
-    /// Whether a hook report's `token` is the one process `pid` (the pane's
-    /// current process) was given.
-    pub fn check_hook_token(&self, pid: u32, token: &str) -> bool {
-        let known = lock(&self.screen).hook_token.clone();
-        let expected = match known {
-            Some(expected) => expected,
-            // Handed over by an upgrade: the process's environment says.
-            None => match crate::terminal::process::env_var(pid, HOOK_TOKEN_VAR) {
-                Some(found) => {
-                    lock(&self.screen).hook_token = Some(found.clone());
-                    found
-                }
-                None => return false,
-            },
-        };
-        // The same time whatever the report guessed.
-        fugue_protocol::secret::matches(&expected, token)
     }
 
     /// Notified whenever output arrives or the screen changes.

@@ -9,12 +9,12 @@ mod restore;
 mod spawn;
 
 use crate::actors::pane::{Exited, FrozenPane, PaneActor, PaneArgs, PaneInput, PaneMsg, PaneProcess};
-use crate::agent::{self, watch as agent_watch, Tracker};
+use crate::agent::{self, hooks, watch as agent_watch, Tracker};
 use crate::config::{now_ms, DaemonConfig};
 use crate::event_bus::EventBus;
 use crate::handover::{self, PaneHandover};
 use crate::store::{PaneRecord, RecordedPane, SavedOutput, Store, SAVED_TEXT_LINES};
-use crate::terminal::pane_output::{OutputLimits, PaneOutput, Replayable, SavedText, HOOK_TOKEN_VAR};
+use crate::terminal::pane_output::{OutputLimits, PaneOutput, Replayable, SavedText};
 use crate::terminal::process::{self, ExitWatch, Reaped};
 use crate::terminal::pty::{self, Launch, LaunchRequest};
 use crate::terminal::raw_log::OutputLog;

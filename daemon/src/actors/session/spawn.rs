@@ -149,12 +149,13 @@ starting; Codex and Gemini CLI through their hooks)"
         output: &Arc<PaneOutput>,
     ) -> Result<Started, ErrorReply> {
         let config = &self.args.config;
-        let hook_token = output.process_starting();
+        let hook_token = hooks::new_hook_token();
+        output.process_starting();
         let extra_env = vec![
             ("FUGUE_SOCKET".to_string(), config.socket.display().to_string()),
             ("FUGUE_SESSION".to_string(), self.args.name.clone()),
             ("FUGUE_PANE".to_string(), id.to_string()),
-            (HOOK_TOKEN_VAR.to_string(), hook_token),
+            (hooks::HOOK_TOKEN_VAR.to_string(), hook_token.clone()),
         ];
         let typed = pty::typed_input(launch);
         let size = output.size();
@@ -162,20 +163,23 @@ starting; Codex and Gemini CLI through their hooks)"
         let mut launch = launch.clone();
         launch.size = size;
         if let Some(dir) = config.socket.parent() {
-            crate::agent::hooks::wire(&mut launch, dir);
+            hooks::wire(&mut launch, dir);
         }
         let spawned = pty::spawn(launch, extra_env).await?;
         let pid = spawned.pid;
         let exit_watch = process::watch_exit(pid, spawned.pidfd);
-        self.start_actor(
-            myself,
-            id,
-            shell,
-            output,
-            Some((spawned.master, pid, exit_watch, typed)),
-            (&command, now_ms()),
-        )
-        .await
+        let started = self
+            .start_actor(
+                myself,
+                id,
+                shell,
+                output,
+                Some((spawned.master, pid, exit_watch, typed)),
+                (&command, now_ms()),
+            )
+            .await?;
+        started.agent.set_hook_token(hook_token);
+        Ok(started)
     }
 
     /// The pane actor for pane `id`, with its process if it has one.

@@ -14,15 +14,15 @@
 //! a background process keeps the PTY open), so output is complete when a waiter
 //! learns of the exit. [`Exited`] on the pane's exit channel is the one record of
 //! that; everything that shows a pane's state reads it from there.
+//!
+//! Here: the actor, its messages and state. `io`: the reader, the writer and the
+//! reap watch. `input`: [`PaneInput`], the handle requests write through.
 
-use crate::terminal::feed::PaneFeed;
 use crate::terminal::pane_output::{PaneOutput, Subscription};
 use crate::terminal::process::{self, ExitWatch, ProcessGuard, Reaped};
-use crate::terminal::{input, pty};
-use bytes::Bytes;
+use crate::terminal::pty;
 use fugue_protocol::{ErrorReply, ExitStatus, PaneId, PaneSize, SizePolicy};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use std::cell::RefCell;
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,14 +30,16 @@ use tokio::io::unix::AsyncFd;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+mod input;
+mod io;
+
+pub use input::PaneInput;
+use io::start_io;
+
 /// Input chunks queued per pane; the sender waits when they are all in flight.
 const INPUT_QUEUE: usize = 64;
 /// Longest wait for the reader to drain after the process was reaped.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
-/// Bytes read from the PTY at once.
-const READ_CHUNK: usize = 64 * 1024;
-/// A pane quiet for this long gives back memory it no longer needs.
-const TRIM_AFTER: Duration = Duration::from_secs(1);
 
 /// How and when a pane's process ended, published once its output is drained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,83 +47,6 @@ pub struct Exited {
     pub status: ExitStatus,
     pub at_ms: u64,
 }
-
-/// Writing to one pane. Terminal encoding lives in [`crate::terminal::input`]; this
-/// queues the result for the pane's writer, chunk by chunk, waiting (this caller
-/// only) while the program is not reading.
-#[derive(Clone)]
-pub struct PaneInput {
-    id: PaneId,
-    queue: mpsc::Sender<Vec<u8>>,
-    exit: watch::Receiver<Option<Exited>>,
-    output: Arc<PaneOutput>,
-}
-
-impl PaneInput {
-    /// The sender and the receiver the pane's writer drains.
-    pub fn channel(
-        id: PaneId,
-        exit: watch::Receiver<Option<Exited>>,
-        output: Arc<PaneOutput>,
-    ) -> (Self, mpsc::Receiver<Vec<u8>>) {
-        let (queue, rx) = mpsc::channel(INPUT_QUEUE);
-        (
-            Self {
-                id,
-                queue,
-                exit,
-                output,
-            },
-            rx,
-        )
-    }
-
-    /// Writes what an attached terminal typed; returns the focus it reported, if
-    /// it did (see [`input::from_terminal`]).
-    pub async fn typed(&self, data: Vec<u8>) -> Result<Option<bool>, ErrorReply> {
-        let (data, focus) = input::from_terminal(data, &self.output);
-        if !data.is_empty() {
-            self.send(&data).await?;
-        }
-        Ok(focus)
-    }
-
-    /// Writes `data` as typed, or as a paste (bracketed if the program asked).
-    pub async fn write(&self, data: Vec<u8>, paste: bool) -> Result<(), ErrorReply> {
-        let data = match paste {
-            true => input::paste(data, &self.output),
-            false => data,
-        };
-        self.send(&data).await
-    }
-
-    /// Sends key names (`Enter`, `C-c`, `Up`, ...) encoded for the terminal's mode.
-    pub async fn send_keys(&self, names: &[String]) -> Result<(), ErrorReply> {
-        let data = input::keys(names, &self.output).map_err(ErrorReply::invalid)?;
-        self.send(&data).await
-    }
-
-    /// For the emulator's answers to terminal queries, which go in the same queue.
-    pub fn replies(&self) -> mpsc::Sender<Vec<u8>> {
-        self.queue.clone()
-    }
-
-    async fn send(&self, data: &[u8]) -> Result<(), ErrorReply> {
-        if let Some(Exited { status, .. }) = *self.exit.borrow() {
-            return Err(ErrorReply::invalid(format!(
-                "pane {} has {status}; input was not written",
-                self.id
-            )));
-        }
-        for chunk in data.chunks(input::CHUNK) {
-            if self.queue.send(chunk.to_vec()).await.is_err() {
-                return Err(ErrorReply::invalid(format!("pane {} no longer takes input", self.id)));
-            }
-        }
-        Ok(())
-    }
-}
-
 pub enum PaneMsg {
     Interrupt(RpcReplyPort<Result<(), ErrorReply>>),
     Kill {
@@ -171,7 +96,6 @@ pub enum PaneMsg {
     /// upgrade; replies with what the next daemon needs. The actor stops after.
     Freeze(RpcReplyPort<FrozenPane>),
 }
-
 /// A pane's process as [`PaneMsg::Freeze`] lets go of it.
 pub struct FrozenPane {
     /// The PTY master; `None` for a pane without a process.
@@ -180,10 +104,8 @@ pub struct FrozenPane {
     pub exit: Option<ExitStatus>,
     pub policy: SizePolicy,
 }
-
 /// Longest a freeze waits for the pool to take in what the reader had queued.
 const FREEZE_DRAIN: Duration = Duration::from_secs(2);
-
 pub struct PaneArgs {
     pub id: PaneId,
     pub output: Arc<PaneOutput>,
@@ -194,7 +116,6 @@ pub struct PaneArgs {
     /// the daemon went away), which keeps only its output.
     pub process: Option<PaneProcess>,
 }
-
 /// A running process on its PTY, as a pane actor takes it over.
 pub struct PaneProcess {
     /// The PTY master (non-blocking).
@@ -207,7 +128,6 @@ pub struct PaneProcess {
     /// Written to the PTY before any other input (a shell pane's command line).
     pub typed: Option<Vec<u8>>,
 }
-
 /// A size change waiting for [`PaneMsg::ApplySize`]. Resizes coalesce: the
 /// latest request wins, and a storm of them costs one reflow, not one each.
 enum PendingSize {
@@ -216,7 +136,6 @@ enum PendingSize {
     /// Whatever the attached clients call for under the size policy.
     Policy,
 }
-
 /// An attached client, as the size policy sees it.
 struct Client {
     id: u64,
@@ -228,7 +147,6 @@ struct Client {
     /// type is taken to have it when it attaches).
     focused: bool,
 }
-
 pub struct PaneState {
     id: PaneId,
     /// The PTY master and the process guard; `None` for a pane without a process.
@@ -259,9 +177,7 @@ pub struct PaneState {
     /// Stops the reader and writer when the pane goes away.
     stop: CancellationToken,
 }
-
 pub struct PaneActor;
-
 impl Actor for PaneActor {
     type Msg = PaneMsg;
     type State = PaneState;
@@ -429,159 +345,6 @@ impl Actor for PaneActor {
         Ok(())
     }
 }
-
-/// A running pane's I/O, as [`start_io`] set it up.
-struct PaneIo {
-    master: Arc<AsyncFd<OwnedFd>>,
-    guard: ProcessGuard,
-    reaped: Reaped,
-    exit_watch: ExitWatch,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-}
-
-/// Starts the reader, the writer and the reap watch of a pane's process.
-fn start_io(
-    pane: &ActorRef<PaneMsg>,
-    process: PaneProcess,
-    output: &Arc<PaneOutput>,
-    kill_grace: Duration,
-    stop: &CancellationToken,
-    processed: watch::Sender<bool>,
-) -> std::io::Result<PaneIo> {
-    let reaped = process.exit_watch.reaped.clone();
-    let guard = ProcessGuard::new(process.pid, reaped.clone(), kill_grace);
-    let master = Arc::new(crate::terminal::fd::register(
-        process.master,
-        tokio::io::Interest::READABLE | tokio::io::Interest::WRITABLE,
-    )?);
-    let feed = PaneFeed::new(
-        output.clone(),
-        process.replies,
-        Box::new({
-            let pane = pane.clone();
-            move || {
-                processed.send_replace(true);
-                let _ = pane.cast(PaneMsg::OutputClosed);
-            }
-        }),
-    );
-    let tasks = vec![
-        tokio::spawn(read_loop(master.clone(), output.clone(), feed, stop.clone())),
-        tokio::spawn(write_loop(master.clone(), process.input, process.typed, stop.clone())),
-    ];
-    tokio::spawn({
-        let pane = pane.clone();
-        let mut reaped = reaped.clone();
-        async move {
-            if reaped.wait_for(|r| r.is_some()).await.is_ok() {
-                let _ = pane.cast(PaneMsg::ProcessReaped);
-            }
-        }
-    });
-    Ok(PaneIo {
-        master,
-        guard,
-        reaped,
-        exit_watch: process.exit_watch,
-        tasks,
-    })
-}
-
-/// Reads one chunk: `None` at the end of the PTY (EOF, or EIO once the last
-/// process holding the terminal has gone). Reads go through one buffer per thread,
-/// and only what was read is copied out, so a pane costs no read buffer of its own.
-fn read_chunk(master: &OwnedFd) -> std::io::Result<Option<Bytes>> {
-    thread_local! {
-        static BUFFER: RefCell<Vec<u8>> = RefCell::new(vec![0; READ_CHUNK]);
-    }
-    BUFFER.with_borrow_mut(|buffer| loop {
-        match rustix::io::read(master, &mut buffer[..]) {
-            Ok(0) | Err(rustix::io::Errno::IO) => return Ok(None),
-            Ok(n) => return Ok(Some(Bytes::copy_from_slice(&buffer[..n]))),
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(err) => return Err(err.into()),
-        }
-    })
-}
-
-async fn read_loop(
-    master: Arc<AsyncFd<OwnedFd>>,
-    output: Arc<PaneOutput>,
-    feed: Arc<PaneFeed>,
-    stop: CancellationToken,
-) {
-    let trim = tokio::time::sleep(TRIM_AFTER);
-    tokio::pin!(trim);
-    let mut untrimmed = false;
-    loop {
-        let ready = tokio::select! {
-            biased;
-            _ = stop.cancelled() => break,
-            ready = master.readable() => ready,
-            _ = trim.as_mut(), if untrimmed => {
-                // Quiet means the screen is quiet too: the pool may still be working
-                // through a backlog (its emulator would grow the rows back).
-                if feed.busy() {
-                    trim.as_mut().reset(tokio::time::Instant::now() + TRIM_AFTER);
-                    continue;
-                }
-                output.trim();
-                crate::memory::give_back();
-                untrimmed = false;
-                continue;
-            }
-        };
-        let Ok(mut ready) = ready else { break };
-        match ready.try_io(|master| read_chunk(master.get_ref())) {
-            Ok(Ok(Some(chunk))) => {
-                let end = output.push_log(&chunk);
-                feed.push(chunk, end).await;
-                untrimmed = true;
-                trim.as_mut().reset(tokio::time::Instant::now() + TRIM_AFTER);
-            }
-            Ok(Ok(None)) | Ok(Err(_)) => break,
-            Err(_would_block) => continue,
-        }
-    }
-    // Once the pool has processed what is queued, the pane hears the output closed.
-    feed.close();
-}
-
-async fn write_all(master: &AsyncFd<OwnedFd>, mut data: &[u8]) -> std::io::Result<()> {
-    while !data.is_empty() {
-        let mut ready = master.writable().await?;
-        match ready.try_io(|master| rustix::io::write(master.get_ref(), data).map_err(std::io::Error::from)) {
-            Ok(Ok(n)) => data = &data[n..],
-            Ok(Err(err)) if err.kind() == std::io::ErrorKind::Interrupted => {}
-            Ok(Err(err)) => return Err(err),
-            Err(_would_block) => {}
-        }
-    }
-    Ok(())
-}
-
-async fn write_loop(
-    master: Arc<AsyncFd<OwnedFd>>,
-    mut input: mpsc::Receiver<Vec<u8>>,
-    typed: Option<Vec<u8>>,
-    stop: CancellationToken,
-) {
-    let write = async {
-        if let Some(typed) = typed {
-            write_all(&master, &typed).await?;
-        }
-        while let Some(chunk) = input.recv().await {
-            write_all(&master, &chunk).await?;
-        }
-        Ok::<(), std::io::Error>(())
-    };
-    // An error means the process is gone; what is still queued has nowhere to go.
-    tokio::select! {
-        _ = stop.cancelled() => {}
-        _ = write => {}
-    }
-}
-
 impl PaneState {
     fn foreground_group(&self) -> Option<i32> {
         pty::foreground_group(self.master.as_ref()?.get_ref())

@@ -65,8 +65,9 @@ fn main() -> ExitCode {
 
     // Each agent kind starts by its own name unless told otherwise.
     let mut agents: BTreeMap<String, String> = fugue_client::protocol::AgentKind::ALL
+        .iter()
         .map(|k| (k.as_str().to_string(), k.as_str().to_string()))
-        .into();
+        .collect();
     for entry in &args.agent_commands {
         let Some((name, command)) = entry
             .split_once('=')

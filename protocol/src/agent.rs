@@ -7,49 +7,61 @@ use arbitrary::Arbitrary;
 use serde::{Deserialize, Serialize};
 
 /// The agent CLIs fugue recognises (each has its entry in the daemon's agents.toml).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum AgentKind {
     Claude,
     Codex,
     Gemini,
     Qwen,
+    #[strum(serialize = "opencode")]
     OpenCode,
     Aider,
 }
 
 impl AgentKind {
-    pub const ALL: [AgentKind; 6] = [
-        AgentKind::Claude,
-        AgentKind::Codex,
-        AgentKind::Gemini,
-        AgentKind::Qwen,
-        AgentKind::OpenCode,
-        AgentKind::Aider,
-    ];
+    /// Every kind, in declaration order.
+    pub const ALL: &'static [AgentKind] = <AgentKind as strum::VariantArray>::VARIANTS;
 
-    /// Its name (agents.toml's table, `fugue agent-event --agent NAME`).
     pub fn as_str(&self) -> &'static str {
-        match self {
-            AgentKind::Claude => "claude",
-            AgentKind::Codex => "codex",
-            AgentKind::Gemini => "gemini",
-            AgentKind::Qwen => "qwen",
-            AgentKind::OpenCode => "opencode",
-            AgentKind::Aider => "aider",
-        }
+        self.into()
     }
 
-    /// The kind named `name`, or an error listing the names there are.
+    /// Parses a kind's name (as in `agents.toml` and `--agent`).
     pub fn parse(name: &str) -> Result<AgentKind, String> {
-        AgentKind::ALL.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
-            let names: Vec<&str> = AgentKind::ALL.iter().map(|k| k.as_str()).collect();
-            format!("unknown agent '{name}'; use one of {}", names.join(", "))
-        })
+        crate::names::parse(name, "agent", &[])
     }
 }
 
 /// What an agent CLI is doing, in one word (the two axes below, summed up).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum AgentState {
     WaitingForPermission,
     Busy,
@@ -66,30 +78,11 @@ pub enum AgentState {
 
 impl AgentState {
     pub fn as_str(&self) -> &'static str {
-        match self {
-            AgentState::WaitingForPermission => "waiting_for_permission",
-            AgentState::Busy => "busy",
-            AgentState::Idle => "idle",
-            AgentState::Exited => "exited",
-            AgentState::Starting => "starting",
-            AgentState::Unknown => "unknown",
-            AgentState::WaitingForAnswer => "waiting_for_answer",
-        }
+        self.into()
     }
 
     pub fn parse(text: &str) -> Result<Self, String> {
-        match text {
-            "waiting_for_permission" => Ok(AgentState::WaitingForPermission),
-            "busy" => Ok(AgentState::Busy),
-            "idle" => Ok(AgentState::Idle),
-            "exited" => Ok(AgentState::Exited),
-            "starting" => Ok(AgentState::Starting),
-            "unknown" => Ok(AgentState::Unknown),
-            "waiting_for_answer" => Ok(AgentState::WaitingForAnswer),
-            _ => Err(format!(
-                "unknown agent state '{text}'; use waiting_for_permission, waiting_for_answer, busy, idle, starting, unknown or exited"
-            )),
-        }
+        crate::names::parse(text, "agent state", &[])
     }
 
     /// One state or several separated by `|` or `,` ("idle|waiting_for_permission").
@@ -117,7 +110,21 @@ impl AgentState {
 }
 
 /// Is a turn running?
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum TurnState {
     Running,
     NotRunning,
@@ -126,16 +133,26 @@ pub enum TurnState {
 
 impl TurnState {
     pub fn as_str(&self) -> &'static str {
-        match self {
-            TurnState::Running => "running",
-            TurnState::NotRunning => "not_running",
-            TurnState::Unknown => "unknown",
-        }
+        self.into()
     }
 }
 
 /// Does the agent need a person?
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum Attention {
     Nothing,
     /// It asks to be allowed to do something (approve or deny).
@@ -152,24 +169,11 @@ impl Attention {
     pub const ANY: [Attention; 3] = [Attention::Permission, Attention::Question, Attention::FinishedUnseen];
 
     pub fn as_str(&self) -> &'static str {
-        match self {
-            Attention::Nothing => "nothing",
-            Attention::Permission => "permission",
-            Attention::Question => "question",
-            Attention::FinishedUnseen => "finished_unseen",
-        }
+        self.into()
     }
 
     pub fn parse(text: &str) -> Result<Self, String> {
-        match text {
-            "nothing" => Ok(Attention::Nothing),
-            "permission" => Ok(Attention::Permission),
-            "question" => Ok(Attention::Question),
-            "finished_unseen" => Ok(Attention::FinishedUnseen),
-            _ => Err(format!(
-                "unknown need '{text}'; use permission, question, finished_unseen, nothing or any"
-            )),
-        }
+        crate::names::parse(text, "need", &["any"])
     }
 
     /// One need or several separated by `|` or `,`; `any` is every need but nothing.
@@ -191,7 +195,21 @@ fn split_list(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Where an agent's state was read from, most trusted first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum StateSource {
     /// A hook the agent ran (`fugue agent-event`).
     Hook,
@@ -207,12 +225,7 @@ pub enum StateSource {
 
 impl StateSource {
     pub fn as_str(&self) -> &'static str {
-        match self {
-            StateSource::Hook => "hook",
-            StateSource::Terminal => "terminal",
-            StateSource::SessionFile => "session_file",
-            StateSource::Screen => "screen",
-        }
+        self.into()
     }
 }
 
@@ -284,22 +297,34 @@ pub struct PromptReceipt {
 }
 
 /// How a delivered prompt went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum PromptOutcome {
     /// The agent showed a turn running (its busy marker) or asked for permission.
     Started,
     /// Pasted and Enter sent, but no turn showed within 5 s: the prompt may
     /// still sit in the input box.
+    #[strum(serialize = "prompt_stalled")]
     Stalled,
 }
 
 impl PromptOutcome {
     /// `started` or `prompt_stalled`.
     pub fn as_str(&self) -> &'static str {
-        match self {
-            PromptOutcome::Started => "started",
-            PromptOutcome::Stalled => "prompt_stalled",
-        }
+        self.into()
     }
 }
 

@@ -8,7 +8,10 @@ use std::fmt;
 /// New codes go last (a code's place is its number on the wire). A code this
 /// build does not know (a newer daemon's) reads as [`ErrorCode::Internal`] and
 /// keeps its message, so adding one is a compatible step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, arbitrary::Arbitrary)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, arbitrary::Arbitrary, strum::IntoStaticStr, strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum ErrorCode {
     SessionNotFound,
     PaneNotFound,
@@ -48,28 +51,13 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    /// Every code, in wire order.
-    pub const ALL: [ErrorCode; 19] = [
-        ErrorCode::SessionNotFound,
-        ErrorCode::PaneNotFound,
-        ErrorCode::Ambiguous,
-        ErrorCode::NameTaken,
-        ErrorCode::InvalidArgument,
-        ErrorCode::LimitReached,
-        ErrorCode::SpawnFailed,
-        ErrorCode::ProtocolMismatch,
-        ErrorCode::FrameTooLarge,
-        ErrorCode::MalformedFrame,
-        ErrorCode::PermissionDenied,
-        ErrorCode::ShuttingDown,
-        ErrorCode::Cancelled,
-        ErrorCode::PromptNotShown,
-        ErrorCode::AgentBlocked,
-        ErrorCode::PromptInFlight,
-        ErrorCode::DraftPresent,
-        ErrorCode::Internal,
-        ErrorCode::UnsupportedRequest,
-    ];
+    /// Every code, in wire order (declaration order).
+    pub const ALL: &'static [ErrorCode] = <ErrorCode as strum::VariantArray>::VARIANTS;
+
+    /// Stable snake_case name, used in JSON output.
+    pub fn as_str(&self) -> &'static str {
+        self.into()
+    }
 }
 
 impl<'de> Deserialize<'de> for ErrorCode {
@@ -93,33 +81,6 @@ impl<'de> Deserialize<'de> for ErrorCode {
         // The names are not used by bincode (it reads the index); an unknown
         // index is Internal above.
         deserializer.deserialize_enum("ErrorCode", &[], Code)
-    }
-}
-
-impl ErrorCode {
-    /// Stable snake_case name, used in JSON output.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ErrorCode::SessionNotFound => "session_not_found",
-            ErrorCode::PaneNotFound => "pane_not_found",
-            ErrorCode::Ambiguous => "ambiguous",
-            ErrorCode::NameTaken => "name_taken",
-            ErrorCode::InvalidArgument => "invalid_argument",
-            ErrorCode::LimitReached => "limit_reached",
-            ErrorCode::SpawnFailed => "spawn_failed",
-            ErrorCode::ProtocolMismatch => "protocol_mismatch",
-            ErrorCode::FrameTooLarge => "frame_too_large",
-            ErrorCode::MalformedFrame => "malformed_frame",
-            ErrorCode::PermissionDenied => "permission_denied",
-            ErrorCode::ShuttingDown => "shutting_down",
-            ErrorCode::Cancelled => "cancelled",
-            ErrorCode::PromptNotShown => "prompt_not_shown",
-            ErrorCode::AgentBlocked => "agent_blocked",
-            ErrorCode::PromptInFlight => "prompt_in_flight",
-            ErrorCode::DraftPresent => "draft_present",
-            ErrorCode::Internal => "internal",
-            ErrorCode::UnsupportedRequest => "unsupported_request",
-        }
     }
 }
 

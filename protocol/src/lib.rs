@@ -12,6 +12,7 @@ pub mod ids;
 pub mod keys;
 pub mod limits;
 pub mod messages;
+pub mod names;
 pub mod output_filter;
 pub mod requests;
 pub mod secret;

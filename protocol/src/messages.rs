@@ -118,33 +118,38 @@ pub struct SpawnSpec {
 
 /// When a pane's process is started again after it ends (with the same spec,
 /// after a backoff doubling from 1 s to 60 s).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum RestartPolicy {
     #[default]
     Never,
     /// After an exit with a non-zero code or a signal.
+    #[strum(to_string = "on-failure", serialize = "on_failure")]
     OnFailure,
     Always,
 }
 
 impl RestartPolicy {
     pub fn parse(text: &str) -> Result<Self, String> {
-        match text {
-            "never" => Ok(Self::Never),
-            "on-failure" | "on_failure" => Ok(Self::OnFailure),
-            "always" => Ok(Self::Always),
-            _ => Err(format!(
-                "unknown restart policy '{text}'; use never, on-failure or always"
-            )),
-        }
+        crate::names::parse(text, "restart policy", &[])
     }
 
     pub fn as_str(&self) -> &'static str {
-        match self {
-            Self::Never => "never",
-            Self::OnFailure => "on-failure",
-            Self::Always => "always",
-        }
+        self.into()
     }
 
     /// Whether a process that ended with `status` is started again.
@@ -216,7 +221,21 @@ pub enum MatchOn {
 }
 
 /// Which condition ended a wait.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum WaitCondition {
     Exit,
     Pattern,
@@ -228,14 +247,7 @@ pub enum WaitCondition {
 
 impl WaitCondition {
     pub fn as_str(&self) -> &'static str {
-        match self {
-            WaitCondition::Exit => "exit",
-            WaitCondition::Pattern => "pattern",
-            WaitCondition::Idle => "idle",
-            WaitCondition::AgentState => "agent_state",
-            WaitCondition::AgentNeeds => "agent_needs",
-            WaitCondition::Timeout => "timeout",
-        }
+        self.into()
     }
 }
 
@@ -259,7 +271,21 @@ pub enum CaptureWhat {
 }
 
 /// Who decides a pane's size when several clients are attached (tmux's `window-size`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
 pub enum SizePolicy {
     /// The client that last typed or resized.
     Latest,
@@ -269,20 +295,11 @@ pub enum SizePolicy {
 
 impl SizePolicy {
     pub fn parse(text: &str) -> Result<Self, String> {
-        match text.to_ascii_lowercase().as_str() {
-            "latest" => Ok(SizePolicy::Latest),
-            "smallest" => Ok(SizePolicy::Smallest),
-            "largest" => Ok(SizePolicy::Largest),
-            _ => Err(format!("unknown size policy '{text}'; use latest, smallest or largest")),
-        }
+        crate::names::parse(text, "size policy", &[])
     }
 
     pub fn as_str(&self) -> &'static str {
-        match self {
-            SizePolicy::Latest => "latest",
-            SizePolicy::Smallest => "smallest",
-            SizePolicy::Largest => "largest",
-        }
+        self.into()
     }
 }
 
@@ -329,7 +346,21 @@ impl std::fmt::Display for ExitStatus {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
 pub enum PaneState {
     Running,
     Exited,
@@ -342,12 +373,7 @@ pub enum PaneState {
 
 impl PaneState {
     pub fn as_str(&self) -> &'static str {
-        match self {
-            PaneState::Running => "running",
-            PaneState::Exited => "exited",
-            PaneState::Restarting => "restarting",
-            PaneState::Lost => "lost",
-        }
+        self.into()
     }
 }
 

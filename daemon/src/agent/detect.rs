@@ -93,8 +93,6 @@ pub fn answer_keys(kind: Option<AgentKind>, answer: fugue_protocol::PermissionAn
     }
 }
 
-const KINDS: [AgentKind; 6] = AgentKind::ALL;
-
 /// The table, parsed once from the data compiled in (its test checks it parses).
 static TABLE: LazyLock<HashMap<String, Markers>> = LazyLock::new(|| {
     toml::from_str(include_str!("agents.toml")).unwrap_or_else(|err| {
@@ -128,15 +126,17 @@ pub fn detect_kind(command: &[String], screen: &[String]) -> Option<AgentKind> {
         .map(|c| c.split_whitespace().next().unwrap_or(c))
         .unwrap_or("");
     let name = program.rsplit('/').next().unwrap_or(program).to_ascii_lowercase();
-    let by_name = KINDS
-        .into_iter()
+    let by_name = AgentKind::ALL
+        .iter()
+        .copied()
         .find(|kind| markers(*kind).is_some_and(|m| m.programs.iter().any(|p| name.contains(p.as_str()))));
     if by_name.is_some() {
         return by_name;
     }
     let text = screen.join("\n").to_lowercase();
-    KINDS
-        .into_iter()
+    AgentKind::ALL
+        .iter()
+        .copied()
         .find(|kind| markers(*kind).is_some_and(|m| m.banners.iter().any(|b| text.contains(b.as_str()))))
 }
 
@@ -774,7 +774,7 @@ mod tests {
         if let Err(err) = toml::from_str::<HashMap<String, Markers>>(include_str!("agents.toml")) {
             panic!("agents.toml: {err}");
         }
-        for kind in KINDS {
+        for &kind in AgentKind::ALL {
             let m = markers(kind).unwrap_or_else(|| panic!("agents.toml has no [{}]", kind.as_str()));
             assert!(!m.waiting.is_empty() && !m.busy.is_empty() && !m.ready.is_empty());
         }

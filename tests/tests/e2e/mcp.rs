@@ -866,7 +866,7 @@ async fn a_terminal_started_with_a_restart_policy_comes_back(via: Via) {
     )
     .await;
     assert!(
-        err.contains("unknown restart policy 'sometimes'; use never, on-failure or always"),
+        err.contains("unknown restart policy 'sometimes'; use one of never, on-failure, always"),
         "{err}"
     );
     let started = ok(

@@ -46,6 +46,8 @@ pub enum Command {
     Wait(WaitCommand),
     #[command(flatten)]
     Agents(AgentCommand),
+    #[command(flatten)]
+    Worktrees(WorktreeCommand),
     /// Start, stop or inspect the daemon.
     #[command(subcommand)]
     Daemon(DaemonCommand),
@@ -144,8 +146,40 @@ pub enum PaneCommand {
         #[arg(long, short = 's', default_value = "TERM")]
         signal: String,
     },
-    /// Remove a pane at once, killing it if it still runs.
-    Release { pane: String },
+    /// Remove a pane at once, killing it if it still runs. Its worktree, if it
+    /// has one, goes too when it holds no uncommitted or unmerged work; else it
+    /// is kept and the reply says what it holds.
+    Release {
+        pane: String,
+        /// Remove the pane's worktree and branch even with work in them.
+        #[arg(long)]
+        discard: bool,
+    },
+}
+
+/// Agents' work: the worktrees fugue made, and what a pane changed in its own.
+#[derive(Subcommand, Debug)]
+pub enum WorktreeCommand {
+    /// List the worktrees fugue made: branch, base, commits ahead and behind,
+    /// uncommitted files, the pane and its agent's state.
+    Worktrees,
+    /// What a pane changed in its worktree against the commit it started from,
+    /// committed or not (untracked files included).
+    Diff {
+        pane: String,
+        /// Files with lines added and removed, no patch.
+        #[arg(long)]
+        stat: bool,
+    },
+    /// Remove a worktree fugue made and its branch, with whatever work they
+    /// hold, after asking (or with --yes). WORKTREE is its name, or the pane
+    /// that worked in it; a pane still running there is released first.
+    Discard {
+        worktree: String,
+        /// Do not ask (needed where no terminal can answer).
+        #[arg(long)]
+        yes: bool,
+    },
 }
 
 /// A pane's terminal: read, type, capture, search, attach.
@@ -375,6 +409,15 @@ pub struct RunArgs {
     /// Restarts allowed in a row before the pane stays exited.
     #[arg(long, value_name = "N")]
     pub max_restarts: Option<u32>,
+    /// Start in a git worktree of its own, on a new branch fugue/NAME (default
+    /// NAME: agent- and 8 hex digits), made from the repository of --cwd or the
+    /// session's directory, outside the working tree. Uncommitted changes there
+    /// are not carried (the command says so).
+    #[arg(long, value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+    pub worktree: Option<String>,
+    /// The commit or ref the worktree starts from (default: HEAD).
+    #[arg(long, value_name = "REF", requires = "worktree")]
+    pub base: Option<String>,
     /// The command and its arguments (after --). Empty: just a shell.
     #[arg(last = true)]
     pub command: Vec<String>,

@@ -3,9 +3,11 @@
 //! here before it reaches a terminal (docs/output.md). Functions that show an
 //! age take `now`, so the same input always renders the same text.
 
-use fugue_client::protocol::limits::escape_for_display;
+use fugue_client::diff::DiffView;
+use fugue_client::protocol::limits::{escape_for_display, escape_keeping_lines};
 use fugue_client::protocol::{DaemonInfo, Event, ExitStatus, PaneInfo, PaneState, SessionInfo};
 use fugue_client::views::{AgentStateView, GrepView, OverviewView, PaneView, SessionView};
+use fugue_client::worktree::WorktreeView;
 use serde_json::Value;
 use std::io::Write;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
@@ -326,6 +328,99 @@ pub fn wait_text(view: &fugue_client::views::WaitView) -> String {
         ),
         None => format!("{} after {} ms", view.condition, view.elapsed_ms),
     }
+}
+
+pub const WORKTREE_HEADER: &[&str] = &[
+    "NAME", "BRANCH", "BASE", "AHEAD", "BEHIND", "DIRTY", "PANE", "STATE", "AGENT",
+];
+
+/// `fugue worktrees`: one row a worktree; a pane that is gone shows `-`, a
+/// checkout removed behind fugue's back `gone`.
+pub fn worktrees_table(views: &[WorktreeView]) -> String {
+    let rows = views
+        .iter()
+        .map(|v| {
+            let dirty = match v.status.exists {
+                true => v.status.dirty.len().to_string(),
+                false => "gone".to_string(),
+            };
+            vec![
+                v.record.name.clone(),
+                v.record.branch.clone(),
+                format!(
+                    "{} ({})",
+                    v.record.base_ref,
+                    &v.record.base[..v.record.base.len().min(8)]
+                ),
+                v.status.ahead.to_string(),
+                v.status.behind.to_string(),
+                dirty,
+                v.record.pane.as_deref().map(short).unwrap_or_else(|| "-".into()),
+                v.pane_state.clone().unwrap_or_else(|| "-".into()),
+                v.agent_state.clone().unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    table(WORKTREE_HEADER, rows)
+}
+
+/// `fugue diff`: a line per file (`+added -removed path`), a total, then the
+/// patch unless `stat_only`; added lines green and removed red when `color`.
+/// Every line is escaped: file contents may hold anything.
+pub fn diff_text(view: &DiffView, stat_only: bool, color: bool) -> String {
+    let mut out = Vec::new();
+    for file in &view.files {
+        let path = match &file.old_path {
+            Some(old) => format!("{old} -> {}", file.path),
+            None => file.path.clone(),
+        };
+        let counts = match file.binary {
+            true => "binary".to_string(),
+            false => format!("+{} -{}", file.added, file.removed),
+        };
+        out.push(format!(
+            "{counts:>12}  {:<8}  {}",
+            file.status,
+            escape_for_display(&path)
+        ));
+    }
+    out.push(format!(
+        "{} file(s), +{} -{} against {} ({})",
+        view.files.len(),
+        view.added,
+        view.removed,
+        &view.base[..view.base.len().min(12)],
+        view.branch
+    ));
+    if stat_only {
+        return out.join("\n");
+    }
+    let paint = |code: &str, line: &str| match color {
+        true => format!("\x1b[{code}m{line}\x1b[0m"),
+        false => line.to_string(),
+    };
+    for file in &view.files {
+        out.push(String::new());
+        out.push(paint(
+            "1",
+            &format!("{} ({})", escape_for_display(&file.path), file.status),
+        ));
+        for hunk in &file.hunks {
+            out.push(paint("36", &escape_for_display(&hunk.header)));
+            for line in &hunk.lines {
+                let line = escape_keeping_lines(line);
+                out.push(match line.chars().next() {
+                    Some('+') => paint("32", &line),
+                    Some('-') => paint("31", &line),
+                    _ => line.into_owned(),
+                });
+            }
+        }
+    }
+    if view.truncated {
+        out.push("(the patch was cut at 8 MiB: later files show counts only)".into());
+    }
+    out.join("\n")
 }
 
 #[cfg(test)]

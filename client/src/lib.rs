@@ -5,12 +5,14 @@
 //! each reply to its caller, so calls never wait on each other.
 
 mod autostart;
+pub mod diff;
 mod local;
 pub mod ops;
 pub mod remote;
 mod shared;
 pub mod token;
 pub mod views;
+pub mod worktree;
 
 pub use autostart::{companion_binary, daemon_binary, start_daemon};
 pub use fugue_protocol as protocol;
@@ -101,6 +103,8 @@ pub enum ClientError {
     Protocol(String),
     #[error("connection to fugued closed{0}")]
     Closed(String),
+    #[error(transparent)]
+    Worktree(#[from] worktree::WorktreeError),
 }
 
 impl ClientError {

@@ -6,6 +6,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use fugue_client::protocol::ErrorCode;
+use fugue_client::worktree::WorktreeError;
 use fugue_client::ClientError;
 use serde::Serialize;
 
@@ -88,6 +89,10 @@ impl From<ClientError> for ApiError {
                 Self::new(StatusCode::SERVICE_UNAVAILABLE, "daemon_unreachable", err.to_string())
             }
             ClientError::Protocol(_) => Self::new(StatusCode::BAD_GATEWAY, "protocol", err.to_string()),
+            ClientError::Worktree(WorktreeError::Invalid(_)) => {
+                Self::new(StatusCode::BAD_REQUEST, "invalid_argument", err.to_string())
+            }
+            ClientError::Worktree(_) => Self::new(StatusCode::INTERNAL_SERVER_ERROR, "worktree", err.to_string()),
         }
     }
 }

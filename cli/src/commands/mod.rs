@@ -10,6 +10,7 @@ mod remote;
 mod sessions;
 mod wait;
 mod web;
+mod worktrees;
 
 use crate::args::{Cli, Command};
 use crate::render::Output;
@@ -88,6 +89,7 @@ async fn run(ctx: &Context<'_>) -> Result<ExitCode, ClientError> {
         Command::Io(command) => io::run(ctx, command).await,
         Command::Wait(command) => wait::run(ctx, command).await,
         Command::Agents(command) => agents::run(ctx, command).await,
+        Command::Worktrees(command) => worktrees::run(ctx, command).await,
         Command::Daemon(command) => daemon::run(ctx, command).await,
         Command::Completions { shell } => {
             let mut cli = <Cli as clap::CommandFactory>::command();

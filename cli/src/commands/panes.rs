@@ -23,6 +23,9 @@ pub async fn run(ctx: &Context<'_>, command: &PaneCommand) -> Result<ExitCode, C
     let client = ctx.connect(true).await?;
     let out = &ctx.out;
     match command {
+        PaneCommand::Run(args) if args.worktree.is_some() => {
+            super::worktrees::run_in_worktree(ctx, &client, args).await?;
+        }
         PaneCommand::Run(args) => {
             let info = create_pane(&client, spawn_spec(args)?).await?;
             out.print(pane_json(&info), || info.id.to_string());
@@ -64,9 +67,8 @@ pub async fn run(ctx: &Context<'_>, command: &PaneCommand) -> Result<ExitCode, C
             let info = client.kill_pane(pane, Some(signal)).await?;
             out.print(pane_json(&info), String::new);
         }
-        PaneCommand::Release { pane } => {
-            client.release_pane(pane).await?;
-            print_ok(ctx);
+        PaneCommand::Release { pane, discard } => {
+            super::worktrees::release(ctx, &client, pane, *discard).await?;
         }
     }
     Ok(ExitCode::SUCCESS)

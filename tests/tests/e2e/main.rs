@@ -31,3 +31,4 @@ mod slow_client;
 mod top;
 mod upgrade;
 mod web;
+mod worktrees;

@@ -1,0 +1,652 @@
+//! A git worktree per agent: a checkout of the session's repository on a branch
+//! of its own, so two agents never edit one checkout, and a diff of what one
+//! changed against where it started.
+//!
+//! Git runs here, in the client, with the user's own `git`, environment and
+//! credentials: never in fugued, which a service manager may have started
+//! without the user's PATH or ssh-agent. Worktrees live outside the working tree,
+//! under the worktree root (`$FUGUE_WORKTREE_ROOT`, else
+//! `$XDG_STATE_HOME/fugue/worktrees`, else `~/.local/state/fugue/worktrees`), at
+//! `ROOT/REPO-KEY/NAME`, each with its record beside it (`NAME.json`): the
+//! repository, the branch, the base, and the pane it belongs to. Nothing with
+//! work in it is removed unless the request says to discard it.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+
+#[cfg(feature = "schema")]
+use schemars::JsonSchema;
+
+/// Longest a worktree's name may be.
+pub const MAX_NAME: usize = 64;
+/// Bytes of patch a diff reads at most; past it the diff says it was cut.
+pub const MAX_DIFF_BYTES: usize = 8 * 1024 * 1024;
+/// Files a diff or a status lists at most.
+pub const MAX_FILES: usize = 10_000;
+/// Records read from the root at most.
+const MAX_RECORDS: usize = 10_000;
+/// Longest one git command may run (a checkout of a large repository).
+const GIT_TIMEOUT: Duration = Duration::from_secs(300);
+/// Bytes of a git command's output kept for anything but a diff.
+const MAX_GIT_OUTPUT: usize = 4 * 1024 * 1024;
+
+/// What went wrong with a worktree, in one line naming what and why.
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Git(String),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// A worktree fugue made, as its record says.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct WorktreeRecord {
+    pub name: String,
+    /// The repository's main checkout (its top-level directory).
+    pub repo: String,
+    /// The worktree's directory.
+    pub path: String,
+    /// Its branch (`fugue/NAME`).
+    pub branch: String,
+    /// The commit it started from.
+    pub base: String,
+    /// The ref that commit was read from (`main`, a tag, `HEAD`): merging goes
+    /// back there, and ahead/behind count against it.
+    pub base_ref: String,
+    /// The pane working in it, once started.
+    pub pane: Option<String>,
+    pub session: Option<String>,
+    pub created_at_ms: u64,
+}
+
+/// A new worktree: made from `dir`'s repository, on branch `fugue/NAME`.
+#[derive(Clone, Debug, Default)]
+pub struct NewWorktree {
+    /// A directory in the repository (the session's or the pane's).
+    pub dir: PathBuf,
+    /// Its name (default `agent-` and 8 hex digits).
+    pub name: Option<String>,
+    /// What to start from (default the repository's HEAD commit).
+    pub base: Option<String>,
+}
+
+/// A worktree made, and what the person should know (uncommitted changes that
+/// were not carried).
+#[derive(Debug)]
+pub struct Created {
+    pub record: WorktreeRecord,
+    pub notes: Vec<String>,
+}
+
+/// Where a worktree stands now.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct WorktreeStatus {
+    /// The directory still exists (it may have been removed behind fugue's back).
+    pub exists: bool,
+    /// Commits on the branch that `base_ref` does not have.
+    pub ahead: u32,
+    /// Commits on `base_ref` the branch does not have.
+    pub behind: u32,
+    /// Files changed and not committed (`git status --porcelain` paths).
+    pub dirty: Vec<String>,
+}
+
+/// Checks a worktree's name: it becomes a branch (`fugue/NAME`) and a directory.
+pub fn check_name(name: &str) -> Result<(), WorktreeError> {
+    let fits = !name.is_empty() && name.len() <= MAX_NAME;
+    let plain = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let shaped = !name.starts_with(['.', '-']) && !name.ends_with('.') && !name.ends_with(".lock");
+    if fits && plain && shaped && !name.contains("..") {
+        return Ok(());
+    }
+    Err(WorktreeError::Invalid(format!(
+        "worktree name '{}' is not one: 1 to {MAX_NAME} of A-Z a-z 0-9 . _ -, not starting with . or -, \
+no '..', not ending in . or .lock",
+        fugue_protocol::limits::clean_label(name, 80)
+    )))
+}
+
+/// The worktree root (see the module's comment).
+pub fn root() -> Result<PathBuf, WorktreeError> {
+    let from_env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(root) = from_env("FUGUE_WORKTREE_ROOT") {
+        return Ok(root);
+    }
+    let state = from_env("XDG_STATE_HOME")
+        .or_else(|| from_env("HOME").map(|home| home.join(".local/state")))
+        .ok_or_else(|| WorktreeError::Invalid("no HOME: set FUGUE_WORKTREE_ROOT".into()))?;
+    Ok(state.join("fugue/worktrees"))
+}
+
+/// Makes a worktree of `new.dir`'s repository on a new branch.
+pub async fn create_worktree(new: &NewWorktree) -> Result<Created, WorktreeError> {
+    let name = match &new.name {
+        Some(name) => name.clone(),
+        None => format!("agent-{}", &fugue_protocol::SessionId::new().simple()[..8]),
+    };
+    check_name(&name)?;
+    let dir = &new.dir;
+    let repo = git(dir, &["rev-parse", "--show-toplevel"])
+        .await
+        .map_err(|_| WorktreeError::Invalid(format!("{} is not in a git repository", dir.display())))?;
+    let repo = PathBuf::from(repo.trim_end());
+    let base_ref = new.base.clone().unwrap_or_else(|| "HEAD".to_string());
+    if base_ref.starts_with('-') || base_ref.chars().any(char::is_control) {
+        return Err(WorktreeError::Invalid(format!("base '{base_ref}' is not a ref")));
+    }
+    let base = git(
+        &repo,
+        &["rev-parse", "--verify", "--quiet", &format!("{base_ref}^{{commit}}")],
+    )
+    .await
+    .map_err(|_| WorktreeError::Invalid(format!("base '{base_ref}' is no commit in {}", repo.display())))?;
+    let base = base.trim_end().to_string();
+    let branch = format!("fugue/{name}");
+    if git(
+        &repo,
+        &["show-ref", "--verify", "--quiet", &format!("refs/heads/{branch}")],
+    )
+    .await
+    .is_ok()
+    {
+        return Err(WorktreeError::Invalid(format!(
+            "branch {branch} exists in {}; pick another name",
+            repo.display()
+        )));
+    }
+    // The ref merges go back to: the branch HEAD names, when HEAD was the base.
+    let base_ref = match base_ref.as_str() {
+        "HEAD" => git(&repo, &["symbolic-ref", "--quiet", "--short", "HEAD"])
+            .await
+            .map(|b| b.trim_end().to_string())
+            .unwrap_or_else(|_| base.clone()),
+        _ => base_ref,
+    };
+    let folder = root()?.join(repo_key(&repo));
+    let path = folder.join(&name);
+    if path.exists() || record_path(&folder, &name).exists() {
+        return Err(WorktreeError::Invalid(format!(
+            "worktree {} exists already",
+            path.display()
+        )));
+    }
+    std::fs::create_dir_all(&folder).map_err(|e| io(&folder, e))?;
+    let mut notes = Vec::new();
+    let dirty = git(&repo, &["status", "--porcelain"]).await?;
+    let dirty_files = dirty.lines().count();
+    if dirty_files > 0 {
+        notes.push(format!(
+            "{dirty_files} uncommitted change(s) in {} are not carried: the worktree starts from {}",
+            repo.display(),
+            short(&base)
+        ));
+    }
+    let path_text = path.to_string_lossy().into_owned();
+    git(&repo, &["worktree", "add", "--quiet", "-b", &branch, &path_text, &base]).await?;
+    let record = WorktreeRecord {
+        name,
+        repo: repo.to_string_lossy().into_owned(),
+        path: path_text,
+        branch,
+        base,
+        base_ref,
+        pane: None,
+        session: None,
+        created_at_ms: crate::views::now_ms(),
+    };
+    save(&record)?;
+    Ok(Created { record, notes })
+}
+
+/// Records that `record`'s worktree belongs to `pane` of `session`.
+pub fn assign(record: &mut WorktreeRecord, pane: &str, session: &str) -> Result<(), WorktreeError> {
+    record.pane = Some(pane.to_string());
+    record.session = Some(session.to_string());
+    save(record)
+}
+
+/// Every worktree fugue made (records under the root), by repository and name.
+pub fn list() -> Result<Vec<WorktreeRecord>, WorktreeError> {
+    let root = root()?;
+    let mut records = Vec::new();
+    let Ok(folders) = std::fs::read_dir(&root) else {
+        return Ok(records);
+    };
+    for folder in folders.flatten() {
+        let Ok(files) = std::fs::read_dir(folder.path()) else {
+            continue;
+        };
+        for file in files.flatten() {
+            let path = file.path();
+            if records.len() >= MAX_RECORDS || path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let record = std::fs::read(&path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<WorktreeRecord>(&bytes).ok());
+            records.extend(record);
+        }
+    }
+    records.sort_by(|a, b| (&a.repo, &a.name).cmp(&(&b.repo, &b.name)));
+    Ok(records)
+}
+
+/// The worktree pane `pane` (its full id) works in, if fugue made it one.
+pub fn of_pane(pane: &str) -> Result<Option<WorktreeRecord>, WorktreeError> {
+    Ok(list()?.into_iter().find(|r| r.pane.as_deref() == Some(pane)))
+}
+
+/// The worktree named `name`, or else the one pane `pane` (a full id) works in.
+pub fn find(name: &str, pane: Option<&str>) -> Result<Option<WorktreeRecord>, WorktreeError> {
+    let records = list()?;
+    let by_name: Vec<&WorktreeRecord> = records.iter().filter(|r| r.name == name).collect();
+    if by_name.len() > 1 {
+        let repos: Vec<&str> = by_name.iter().map(|r| r.repo.as_str()).collect();
+        return Err(WorktreeError::Invalid(format!(
+            "{} worktrees are named '{name}' (in {}); name the pane instead",
+            by_name.len(),
+            repos.join(", ")
+        )));
+    }
+    if let Some(record) = by_name.first() {
+        return Ok(Some((*record).clone()));
+    }
+    Ok(pane.and_then(|pane| records.into_iter().find(|r| r.pane.as_deref() == Some(pane))))
+}
+
+/// Where the worktree stands against its base ref.
+pub async fn status(record: &WorktreeRecord) -> Result<WorktreeStatus, WorktreeError> {
+    let path = Path::new(&record.path);
+    if !path.is_dir() {
+        return Ok(WorktreeStatus {
+            exists: false,
+            ahead: 0,
+            behind: 0,
+            dirty: Vec::new(),
+        });
+    }
+    let range = format!("{}...{}", record.base_ref, record.branch);
+    let counts = git(
+        Path::new(&record.repo),
+        &["rev-list", "--left-right", "--count", &range],
+    )
+    .await
+    .unwrap_or_default();
+    let mut counts = counts.split_whitespace().map(|n| n.parse::<u32>().unwrap_or(0));
+    let (behind, ahead) = (counts.next().unwrap_or(0), counts.next().unwrap_or(0));
+    let porcelain = git(path, &["status", "--porcelain=v1", "-z", "--untracked-files=all"]).await?;
+    let dirty = porcelain_paths(&porcelain);
+    Ok(WorktreeStatus {
+        exists: true,
+        ahead,
+        behind,
+        dirty,
+    })
+}
+
+/// What releasing a pane did with its worktree.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Released {
+    /// Removed, with its branch (it held no work, or `discard` said so).
+    Removed,
+    /// Kept, for these reasons (uncommitted files, unmerged commits).
+    Kept(Vec<String>),
+    /// Its directory was gone already; the record is dropped, the branch kept.
+    Gone,
+}
+
+/// Removes `record`'s worktree and branch if they hold no work, or whatever
+/// they hold when `discard`; else keeps them and says why.
+pub async fn release(record: &WorktreeRecord, discard: bool) -> Result<Released, WorktreeError> {
+    let status = status(record).await?;
+    let repo = Path::new(&record.repo);
+    if !status.exists {
+        // Git's own bookkeeping of the vanished checkout goes too.
+        let _ = git(repo, &["worktree", "prune"]).await;
+        forget(record)?;
+        return Ok(Released::Gone);
+    }
+    let mut work = Vec::new();
+    if !status.dirty.is_empty() {
+        work.push(format!("{} uncommitted file(s)", status.dirty.len()));
+    }
+    if status.ahead > 0 {
+        work.push(format!("{} commit(s) not in {}", status.ahead, record.base_ref));
+    }
+    if !work.is_empty() && !discard {
+        return Ok(Released::Kept(work));
+    }
+    git(repo, &["worktree", "remove", "--force", &record.path]).await?;
+    git(repo, &["branch", "-D", &record.branch]).await?;
+    forget(record)?;
+    Ok(Released::Removed)
+}
+
+/// A repository's folder under the root: its directory's name and a digest of
+/// its path (two checkouts named `app` stay apart).
+fn repo_key(repo: &Path) -> String {
+    let name: String = repo
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(32)
+        .collect();
+    // FNV-1a: stable across builds, unlike the standard library's hasher.
+    let digest = repo
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    format!("{name}-{:08x}", digest as u32)
+}
+
+fn record_path(folder: &Path, name: &str) -> PathBuf {
+    folder.join(format!("{name}.json"))
+}
+
+/// Writes the record beside its worktree, whole or not at all.
+fn save(record: &WorktreeRecord) -> Result<(), WorktreeError> {
+    let path = Path::new(&record.path);
+    let folder = path.parent().unwrap_or(path);
+    let target = record_path(folder, &record.name);
+    let temporary = folder.join(format!(".{}.json.tmp", record.name));
+    let text = serde_json::to_vec_pretty(record).map_err(|e| WorktreeError::Io(e.to_string()))?;
+    std::fs::write(&temporary, text).map_err(|e| io(&temporary, e))?;
+    std::fs::rename(&temporary, &target).map_err(|e| io(&target, e))
+}
+
+fn forget(record: &WorktreeRecord) -> Result<(), WorktreeError> {
+    let path = Path::new(&record.path);
+    let target = record_path(path.parent().unwrap_or(path), &record.name);
+    match std::fs::remove_file(&target) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&target, e)),
+        _ => Ok(()),
+    }
+}
+
+fn io(path: &Path, err: std::io::Error) -> WorktreeError {
+    WorktreeError::Io(format!("{}: {err}", path.display()))
+}
+
+/// The paths in `git status --porcelain=v1 -z` output (a rename's new path).
+fn porcelain_paths(porcelain: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut entries = porcelain.split('\0').filter(|e| !e.is_empty());
+    while let Some(entry) = entries.next() {
+        let (code, path) = entry.split_at(entry.len().min(3));
+        if code.starts_with('R') || code.starts_with('C') {
+            entries.next();
+        }
+        if paths.len() < MAX_FILES {
+            paths.push(path.to_string());
+        }
+    }
+    paths
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(12)]
+}
+
+/// Runs `git -C dir ARGS` and returns its standard output (at most
+/// [`MAX_GIT_OUTPUT`] bytes), or its first line of complaint.
+async fn git(dir: &Path, args: &[&str]) -> Result<String, WorktreeError> {
+    let (status, out, err) = git_capped(dir, args, &[], MAX_GIT_OUTPUT).await?;
+    if status {
+        return Ok(String::from_utf8_lossy(&out.0).into_owned());
+    }
+    Err(git_failed(args, &err))
+}
+
+/// Output of a command: bytes, and whether there was more than the cap.
+pub(crate) struct Captured(pub Vec<u8>, pub bool);
+
+/// Runs git with extra environment, keeping at most `cap` bytes of its
+/// output; a command that outlives [`GIT_TIMEOUT`] is killed.
+pub(crate) async fn git_capped(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &Path)],
+    cap: usize,
+) -> Result<(bool, Captured, String), WorktreeError> {
+    let mut command = tokio::process::Command::new("git");
+    command
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .envs(env.iter().copied())
+        // Never a pager or a prompt for credentials: nobody is there to answer.
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = command
+        .spawn()
+        .map_err(|e| WorktreeError::Git(format!("cannot run git: {e}")))?;
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return Err(WorktreeError::Git("git's output is not readable".into()));
+    };
+    let run = async {
+        let mut out = Vec::new();
+        let mut stdout = stdout.take(cap as u64 + 1);
+        let mut err = Vec::new();
+        let mut stderr = stderr.take(64 * 1024);
+        let (read_out, read_err) = tokio::join!(stdout.read_to_end(&mut out), stderr.read_to_end(&mut err));
+        read_out
+            .and(read_err)
+            .map_err(|e| WorktreeError::Git(format!("reading git: {e}")))?;
+        let cut = out.len() > cap;
+        out.truncate(cap);
+        // Past the cap the rest is not read: git is stopped, not waited on.
+        if cut {
+            let _ = child.start_kill();
+        }
+        let status = child
+            .wait()
+            .await
+            .map_err(|e| WorktreeError::Git(format!("git: {e}")))?;
+        Ok::<_, WorktreeError>((
+            status.success() || cut,
+            Captured(out, cut),
+            String::from_utf8_lossy(&err).into_owned(),
+        ))
+    };
+    match tokio::time::timeout(GIT_TIMEOUT, run).await {
+        Ok(result) => result,
+        Err(_) => Err(WorktreeError::Git(format!(
+            "git {} took longer than {} s",
+            args.first().unwrap_or(&""),
+            GIT_TIMEOUT.as_secs()
+        ))),
+    }
+}
+
+fn git_failed(args: &[&str], stderr: &str) -> WorktreeError {
+    let said = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("failed");
+    let said = said.strip_prefix("fatal: ").unwrap_or(said);
+    WorktreeError::Git(format!("git {}: {said}", args.first().unwrap_or(&"")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_become_branches_and_directories_safely() {
+        for good in ["fix-login", "agent-1a2b3c4d", "v1.2_x"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        let long = "a".repeat(MAX_NAME + 1);
+        for bad in [
+            "",
+            "..",
+            "a..b",
+            "-x",
+            ".hidden",
+            "x.lock",
+            "x.",
+            "a/b",
+            "a b",
+            "tab\tx",
+            "\u{1b}[2J",
+            &long,
+        ] {
+            let err = check_name(bad).expect_err(bad).to_string();
+            assert!(err.starts_with("worktree name '"), "{err}");
+            assert!(!err.contains('\u{1b}'), "{err}");
+        }
+    }
+
+    #[test]
+    fn porcelain_paths_take_renames_new_names() {
+        let out = " M src/a.rs\0R  new.rs\0old.rs\0?? notes.txt\0";
+        assert_eq!(porcelain_paths(out), ["src/a.rs", "new.rs", "notes.txt"]);
+    }
+
+    #[test]
+    fn repository_keys_differ_by_path_and_stay_plain() {
+        let a = repo_key(Path::new("/home/a/app"));
+        let b = repo_key(Path::new("/home/b/app"));
+        assert_ne!(a, b);
+        assert!(a.starts_with("app-"));
+        assert_eq!(repo_key(Path::new("/x/we ird")).split('-').next(), Some("we_ird"));
+    }
+}
+
+/// A pane started in a worktree of its own.
+#[derive(Debug)]
+pub struct StartedInWorktree {
+    pub pane: fugue_protocol::PaneInfo,
+    pub worktree: WorktreeRecord,
+    /// What the person should know (see [`Created::notes`]).
+    pub notes: Vec<String>,
+}
+
+/// Makes a worktree, then the pane `spec` describes in it (through `create`,
+/// the front end's way of creating a pane), and records whose it is. If the
+/// pane cannot start, the new worktree (which holds nothing yet) goes again.
+pub async fn start_in_worktree<Create, Creating>(
+    new: &NewWorktree,
+    mut spec: fugue_protocol::SpawnSpec,
+    create: Create,
+) -> Result<StartedInWorktree, crate::ClientError>
+where
+    Create: FnOnce(fugue_protocol::SpawnSpec) -> Creating,
+    Creating: std::future::Future<Output = Result<fugue_protocol::PaneInfo, crate::ClientError>>,
+{
+    let Created { mut record, notes } = create_worktree(new).await?;
+    spec.cwd = Some(record.path.clone());
+    let pane = match create(spec).await {
+        Ok(pane) => pane,
+        Err(err) => {
+            let _ = release(&record, false).await;
+            return Err(err);
+        }
+    };
+    assign(&mut record, &pane.id.to_string(), &pane.session_name)?;
+    Ok(StartedInWorktree {
+        pane,
+        worktree: record,
+        notes,
+    })
+}
+
+/// Releases a pane, then its worktree if it has one: removed when it holds no
+/// work or `discard` says so, else kept (and the reply says what it holds).
+pub async fn release_pane(
+    client: &crate::Client,
+    pane: &str,
+    discard: bool,
+) -> Result<Option<(WorktreeRecord, Released)>, crate::ClientError> {
+    let info = client.pane_status(pane).await?;
+    let record = of_pane(&info.id.to_string())?;
+    if discard && record.is_none() {
+        return Err(WorktreeError::Invalid(format!("pane {} has no worktree to discard", info.id)).into());
+    }
+    client.release_pane(&info.id.to_string()).await?;
+    let Some(record) = record else { return Ok(None) };
+    let released = release(&record, discard).await?;
+    Ok(Some((record, released)))
+}
+
+/// The changes pane `pane` made in its worktree.
+pub async fn pane_diff(
+    client: &crate::Client,
+    pane: &str,
+    stat_only: bool,
+) -> Result<crate::diff::DiffView, crate::ClientError> {
+    let info = client.pane_status(pane).await?;
+    let Some(record) = of_pane(&info.id.to_string())? else {
+        return Err(WorktreeError::Invalid(format!(
+            "pane {} works in no worktree of fugue's (start one with `fugue run --worktree`)",
+            info.id
+        ))
+        .into());
+    };
+    Ok(crate::diff::diff(&record, stat_only).await?)
+}
+
+/// A worktree as `fugue worktrees`, MCP and HTTP show it: its record, where it
+/// stands, and its pane's and agent's state.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct WorktreeView {
+    #[serde(flatten)]
+    pub record: WorktreeRecord,
+    #[serde(flatten)]
+    pub status: WorktreeStatus,
+    /// The pane's state (`running`, `exited`, ...); `None` once it is gone.
+    pub pane_state: Option<String>,
+    /// Its agent's state, where an agent CLI runs in it.
+    pub agent_state: Option<String>,
+}
+
+/// Every worktree fugue made, with where each stands and its pane's state.
+pub async fn views(client: &crate::Client) -> Result<Vec<WorktreeView>, crate::ClientError> {
+    let records = list()?;
+    let panes = match records.is_empty() {
+        true => Vec::new(),
+        false => client.overview(None).await?,
+    };
+    let mut views = Vec::with_capacity(records.len());
+    for record in records {
+        let pane = panes
+            .iter()
+            .find(|p| record.pane.as_deref() == Some(p.pane.id.to_string().as_str()));
+        views.push(WorktreeView {
+            status: status(&record).await?,
+            pane_state: pane.map(|p| p.pane.state.as_str().to_string()),
+            agent_state: pane
+                .and_then(|p| p.agent.as_ref())
+                .map(|a| a.state.as_str().to_string()),
+            record,
+        });
+    }
+    Ok(views)
+}

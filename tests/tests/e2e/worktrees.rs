@@ -1,0 +1,235 @@
+//! A worktree per agent, with a real git: two panes in one repository each get
+//! a checkout and branch of their own, `worktrees` and `diff` show each one's
+//! work only, and releasing or discarding never loses work nobody asked to lose.
+
+use fugue_tests::{wait_for_text, Daemon};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Runs git in `dir` with the test's own identity; its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "fugue test")
+        .env("GIT_AUTHOR_EMAIL", "test@fugue.invalid")
+        .env("GIT_COMMITTER_NAME", "fugue test")
+        .env("GIT_COMMITTER_EMAIL", "test@fugue.invalid")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A repository with one commit (`a.txt` = `hello`) in the daemon's directory.
+fn repository(daemon: &Daemon) -> PathBuf {
+    let repo = daemon.dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(repo.join("a.txt"), "hello\n").unwrap();
+    git(&repo, &["add", "a.txt"]);
+    git(&repo, &["commit", "--quiet", "-m", "first"]);
+    repo
+}
+
+/// `fugue --json run` in a worktree; the pane's id and the worktree's path.
+fn run_in_worktree(daemon: &Daemon, name: &str, script: &str) -> (String, PathBuf, String) {
+    let out = daemon.cli(&[
+        "--json",
+        "run",
+        "-s",
+        "w",
+        "--worktree",
+        name,
+        "--no-shell",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    let value = out.json();
+    let pane = value["id"].as_str().expect("pane id").to_string();
+    let path = PathBuf::from(value["worktree"]["path"].as_str().expect("worktree path"));
+    (pane, path, out.stderr)
+}
+
+#[tokio::test]
+async fn two_agents_work_in_worktrees_of_their_own() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    let repo = repository(&daemon);
+    daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+    // Uncommitted work in the main checkout: not carried, never touched.
+    std::fs::write(repo.join("a.txt"), "hello\nmain's own edit\n").unwrap();
+
+    let commit = "git -c user.name=t -c user.email=t@t.invalid commit --quiet -m alpha";
+    let alpha_script = format!(
+        "echo A > alpha.txt && git add alpha.txt && {commit} && sed -i s/hello/from-alpha/ a.txt && echo alpha-done; exec sleep 600"
+    );
+    let (alpha, alpha_dir, said) = run_in_worktree(&daemon, "alpha", &alpha_script);
+    assert!(
+        said.contains("1 uncommitted change(s) in") && said.contains("are not carried"),
+        "{said}"
+    );
+    let (beta, beta_dir, _) = run_in_worktree(&daemon, "beta", "echo B > beta.txt && echo beta-done; exec sleep 600");
+    wait_for_text(&client, &alpha, "alpha-done").await;
+    wait_for_text(&client, &beta, "beta-done").await;
+
+    // Outside the working tree, on branches of their own, from main's commit.
+    let state = daemon.dir.path().join("state");
+    assert!(
+        alpha_dir.starts_with(&state) && !alpha_dir.starts_with(&repo),
+        "{}",
+        alpha_dir.display()
+    );
+    assert_eq!(
+        std::fs::read_to_string(alpha_dir.join("a.txt")).unwrap(),
+        "from-alpha\n"
+    );
+    assert_eq!(std::fs::read_to_string(beta_dir.join("a.txt")).unwrap(), "hello\n");
+    let branches = git(&repo, &["branch", "--list", "fugue/*"]);
+    assert!(
+        branches.contains("fugue/alpha") && branches.contains("fugue/beta"),
+        "{branches}"
+    );
+
+    let listed = daemon.cli(&["--json", "worktrees"]).json();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let (a, b) = (&listed[0], &listed[1]);
+    assert_eq!(
+        (a["name"].as_str(), a["pane"].as_str()),
+        (Some("alpha"), Some(alpha.as_str()))
+    );
+    assert_eq!(
+        (a["ahead"].as_u64(), a["behind"].as_u64(), a["base_ref"].as_str()),
+        (Some(1), Some(0), Some("main"))
+    );
+    assert_eq!(a["dirty"], serde_json::json!(["a.txt"]));
+    assert_eq!((b["name"].as_str(), b["ahead"].as_u64()), (Some("beta"), Some(0)));
+    assert_eq!(b["dirty"], serde_json::json!(["beta.txt"]));
+    assert_eq!(b["pane_state"], "running");
+    let table = daemon.cli(&["worktrees"]).ok();
+    assert!(
+        table.starts_with("NAME") && table.contains("fugue/alpha") && table.contains("main ("),
+        "{table}"
+    );
+
+    // Each one's changes, committed or not, and only its own.
+    let diff = daemon.cli(&["--json", "diff", &alpha]).json();
+    let files: Vec<(&str, &str)> = diff["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].as_str().unwrap(), f["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(files, [("a.txt", "modified"), ("alpha.txt", "added")]);
+    assert_eq!(
+        diff["files"][0]["hunks"][0]["lines"],
+        serde_json::json!(["-hello", "+from-alpha"])
+    );
+    assert_eq!((diff["added"].as_u64(), diff["removed"].as_u64()), (Some(2), Some(1)));
+    let stat = daemon.cli(&["diff", &beta, "--stat"]).ok();
+    assert!(
+        stat.contains("added") && stat.contains("beta.txt") && !stat.contains("alpha"),
+        "{stat}"
+    );
+    let patch = daemon.cli(&["diff", &beta]).ok();
+    assert!(patch.contains("@@ -0,0 +1 @@") && patch.contains("+B"), "{patch}");
+    // The diff left the worktree's own index alone: beta.txt is still untracked.
+    assert_eq!(git(&beta_dir, &["status", "--porcelain"]), "?? beta.txt\n");
+
+    // Releasing a pane keeps a worktree with work in it, and says what it holds.
+    let kept = daemon.cli(&["--json", "release", &alpha]).json();
+    assert_eq!(kept["outcome"], "kept", "{kept}");
+    assert_eq!(
+        kept["holds"],
+        serde_json::json!(["1 uncommitted file(s)", "1 commit(s) not in main"])
+    );
+    assert_eq!(
+        std::fs::read_to_string(alpha_dir.join("a.txt")).unwrap(),
+        "from-alpha\n"
+    );
+    // Discarding asks first; nobody at a terminal to answer is an error.
+    let refused = daemon.cli(&["discard", "alpha"]).err();
+    assert!(refused.contains("add --yes"), "{refused}");
+    assert!(alpha_dir.join("alpha.txt").exists());
+    let discarded = daemon.cli(&["--json", "discard", "alpha", "--yes"]).json();
+    assert_eq!(discarded["outcome"], "removed");
+    assert!(!alpha_dir.exists());
+    assert!(!git(&repo, &["branch", "--list", "fugue/*"]).contains("fugue/alpha"));
+
+    // Asked by name: the work goes with it.
+    let removed = daemon.cli(&["--json", "release", &beta, "--discard"]).json();
+    assert_eq!(removed["outcome"], "removed", "{removed}");
+    assert!(!beta_dir.exists());
+    assert_eq!(daemon.cli(&["--json", "worktrees"]).json(), serde_json::json!([]));
+    // The main checkout's own uncommitted edit is as it was.
+    assert_eq!(
+        std::fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "hello\nmain's own edit\n"
+    );
+}
+
+#[tokio::test]
+async fn bad_worktree_requests_say_what_and_change_nothing() {
+    let daemon = Daemon::start();
+    let repo = repository(&daemon);
+    daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "-s", "w"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "true"]);
+        daemon.cli(&args).err()
+    };
+    let plain = daemon.dir.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let outside = run(&["--worktree", "x", "--cwd", plain.to_str().unwrap()]);
+    assert!(outside.ends_with("plain is not in a git repository"), "{outside}");
+    let dots = run(&["--worktree", "a..b"]);
+    assert!(
+        dots.contains("worktree name 'a..b' is not one") && dots.contains("no '..'"),
+        "{dots}"
+    );
+    let control = run(&["--worktree", "x\u{1b}[2Jy"]);
+    assert!(
+        control.contains("is not one") && !control.contains('\u{1b}'),
+        "{control:?}"
+    );
+    git(&repo, &["branch", "fugue/taken"]);
+    let taken = run(&["--worktree", "taken"]);
+    assert!(
+        taken.contains("branch fugue/taken exists in") && taken.contains("pick another name"),
+        "{taken}"
+    );
+    let base = run(&["--worktree", "x", "--base", "nope"]);
+    assert!(base.contains("base 'nope' is no commit in"), "{base}");
+    // None of that made a pane, a branch or a worktree.
+    assert_eq!(daemon.cli(&["--json", "panes", "w"]).json(), serde_json::json!([]));
+    assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(daemon.cli(&["--json", "worktrees"]).json(), serde_json::json!([]));
+
+    // A pane without a worktree has no diff.
+    let shell = daemon.cli(&["run", "-s", "w", "--no-shell", "--", "sleep", "600"]).ok();
+    let none = daemon.cli(&["diff", &shell]).err();
+    assert!(none.contains("works in no worktree of fugue's"), "{none}");
+    let no_discard = daemon.cli(&["release", &shell, "--discard"]).err();
+    assert!(no_discard.contains("has no worktree to discard"), "{no_discard}");
+
+    // A worktree removed behind fugue's back: listed as gone, said plainly.
+    let (pane, dir, _) = run_in_worktree(&daemon, "lost", "exec sleep 600");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let listed = daemon.cli(&["--json", "worktrees"]).json();
+    assert_eq!(listed[0]["exists"], false, "{listed}");
+    let gone = daemon.cli(&["diff", &pane]).err();
+    assert!(gone.contains("is gone (removed outside fugue)"), "{gone}");
+    let released = daemon.cli(&["--json", "release", &pane]).json();
+    assert_eq!(released["outcome"], "gone");
+    // The other pane was never touched.
+    assert_eq!(daemon.cli(&["--json", "status", &shell]).json()["status"], "running");
+}

@@ -340,9 +340,10 @@ pub fn worktrees_table(views: &[WorktreeView]) -> String {
     let rows = views
         .iter()
         .map(|v| {
-            let dirty = match v.status.exists {
-                true => v.status.dirty.len().to_string(),
-                false => "gone".to_string(),
+            let dirty = match (v.status.exists, &v.status.problem) {
+                (false, _) => "gone".to_string(),
+                (true, Some(_)) => "unreadable".to_string(),
+                (true, None) => v.status.dirty.len().to_string(),
             };
             vec![
                 v.record.name.clone(),

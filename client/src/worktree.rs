@@ -97,6 +97,8 @@ pub struct WorktreeStatus {
     pub behind: u32,
     /// Files changed and not committed (`git status --porcelain` paths).
     pub dirty: Vec<String>,
+    /// Why git could not read it (its repository moved or removed, say).
+    pub problem: Option<String>,
 }
 
 /// Checks a worktree's name: it becomes a branch (`fugue/NAME`) and a directory.
@@ -116,8 +118,19 @@ no '..', not ending in . or .lock",
     )))
 }
 
+/// The root a program chose for this process (`fugue-mcp --worktree-root`).
+static ROOT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Makes `root` this process's worktree root, before any worktree is made.
+pub fn set_root(root: PathBuf) {
+    let _ = ROOT.set(root);
+}
+
 /// The worktree root (see the module's comment).
 pub fn root() -> Result<PathBuf, WorktreeError> {
+    if let Some(root) = ROOT.get() {
+        return Ok(root.clone());
+    }
     let from_env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(root) = from_env("FUGUE_WORKTREE_ROOT") {
         return Ok(root);
@@ -273,6 +286,7 @@ pub async fn status(record: &WorktreeRecord) -> Result<WorktreeStatus, WorktreeE
             ahead: 0,
             behind: 0,
             dirty: Vec::new(),
+            problem: None,
         });
     }
     let range = format!("{}...{}", record.base_ref, record.branch);
@@ -291,6 +305,7 @@ pub async fn status(record: &WorktreeRecord) -> Result<WorktreeStatus, WorktreeE
         ahead,
         behind,
         dirty,
+        problem: None,
     })
 }
 
@@ -639,8 +654,17 @@ pub async fn views(client: &crate::Client) -> Result<Vec<WorktreeView>, crate::C
         let pane = panes
             .iter()
             .find(|p| record.pane.as_deref() == Some(p.pane.id.to_string().as_str()));
+        // One unreadable worktree (its repository gone, or being removed by
+        // another client right now) is shown as such, not an error for all.
+        let status = status(&record).await.unwrap_or_else(|err| WorktreeStatus {
+            exists: Path::new(&record.path).is_dir(),
+            ahead: 0,
+            behind: 0,
+            dirty: Vec::new(),
+            problem: Some(err.to_string()),
+        });
         views.push(WorktreeView {
-            status: status(&record).await?,
+            status,
             pane_state: pane.map(|p| p.pane.state.as_str().to_string()),
             agent_state: pane
                 .and_then(|p| p.agent.as_ref())

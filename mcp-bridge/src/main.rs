@@ -28,6 +28,10 @@ struct Args {
     /// that cannot ask (no MCP elicitation).
     #[arg(long)]
     allow_spawn: bool,
+    /// Where worktrees for terminals are made (default: $FUGUE_WORKTREE_ROOT, else
+    /// the state directory's worktrees/).
+    #[arg(long, value_name = "DIR")]
+    worktree_root: Option<PathBuf>,
     /// Command that starts an agent kind, e.g. `claude=/usr/local/bin/claude`.
     #[arg(long = "agent-command", value_name = "NAME=CMD")]
     agent_commands: Vec<String>,
@@ -55,6 +59,9 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(root) = &args.worktree_root {
+        fugue_client::worktree::set_root(root.clone());
+    }
     let filter = tracing_subscriber::EnvFilter::try_from_env("FUGUE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,fugue_mcp=info"));
     tracing_subscriber::fmt()

@@ -119,6 +119,13 @@ pub struct StartParams {
     pub restart: Option<String>,
     /// Restarts allowed in a row before the terminal stays exited (default: no limit).
     pub max_restarts: Option<u32>,
+    /// Start in a git worktree of its own, made from the repository of cwd (or
+    /// the session's directory) on a new branch fugue/NAME, outside the working
+    /// tree: give NAME, or "" for a generated one. Uncommitted changes are not
+    /// carried. This machine only (no host).
+    pub worktree: Option<String>,
+    /// The commit or ref the worktree starts from. Default: HEAD.
+    pub base: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -127,6 +134,47 @@ pub struct StartResult {
     pub session: String,
     pub pid: u32,
     pub title: String,
+    /// The worktree's directory, when started in one.
+    pub worktree: Option<String>,
+    /// Its branch.
+    pub branch: Option<String>,
+    /// What to know about it (uncommitted changes that were not carried).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReleaseParams {
+    /// Terminal id (or unique prefix, or SESSION:INDEX).
+    pub terminal_id: String,
+    /// Also remove its worktree and branch with whatever work they hold. Without
+    /// it, a worktree holding uncommitted or unmerged work is kept (the result
+    /// says what it holds).
+    pub discard: Option<bool>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReleaseResult {
+    pub success: bool,
+    pub message: String,
+    /// The terminal's worktree, if it had one.
+    pub worktree: Option<String>,
+    /// What became of it: `removed`, `kept` or `gone` (deleted outside fugue).
+    pub worktree_outcome: Option<String>,
+    /// What a kept worktree holds.
+    pub holds: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DiffParams {
+    /// Terminal id of a terminal started in a worktree.
+    pub terminal_id: String,
+    /// Only files with lines added and removed, no hunks.
+    pub stat_only: Option<bool>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct WorktreesResult {
+    pub worktrees: Vec<fugue_client::worktree::WorktreeView>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

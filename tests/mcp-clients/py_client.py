@@ -6,7 +6,7 @@ requirements.txt) over stdio or Streamable HTTP and runs scenario.json.
     TRANSPORT: stdio COMMAND ARG... | http URL
 
 The SDK's call_tool validates structuredContent against the tool's outputSchema
-and raises when it does not match. Env: FAKE_AGENT, SESSION. Prints
+and raises when it does not match. Env: FAKE_AGENT, SESSION, REPO. Prints
 "PASS <label>: N steps" or the failing step, and exits non-zero on failure.
 """
 
@@ -67,7 +67,7 @@ async def run(client, label):
             raise RuntimeError(f"{label}: tool {tool.name} has no outputSchema")
         if mentions_null(tool.output_schema) or mentions_null(tool.input_schema):
             raise RuntimeError(f"{label}: tool {tool.name}'s schema allows null")
-    saved = {"FAKE_AGENT": os.environ.get("FAKE_AGENT", ""), "SESSION": os.environ.get("SESSION", "")}
+    saved = {name: os.environ.get(name, "") for name in ("FAKE_AGENT", "SESSION", "REPO")}
     passed = 0
     for n, step in enumerate(SCENARIO["steps"]):
         tool = step["tool"]

@@ -4,13 +4,13 @@
 //   SDK: v1 (@modelcontextprotocol/sdk) | v2 (@modelcontextprotocol/client)
 //   ERA: legacy (2025-11-25) | 2026-07-28 (v2 only)
 //   TRANSPORT: stdio COMMAND ARG... | http URL
-// Env: FAKE_AGENT (the stand-in agent), SESSION (a fresh session name).
+// Env: FAKE_AGENT (the stand-in agent), SESSION (a fresh session name), REPO (a git repository).
 // Prints "PASS <label>: N steps" or the failing step, and exits non-zero on failure.
 import { run } from "./scenario.mjs";
 
 const [sdk, era, transport, ...target] = process.argv.slice(2);
 const label = `ts-${sdk} ${era} ${transport}`;
-const vars = { FAKE_AGENT: process.env.FAKE_AGENT, SESSION: process.env.SESSION };
+const vars = { FAKE_AGENT: process.env.FAKE_AGENT, SESSION: process.env.SESSION, REPO: process.env.REPO };
 
 async function connect() {
   const info = { name: `fugue-test-${sdk}`, version: "1.0.0" };

@@ -1,6 +1,6 @@
 //! The MCP tools, by group: `sessions`, `terminals` (start, read, write, wait,
 //! exec) and `agents` (status, approve/deny, prompts, spawning with a person's
-//! confirmation). Each call is its own request on the shared connection, so calls
+//! confirmation) and `worktrees` (diffs of terminals' worktrees). Each call is its own request on the shared connection, so calls
 //! run concurrently. Failures are tool results with `isError` and a message that
 //! says what was wrong and what would work; rmcp reports arguments that do not
 //! fit a tool's schema the same way. The server around them is [`crate::server`].
@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 mod agents;
 mod sessions;
 mod terminals;
+mod worktrees;
 
 /// The MCP server: every fugue tool, and terminals as resources.
 #[derive(Clone)]
@@ -36,7 +37,10 @@ fn router() -> ToolRouter<FugueTools> {
     static ROUTER: std::sync::OnceLock<ToolRouter<FugueTools>> = std::sync::OnceLock::new();
     ROUTER
         .get_or_init(|| {
-            let mut router = FugueTools::session_tools() + FugueTools::terminal_tools() + FugueTools::agent_tools();
+            let mut router = FugueTools::session_tools()
+                + FugueTools::terminal_tools()
+                + FugueTools::agent_tools()
+                + FugueTools::worktree_tools();
             for route in router.map.values_mut() {
                 let tool = &mut route.attr;
                 let mut input = (*tool.input_schema).clone();

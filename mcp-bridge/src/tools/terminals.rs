@@ -5,7 +5,7 @@ use super::FugueTools;
 use crate::bridge::{describe, qualify, split_terminal, ToolError};
 use crate::params::*;
 use fugue_client::views::{self, PaneView, ReadView, StateView, WaitView};
-use fugue_client::Client;
+use fugue_client::{worktree, Client};
 use fugue_protocol::{CaptureWhat, ErrorCode, PaneInfo, PaneSize, PaneState, ReadMode, SpawnSpec};
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{ProgressNotificationParam, RequestMetaObject};
@@ -46,19 +46,53 @@ an interactive shell, which stays when the command ends. At most 10 running term
                 rows: p.rows.unwrap_or(40),
             });
         }
-        let info = match client.create_pane(spec).await {
+        let (created, worktree) = match p.worktree {
+            None => (client.create_pane(spec).await, None),
+            Some(name) => {
+                if host.is_some() {
+                    return Err("worktrees are made on this machine only: leave out host".into());
+                }
+                let dir = match &spec.cwd {
+                    Some(cwd) => cwd.into(),
+                    None => self.session_dir(&client, &session).await?,
+                };
+                let new = worktree::NewWorktree {
+                    dir,
+                    name: Some(name).filter(|n| !n.is_empty()),
+                    base: p.base,
+                };
+                match worktree::start_in_worktree(&new, spec, |spec| client.create_pane(spec)).await {
+                    Ok(started) => (Ok(started.pane), Some((started.worktree, started.notes))),
+                    Err(err) => (Err(err), None),
+                }
+            }
+        };
+        let info = match created {
             Ok(info) => info,
             Err(err) if err.code() == Some(ErrorCode::LimitReached) => {
                 return Err(self.limit_message(&client, &session, err).await)
             }
             Err(err) => return Err(describe(err)),
         };
+        let (worktree, notes) = worktree.unzip();
         Ok(Json(StartResult {
             terminal_id: qualify(host, &info.id.to_string()),
             session: info.session_name,
             pid: info.pid,
             title: info.title,
+            branch: worktree.as_ref().map(|w| w.branch.clone()),
+            worktree: worktree.map(|w| w.path),
+            notes: notes.unwrap_or_default(),
         }))
+    }
+
+    /// The directory of session `name`, where a worktree is made from by default.
+    async fn session_dir(&self, client: &Client, name: &str) -> Result<std::path::PathBuf, String> {
+        let sessions = client.list_sessions().await.map_err(describe)?;
+        let session = sessions.into_iter().find(|s| s.name == name);
+        session
+            .map(|s| s.cwd.into())
+            .ok_or_else(|| format!("session '{name}' is gone"))
     }
 
     #[tool(
@@ -75,6 +109,9 @@ ID`, `gemini --resume ID`, with the original flags. Runs in a new terminal of th
             session: info.session_name,
             pid: info.pid,
             title: info.title,
+            worktree: None,
+            branch: None,
+            notes: Vec::new(),
         }))
     }
 
@@ -324,16 +361,42 @@ bracketed paste when the program enabled it), so TUIs and agent CLIs do not drop
     }
 
     #[tool(
-        description = "Release a terminal: kill it if it still runs and free it. Its id is unknown afterwards.",
+        description = "Release a terminal: kill it if it still runs and free it. Its id is unknown afterwards. A \
+worktree it worked in goes too when it holds no uncommitted or unmerged work, or with discard; else it is kept and the \
+result says what it holds.",
         annotations(destructive_hint = true)
     )]
-    async fn fugue_release(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<Done>, String> {
+    async fn fugue_release(&self, Parameters(p): Parameters<ReleaseParams>) -> Result<Json<ReleaseResult>, String> {
         let (client, terminal) = self.terminal(&p.terminal_id).await?;
-        client.release_pane(&terminal).await.map_err(describe)?;
-        Ok(Json(Done {
+        let discard = p.discard.unwrap_or(false);
+        let is_remote = split_terminal(&p.terminal_id).0.is_some();
+        let released = match is_remote {
+            true if discard => return Err("worktrees are on this machine only: no worktree to discard".into()),
+            true => client.release_pane(&terminal).await.map(|()| None),
+            false => worktree::release_pane(&client, &terminal, discard).await,
+        }
+        .map_err(describe)?;
+        let mut result = ReleaseResult {
             success: true,
             message: "terminal released".into(),
-        }))
+            worktree: None,
+            worktree_outcome: None,
+            holds: Vec::new(),
+        };
+        if let Some((record, released)) = released {
+            let outcome = match released {
+                worktree::Released::Removed => "removed",
+                worktree::Released::Gone => "gone",
+                worktree::Released::Kept(holds) => {
+                    result.holds = holds;
+                    "kept"
+                }
+            };
+            result.message = format!("terminal released; worktree {outcome}");
+            result.worktree = Some(record.path);
+            result.worktree_outcome = Some(outcome.into());
+        }
+        Ok(Json(result))
     }
 
     #[tool(

@@ -54,14 +54,45 @@ fn bridge_args(daemon: &Daemon) -> Vec<String> {
         "--allow-spawn".into(),
         "--agent-command".into(),
         format!("claude={}", bin("fake-agent").display()),
+        "--worktree-root".into(),
+        daemon.dir.path().join("worktrees").display().to_string(),
     ]
+}
+
+/// A git repository with one commit, for the run's worktree steps.
+fn repository() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(repo.path())
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "fugue test")
+            .env("GIT_AUTHOR_EMAIL", "test@fugue.invalid")
+            .env("GIT_COMMITTER_NAME", "fugue test")
+            .env("GIT_COMMITTER_EMAIL", "test@fugue.invalid")
+            .output()
+            .expect("run git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "--quiet"]);
+    std::fs::write(repo.path().join("a.txt"), "hello\n").unwrap();
+    git(&["add", "a.txt"]);
+    git(&["commit", "--quiet", "-m", "first"]);
+    repo
 }
 
 /// Runs one client in one era; fails with what the client printed (the tool,
 /// the step and the SDK's validation message) unless every step passed.
 fn run_scenario(mut command: Command, label: &str, session: &str) {
+    let repo = repository();
     let out = command
         .env("SESSION", session)
+        .env("REPO", repo.path())
         .stdin(Stdio::null())
         .output()
         .unwrap_or_else(|e| panic!("{label}: cannot run the client: {e}"));

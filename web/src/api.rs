@@ -118,6 +118,13 @@ pub struct GrepQuery {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct Diff {
+    /// Only files with lines added and removed, no hunks.
+    #[serde(default)]
+    pub stat: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct Capture {
     /// Include the scrollback above the screen.
     #[serde(default)]
@@ -392,6 +399,23 @@ pub async fn read(
         false => (chunk.lines.join("\n"), Some(chunk.lines.clone())),
     };
     Ok(Json(ReadView::new(&chunk, text, lines)))
+}
+
+/// A pane's changes in its worktree: git runs in this process, the user's.
+pub async fn diff(
+    State(state): State<AppState>,
+    Path(pane): Path<String>,
+    QueryParams(query): QueryParams<Diff>,
+) -> ApiResult<Json<fugue_client::diff::DiffView>> {
+    let client = state.daemon.get().await?;
+    Ok(Json(
+        fugue_client::worktree::pane_diff(&client, &pane, query.stat).await?,
+    ))
+}
+
+pub async fn worktrees(State(state): State<AppState>) -> ApiResult<Json<Vec<fugue_client::worktree::WorktreeView>>> {
+    let client = state.daemon.get().await?;
+    Ok(Json(fugue_client::worktree::views(&client).await?))
 }
 
 pub async fn capture(

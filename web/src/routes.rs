@@ -246,6 +246,21 @@ pub fn table() -> Vec<Route> {
         .query::<api::Capture>()
         .returns::<CaptureView>(),
         Route::new(
+            M::GET,
+            "/api/panes/{pane}/diff",
+            "What a pane changed in its worktree against the commit it started from",
+            api::diff,
+        )
+        .query::<api::Diff>()
+        .returns::<fugue_client::diff::DiffView>(),
+        Route::new(
+            M::GET,
+            "/api/worktrees",
+            "The worktrees fugue made, with where each stands",
+            api::worktrees,
+        )
+        .returns::<Vec<fugue_client::worktree::WorktreeView>>(),
+        Route::new(
             M::POST,
             "/api/panes/{pane}/wait",
             "Wait for output, exit or quiet",

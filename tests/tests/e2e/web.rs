@@ -65,6 +65,8 @@ impl Web {
             .arg(&daemon.socket)
             .args(extra)
             .env("FUGUE_LOG", "info")
+            // Where the CLI (XDG_STATE_HOME under the daemon's dir) makes them.
+            .env("FUGUE_WORKTREE_ROOT", daemon.dir.path().join("state/fugue/worktrees"))
             .stdin(Stdio::null());
         command
     }
@@ -646,6 +648,40 @@ async fn the_rest_api_does_what_the_cli_does() {
 /// The prompt operation the MCP bridge and `fugue prompt` use, over HTTP: to
 /// a program that is no agent, the text arrives with its Enter, and the answer
 /// says no turn started. The wait takes the MCP bridge's field names too.
+#[tokio::test]
+async fn a_worktree_s_diff_and_the_worktrees_over_http() {
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let repo = crate::worktrees::repository(&daemon);
+    daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+    let script = "echo changed > a.txt && echo done; exec sleep 600";
+    let (pane, _, _) = crate::worktrees::run_in_worktree(&daemon, "web", script);
+    fugue_tests::wait_for_text(&daemon.client().await, &pane, "done").await;
+    let (status, diff) = web.call(Method::GET, &format!("/api/panes/{pane}/diff"), None).await;
+    assert_eq!(status, StatusCode::OK, "{diff}");
+    assert_eq!(diff["files"][0]["path"], "a.txt");
+    assert_eq!(diff["files"][0]["hunks"][0]["lines"], json!(["-hello", "+changed"]));
+    let (_, stat) = web
+        .call(Method::GET, &format!("/api/panes/{pane}/diff?stat=true"), None)
+        .await;
+    assert_eq!(stat["files"][0]["hunks"], json!([]));
+    let (status, listed) = web.call(Method::GET, "/api/worktrees", None).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    assert_eq!(
+        (listed[0]["name"].as_str(), listed[0]["pane"].as_str()),
+        (Some("web"), Some(pane.as_str()))
+    );
+    let shell = daemon.cli(&["run", "-s", "w", "--no-shell", "--", "sleep", "600"]).ok();
+    let (status, body) = web.call(Method::GET, &format!("/api/panes/{shell}/diff"), None).await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        "works in no worktree",
+    );
+}
+
 #[tokio::test]
 async fn a_prompt_and_a_wait_take_the_same_fields_as_mcp() {
     let daemon = Daemon::start();

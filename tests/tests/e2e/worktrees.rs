@@ -27,7 +27,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A repository with one commit (`a.txt` = `hello`) in the daemon's directory.
-fn repository(daemon: &Daemon) -> PathBuf {
+pub(crate) fn repository(daemon: &Daemon) -> PathBuf {
     let repo = daemon.dir.path().join("repo");
     std::fs::create_dir(&repo).unwrap();
     git(&repo, &["init", "--quiet", "--initial-branch=main"]);
@@ -38,7 +38,7 @@ fn repository(daemon: &Daemon) -> PathBuf {
 }
 
 /// `fugue --json run` in a worktree; the pane's id and the worktree's path.
-fn run_in_worktree(daemon: &Daemon, name: &str, script: &str) -> (String, PathBuf, String) {
+pub(crate) fn run_in_worktree(daemon: &Daemon, name: &str, script: &str) -> (String, PathBuf, String) {
     let out = daemon.cli(&[
         "--json",
         "run",

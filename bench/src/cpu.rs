@@ -24,12 +24,7 @@ struct Workload {
 
 pub async fn cpu_per_byte(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
     let workloads = workloads(dir, sizes.file_mb)?;
-    let daemon = Daemon::start(dir, "cpu").await?;
-    let client = daemon.client().await?;
-    client
-        .create_session("tp", Some(dir), vec![])
-        .await
-        .map_err(|e| e.to_string())?;
+    let (daemon, client) = scenarios::daemon_with_session(dir, "cpu", "tp").await?;
     let tmux = Tmux::start(dir, COLS, ROWS, 2000)?;
     let tmux_pid = tmux.server_pid()?;
     let mut rows = Vec::new();

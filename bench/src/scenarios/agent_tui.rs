@@ -1,7 +1,7 @@
 //! Scenario 9: an agent TUI's redraws, as fast as the pane takes them, while a
 
 use super::{agent_frame, direct, row, Sizes, COLS, ROWS};
-use crate::env::{median, Daemon, Error};
+use crate::env::{median, Error};
 use crate::Row;
 use fugue_protocol::{CaptureWhat, PaneSize};
 use std::path::Path;
@@ -18,12 +18,7 @@ pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
     }
     std::fs::write(&path, &stream).map_err(|e| e.to_string())?;
     let frame_kb = stream.len() as f64 / sizes.agent_frames as f64 / 1024.0;
-    let daemon = Daemon::start(dir, "agent").await?;
-    let client = daemon.client().await?;
-    client
-        .create_session("agent", Some(dir), vec![])
-        .await
-        .map_err(|e| e.to_string())?;
+    let (_daemon, client) = super::daemon_with_session(dir, "agent", "agent").await?;
     let (mut rates, mut captures, mut torn) = (Vec::new(), 0usize, 0usize);
     for _ in 0..sizes.rounds {
         let mut spec = direct("agent", "cat", &[&path.display().to_string()]);

@@ -1,19 +1,14 @@
 //! Scenario 3: ListPanes latency on one connection; one-shot `fugue ls` vs `tmux ls`.
 
 use super::{direct, row, Sizes};
-use crate::env::{bin, median, percentile, Daemon, Error, Tmux};
+use crate::env::{bin, median, percentile, Error, Tmux};
 use crate::Row;
 use std::path::Path;
 use std::time::Instant;
 
 /// Scenario 3: ListPanes latency on one connection; one-shot `fugue ls` vs `tmux ls`.
 pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
-    let daemon = Daemon::start(dir, "lat").await?;
-    let client = daemon.client().await?;
-    client
-        .create_session("lat", Some(dir), vec![])
-        .await
-        .map_err(|e| e.to_string())?;
+    let (daemon, client) = super::daemon_with_session(dir, "lat", "lat").await?;
     for _ in 0..10 {
         client
             .create_pane(direct("lat", "sleep", &["3600"]))

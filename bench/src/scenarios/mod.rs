@@ -2,7 +2,7 @@
 //! sizes, the run order and the helpers they share (files of output, panes that
 //! run `cat`, tmux and raw-PTY contenders) are here. Scenario 15 is `crate::cpu`.
 
-use crate::env::{self, Error, Tmux};
+use crate::env::{self, Daemon, Error, Tmux};
 use crate::Row;
 use fugue_client::Client;
 use fugue_protocol::{CaptureWhat, Event, PaneSize, SpawnSpec};
@@ -158,6 +158,18 @@ pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Er
         rows.extend(crate::cpu::cpu_per_byte(dir.path(), &sizes).await?);
     }
     Ok(rows)
+}
+
+/// A daemon named `name` for a scenario, a client of it, and a session
+/// `session` in `dir` where the scenario's panes run.
+pub(crate) async fn daemon_with_session(dir: &Path, name: &str, session: &str) -> Result<(Daemon, Client), Error> {
+    let daemon = Daemon::start(dir, name).await?;
+    let client = daemon.client().await?;
+    client
+        .create_session(session, Some(dir), vec![])
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((daemon, client))
 }
 
 pub(crate) fn row(scenario: &str, measure: &str, fugue: String, other: String, goal: &str, met: Option<bool>) -> Row {

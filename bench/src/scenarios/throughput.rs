@@ -1,7 +1,7 @@
 //! Scenarios 1 and 2: `cat` of a large file, alone and with attached clients.
 
 use super::{attached_cat, fugue_cat, raw_cat, row, tmux_cat, waiting_cat_spec, Sizes, COLS, ROWS};
-use crate::env::{self, median, Daemon, Error, PeakRss, Tmux};
+use crate::env::{self, median, Error, PeakRss, Tmux};
 use crate::Row;
 use bytes::BytesMut;
 use fugue_protocol::codec::FrameCodec;
@@ -40,12 +40,7 @@ fn stalled_attach(socket: &Path, pane: &str) -> Result<std::os::unix::net::UnixS
 
 /// Scenarios 1 and 2: `cat` of a large file, alone and with attached clients.
 pub(super) async fn run(dir: &Path, (file, last): &(PathBuf, String), sizes: &Sizes) -> Result<Vec<Row>, Error> {
-    let daemon = Daemon::start(dir, "tp").await?;
-    let client = daemon.client().await?;
-    client
-        .create_session("tp", Some(dir), vec![])
-        .await
-        .map_err(|e| e.to_string())?;
+    let (daemon, client) = super::daemon_with_session(dir, "tp", "tp").await?;
     let tmux = Tmux::start(dir, COLS, ROWS, 2000)?;
     let (mut fugue, mut tmux_t, mut raw) = (Vec::new(), Vec::new(), Vec::new());
     for n in 0..sizes.rounds {

@@ -171,6 +171,18 @@ pub enum WorktreeCommand {
         #[arg(long)]
         stat: bool,
     },
+    /// Merge a worktree's branch into its base branch (or --into): refused, with
+    /// nothing changed, while it has uncommitted files or the merge would
+    /// conflict (the files named). WORKTREE is its name or its pane.
+    Merge {
+        worktree: String,
+        /// One commit of all the branch's changes instead of a merge commit.
+        #[arg(long)]
+        squash: bool,
+        /// The branch to merge into (default: the one it started from).
+        #[arg(long, value_name = "BRANCH")]
+        into: Option<String>,
+    },
     /// Remove a worktree fugue made and its branch, with whatever work they
     /// hold, after asking (or with --yes). WORKTREE is its name, or the pane
     /// that worked in it; a pane still running there is released first.

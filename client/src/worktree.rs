@@ -674,3 +674,159 @@ pub async fn views(client: &crate::Client) -> Result<Vec<WorktreeView>, crate::C
     }
     Ok(views)
 }
+
+/// A merge done: into which branch, the new commit, and how.
+#[derive(Clone, Debug, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct Merged {
+    pub branch: String,
+    pub into: String,
+    pub commit: String,
+    pub squash: bool,
+    /// Commits of the branch the merge brought in.
+    pub commits: u32,
+}
+
+/// Merges `record`'s branch into `into` (default its base ref). Nothing changes
+/// unless the merge is clean: uncommitted work in the worktree, a branch with
+/// nothing new, or a conflict (found first with `git merge-tree`, file by
+/// file) is refused. Into a branch checked out somewhere, the merge runs in
+/// that checkout (its other changes stay); else the branch moves to a merge
+/// commit of the tree merge-tree wrote, touching no working tree.
+pub async fn merge(record: &WorktreeRecord, into: Option<&str>, squash: bool) -> Result<Merged, WorktreeError> {
+    let repo = Path::new(&record.repo);
+    let into = into.unwrap_or(&record.base_ref).to_string();
+    let refuse = |why: String| Err(WorktreeError::Invalid(format!("{why}; nothing was merged")));
+    let status = status(record).await?;
+    if !status.exists {
+        return refuse(format!("worktree {} is gone", record.path));
+    }
+    if !status.dirty.is_empty() {
+        return refuse(format!(
+            "{} has {} uncommitted file(s) ({}); commit them first",
+            record.branch,
+            status.dirty.len(),
+            status.dirty.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if into.starts_with('-')
+        || git(
+            repo,
+            &["show-ref", "--verify", "--quiet", &format!("refs/heads/{into}")],
+        )
+        .await
+        .is_err()
+    {
+        return refuse(format!(
+            "'{into}' is no branch of {} (give one with --into)",
+            record.repo
+        ));
+    }
+    let range = format!("{into}..{}", record.branch);
+    let commits: u32 = git(repo, &["rev-list", "--count", &range])
+        .await?
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    if commits == 0 {
+        return refuse(format!("{} has no commits that {into} lacks", record.branch));
+    }
+    let args = [
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        "--no-messages",
+        into.as_str(),
+        record.branch.as_str(),
+    ];
+    let (clean, out, err) = git_capped(repo, &args, &[], MAX_GIT_OUTPUT).await?;
+    let out = String::from_utf8_lossy(&out.0).into_owned();
+    let mut lines = out.lines();
+    let tree = lines.next().unwrap_or_default().trim().to_string();
+    if !clean {
+        let files: Vec<&str> = lines.filter(|l| !l.is_empty()).take(50).collect();
+        if files.is_empty() {
+            return Err(WorktreeError::Git(format!("git merge-tree: {}", err.trim())));
+        }
+        return refuse(format!(
+            "merging {} into {into} conflicts in {}",
+            record.branch,
+            files.join(", ")
+        ));
+    }
+    let message = format!(
+        "Merge {} ({} commit(s), fugue worktree {})",
+        record.branch, commits, record.name
+    );
+    let commit = match checkout_of(repo, &into).await? {
+        Some(checkout) => merge_in_checkout(&checkout, record, &message, squash).await?,
+        None => {
+            let old = git(repo, &["rev-parse", "--verify", &format!("refs/heads/{into}")]).await?;
+            let old = old.trim();
+            let mut args = vec!["commit-tree", tree.as_str(), "-p", old, "-m", message.as_str()];
+            if !squash {
+                args.extend(["-p", record.branch.as_str()]);
+            }
+            let commit = git(repo, &args).await?.trim().to_string();
+            git(repo, &["update-ref", &format!("refs/heads/{into}"), &commit, old]).await?;
+            commit
+        }
+    };
+    Ok(Merged {
+        branch: record.branch.clone(),
+        into,
+        commit,
+        squash,
+        commits,
+    })
+}
+
+/// The checkout (main or a worktree) that has `branch` checked out, if any.
+async fn checkout_of(repo: &Path, branch: &str) -> Result<Option<PathBuf>, WorktreeError> {
+    let list = git(repo, &["worktree", "list", "--porcelain", "-z"]).await?;
+    let mut path = None;
+    for field in list.split('\0') {
+        if let Some(p) = field.strip_prefix("worktree ") {
+            path = Some(PathBuf::from(p));
+        } else if field == format!("branch refs/heads/{branch}") {
+            return Ok(path);
+        }
+    }
+    Ok(None)
+}
+
+/// Merges in the checkout that has the target branch: git keeps that
+/// checkout's own uncommitted changes (and refuses if the merge would touch
+/// them); staged changes there are refused first, so a commit holds the merge
+/// only.
+async fn merge_in_checkout(
+    checkout: &Path,
+    record: &WorktreeRecord,
+    message: &str,
+    squash: bool,
+) -> Result<String, WorktreeError> {
+    if git(checkout, &["diff", "--cached", "--quiet"]).await.is_err() {
+        return Err(WorktreeError::Invalid(format!(
+            "{} has staged changes; commit or unstage them first; nothing was merged",
+            checkout.display()
+        )));
+    }
+    let merged = match squash {
+        true => git(checkout, &["merge", "--squash", "--quiet", &record.branch]).await,
+        false => {
+            git(
+                checkout,
+                &["merge", "--no-ff", "--quiet", "-m", message, &record.branch],
+            )
+            .await
+        }
+    };
+    if let Err(err) = merged {
+        let _ = git(checkout, &["merge", "--abort"]).await;
+        return Err(WorktreeError::Git(format!("{err}; nothing was merged")));
+    }
+    if squash {
+        git(checkout, &["commit", "--quiet", "-m", message]).await?;
+    }
+    Ok(git(checkout, &["rev-parse", "HEAD"]).await?.trim().to_string())
+}

@@ -26,6 +26,19 @@ pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCod
             ctx.out
                 .print(crate::render::json_of(&view), || diff_text(&view, *stat, color));
         }
+        WorktreeCommand::Merge { worktree, squash, into } => {
+            let record = find_record(&client, worktree).await?;
+            let merged = worktree::merge(&record, into.as_deref(), *squash).await?;
+            ctx.out.print(crate::render::json_of(&merged), || {
+                format!(
+                    "merged {} ({} commit(s)) into {}: {}",
+                    merged.branch,
+                    merged.commits,
+                    merged.into,
+                    &merged.commit[..merged.commit.len().min(12)]
+                )
+            });
+        }
         WorktreeCommand::Discard { worktree, yes } => return discard(ctx, &client, worktree, *yes).await,
     }
     Ok(ExitCode::SUCCESS)
@@ -101,14 +114,7 @@ pub async fn release(ctx: &Context<'_>, client: &Client, pane: &str, discard: bo
 /// `fugue discard`: the worktree and its branch, work and all, once the person
 /// said yes.
 async fn discard(ctx: &Context<'_>, client: &Client, target: &str, yes: bool) -> Result<ExitCode, ClientError> {
-    // A pane named: its id, and whether it still runs there.
-    let pane = client.pane_status(target).await.ok();
-    let pane_id = pane.as_ref().map(|p| p.id.to_string());
-    let Some(record) = worktree::find(target, pane_id.as_deref())? else {
-        return Err(crate::args::invalid(format!(
-            "no worktree of fugue's is named '{target}' or belongs to such a pane (see `fugue worktrees`)"
-        )));
-    };
+    let record = find_record(client, target).await?;
     let status = worktree::status(&record).await?;
     let holds = format!(
         "{} uncommitted file(s), {} commit(s) not in {}",
@@ -153,4 +159,14 @@ fn confirmed(question: &str) -> Result<bool, ClientError> {
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+/// The worktree named `target`, or the one pane `target` works in.
+async fn find_record(client: &Client, target: &str) -> Result<worktree::WorktreeRecord, ClientError> {
+    let pane = client.pane_status(target).await.ok().map(|p| p.id.to_string());
+    worktree::find(target, pane.as_deref())?.ok_or_else(|| {
+        crate::args::invalid(format!(
+            "no worktree of fugue's is named '{target}' or belongs to such a pane (see `fugue worktrees`)"
+        ))
+    })
 }

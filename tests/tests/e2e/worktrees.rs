@@ -233,3 +233,95 @@ async fn bad_worktree_requests_say_what_and_change_nothing() {
     // The other pane was never touched.
     assert_eq!(daemon.cli(&["--json", "status", &shell]).json()["status"], "running");
 }
+
+/// The test's git identity, for the commits `fugue merge` makes.
+const IDENTITY: [(&str, &str); 4] = [
+    ("GIT_AUTHOR_NAME", "fugue test"),
+    ("GIT_AUTHOR_EMAIL", "test@fugue.invalid"),
+    ("GIT_COMMITTER_NAME", "fugue test"),
+    ("GIT_COMMITTER_EMAIL", "test@fugue.invalid"),
+];
+
+/// A worktree pane that commits `text` as a.txt, then waits.
+async fn committed(daemon: &Daemon, name: &str, text: &str) -> String {
+    let commit = "git -c user.name=t -c user.email=t@t.invalid commit --quiet -am work";
+    let script = format!("echo {text} > a.txt && {commit} && echo {name}-done; exec sleep 600");
+    let (pane, _, _) = run_in_worktree(daemon, name, &script);
+    wait_for_text(&daemon.client().await, &pane, &format!("{name}-done")).await;
+    pane
+}
+
+#[tokio::test]
+async fn merges_land_clean_work_and_change_nothing_on_a_conflict() {
+    let daemon = Daemon::start();
+    let repo = repository(&daemon);
+    std::fs::write(repo.join("b.txt"), "b\n").unwrap();
+    git(&repo, &["add", "b.txt"]);
+    git(&repo, &["commit", "--quiet", "-m", "b"]);
+    git(&repo, &["branch", "side"]);
+    daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+    let alpha = committed(&daemon, "alpha", "from-alpha").await;
+    committed(&daemon, "beta", "from-beta").await;
+    committed(&daemon, "delta", "from-delta").await;
+    // The person's own uncommitted edit in the main checkout, in another file.
+    std::fs::write(repo.join("b.txt"), "b, edited by hand\n").unwrap();
+
+    let merged = daemon.cli_with_env(&["--json", "merge", &alpha], &IDENTITY).json();
+    assert_eq!(
+        (merged["into"].as_str(), merged["commits"].as_u64()),
+        (Some("main"), Some(1)),
+        "{merged}"
+    );
+    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "from-alpha\n");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("b.txt")).unwrap(),
+        "b, edited by hand\n"
+    );
+    assert_eq!(
+        git(&repo, &["rev-parse", "HEAD"]).trim(),
+        merged["commit"].as_str().unwrap()
+    );
+    assert_eq!(git(&repo, &["rev-list", "--count", "--merges", "HEAD"]).trim(), "1");
+
+    // beta changed the same line: found before anything changes.
+    let head = git(&repo, &["rev-parse", "HEAD"]);
+    let conflict = daemon.cli_with_env(&["merge", "beta"], &IDENTITY).err();
+    assert!(
+        conflict.contains("merging fugue/beta into main conflicts in a.txt; nothing was merged"),
+        "{conflict}"
+    );
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&repo, &["status", "--porcelain"]), " M b.txt\n");
+
+    // Squashed into a branch no checkout has: it moves, no working tree does.
+    let squashed = daemon
+        .cli_with_env(&["--json", "merge", "delta", "--squash", "--into", "side"], &IDENTITY)
+        .json();
+    let side = git(&repo, &["rev-parse", "side"]);
+    assert_eq!(side.trim(), squashed["commit"].as_str().unwrap());
+    assert_eq!(
+        git(&repo, &["rev-list", "--parents", "-n", "1", "side"])
+            .split_whitespace()
+            .count(),
+        2
+    );
+    assert_eq!(git(&repo, &["show", "side:a.txt"]), "from-delta\n");
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head);
+
+    // Uncommitted work, a branch with nothing new, a target that is no branch.
+    let (gamma, gamma_dir, _) = run_in_worktree(&daemon, "gamma", "echo x > c.txt && echo gamma-done; exec sleep 600");
+    wait_for_text(&daemon.client().await, &gamma, "gamma-done").await;
+    let dirty = daemon.cli_with_env(&["merge", "gamma"], &IDENTITY).err();
+    assert!(
+        dirty.contains("fugue/gamma has 1 uncommitted file(s) (c.txt); commit them first"),
+        "{dirty}"
+    );
+    std::fs::remove_file(gamma_dir.join("c.txt")).unwrap();
+    let empty = daemon.cli_with_env(&["merge", "gamma"], &IDENTITY).err();
+    assert!(empty.contains("fugue/gamma has no commits that main lacks"), "{empty}");
+    let nowhere = daemon
+        .cli_with_env(&["merge", "delta", "--into", "nope"], &IDENTITY)
+        .err();
+    assert!(nowhere.contains("'nope' is no branch of"), "{nowhere}");
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head);
+}

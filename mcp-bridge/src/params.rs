@@ -390,6 +390,12 @@ pub struct SpawnAgentParams {
     pub working_dir: Option<String>,
     /// Which agent: claude (default), codex, gemini, or one configured with --agent-command.
     pub agent: Option<String>,
+    /// Work in a git worktree of its own, made from the repository of
+    /// working_dir on a new branch fugue/NAME: give NAME, or "" for a generated
+    /// one. Two agents in one repository then never edit the same checkout.
+    pub worktree: Option<String>,
+    /// The commit or ref the worktree starts from. Default: HEAD.
+    pub base: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -398,6 +404,9 @@ pub struct SpawnAgentResult {
     pub session: String,
     pub pid: u32,
     pub agent: String,
+    /// The worktree it works in, when asked for one.
+    pub worktree: Option<String>,
+    pub branch: Option<String>,
 }
 
 /// What a person is asked before an agent starts.

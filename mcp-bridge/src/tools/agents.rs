@@ -152,10 +152,23 @@ to confirm first (MCP elicitation); nothing starts unless they accept.",
         {
             return Err(format!("a session named '{name}' already exists; choose another name"));
         }
+        if p.worktree.is_some() && self.bridge.remote(None) {
+            return Err("worktrees are made on this machine only, and this bridge's daemon is on another".into());
+        }
         let dir = self.bridge.new_session_dir(p.working_dir.as_deref())?;
         let place = dir.as_deref().unwrap_or("its daemon's default directory");
 
-        let question = format!("Start {agent} in {place} with prompt {:?}?", p.prompt);
+        let question = match &p.worktree {
+            Some(name) => format!(
+                "Start {agent} in a new git worktree{} of the repository of {place}, with prompt {:?}?",
+                Some(name)
+                    .filter(|n| !n.is_empty())
+                    .map(|n| format!(" fugue/{n}"))
+                    .unwrap_or_default(),
+                p.prompt
+            ),
+            None => format!("Start {agent} in {place} with prompt {:?}?", p.prompt),
+        };
         let modern = context
             .protocol_version()
             .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
@@ -179,8 +192,21 @@ to confirm first (MCP elicitation); nothing starts unless they accept.",
         spec.shell = false;
         spec.title = Some(agent.clone());
         spec.purpose = Some(format!("{agent} agent"));
-        let info = match client.create_pane(spec).await {
-            Ok(info) => info,
+        let created = match p.worktree {
+            None => client.create_pane(spec).await.map(|info| (info, None)),
+            Some(worktree) => {
+                let new = fugue_client::worktree::NewWorktree {
+                    dir: dir.clone().map(Into::into).unwrap_or_else(|| ".".into()),
+                    name: Some(worktree).filter(|n| !n.is_empty()),
+                    base: p.base,
+                };
+                fugue_client::worktree::start_in_worktree(&new, spec, |spec| client.create_pane(spec))
+                    .await
+                    .map(|started| (started.pane, Some(started.worktree)))
+            }
+        };
+        let (info, worktree) = match created {
+            Ok(created) => created,
             Err(err) => {
                 let _ = client.destroy_session(&name).await;
                 return Err(describe(err));
@@ -191,6 +217,8 @@ to confirm first (MCP elicitation); nothing starts unless they accept.",
             session: name,
             pid: info.pid,
             agent,
+            branch: worktree.as_ref().map(|w| w.branch.clone()),
+            worktree: worktree.map(|w| w.path),
         };
         let value = serde_json::to_value(result).map_err(|e| e.to_string())?;
         Ok(rmcp::model::CallToolResult::structured(value).into())

@@ -302,6 +302,16 @@ impl Shown {
                 screen.resume()?;
                 self.top.say(attached);
             }
+            Reply::Diff(pane) => {
+                match fugue_client::worktree::pane_diff(&link.client, &pane.to_string(), false).await {
+                    Ok(view) => {
+                        let title = format!("{} · {} · fugue diff", pane, view.branch);
+                        self.top
+                            .show_diff(title, &crate::render::diff_text(&view, false, false));
+                    }
+                    Err(err) => self.top.say(Err(err.to_string())),
+                }
+            }
             reply => {
                 let said = act(&link.client, reply).await;
                 self.top.say(said);
@@ -405,7 +415,7 @@ async fn act(client: &Client, reply: Reply) -> Result<String, String> {
             let pane = client.create_pane(spec).await.map_err(|e| e.to_string())?;
             format!("started {}:{}", pane.session_name, pane.index)
         }
-        Reply::Quit | Reply::Attach(_) => return Ok(String::new()),
+        Reply::Quit | Reply::Attach(_) | Reply::Diff(_) => return Ok(String::new()),
     };
     Ok(done)
 }

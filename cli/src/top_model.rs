@@ -60,6 +60,12 @@ pub enum Mode {
     },
     /// Asking to confirm (`y`) what `confirm` would do.
     Confirm(Confirm),
+    /// Showing a pane's diff (`D`): its lines, files first, from line `scroll`.
+    Diff {
+        title: String,
+        lines: Vec<String>,
+        scroll: usize,
+    },
 }
 
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
@@ -106,6 +112,8 @@ pub enum Reply {
     Interrupt(PaneId),
     Kill(PaneId),
     Release(PaneId),
+    /// Show the pane's changes in its worktree.
+    Diff(PaneId),
     Rename {
         pane: PaneId,
         title: String,
@@ -121,6 +129,7 @@ impl Reply {
     pub fn pane(&self) -> Option<PaneId> {
         match self {
             Reply::Attach(pane) | Reply::Interrupt(pane) | Reply::Kill(pane) | Reply::Release(pane) => Some(*pane),
+            Reply::Diff(pane) => Some(*pane),
             Reply::Answer { pane, .. } | Reply::Prompt { pane, .. } | Reply::Rename { pane, .. } => Some(*pane),
             Reply::Quit | Reply::NewPane { .. } => None,
         }
@@ -237,6 +246,15 @@ impl Top {
         }
     }
 
+    /// Shows `text` (a pane's diff as `fugue diff` prints it) full-screen.
+    pub fn show_diff(&mut self, title: String, text: &str) {
+        self.mode = Mode::Diff {
+            title,
+            lines: text.lines().map(String::from).collect(),
+            scroll: 0,
+        };
+    }
+
     pub fn expire_message(&mut self) {
         if self
             .message
@@ -320,6 +338,10 @@ impl Top {
         }
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => self.normal_key(key),
+            Mode::Diff { title, lines, scroll } => {
+                self.diff_key(key, title, lines, scroll);
+                None
+            }
             Mode::Filter => {
                 match key.code {
                     KeyCode::Enter | KeyCode::Esc => {}
@@ -384,6 +406,26 @@ impl Top {
         }
     }
 
+    /// A key while a diff is shown: scroll it, or leave it.
+    fn diff_key(&mut self, key: KeyEvent, title: String, lines: Vec<String>, scroll: usize) {
+        let last = lines.len().saturating_sub(1);
+        let scroll = match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('D') => return,
+            KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
+            KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => scroll.saturating_add(20),
+            KeyCode::PageUp => scroll.saturating_sub(20),
+            KeyCode::Home | KeyCode::Char('g') => 0,
+            KeyCode::End | KeyCode::Char('G') => last,
+            _ => scroll,
+        };
+        self.mode = Mode::Diff {
+            title,
+            lines,
+            scroll: scroll.min(last),
+        };
+    }
+
     fn normal_key(&mut self, key: KeyEvent) -> Option<Reply> {
         let row = self.selected_row();
         let pane = row.map(|r| r.pane.id);
@@ -426,6 +468,7 @@ impl Top {
                 }
             }
             KeyCode::Char('i') => return pane.map(Reply::Interrupt),
+            KeyCode::Char('D') => return pane.map(Reply::Diff),
             KeyCode::Char('x') => {
                 if let Some(pane) = pane {
                     self.mode = Mode::Confirm(Confirm::Kill { pane, label });
@@ -533,6 +576,10 @@ fn needs_text(attention: Attention) -> &'static str {
 }
 
 pub fn draw(frame: &mut Frame, top: &mut Top) {
+    if let Mode::Diff { title, lines, scroll } = &top.mode {
+        draw_diff(frame, title, lines, *scroll);
+        return;
+    }
     let [head, body, foot] =
         Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(frame.area());
     draw_head(frame, top, head);
@@ -645,11 +692,47 @@ fn draw_foot(frame: &mut Frame, top: &Top, area: Rect) {
             },
         ),
         None => Line::styled(
-            "enter attach · n next needing · a approve · d deny · p prompt · i interrupt · x kill · X release · r rename · c new pane · / filter · s sort · q quit",
+            "enter attach · n next needing · a approve · d deny · p prompt · D diff · i interrupt · x kill · X release · r rename · c new pane · / filter · s sort · q quit",
             Style::new().add_modifier(Modifier::DIM),
         ),
     };
     frame.render_widget(Paragraph::new(line), area);
+}
+
+/// A pane's diff over the whole screen: added lines green, removed red, hunk
+/// headers cyan; the lines were escaped when the diff was rendered.
+fn draw_diff(frame: &mut Frame, title: &str, lines: &[String], scroll: usize) {
+    let area = frame.area();
+    let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    let rows = body.height.saturating_sub(2) as usize;
+    let shown: Vec<Line> = lines
+        .iter()
+        .skip(scroll)
+        .take(rows)
+        .map(|line| {
+            let style = match line.as_bytes().first() {
+                Some(b'+') => Style::new().fg(Color::Green),
+                Some(b'-') => Style::new().fg(Color::Red),
+                Some(b'@') => Style::new().fg(Color::Cyan),
+                _ => Style::new(),
+            };
+            Line::styled(line.as_str(), style)
+        })
+        .collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(format!(" {} ", clean(title, 200)));
+    frame.render_widget(Paragraph::new(shown).block(block), body);
+    let place = format!(
+        "lines {}-{} of {} · j/k scroll · space/PgUp page · g/G ends · q back",
+        scroll + 1,
+        (scroll + rows).min(lines.len()),
+        lines.len()
+    );
+    frame.render_widget(
+        Paragraph::new(Line::styled(place, Style::new().add_modifier(Modifier::DIM))),
+        foot,
+    );
 }
 
 /// A box in the middle of `area`, `height` rows high.
@@ -840,6 +923,33 @@ mod tests {
         assert_eq!(top.sort, Sort::Session);
         press(&mut top, "ss");
         assert_eq!(top.sort, Sort::Needs);
+    }
+
+    #[test]
+    fn a_diff_is_asked_for_shown_scrolled_and_left() {
+        let mut top = three();
+        assert_eq!(press(&mut top, "D"), [Reply::Diff(pane_id(2))]);
+        let text = "  +1 -1  modified  a.txt\n1 file(s)\n\na.txt (modified)\n@@ -1 +1 @@\n-old\n+new";
+        top.show_diff("w:0 · fugue/x".into(), text);
+        let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 10)).unwrap();
+        terminal.draw(|frame| draw(frame, &mut top)).unwrap();
+        let screen: String = terminal
+            .backend()
+            .buffer()
+            .content()
+            .iter()
+            .map(|c| c.symbol())
+            .collect();
+        assert!(
+            screen.contains("fugue/x") && screen.contains("+new") && screen.contains("lines 1-7 of 7"),
+            "{screen}"
+        );
+        press(&mut top, "jjG");
+        assert!(matches!(top.mode, Mode::Diff { scroll: 6, .. }), "{:?}", top.mode);
+        press(&mut top, "gk");
+        assert!(matches!(top.mode, Mode::Diff { scroll: 0, .. }));
+        assert_eq!(press(&mut top, "q"), []);
+        assert_eq!(top.mode, Mode::Normal);
     }
 
     #[test]

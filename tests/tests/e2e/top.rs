@@ -154,3 +154,30 @@ fn top_kills_after_confirming_and_starts_a_pane() {
     tmux.wait_for("main", "no permission prompt to answer");
     tmux.send_keys("main", &["q"]);
 }
+
+#[tokio::test]
+async fn top_shows_a_worktree_pane_s_diff() {
+    fugue_tests::require!("tmux");
+    let daemon = Daemon::start();
+    let repo = crate::worktrees::repository(&daemon);
+    daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+    let script = "echo from-top > a.txt && echo top-done; exec sleep 600";
+    let (pane, _, _) = crate::worktrees::run_in_worktree(&daemon, "topdiff", script);
+    fugue_tests::wait_for_text(&daemon.client().await, &pane, "top-done").await;
+    let tmux = Tmux::start(daemon.dir.path(), 120, 30);
+    // The root the CLI made it under (XDG_STATE_HOME in the daemon's dir).
+    let root = daemon.dir.path().join("state/fugue/worktrees");
+    let command = format!("FUGUE_WORKTREE_ROOT={} {}", root.display(), top_command(&daemon, ""));
+    tmux.type_line("main", &command);
+    tmux.wait_for("main", "w:0");
+    tmux.send_keys("main", &["D"]);
+    let screen = tmux.wait_for("main", "+from-top");
+    assert!(
+        screen.contains("fugue/topdiff") && screen.contains("-hello"),
+        "{screen}"
+    );
+    assert!(screen.contains("a.txt (modified)"), "{screen}");
+    tmux.send_keys("main", &["q"]);
+    let screen = tmux.wait_for("main", "D diff");
+    assert!(row(&screen, "w:0").is_some(), "{screen}");
+}

@@ -23,6 +23,7 @@ mod remote;
 mod scale;
 mod subscription;
 mod throughput;
+mod worktrees;
 
 pub(crate) struct Sizes {
     pub(crate) file_mb: usize,
@@ -44,6 +45,8 @@ pub(crate) struct Sizes {
     creates: usize,
     /// Seconds of paced agent-TUI frames (scenario 15).
     pub(crate) paced_secs: u64,
+    /// Files in the repository of the worktree scenario (16); 1 in 100 changed.
+    worktree_files: usize,
 }
 
 const FULL: Sizes = Sizes {
@@ -63,6 +66,7 @@ const FULL: Sizes = Sizes {
     upgrade_panes: 100,
     creates: 300,
     paced_secs: 10,
+    worktree_files: 10_000,
 };
 
 const QUICK: Sizes = Sizes {
@@ -82,6 +86,7 @@ const QUICK: Sizes = Sizes {
     upgrade_panes: 20,
     creates: 30,
     paced_secs: 2,
+    worktree_files: 500,
 };
 
 pub(crate) const COLS: u16 = 200;
@@ -99,63 +104,67 @@ pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Er
     let wanted = |n: u32| only.as_ref().is_none_or(|only| only.contains(&n));
     let mut rows = Vec::new();
     if wanted(1) || wanted(2) {
-        eprintln!("[1/15] throughput");
+        eprintln!("[1/16] throughput");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(throughput::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(3) {
-        eprintln!("[3/15] request latency");
+        eprintln!("[3/16] request latency");
         rows.extend(latency::run(dir.path(), &sizes).await?);
     }
     if wanted(4) {
-        eprintln!("[4/15] memory");
+        eprintln!("[4/16] memory");
         rows.extend(memory::run(dir.path(), &sizes).await?);
     }
     if wanted(5) {
-        eprintln!("[5/15] reaction");
+        eprintln!("[5/16] reaction");
         rows.extend(reaction::run(dir.path(), &sizes).await?);
     }
     if wanted(6) {
-        eprintln!("[6/15] idle");
+        eprintln!("[6/16] idle");
         rows.extend(idle::run(dir.path(), &sizes).await?);
     }
     if wanted(7) {
-        eprintln!("[7/15] scale");
+        eprintln!("[7/16] scale");
         rows.extend(scale::run(dir.path(), &sizes).await?);
     }
     if wanted(8) {
-        eprintln!("[8/15] latency under churn");
+        eprintln!("[8/16] latency under churn");
         rows.extend(churn::run(dir.path(), &sizes).await?);
     }
     if wanted(9) {
-        eprintln!("[9/15] agent TUI");
+        eprintln!("[9/16] agent TUI");
         rows.extend(agent_tui::run(dir.path(), &sizes).await?);
     }
     if wanted(10) {
-        eprintln!("[10/15] records and live upgrade");
+        eprintln!("[10/16] records and live upgrade");
         rows.extend(durable::run(dir.path(), &sizes).await?);
     }
     if wanted(11) {
-        eprintln!("[11/15] a browser tab");
+        eprintln!("[11/16] a browser tab");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(browser::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(12) {
-        eprintln!("[12/15] another machine over ssh");
+        eprintln!("[12/16] another machine over ssh");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(remote::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(13) {
-        eprintln!("[13/15] fugue top with many panes");
+        eprintln!("[13/16] fugue top with many panes");
         rows.extend(overview::run(dir.path(), &sizes).await?);
     }
     if wanted(14) {
-        eprintln!("[14/15] an MCP subscriber");
+        eprintln!("[14/16] an MCP subscriber");
         rows.extend(subscription::run(dir.path(), &sizes).await?);
     }
     if wanted(15) {
-        eprintln!("[15/15] CPU per byte of output");
+        eprintln!("[15/16] CPU per byte of output");
         rows.extend(crate::cpu::cpu_per_byte(dir.path(), &sizes).await?);
+    }
+    if wanted(16) {
+        eprintln!("[16/16] worktrees and diffs against git");
+        rows.extend(worktrees::run(dir.path(), &sizes).await?);
     }
     Ok(rows)
 }

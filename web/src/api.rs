@@ -251,9 +251,54 @@ pub async fn pane(State(state): State<AppState>, Path(pane): Path<String>) -> Ap
     Ok(Json(PaneView::from(&info)))
 }
 
-pub async fn release_pane(State(state): State<AppState>, Path(pane): Path<String>) -> ApiResult<Json<Done>> {
-    state.daemon.get().await?.release_pane(&pane).await?;
-    Ok(DONE)
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Release {
+    /// Also remove the pane's worktree and branch with whatever work they hold.
+    #[serde(default)]
+    pub discard: bool,
+}
+
+/// A pane released, and what became of its worktree if it had one.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Released {
+    pub ok: bool,
+    /// The pane's worktree directory.
+    pub worktree: Option<String>,
+    /// `removed`, `kept` (it holds work; see `holds`) or `gone` (deleted outside fugue).
+    pub outcome: Option<String>,
+    pub holds: Vec<String>,
+}
+
+/// Releases a pane as `fugue release [--discard]` does: a worktree holding
+/// work is kept unless `discard`.
+pub async fn release_pane(
+    State(state): State<AppState>,
+    Path(pane): Path<String>,
+    QueryParams(query): QueryParams<Release>,
+) -> ApiResult<Json<Released>> {
+    let client = state.daemon.get().await?;
+    let released = fugue_client::worktree::release_pane(&client, &pane, query.discard).await?;
+    let mut body = Released {
+        ok: true,
+        worktree: None,
+        outcome: None,
+        holds: Vec::new(),
+    };
+    if let Some((record, released)) = released {
+        body.worktree = Some(record.path);
+        body.outcome = Some(
+            match released {
+                fugue_client::worktree::Released::Removed => "removed",
+                fugue_client::worktree::Released::Gone => "gone",
+                fugue_client::worktree::Released::Kept(holds) => {
+                    body.holds = holds;
+                    "kept"
+                }
+            }
+            .to_string(),
+        );
+    }
+    Ok(Json(body))
 }
 
 pub async fn rename_pane(

@@ -168,10 +168,11 @@ pub fn table() -> Vec<Route> {
         Route::new(
             M::DELETE,
             "/api/panes/{pane}",
-            "Release a pane (killing it if it runs)",
+            "Release a pane (killing it if it runs); its worktree goes too unless it holds work (?discard=true: even then)",
             api::release_pane,
         )
-        .returns::<api::Done>(),
+        .query::<api::Release>()
+        .returns::<api::Released>(),
         Route::new(M::PATCH, "/api/panes/{pane}", "Set a pane's title", api::rename_pane)
             .body::<api::Title>()
             .returns::<PaneView>(),

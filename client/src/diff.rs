@@ -264,6 +264,56 @@ diff --git a/old.rs b/moved.rs\nsimilarity index 100%\nrename from old.rs\nrenam
         assert_eq!(files[3].status, "renamed");
     }
 
+    /// A patch longer than the cap is cut, promptly: git, blocked writing the
+    /// rest, is stopped, not waited on (it once was, for the 5-minute limit).
+    #[tokio::test]
+    async fn a_patch_past_the_cap_is_cut_without_waiting_for_git() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(args)
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t.invalid")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t.invalid")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        git(&["init", "--quiet"]);
+        git(&["commit", "--quiet", "--allow-empty", "-m", "empty"]);
+        let base = git(&["rev-parse", "HEAD"]);
+        // 12 MiB of lines, untracked: the patch is longer than MAX_DIFF_BYTES.
+        let line = "x".repeat(99) + "\n";
+        std::fs::write(dir.path().join("big.txt"), line.repeat(12 * 1024 * 1024 / 100)).unwrap();
+        let record = WorktreeRecord {
+            name: "t".into(),
+            repo: dir.path().display().to_string(),
+            path: dir.path().display().to_string(),
+            branch: "main".into(),
+            base,
+            base_ref: "main".into(),
+            pane: None,
+            session: None,
+            created_at_ms: 0,
+        };
+        let started = std::time::Instant::now();
+        let view = diff(&record, false).await.unwrap();
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(view.truncated);
+        assert_eq!(view.files.len(), 1);
+        assert_eq!(view.files[0].added as usize, 12 * 1024 * 1024 / 100);
+        // The cut fell in the file's only hunk, which is dropped.
+        assert!(view.files[0].hunks.is_empty());
+    }
+
     #[test]
     fn a_cut_patch_drops_the_hunk_it_was_cut_in() {
         let mut files = parse_numstat("3\t0\ta\0");

@@ -464,17 +464,25 @@ pub(crate) async fn git_capped(
         return Err(WorktreeError::Git("git's output is not readable".into()));
     };
     let run = async {
+        // Stderr is read on its own (its first 64 KiB kept, the rest drained),
+        // so git never blocks on it while stdout is read.
+        let complaint = tokio::spawn(async move {
+            let mut kept = Vec::new();
+            let mut stderr = stderr;
+            let _ = (&mut stderr).take(64 * 1024).read_to_end(&mut kept).await;
+            let _ = tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await;
+            kept
+        });
         let mut out = Vec::new();
-        let mut stdout = stdout.take(cap as u64 + 1);
-        let mut err = Vec::new();
-        let mut stderr = stderr.take(64 * 1024);
-        let (read_out, read_err) = tokio::join!(stdout.read_to_end(&mut out), stderr.read_to_end(&mut err));
-        read_out
-            .and(read_err)
+        stdout
+            .take(cap as u64 + 1)
+            .read_to_end(&mut out)
+            .await
             .map_err(|e| WorktreeError::Git(format!("reading git: {e}")))?;
         let cut = out.len() > cap;
         out.truncate(cap);
-        // Past the cap the rest is not read: git is stopped, not waited on.
+        // Past the cap the rest is not read: git, blocked writing it, is
+        // stopped rather than waited on.
         if cut {
             let _ = child.start_kill();
         }
@@ -482,6 +490,7 @@ pub(crate) async fn git_capped(
             .wait()
             .await
             .map_err(|e| WorktreeError::Git(format!("git: {e}")))?;
+        let err = complaint.await.unwrap_or_default();
         Ok::<_, WorktreeError>((
             status.success() || cut,
             Captured(out, cut),

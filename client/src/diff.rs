@@ -71,7 +71,10 @@ pub async fn diff(record: &WorktreeRecord, stat_only: bool) -> Result<DiffView, 
         )));
     }
     let git_dir = run(path, &["rev-parse", "--absolute-git-dir"], &[]).await?;
-    let index = Path::new(git_dir.trim_end()).join(format!("fugue-diff-index-{}", std::process::id()));
+    // One index per diff: a bridge or a web server may diff one worktree for
+    // two callers at once.
+    let unique = fugue_protocol::SessionId::new().simple();
+    let index = Path::new(git_dir.trim_end()).join(format!("fugue-diff-index-{unique}"));
     let result = diff_with_index(record, &index, stat_only).await;
     let _ = std::fs::remove_file(&index);
     result
@@ -312,6 +315,14 @@ diff --git a/old.rs b/moved.rs\nsimilarity index 100%\nrename from old.rs\nrenam
         assert_eq!(view.files[0].added as usize, 12 * 1024 * 1024 / 100);
         // The cut fell in the file's only hunk, which is dropped.
         assert!(view.files[0].hunks.is_empty());
+
+        // Two diffs of one worktree at once (a bridge's two callers) each use
+        // an index of their own.
+        std::fs::write(dir.path().join("big.txt"), "small\n").unwrap();
+        let (a, b) = tokio::join!(diff(&record, false), diff(&record, false));
+        for view in [a.unwrap(), b.unwrap()] {
+            assert_eq!((view.files.len(), view.added, view.truncated), (1, 1, false));
+        }
     }
 
     #[test]

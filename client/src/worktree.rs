@@ -289,15 +289,7 @@ pub async fn status(record: &WorktreeRecord) -> Result<WorktreeStatus, WorktreeE
             problem: None,
         });
     }
-    let range = format!("{}...{}", record.base_ref, record.branch);
-    let counts = git(
-        Path::new(&record.repo),
-        &["rev-list", "--left-right", "--count", &range],
-    )
-    .await
-    .unwrap_or_default();
-    let mut counts = counts.split_whitespace().map(|n| n.parse::<u32>().unwrap_or(0));
-    let (behind, ahead) = (counts.next().unwrap_or(0), counts.next().unwrap_or(0));
+    let (ahead, behind) = counts(record).await?;
     let porcelain = git(path, &["status", "--porcelain=v1", "-z", "--untracked-files=all"]).await?;
     let dirty = porcelain_paths(&porcelain);
     Ok(WorktreeStatus {
@@ -307,6 +299,26 @@ pub async fn status(record: &WorktreeRecord) -> Result<WorktreeStatus, WorktreeE
         dirty,
         problem: None,
     })
+}
+
+/// Commits on the branch its base ref lacks, and the other way round. A base
+/// ref that is gone (renamed, deleted) counts from the base commit instead;
+/// when nothing can be counted, that is an error, never "no work".
+async fn counts(record: &WorktreeRecord) -> Result<(u32, u32), WorktreeError> {
+    let repo = Path::new(&record.repo);
+    let number = |text: Option<&str>| text.and_then(|n| n.parse::<u32>().ok());
+    let range = format!("{}...{}", record.base_ref, record.branch);
+    if let Ok(both) = git(repo, &["rev-list", "--left-right", "--count", &range]).await {
+        let mut both = both.split_whitespace();
+        if let (Some(behind), Some(ahead)) = (number(both.next()), number(both.next())) {
+            return Ok((ahead, behind));
+        }
+    }
+    let since_base = format!("{}..{}", record.base, record.branch);
+    let ahead = git(repo, &["rev-list", "--count", &since_base]).await?;
+    let ahead = number(Some(ahead.trim()))
+        .ok_or_else(|| WorktreeError::Git(format!("cannot count the commits of {}", record.branch)))?;
+    Ok((ahead, 0))
 }
 
 /// What releasing a pane did with its worktree.

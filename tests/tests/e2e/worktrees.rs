@@ -232,6 +232,20 @@ async fn bad_worktree_requests_say_what_and_change_nothing() {
     assert_eq!(released["outcome"], "gone");
     // The other pane was never touched.
     assert_eq!(daemon.cli(&["--json", "status", &shell]).json()["status"], "running");
+
+    // Its base branch renamed away: its commits still count as work, kept.
+    let commit = "git -c user.name=t -c user.email=t@t.invalid commit --quiet --allow-empty -m kept";
+    let (moved, moved_dir, _) = run_in_worktree(
+        &daemon,
+        "moved",
+        &format!("{commit} && echo moved-done; exec sleep 600"),
+    );
+    wait_for_text(&daemon.client().await, &moved, "moved-done").await;
+    git(&repo, &["branch", "-m", "main", "trunk"]);
+    let kept = daemon.cli(&["--json", "release", &moved]).json();
+    assert_eq!(kept["outcome"], "kept", "{kept}");
+    assert_eq!(kept["holds"], serde_json::json!(["1 commit(s) not in main"]));
+    assert!(moved_dir.exists());
 }
 
 /// The test's git identity, for the commits `fugue merge` makes.

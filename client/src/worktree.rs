@@ -665,35 +665,51 @@ pub struct WorktreeView {
 
 /// Every worktree fugue made, with where each stands and its pane's state.
 pub async fn views(client: &crate::Client) -> Result<Vec<WorktreeView>, crate::ClientError> {
+    use futures::StreamExt;
     let records = list()?;
     let panes = match records.is_empty() {
         true => Vec::new(),
         false => client.overview(None).await?,
     };
-    let mut views = Vec::with_capacity(records.len());
-    for record in records {
-        let pane = panes
-            .iter()
-            .find(|p| record.pane.as_deref() == Some(p.pane.id.to_string().as_str()));
-        // One unreadable worktree (its repository gone, or being removed by
-        // another client right now) is shown as such, not an error for all.
-        let status = status(&record).await.unwrap_or_else(|err| WorktreeStatus {
-            exists: Path::new(&record.path).is_dir(),
-            ahead: 0,
-            behind: 0,
-            dirty: Vec::new(),
-            problem: Some(err.to_string()),
-        });
-        views.push(WorktreeView {
-            status,
-            pane_state: pane.map(|p| p.pane.state.as_str().to_string()),
-            agent_state: pane
-                .and_then(|p| p.agent.as_ref())
-                .map(|a| a.state.as_str().to_string()),
-            record,
-        });
-    }
+    // A few worktrees read at once (each is two or three git runs), in order.
+    let statuses: Vec<WorktreeStatus> = futures::stream::iter(&records)
+        .map(readable_status)
+        .buffered(STATUS_READS)
+        .collect()
+        .await;
+    let views = records
+        .into_iter()
+        .zip(statuses)
+        .map(|(record, status)| {
+            let pane = panes
+                .iter()
+                .find(|p| record.pane.as_deref() == Some(p.pane.id.to_string().as_str()));
+            WorktreeView {
+                status,
+                pane_state: pane.map(|p| p.pane.state.as_str().to_string()),
+                agent_state: pane
+                    .and_then(|p| p.agent.as_ref())
+                    .map(|a| a.state.as_str().to_string()),
+                record,
+            }
+        })
+        .collect();
     Ok(views)
+}
+
+/// Worktrees whose status is read at once by [`views`].
+const STATUS_READS: usize = 8;
+
+/// [`status`], with one unreadable worktree (its repository gone, or being
+/// removed by another client right now) shown as such, not an error for all.
+async fn readable_status(record: &WorktreeRecord) -> WorktreeStatus {
+    status(record).await.unwrap_or_else(|err| WorktreeStatus {
+        exists: Path::new(&record.path).is_dir(),
+        ahead: 0,
+        behind: 0,
+        dirty: Vec::new(),
+        problem: Some(err.to_string()),
+    })
 }
 
 /// A merge done: into which branch, the new commit, and how.

@@ -208,6 +208,27 @@ pub fn regex_literal(text: &str) -> String {
     pattern
 }
 
+/// Runs git in `dir` with the tests' own identity (never the machine's);
+/// its stdout, or a panic with git's complaint.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "fugue test")
+        .env("GIT_AUTHOR_EMAIL", "test@fugue.invalid")
+        .env("GIT_COMMITTER_NAME", "fugue test")
+        .env("GIT_COMMITTER_EMAIL", "test@fugue.invalid")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// A private directory (0700) for sockets, logs and files of one test.
 pub fn private_dir() -> tempfile::TempDir {
     let dir = tempfile::Builder::new()

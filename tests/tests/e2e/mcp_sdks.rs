@@ -62,23 +62,7 @@ fn bridge_args(daemon: &Daemon) -> Vec<String> {
 /// A git repository with one commit, for the run's worktree steps.
 fn repository() -> tempfile::TempDir {
     let repo = tempfile::tempdir().unwrap();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(repo.path())
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "fugue test")
-            .env("GIT_AUTHOR_EMAIL", "test@fugue.invalid")
-            .env("GIT_COMMITTER_NAME", "fugue test")
-            .env("GIT_COMMITTER_EMAIL", "test@fugue.invalid")
-            .output()
-            .expect("run git");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let git = |args: &[&str]| fugue_tests::git(repo.path(), args);
     git(&["init", "--quiet"]);
     std::fs::write(repo.path().join("a.txt"), "hello\n").unwrap();
     git(&["add", "a.txt"]);

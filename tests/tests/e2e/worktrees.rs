@@ -2,29 +2,8 @@
 //! a checkout and branch of their own, `worktrees` and `diff` show each one's
 //! work only, and releasing or discarding never loses work nobody asked to lose.
 
-use fugue_tests::{wait_for_text, Daemon};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// Runs git in `dir` with the test's own identity; its stdout.
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "fugue test")
-        .env("GIT_AUTHOR_EMAIL", "test@fugue.invalid")
-        .env("GIT_COMMITTER_NAME", "fugue test")
-        .env("GIT_COMMITTER_EMAIL", "test@fugue.invalid")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use fugue_tests::{git, wait_for_text, Daemon};
+use std::path::PathBuf;
 
 /// A repository with one commit (`a.txt` = `hello`) in the daemon's directory.
 pub(crate) fn repository(daemon: &Daemon) -> PathBuf {

@@ -9,12 +9,23 @@ use fugue_protocol::keys::{encode_key, kitty_from_terminal};
 /// Bytes per input chunk written to the PTY at once.
 pub const CHUNK: usize = 4096;
 
-/// `data` as the program should receive a paste of it.
+/// `data` as the program should receive a paste of it. In a bracketed paste
+/// every ESC is dropped: pasted text holding `ESC [201~` would otherwise end the
+/// paste early and have the rest read as typed keys (a file quoted in a review
+/// prompt could press Enter, or answer a permission dialog).
 pub fn paste(data: Vec<u8>, output: &PaneOutput) -> Vec<u8> {
     match output.bracketed_paste() {
-        true => [&b"\x1b[200~"[..], &data, b"\x1b[201~"].concat(),
+        true => bracketed(&data),
         false => data,
     }
+}
+
+fn bracketed(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() + 12);
+    out.extend_from_slice(b"\x1b[200~");
+    out.extend(data.iter().filter(|&&b| b != 0x1b));
+    out.extend_from_slice(b"\x1b[201~");
+    out
 }
 
 /// The bytes for a sequence of key names (`Enter`, `C-c`, `S-Enter`, ...), as the
@@ -61,7 +72,16 @@ fn take_focus_reports(data: Vec<u8>) -> (Vec<u8>, Option<bool>) {
 
 #[cfg(test)]
 mod tests {
-    use super::take_focus_reports;
+    use super::{bracketed, take_focus_reports};
+
+    #[test]
+    fn a_paste_cannot_end_its_own_brackets() {
+        assert_eq!(bracketed(b"hi\n"), b"\x1b[200~hi\n\x1b[201~");
+        // The end marker, and one split so removing it once would rebuild it.
+        let hostile = bracketed(b"a\x1b[201~\ry\x1b[20\x1b[201~1~b");
+        assert_eq!(hostile, b"\x1b[200~a[201~\ry[20[201~1~b\x1b[201~");
+        assert_eq!(hostile.windows(6).filter(|w| w == b"\x1b[201~").count(), 1);
+    }
 
     #[test]
     fn focus_reports_are_taken_out_of_typed_input() {

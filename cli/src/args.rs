@@ -171,6 +171,17 @@ pub enum WorktreeCommand {
         #[arg(long)]
         stat: bool,
     },
+    /// Review what a pane changed in its worktree: the diff opens in $VISUAL or
+    /// $EDITOR; each comment written under a line goes to the pane's agent as
+    /// one prompt (file, line, the quoted code, the comment), refused while the
+    /// agent waits on a dialog or holds a draft.
+    Review {
+        pane: String,
+        /// Send under this idempotency key: a retry sends nothing and prints
+        /// the first receipt.
+        #[arg(long)]
+        key: Option<String>,
+    },
     /// Merge a worktree's branch into its base branch (or --into): refused, with
     /// nothing changed, while it has uncommitted files or the merge would
     /// conflict (the files named). WORKTREE is its name or its pane.

@@ -18,6 +18,8 @@ use schemars::JsonSchema;
 pub struct DiffView {
     /// The pane working in the worktree.
     pub pane: Option<String>,
+    /// The worktree's name (what merge and discard take).
+    pub name: String,
     pub worktree: String,
     pub branch: String,
     /// The commit the changes are counted from.
@@ -102,6 +104,7 @@ async fn diff_with_index(record: &WorktreeRecord, index: &Path, stat_only: bool)
     }
     Ok(DiffView {
         pane: record.pane.clone(),
+        name: record.name.clone(),
         worktree: record.path.clone(),
         branch: record.branch.clone(),
         base: record.base.clone(),

@@ -9,6 +9,7 @@ pub mod diff;
 mod local;
 pub mod ops;
 pub mod remote;
+pub mod review;
 mod shared;
 pub mod token;
 pub mod views;

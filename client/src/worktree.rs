@@ -631,6 +631,42 @@ pub async fn release_pane(
     Ok(Some((record, released)))
 }
 
+/// The worktree named `target`, or the one pane `target` (any id form the
+/// daemon takes) works in.
+pub async fn find_target(client: &crate::Client, target: &str) -> Result<WorktreeRecord, crate::ClientError> {
+    let pane = client.pane_status(target).await.ok().map(|p| p.id.to_string());
+    find(target, pane.as_deref())?.ok_or_else(|| {
+        WorktreeError::Invalid(format!(
+            "no worktree of fugue's is named '{target}' or belongs to such a pane (see `fugue worktrees`)"
+        ))
+        .into()
+    })
+}
+
+/// Discards `record`'s worktree and branch with whatever work they hold: its
+/// pane is released first (nothing may write into a worktree being removed).
+/// Only for a request that named it, after a person's yes.
+pub async fn discard(client: &crate::Client, record: &WorktreeRecord) -> Result<Released, crate::ClientError> {
+    if let Some(pane) = &record.pane {
+        match client.release_pane(pane).await {
+            Err(err) if err.code() != Some(fugue_protocol::ErrorCode::PaneNotFound) => return Err(err),
+            _ => {}
+        }
+    }
+    Ok(release(record, true).await?)
+}
+
+/// What a discard would throw away, in a phrase for the person asked.
+pub async fn holdings(record: &WorktreeRecord) -> Result<String, WorktreeError> {
+    let status = status(record).await?;
+    Ok(format!(
+        "{} uncommitted file(s), {} commit(s) not in {}",
+        status.dirty.len(),
+        status.ahead,
+        record.base_ref
+    ))
+}
+
 /// The changes pane `pane` made in its worktree.
 pub async fn pane_diff(
     client: &crate::Client,

@@ -17,6 +17,9 @@ pub struct BridgeConfig {
     /// relative paths are relative to when no session says otherwise.
     pub cwd: PathBuf,
     pub allow_spawn: bool,
+    /// fugue_merge and fugue_discard go ahead where no person can be asked.
+    pub allow_merge: bool,
+    pub allow_discard: bool,
     /// Agent kind -> command line.
     pub agent_commands: BTreeMap<String, String>,
 }

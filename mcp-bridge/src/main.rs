@@ -28,6 +28,14 @@ struct Args {
     /// that cannot ask (no MCP elicitation).
     #[arg(long)]
     allow_spawn: bool,
+    /// Let fugue_merge merge a worktree's branch without asking a human, for
+    /// clients that cannot ask.
+    #[arg(long)]
+    allow_merge: bool,
+    /// Let fugue_discard remove a worktree and its work without asking a human,
+    /// for clients that cannot ask.
+    #[arg(long)]
+    allow_discard: bool,
     /// Where worktrees for terminals are made (default: $FUGUE_WORKTREE_ROOT, else
     /// the state directory's worktrees/).
     #[arg(long, value_name = "DIR")]
@@ -105,6 +113,8 @@ fn main() -> ExitCode {
         default_session: args.session,
         cwd,
         allow_spawn: args.allow_spawn,
+        allow_merge: args.allow_merge,
+        allow_discard: args.allow_discard,
         agent_commands: agents,
     };
 

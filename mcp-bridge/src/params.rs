@@ -172,6 +172,35 @@ pub struct DiffParams {
     pub stat_only: Option<bool>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReviewParams {
+    /// Terminal id of an agent started in a worktree.
+    pub terminal_id: String,
+    /// The comments, sent as one prompt in this order (at most 100).
+    pub comments: Vec<fugue_client::review::ReviewComment>,
+    /// A retry under the same key sends nothing and returns the first receipt.
+    pub idempotency_key: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct FinishParams {
+    /// The worktree's name (see fugue_worktrees), or the id of the terminal
+    /// that works in it.
+    pub worktree: String,
+    /// merge only: one commit of all the branch's changes instead of a merge commit.
+    pub squash: Option<bool>,
+    /// merge only: the branch to merge into. Default: the one it started from.
+    pub into: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DiscardResult {
+    pub worktree: String,
+    pub branch: String,
+    /// `removed`, or `gone` (it had been deleted outside fugue; forgotten now).
+    pub outcome: String,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct WorktreesResult {
     pub worktrees: Vec<fugue_client::worktree::WorktreeView>,

@@ -458,6 +458,79 @@ pub async fn diff(
     ))
 }
 
+/// Review comments on a pane's changes, for its agent as one prompt.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Review {
+    /// In the order the prompt lists them (at most 100).
+    pub comments: Vec<fugue_client::review::ReviewComment>,
+    /// Idempotency key: a retry under it sends nothing and returns the first receipt.
+    pub key: Option<String>,
+}
+
+/// Sends review comments on what a pane changed to its agent, as one prompt
+/// transaction (refused while it waits on a dialog or holds a draft).
+pub async fn review(
+    State(state): State<AppState>,
+    Path(pane): Path<String>,
+    JsonBody(body): JsonBody<Review>,
+) -> ApiResult<Json<fugue_client::review::ReviewSent>> {
+    let client = state.daemon.get().await?;
+    Ok(Json(
+        fugue_client::review::send_review(&client, &pane, &body.comments, body.key.as_deref()).await?,
+    ))
+}
+
+/// How to merge a worktree's branch.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct Merge {
+    /// One commit of all the branch's changes instead of a merge commit.
+    #[serde(default)]
+    pub squash: bool,
+    /// The branch to merge into (default: the one it started from).
+    pub into: Option<String>,
+}
+
+/// Merges a worktree's branch (named by the worktree's name or its pane):
+/// refused, nothing changed, while it has uncommitted files or would conflict.
+pub async fn merge(
+    State(state): State<AppState>,
+    Path(worktree): Path<String>,
+    JsonBody(body): JsonBody<Merge>,
+) -> ApiResult<Json<fugue_client::worktree::Merged>> {
+    let client = state.daemon.get().await?;
+    let record = fugue_client::worktree::find_target(&client, &worktree).await?;
+    Ok(Json(
+        fugue_client::worktree::merge(&record, body.into.as_deref(), body.squash)
+            .await
+            .map_err(fugue_client::ClientError::from)?,
+    ))
+}
+
+/// A discarded worktree.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Discarded {
+    pub worktree: String,
+    pub branch: String,
+    /// `removed`, or `gone` (deleted outside fugue; forgotten now).
+    pub outcome: String,
+}
+
+/// Discards the worktree this request names (by its name or its pane): its
+/// pane released, the worktree and branch removed with whatever work they hold.
+pub async fn discard(State(state): State<AppState>, Path(worktree): Path<String>) -> ApiResult<Json<Discarded>> {
+    let client = state.daemon.get().await?;
+    let record = fugue_client::worktree::find_target(&client, &worktree).await?;
+    let outcome = match fugue_client::worktree::discard(&client, &record).await? {
+        fugue_client::worktree::Released::Gone => "gone",
+        _ => "removed",
+    };
+    Ok(Json(Discarded {
+        worktree: record.path,
+        branch: record.branch,
+        outcome: outcome.into(),
+    }))
+}
+
 pub async fn worktrees(State(state): State<AppState>) -> ApiResult<Json<Vec<fugue_client::worktree::WorktreeView>>> {
     let client = state.daemon.get().await?;
     Ok(Json(fugue_client::worktree::views(&client).await?))

@@ -263,6 +263,29 @@ pub fn table() -> Vec<Route> {
         .returns::<Vec<fugue_client::worktree::WorktreeView>>(),
         Route::new(
             M::POST,
+            "/api/panes/{pane}/review",
+            "Send review comments on what a pane changed to its agent, as one prompt",
+            api::review,
+        )
+        .body::<api::Review>()
+        .returns::<fugue_client::review::ReviewSent>(),
+        Route::new(
+            M::POST,
+            "/api/worktrees/{worktree}/merge",
+            "Merge a worktree's branch (by its name or its pane) into the branch it started from",
+            api::merge,
+        )
+        .body::<api::Merge>()
+        .returns::<fugue_client::worktree::Merged>(),
+        Route::new(
+            M::DELETE,
+            "/api/worktrees/{worktree}",
+            "Discard a worktree (by its name or its pane) and its branch, with whatever work they hold",
+            api::discard,
+        )
+        .returns::<api::Discarded>(),
+        Route::new(
+            M::POST,
             "/api/panes/{pane}/wait",
             "Wait for output, exit or quiet",
             api::wait,

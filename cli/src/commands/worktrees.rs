@@ -6,6 +6,7 @@ use super::panes::create_pane;
 use super::Context;
 use crate::args::{absolute, spawn_spec, RunArgs, WorktreeCommand};
 use crate::render::{diff_text, pane_json, worktrees_table};
+use fugue_client::review;
 use fugue_client::worktree::{self, NewWorktree, Released};
 use fugue_client::{Client, ClientError};
 use serde_json::json;
@@ -27,7 +28,7 @@ pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCod
                 .print(crate::render::json_of(&view), || diff_text(&view, *stat, color));
         }
         WorktreeCommand::Merge { worktree, squash, into } => {
-            let record = find_record(&client, worktree).await?;
+            let record = worktree::find_target(&client, worktree).await?;
             let merged = worktree::merge(&record, into.as_deref(), *squash).await?;
             ctx.out.print(crate::render::json_of(&merged), || {
                 format!(
@@ -40,6 +41,7 @@ pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCod
             });
         }
         WorktreeCommand::Discard { worktree, yes } => return discard(ctx, &client, worktree, *yes).await,
+        WorktreeCommand::Review { pane, key } => return review(ctx, &client, pane, key.as_deref()).await,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -114,14 +116,8 @@ pub async fn release(ctx: &Context<'_>, client: &Client, pane: &str, discard: bo
 /// `fugue discard`: the worktree and its branch, work and all, once the person
 /// said yes.
 async fn discard(ctx: &Context<'_>, client: &Client, target: &str, yes: bool) -> Result<ExitCode, ClientError> {
-    let record = find_record(client, target).await?;
-    let status = worktree::status(&record).await?;
-    let holds = format!(
-        "{} uncommitted file(s), {} commit(s) not in {}",
-        status.dirty.len(),
-        status.ahead,
-        record.base_ref
-    );
+    let record = worktree::find_target(client, target).await?;
+    let holds = worktree::holdings(&record).await?;
     if !yes
         && !confirmed(&format!(
             "discard worktree {} and branch {} ({holds})?",
@@ -131,19 +127,68 @@ async fn discard(ctx: &Context<'_>, client: &Client, target: &str, yes: bool) ->
         eprintln!("fugue: nothing discarded");
         return Ok(ExitCode::FAILURE);
     }
-    // Its pane goes first: nothing may write into a worktree being removed.
-    if let Some(pane) = &record.pane {
-        match client.release_pane(pane).await {
-            Err(err) if err.code() != Some(fugue_client::protocol::ErrorCode::PaneNotFound) => return Err(err),
-            _ => {}
-        }
-    }
-    worktree::release(&record, true).await?;
-    let value = json!({"ok": true, "worktree": record.path, "branch": record.branch, "outcome": "removed"});
-    ctx.out.print(value, || {
-        format!("discarded worktree {} and branch {}", record.path, record.branch)
-    });
+    let (outcome, text) = match worktree::discard(client, &record).await? {
+        Released::Gone => ("gone", format!("worktree {} was gone already; forgot it", record.path)),
+        _ => (
+            "removed",
+            format!("discarded worktree {} and branch {}", record.path, record.branch),
+        ),
+    };
+    let value = json!({"ok": true, "worktree": record.path, "branch": record.branch, "outcome": outcome});
+    ctx.out.print(value, || text);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `fugue review`: the diff in the person's editor, then what they wrote
+/// under its lines to the agent as one prompt.
+async fn review(ctx: &Context<'_>, client: &Client, pane: &str, key: Option<&str>) -> Result<ExitCode, ClientError> {
+    let view = worktree::pane_diff(client, pane, false).await?;
+    if view.files.is_empty() {
+        return Err(crate::args::invalid(format!(
+            "pane {pane} changed nothing in its worktree yet: nothing to review"
+        )));
+    }
+    let file = review::ReviewFile::new(&view);
+    let edited = edit(&file.text)?;
+    let comments = file.comments(&edited);
+    if comments.is_empty() {
+        eprintln!("fugue: no comment written: nothing sent");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let sent = review::send_review_on(client, pane, &view, &comments, key).await?;
+    let started = sent.receipt.went_busy;
+    ctx.out.print(crate::render::json_of(&sent), || {
+        format!("sent {} comment(s): {}", sent.comments, sent.receipt.message)
+    });
+    Ok(if started { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `text` as the person left it after editing it in $VISUAL or $EDITOR (vi
+/// when neither is set), run through the shell so `code --wait` works.
+fn edit(text: &str) -> Result<String, ClientError> {
+    let io = |e: std::io::Error| crate::args::invalid(format!("cannot write the review file: {e}"));
+    let file = tempfile::Builder::new()
+        .prefix("fugue-review-")
+        .suffix(".diff")
+        .tempfile()
+        .map_err(io)?;
+    std::fs::write(file.path(), text).map_err(io)?;
+    let editor = ["VISUAL", "EDITOR"]
+        .iter()
+        .find_map(|var| std::env::var(var).ok().filter(|v| !v.trim().is_empty()))
+        .unwrap_or_else(|| "vi".into());
+    let status = std::process::Command::new("sh")
+        .args(["-c", &format!("{editor} \"$1\""), "sh"])
+        .arg(file.path())
+        .status()
+        .map_err(|e| crate::args::invalid(format!("cannot run the editor '{editor}': {e}")))?;
+    if !status.success() {
+        return Err(crate::args::invalid(format!(
+            "the editor '{editor}' failed ({status}): nothing sent"
+        )));
+    }
+    std::fs::read_to_string(file.path())
+        .map_err(|e| crate::args::invalid(format!("cannot read the review file back: {e}")))
 }
 
 /// Asks on the terminal; no terminal to ask on is an error that names --yes.
@@ -159,14 +204,4 @@ fn confirmed(question: &str) -> Result<bool, ClientError> {
     let mut answer = String::new();
     let _ = std::io::stdin().lock().read_line(&mut answer);
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
-}
-
-/// The worktree named `target`, or the one pane `target` works in.
-async fn find_record(client: &Client, target: &str) -> Result<worktree::WorktreeRecord, ClientError> {
-    let pane = client.pane_status(target).await.ok().map(|p| p.id.to_string());
-    worktree::find(target, pane.as_deref())?.ok_or_else(|| {
-        crate::args::invalid(format!(
-            "no worktree of fugue's is named '{target}' or belongs to such a pane (see `fugue worktrees`)"
-        ))
-    })
 }

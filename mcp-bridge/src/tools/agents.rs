@@ -2,13 +2,14 @@
 //! agent once a person confirmed it (by elicitation, or by an input request from
 //! protocol 2026-07-28 on).
 
+use super::confirm::Guard;
 use super::FugueTools;
 use crate::bridge::describe;
 use crate::params::*;
 use fugue_protocol::{PermissionAnswer, SpawnSpec};
 use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::model::{CallToolResponse, InputRequiredResult};
+use rmcp::model::CallToolResponse;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, Peer, RoleServer};
 use std::time::Duration;
@@ -169,14 +170,13 @@ to confirm first (MCP elicitation); nothing starts unless they accept.",
             ),
             None => format!("Start {agent} in {place} with prompt {:?}?", p.prompt),
         };
-        let modern = context
-            .protocol_version()
-            .is_some_and(|v| v >= rmcp::model::ProtocolVersion::V_2026_07_28);
-        let asked = match modern {
-            true => self.confirm_by_input_request(&context, &question, request_state, responses)?,
-            false => self.confirm_by_elicitation(&peer, question).await?,
+        let guard = Guard {
+            question,
+            declined: "the agent was not started",
+            allowed: self.bridge.config.allow_spawn,
+            flag: "--allow-spawn",
         };
-        if let Some(ask) = asked {
+        if let Some(ask) = self.confirm(guard, &peer, &context, request_state, responses).await? {
             // The client asks the person, then calls again with the answer.
             return Ok(ask.into());
         }
@@ -224,85 +224,6 @@ to confirm first (MCP elicitation); nothing starts unless they accept.",
         Ok(rmcp::model::CallToolResult::structured(value).into())
     }
 }
-
-/// How to start an agent was the person asked: `None` means they said yes (or
-/// `--allow-spawn` stands in for them); `Some` is the question to send first.
-type Confirmation = Result<Option<InputRequiredResult>, String>;
-
-impl FugueTools {
-    /// Before 2026-07-28: the server asks the client mid-call (elicitation/create).
-    async fn confirm_by_elicitation(&self, peer: &Peer<RoleServer>, question: String) -> Confirmation {
-        match peer.elicit::<SpawnConfirmation>(question).await {
-            Ok(Some(SpawnConfirmation { confirm: true })) | Err(rmcp::service::ElicitationError::NoContent) => Ok(None),
-            Ok(_)
-            | Err(rmcp::service::ElicitationError::UserDeclined)
-            | Err(rmcp::service::ElicitationError::UserCancelled) => {
-                Err("the person declined: the agent was not started".into())
-            }
-            Err(err) => self.cannot_ask(&err.to_string()),
-        }
-    }
-
-    /// From 2026-07-28 a server may not call its client: it answers the tool call
-    /// with "input required" (the question), and the client calls again with the
-    /// person's answer and the request state it was given.
-    fn confirm_by_input_request(
-        &self,
-        context: &RequestContext<RoleServer>,
-        question: &str,
-        request_state: Option<String>,
-        responses: Option<rmcp::model::InputResponses>,
-    ) -> Confirmation {
-        let mut pending = self.bridge.pending_questions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(state) = request_state {
-            if !pending.answer(&state, question) {
-                return Err(
-                    "this answer is for no question still open (answered already, expired, or asked for \
-other arguments); call fugue_spawn_agent again"
-                        .into(),
-                );
-            }
-            let answer = responses.and_then(|mut r| r.remove(CONFIRM_KEY)).unwrap_or_default();
-            let answer: rmcp::model::ElicitResult = serde_json::from_value(answer)
-                .map_err(|e| format!("the client's answer to the confirmation is not an elicitation result: {e}"))?;
-            let confirmed = answer.action == rmcp::model::ElicitationAction::Accept
-                && answer.content.as_ref().is_some_and(|c| c["confirm"] == true);
-            return match confirmed {
-                true => Ok(None),
-                false => Err("the person declined: the agent was not started".into()),
-            };
-        }
-        let can_ask = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
-        if !can_ask {
-            return self.cannot_ask("the client announced no elicitation capability");
-        }
-        let schema = rmcp::model::ElicitationSchema::from_type::<SpawnConfirmation>().map_err(|e| e.to_string())?;
-        let ask = rmcp::model::ElicitRequest::new(rmcp::model::ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: question.to_string(),
-            requested_schema: schema,
-        });
-        let requests = [(CONFIRM_KEY.to_string(), rmcp::model::InputRequest::Elicitation(ask))].into();
-        Ok(Some(InputRequiredResult::new(
-            Some(requests),
-            Some(pending.ask(question)),
-        )))
-    }
-
-    fn cannot_ask(&self, why: &str) -> Confirmation {
-        if self.bridge.config.allow_spawn {
-            tracing::info!(why, "no elicitation; --allow-spawn lets the spawn go ahead");
-            return Ok(None);
-        }
-        Err(format!(
-            "cannot ask a person to confirm ({why}); this client does not support MCP elicitation. Start fugue-mcp with \
---allow-spawn to allow spawning without confirmation"
-        ))
-    }
-}
-
-/// The key of the confirmation among a call's input requests.
-const CONFIRM_KEY: &str = "confirm";
 
 /// What fugue_agent_status, fugue_approve and fugue_deny return.
 fn agent_view(

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 
 mod agents;
+mod confirm;
 mod sessions;
 mod terminals;
 mod worktrees;

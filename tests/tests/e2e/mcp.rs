@@ -114,6 +114,8 @@ async fn connect_in(via: Via, era: Era, daemon: &Daemon, client: TestClient, all
         default_session: "mcp".into(),
         cwd: daemon.dir.path().to_path_buf(),
         allow_spawn,
+        allow_merge: false,
+        allow_discard: false,
         agent_commands: agents,
     };
     let mode = match era {

@@ -45,13 +45,15 @@ fn client_command(client: &str) -> Command {
     command
 }
 
-/// The bridge's own arguments: this daemon, spawning allowed (the SDK clients
-/// here declare no elicitation), and the stand-in agent as `claude`.
+/// The bridge's own arguments: this daemon, spawning, merging and discarding
+/// allowed (the SDK clients here declare no elicitation), and the stand-in agent as `claude`.
 fn bridge_args(daemon: &Daemon) -> Vec<String> {
     vec![
         "--socket".into(),
         daemon.socket.display().to_string(),
         "--allow-spawn".into(),
+        "--allow-merge".into(),
+        "--allow-discard".into(),
         "--agent-command".into(),
         format!("claude={}", bin("fake-agent").display()),
         "--worktree-root".into(),

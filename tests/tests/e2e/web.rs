@@ -680,6 +680,56 @@ async fn a_worktree_s_diff_and_the_worktrees_over_http() {
         "invalid_argument",
         "works in no worktree",
     );
+
+    // Review comments go to the pane as one prompt quoting the code.
+    let comments = json!({"comments": [{"path": "a.txt", "line": 1, "comment": "Say hello."}]});
+    let (status, sent) = web
+        .call(Method::POST, &format!("/api/panes/{pane}/review"), Some(comments))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{sent}");
+    assert_eq!(sent["comments"], 1, "{sent}");
+    let prompt = sent["prompt"].as_str().unwrap();
+    assert!(
+        prompt.contains("1. a.txt, line 1:\n   > +changed\n   Say hello.\n"),
+        "{prompt}"
+    );
+    fugue_tests::wait_for_text(&daemon.client().await, &pane, "Say hello.").await;
+    let elsewhere = json!({"comments": [{"path": "../x", "comment": "no"}]});
+    let (status, body) = web
+        .call(Method::POST, &format!("/api/panes/{pane}/review"), Some(elsewhere))
+        .await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        "'../x' is not a file this change touches",
+    );
+
+    // Merge refuses uncommitted work; discard names the worktree and removes it.
+    let (status, body) = web
+        .call(Method::POST, "/api/worktrees/web/merge", Some(json!({})))
+        .await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        "uncommitted",
+    );
+    let (status, gone) = web.call(Method::DELETE, "/api/worktrees/web", None).await;
+    assert_eq!(status, StatusCode::OK, "{gone}");
+    assert_eq!(gone["outcome"], "removed", "{gone}");
+    assert!(!std::path::Path::new(gone["worktree"].as_str().unwrap()).exists());
+    let (status, body) = web.call(Method::DELETE, "/api/worktrees/web", None).await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        "no worktree",
+    );
+    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
 }
 
 #[tokio::test]

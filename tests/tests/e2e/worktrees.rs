@@ -318,3 +318,174 @@ async fn merges_land_clean_work_and_change_nothing_on_a_conflict() {
     assert!(nowhere.contains("'nope' is no branch of"), "{nowhere}");
     assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head);
 }
+
+/// An MCP client whose person answers every confirmation with `yes` (None:
+/// it declares no elicitation), and the questions it was asked.
+#[derive(Clone)]
+struct Person {
+    yes: Option<bool>,
+    asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl rmcp::ClientHandler for Person {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let caps = match self.yes {
+            Some(_) => rmcp::model::ClientCapabilities::builder().enable_elicitation().build(),
+            None => rmcp::model::ClientCapabilities::default(),
+        };
+        rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("fugue-tests", "0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _: rmcp::service::RequestContext<rmcp::RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
+        if let ElicitRequestParams::FormElicitationParams { message, .. } = request {
+            self.asked.lock().unwrap().push(message);
+        }
+        Ok(match self.yes {
+            Some(true) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(serde_json::json!({"confirm": true}))
+            }
+            _ => ElicitResult::new(ElicitationAction::Decline),
+        })
+    }
+}
+
+/// The real `fugue-mcp` over stdio, sharing the CLI's worktree records.
+async fn bridge_for(
+    daemon: &Daemon,
+    person: Person,
+    mode: rmcp::service::ClientLifecycleMode,
+) -> rmcp::service::RunningService<rmcp::RoleClient, Person> {
+    let mut command = fugue_tests::mcp::bridge_command(daemon);
+    command
+        .env("XDG_STATE_HOME", daemon.dir.path().join("state"))
+        .envs(IDENTITY);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn fugue-mcp");
+    rmcp::service::ClientServiceExt::serve_with_lifecycle(person, transport, mode)
+        .await
+        .expect("MCP startup")
+}
+
+#[tokio::test]
+async fn merging_and_discarding_over_mcp_need_a_person() {
+    use fugue_tests::mcp::{call_as_client, text};
+    use rmcp::service::ClientLifecycleMode;
+    let daemon = Daemon::start();
+    let repo = repository(&daemon);
+    daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+    let script = "echo more >> a.txt && git -c user.name=t -c user.email=t@t.invalid commit -qam more && echo done; \
+exec sleep 600";
+    let (pane, path, _) = run_in_worktree(&daemon, "mcpwt", script);
+    fugue_tests::wait_for_text(&daemon.client().await, &pane, "done").await;
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let person = |yes| Person {
+        yes,
+        asked: asked.clone(),
+    };
+    let merge = serde_json::json!({"worktree": "mcpwt"});
+    let discard = serde_json::json!({"worktree": pane});
+
+    let declining = bridge_for(&daemon, person(Some(false)), ClientLifecycleMode::Initialize).await;
+    let refused = text(&call_as_client(&declining, "fugue_merge", merge.clone()).await);
+    assert!(refused.contains("declined: nothing was merged"), "{refused}");
+    let refused = text(&call_as_client(&declining, "fugue_discard", discard.clone()).await);
+    assert!(refused.contains("declined: nothing was discarded"), "{refused}");
+    let cannot = bridge_for(&daemon, person(None), ClientLifecycleMode::Initialize).await;
+    let refused = text(&call_as_client(&cannot, "fugue_discard", discard.clone()).await);
+    assert!(refused.contains("--allow-discard"), "{refused}");
+    let refused = text(&call_as_client(&cannot, "fugue_merge", merge.clone()).await);
+    assert!(refused.contains("--allow-merge"), "{refused}");
+    assert!(path.join("a.txt").exists());
+    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
+
+    // The 2026-07-28 era: the call answers "input required", the client asks
+    // its person and calls again.
+    let modern = ClientLifecycleMode::Discover {
+        preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+    };
+    let accepting = bridge_for(&daemon, person(Some(true)), modern).await;
+    let merged = call_as_client(&accepting, "fugue_merge", merge).await;
+    assert_eq!(merged.is_error, Some(false), "{merged:?}");
+    assert_eq!(merged.structured_content.as_ref().unwrap()["commits"], 1, "{merged:?}");
+    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\nmore\n");
+    std::fs::write(path.join("notes.txt"), "unsaved thoughts\n").unwrap();
+    let discarded = call_as_client(&accepting, "fugue_discard", discard).await;
+    assert_eq!(discarded.is_error, Some(false), "{discarded:?}");
+    assert!(!path.exists());
+    assert_eq!(git(&repo, &["branch", "--list", "fugue/mcpwt"]), "");
+    let asked = asked.lock().unwrap().clone();
+    assert!(asked[0].starts_with("Merge fugue/mcpwt into main in "), "{asked:?}");
+    assert!(
+        asked
+            .last()
+            .unwrap()
+            .contains("with 1 uncommitted file(s), 0 commit(s) not in main"),
+        "{asked:?}"
+    );
+}
+
+/// `fugue review` as a person uses it: the diff in vim, a comment typed under
+/// the changed line, saved; the agent gets it as one prompt and starts a turn.
+#[tokio::test]
+async fn a_review_written_in_the_editor_reaches_the_agent() {
+    fugue_tests::require!("tmux");
+    fugue_tests::require!("vim");
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    let repo = repository(&daemon);
+    daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+    // The stand-in agent takes a bracketed paste as one prompt, as real ones do.
+    let agent = fugue_tests::bin("fake-agent");
+    let script = format!(
+        "echo changed > a.txt && export FAKE_AGENT_PASTE_GUARD_MS=50 && exec {}",
+        agent.display()
+    );
+    let (pane, _, _) = run_in_worktree(&daemon, "rev", &script);
+    wait_for_text(&client, &pane, "? for shortcuts").await;
+
+    let tmux = fugue_tests::Tmux::start(daemon.dir.path(), 100, 30);
+    let root = daemon.dir.path().join("state/fugue/worktrees");
+    tmux.type_line(
+        "main",
+        &format!(
+            "FUGUE_WORKTREE_ROOT={} EDITOR='vim -u NONE -N' {} --socket {} review {pane}",
+            root.display(),
+            fugue_tests::bin("fugue").display(),
+            daemon.socket.display()
+        ),
+    );
+    tmux.wait_for("main", "+changed");
+    tmux.send_keys("main", &["/^+changed", "Enter"]);
+    tmux.send_keys("main", &["o"]);
+    tmux.send_keys("main", &["-l", "Say hello instead."]);
+    tmux.send_keys("main", &["Escape"]);
+    tmux.type_line("main", ":wq");
+    let screen = tmux.wait_for("main", "sent 1 comment(s)");
+    assert!(screen.contains("prompt submitted"), "{screen}");
+    wait_for_text(
+        &client,
+        &pane,
+        "Working on: Review comments on your changes (branch fugue/rev)",
+    )
+    .await;
+
+    // Nothing written: nothing sent, and the person is told.
+    tmux.type_line("main", "clear");
+    tmux.type_line(
+        "main",
+        &format!(
+            "FUGUE_WORKTREE_ROOT={} EDITOR=true {} --socket {} review {pane}",
+            root.display(),
+            fugue_tests::bin("fugue").display(),
+            daemon.socket.display()
+        ),
+    );
+    tmux.wait_for("main", "no comment written: nothing sent");
+}

@@ -54,6 +54,15 @@
     errorTimer = setTimeout(() => { box.hidden = true; }, 8000);
   }
 
+  let noticeTimer = null;
+  function showNotice(message) {
+    const box = $('notice');
+    box.textContent = message;
+    box.hidden = false;
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(() => { box.hidden = true; }, 8000);
+  }
+
   // ---- tabs -------------------------------------------------------------------
 
   async function refresh() {
@@ -201,6 +210,7 @@
       if (focused) bar.querySelector(`.tab[data-id="${focused.dataset.id}"]`)?.focus();
     }
     $('empty').hidden = tabs.length > 0;
+    renderChangesButton();
     for (const tab of tabs) {
       if (!views.has(tab.id)) views.set(tab.id, new TerminalView(tab.id));
     }
@@ -490,6 +500,10 @@
       case 'PageDown': return step(1);
       case 'Home': return focusActiveTab;
       case 'A': case 'a': return () => showOverview(!overviewShown);
+      case 'D': case 'd': return () => {
+        if (changes.pane) closeChanges();
+        else if (active && worktreeOf(active)) openChanges(active, tabs.find((t) => t.id === active)?.name || active);
+      };
       default: return null;
     }
   }
@@ -512,9 +526,11 @@
       return;
     }
     renderOverview();
+    refreshWorktrees(false);
   }
 
   function showOverview(show) {
+    if (changes.pane) closeChanges();
     overviewShown = show;
     document.body.classList.toggle('overview', show);
     $('overview').hidden = !show;
@@ -523,6 +539,7 @@
     if (show) refreshOverview();
     else views.get(active)?.show();
     renderOverview();
+    renderChangesButton();
   }
 
   function renderOverview() {
@@ -539,7 +556,7 @@
       (needsOf(a) === 'nothing') - (needsOf(b) === 'nothing')
       || a.pane.session.localeCompare(b.pane.session) || a.pane.index - b.pane.index);
     // Drawn again only when it would look different (a press stays valid).
-    const look = JSON.stringify([rows, [...said]]);
+    const look = JSON.stringify([rows, [...said], worktrees]);
     if (look === overviewDrawn) return;
     overviewDrawn = look;
     $('overview-list').replaceChildren(...rows.map(cardElement));
@@ -583,6 +600,14 @@
       actions.append(approve, deny);
     }
     actions.append(button('Open', 'open', () => openPane(row)));
+    const wt = worktreeOf(row.pane.id);
+    if (wt) {
+      const where = document.createElement('span');
+      where.className = 'worktree';
+      where.textContent = `${wt.branch} · ${wt.ahead} ahead · ${wt.dirty.length} uncommitted`;
+      card.append(where);
+      actions.append(button('Changes', 'changes', () => openChanges(row.pane.id, labelOf(row))));
+    }
     card.append(actions);
     if (said.has(row.pane.id)) {
       const note = document.createElement('span');
@@ -629,6 +654,331 @@
     activate(row.pane.id);
   }
 
+  // ---- Changes: what a pane's agent changed in its worktree ----------------------
+  // The diff against the commit it started from, files first, then hunks; a
+  // click on a line (or a file's or the change's Comment button) writes a
+  // comment; Send gives them all to the agent as one prompt (refused while it
+  // waits on a dialog or holds a draft). Merge and Discard ask first.
+
+  let worktrees = []; // as /api/worktrees last said
+  let worktreesAt = 0;
+  const changes = { pane: null, label: '', view: null, comments: [], editing: null, said: '' };
+
+  /// The worktrees (each a git status: at most every 5 s unless `now`).
+  async function refreshWorktrees(now) {
+    if (!now && Date.now() - worktreesAt < 5000) return;
+    worktreesAt = Date.now();
+    try {
+      worktrees = await api('GET', '/api/worktrees');
+    } catch (_) {
+      worktrees = [];
+    }
+    renderOverview();
+    renderChangesButton();
+  }
+  const worktreeOf = (pane) => worktrees.find((w) => w.pane === pane);
+
+  function renderChangesButton() {
+    $('changes-button').hidden = !(active && worktreeOf(active)) || overviewShown;
+  }
+
+  async function openChanges(pane, label) {
+    Object.assign(changes, { pane, label, view: null, comments: [], editing: null, said: '' });
+    document.body.classList.add('changes');
+    $('changes').hidden = false;
+    renderChanges();
+    await loadChanges();
+  }
+
+  function closeChanges() {
+    changes.pane = null;
+    document.body.classList.remove('changes');
+    $('changes').hidden = true;
+    if (!overviewShown) views.get(active)?.show();
+  }
+
+  async function loadChanges() {
+    const pane = changes.pane;
+    try {
+      const view = await api('GET', `/api/panes/${pane}/diff`);
+      if (changes.pane === pane) changes.view = view;
+    } catch (err) {
+      showError(`${changes.label}: ${err.message}`);
+      closeChanges();
+      return;
+    }
+    renderChanges();
+  }
+
+  /// Each hunk line with its numbers on each side (as the server's review
+  /// reads them: `-` lines have only the old, `+` lines only the new).
+  function numbered(hunk) {
+    let old = hunk.old_start;
+    let now = hunk.new_start;
+    return hunk.lines.map((text) => {
+      const mark = text[0];
+      const line = {
+        text,
+        old: mark === '+' || mark === '\\' ? null : old,
+        new: mark === '-' || mark === '\\' ? null : now,
+        cls: { '+': 'add', '-': 'del', '\\': 'note' }[mark] || 'ctx',
+      };
+      if (line.old !== null) old += 1;
+      if (line.new !== null) now += 1;
+      return line;
+    });
+  }
+
+  /// Where a comment points: the change (no path), a file, or a line.
+  const spot = (path, line, oldLine) => ({ path: path ?? null, line: line ?? null, old_line: line == null ? (oldLine ?? null) : null });
+  const sameSpot = (a, b) => a.path === b.path && a.line === b.line && a.old_line === b.old_line;
+
+  function renderChanges() {
+    if (!changes.pane) return;
+    const view = changes.view;
+    const head = $('changes-head');
+    const title = document.createElement('h2');
+    title.textContent = `Changes of ${changes.label}`;
+    const what = document.createElement('span');
+    what.className = 'what';
+    what.textContent = view
+      ? `${view.branch} against ${view.base.slice(0, 12)} · ${view.files.length} file${view.files.length === 1 ? '' : 's'} · +${view.added} −${view.removed}`
+      : 'reading the diff…';
+    const count = changes.comments.length;
+    const send = button(count ? `Send ${count} comment${count === 1 ? '' : 's'}` : 'Send comments', 'send', sendReview);
+    send.disabled = count === 0;
+    send.title = 'To the agent as one prompt: file, line, the quoted code and your comment';
+    const squashBox = document.createElement('label');
+    squashBox.className = 'squash';
+    const squash = document.createElement('input');
+    squash.type = 'checkbox';
+    squash.id = 'changes-squash';
+    squashBox.append(squash, ' squash');
+    const merge = button('Merge…', 'merge', mergeChanges);
+    const discard = button('Discard…', 'discard', discardChanges);
+    const reload = button('Reload', 'reload', loadChanges);
+    const close = button('Close', 'close-changes', closeChanges);
+    const actions = document.createElement('div');
+    actions.className = 'actions';
+    actions.append(send, merge, squashBox, discard, reload, close);
+    const parts = [title, what, actions];
+    if (changes.said) {
+      const said = document.createElement('p');
+      said.className = 'said';
+      said.textContent = changes.said;
+      parts.push(said);
+    }
+    head.replaceChildren(...parts);
+
+    const body = $('changes-body');
+    if (!view) {
+      body.replaceChildren();
+      return;
+    }
+    const whole = document.createElement('div');
+    whole.className = 'whole';
+    whole.append(button('Comment on the whole change', 'comment', () => startComment(spot())));
+    whole.append(...commentsAt(spot()));
+    const index = document.createElement('nav');
+    index.className = 'files';
+    index.setAttribute('aria-label', 'Changed files');
+    view.files.forEach((file, n) => {
+      const link = document.createElement('a');
+      link.href = `#file-${n}`;
+      link.textContent = `${file.path}`;
+      const stat = document.createElement('span');
+      stat.className = 'stat';
+      stat.textContent = file.binary ? `${file.status}, binary` : `${file.status} +${file.added} −${file.removed}`;
+      const item = document.createElement('div');
+      item.append(link, stat);
+      index.append(item);
+    });
+    if (view.files.length === 0) index.textContent = 'No changes yet.';
+    const sections = view.files.map(fileElement);
+    if (view.truncated) {
+      const cut = document.createElement('p');
+      cut.className = 'cut';
+      cut.textContent = 'The patch is longer than fugue reads (8 MiB): later files show counts only.';
+      sections.push(cut);
+    }
+    body.replaceChildren(whole, index, ...sections);
+    body.querySelector('textarea')?.focus();
+  }
+
+  function fileElement(file, n) {
+    const section = document.createElement('section');
+    section.className = 'file';
+    section.id = `file-${n}`;
+    section.dataset.path = file.path;
+    const head = document.createElement('header');
+    const name = document.createElement('span');
+    name.className = 'path';
+    name.textContent = file.old_path ? `${file.old_path} → ${file.path}` : file.path;
+    const stat = document.createElement('span');
+    stat.className = 'stat';
+    stat.textContent = file.binary ? `${file.status}, binary` : `${file.status} +${file.added} −${file.removed}`;
+    head.append(name, stat, button('Comment', 'comment', () => startComment(spot(file.path))));
+    section.append(head, ...commentsAt(spot(file.path)));
+    if (file.binary) {
+      const note = document.createElement('p');
+      note.className = 'cut';
+      note.textContent = 'Binary file: no lines to show.';
+      section.append(note);
+    }
+    for (const hunk of file.hunks) {
+      const box = document.createElement('div');
+      box.className = 'hunk';
+      const header = document.createElement('div');
+      header.className = 'hunk-head';
+      header.textContent = hunk.header;
+      const table = document.createElement('table');
+      table.className = 'lines';
+      const rows = [];
+      for (const line of numbered(hunk)) {
+        const row = document.createElement('tr');
+        row.className = `line ${line.cls}`;
+        const at = spot(file.path, line.new, line.old);
+        row.dataset.old = line.old ?? '';
+        row.dataset.new = line.new ?? '';
+        const old = document.createElement('td');
+        old.className = 'num';
+        old.textContent = line.old ?? '';
+        const now = document.createElement('td');
+        now.className = 'num';
+        now.textContent = line.new ?? '';
+        const code = document.createElement('td');
+        code.className = 'code';
+        code.textContent = line.text;
+        row.append(old, now, code);
+        if (line.cls !== 'note') {
+          row.tabIndex = 0;
+          row.title = 'Comment on this line';
+          row.addEventListener('click', () => startComment(at));
+          row.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); startComment(at); } });
+        }
+        rows.push(row);
+        for (const extra of commentsAt(at)) {
+          const holder = document.createElement('tr');
+          holder.className = 'comment-row';
+          const cell = document.createElement('td');
+          cell.colSpan = 3;
+          cell.append(extra);
+          holder.append(cell);
+          rows.push(holder);
+        }
+      }
+      table.append(...rows);
+      box.append(header, table);
+      section.append(box);
+    }
+    return section;
+  }
+
+  /// The comments written at `at`, and the editor if one is open there.
+  function commentsAt(at) {
+    const out = changes.comments.filter((c) => sameSpot(c, at)).map((c) => {
+      const box = document.createElement('div');
+      box.className = 'comment';
+      const text = document.createElement('p');
+      text.textContent = c.comment;
+      box.append(text, button('Remove', 'remove', () => {
+        changes.comments.splice(changes.comments.indexOf(c), 1);
+        renderChanges();
+      }));
+      return box;
+    });
+    if (changes.editing && sameSpot(changes.editing, at)) out.push(editorElement(at));
+    return out;
+  }
+
+  function editorElement(at) {
+    const box = document.createElement('div');
+    box.className = 'comment editing';
+    const text = document.createElement('textarea');
+    text.rows = 3;
+    text.maxLength = 4000;
+    text.setAttribute('aria-label', at.path ? `Comment on ${at.path}${at.line ? ` line ${at.line}` : at.old_line ? ` removed line ${at.old_line}` : ''}` : 'Comment on the whole change');
+    text.placeholder = 'What should the agent do here?';
+    const save = () => {
+      if (text.value.trim()) changes.comments.push({ ...at, comment: text.value.trim() });
+      changes.editing = null;
+      renderChanges();
+    };
+    text.addEventListener('keydown', (e) => {
+      e.stopPropagation();
+      if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); save(); }
+      if (e.key === 'Escape') { changes.editing = null; renderChanges(); }
+    });
+    const buttons = document.createElement('div');
+    buttons.className = 'buttons';
+    buttons.append(button('Save', 'save', save), button('Cancel', 'cancel', () => { changes.editing = null; renderChanges(); }));
+    box.append(text, buttons);
+    return box;
+  }
+
+  function startComment(at) {
+    changes.editing = at;
+    renderChanges();
+  }
+
+  const newKey = () => (globalThis.crypto?.randomUUID ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`);
+
+  async function sendReview() {
+    const pane = changes.pane;
+    const comments = changes.comments.map(({ path, line, old_line: oldLine, comment }) => {
+      const c = { comment };
+      if (path !== null) c.path = path;
+      if (line !== null) c.line = line;
+      if (oldLine !== null) c.old_line = oldLine;
+      return c;
+    });
+    try {
+      const sent = await api('POST', `/api/panes/${pane}/review`, { comments, key: newKey() });
+      if (changes.pane !== pane) return;
+      changes.comments = [];
+      changes.said = `Sent ${sent.comments} comment${sent.comments === 1 ? '' : 's'}: ${sent.receipt.message}`;
+    } catch (err) {
+      showError(`Comments not sent: ${err.message}`);
+    }
+    renderChanges();
+  }
+
+  async function mergeChanges() {
+    const view = changes.view;
+    if (!view) return;
+    const squash = $('changes-squash')?.checked === true;
+    const wt = worktreeOf(changes.pane);
+    const into = wt ? wt.base_ref : 'the branch it started from';
+    if (!confirm(`Merge ${view.branch}${squash ? ' as one commit' : ''} into ${into}?`)) return;
+    try {
+      const merged = await api('POST', `/api/worktrees/${changes.pane}/merge`, { squash });
+      changes.said = `Merged ${merged.branch} (${merged.commits} commit${merged.commits === 1 ? '' : 's'}) into ${merged.into}: ${merged.commit.slice(0, 12)}`;
+    } catch (err) {
+      showError(`Not merged: ${err.message}`);
+    }
+    renderChanges();
+    refreshWorktrees(true);
+  }
+
+  async function discardChanges() {
+    const view = changes.view;
+    if (!view) return;
+    await refreshWorktrees(true);
+    const wt = worktreeOf(changes.pane);
+    const holds = wt ? `${wt.dirty.length} uncommitted file(s) and ${wt.ahead} commit(s) not in ${wt.base_ref}` : 'whatever they hold';
+    if (!confirm(`Discard worktree ${view.worktree} and branch ${view.branch}, with ${holds}? Its pane is released. This cannot be undone.`)) return;
+    try {
+      const gone = await api('DELETE', `/api/worktrees/${changes.pane}`);
+      showNotice(`Discarded ${gone.branch} (${gone.outcome})`);
+      closeChanges();
+      scheduleRefresh();
+      scheduleOverview();
+      refreshWorktrees(true);
+    } catch (err) {
+      showError(`Not discarded: ${err.message}`);
+    }
+  }
+
   // ---- events -----------------------------------------------------------------
 
   let overviewTimer = null;
@@ -667,9 +1017,16 @@
     $('show-all').addEventListener('click', () => showOverview(!overviewShown));
     $('needs').addEventListener('click', () => showOverview(true));
     $('elsewhere').addEventListener('click', () => showOverview(true));
+    $('changes-button').addEventListener('click', () => {
+      if (active) openChanges(active, tabs.find((t) => t.id === active)?.name || active);
+    });
     $('tabs').addEventListener('pointerdown', () => { pressing = true; });
     window.addEventListener('pointerup', () => { if (pressing) { pressing = false; render(); } });
     document.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape' && changes.pane && !e.target.closest?.('textarea')) {
+        closeChanges();
+        return;
+      }
       const action = shortcut(e);
       if (!action) return;
       e.preventDefault();

@@ -67,6 +67,11 @@ impl Web {
             .env("FUGUE_LOG", "info")
             // Where the CLI (XDG_STATE_HOME under the daemon's dir) makes them.
             .env("FUGUE_WORKTREE_ROOT", daemon.dir.path().join("state/fugue/worktrees"))
+            // The tests' own git identity, for the commits a merge makes.
+            .env("GIT_AUTHOR_NAME", "fugue test")
+            .env("GIT_AUTHOR_EMAIL", "test@fugue.invalid")
+            .env("GIT_COMMITTER_NAME", "fugue test")
+            .env("GIT_COMMITTER_EMAIL", "test@fugue.invalid")
             .stdin(Stdio::null());
         command
     }
@@ -1239,6 +1244,65 @@ async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
         })
     });
     let _ = mcp.cancel().await;
+}
+
+/// The Changes view in a real browser at a desktop's and a phone's size: one
+/// agent's uncommitted changes reviewed (a comment on a line and one on the
+/// whole change reach the agent as one prompt, which starts its turn) and
+/// discarded after a question; another worktree's commit merged after one.
+/// tests/browser/changes.mjs drives it; its screenshots land in
+/// target/browser-artifacts-changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_changes_view_reviews_merges_and_discards() {
+    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
+    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let daemon = Daemon::start();
+    let repo = crate::worktrees::repository(&daemon);
+    let (review, reviewed, merging) = tokio::task::block_in_place(|| {
+        daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+        let agent = format!(
+            "printf 'hello\\nworld\\n' > a.txt && echo 'new file' > b.txt && \
+export FAKE_AGENT_PASTE_GUARD_MS=50 && exec {}",
+            bin("fake-agent").display()
+        );
+        let (review, reviewed, _) = crate::worktrees::run_in_worktree(&daemon, "review", &agent);
+        let commit = "echo other > c.txt && git add c.txt && \
+git -c user.name=t -c user.email=t@t.invalid commit -qm other && echo other-done; exec sleep 600";
+        let (merging, _, _) = crate::worktrees::run_in_worktree(&daemon, "other", commit);
+        (review, reviewed, merging)
+    });
+    let client = daemon.client().await;
+    fugue_tests::wait_for_text(&client, &review, "? for shortcuts").await;
+    fugue_tests::wait_for_text(&client, &merging, "other-done").await;
+    let web = Web::start(&daemon, &[]);
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts-changes");
+    let output = tokio::task::block_in_place(|| {
+        Command::new("node")
+            .arg(browser_dir.join("changes.mjs"))
+            .current_dir(&browser_dir)
+            .env("FUGUE_WEB_URL", &web.login)
+            .env("ARTIFACTS", &artifacts)
+            .env("REVIEW_LABEL", "w:0")
+            .env("MERGE_LABEL", "w:1")
+            .env("REVIEW_PANE", &review)
+            .output()
+            .expect("run node")
+    });
+    browser_script_passed(
+        &output,
+        &artifacts,
+        &[
+            "10-changes-desktop",
+            "11-comments-desktop",
+            "12-changes-phone",
+            "13-merged-phone",
+        ],
+    );
+    // Discarded: the worktree is gone; merged: main has the commit, and the
+    // main checkout's own file is as it was.
+    assert!(!reviewed.exists());
+    assert_eq!(std::fs::read_to_string(repo.join("c.txt")).unwrap(), "other\n");
+    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
 }
 
 /// A fresh `fugue web` (no `--project`, no query string) opens on the overview

@@ -1,8 +1,8 @@
 // The Changes view in a real browser, at a desktop's size (1280x800) and a
 // phone's (390x844): Debian's chromium, driven by playwright-core, against a
 // real fugue-web and fugued (started by tests/tests/e2e/web.rs with two panes
-// in worktrees of one repository: REVIEW_LABEL's agent changed a.txt and added
-// b.txt, uncommitted; MERGE_LABEL committed c.txt).
+// in worktrees of one repository: REVIEW_PANE's agent changed a.txt and added
+// b.txt, uncommitted; MERGE_PANE committed c.txt).
 //
 // Every step waits on what the page shows, with a deadline; any failure throws
 // and the process exits non-zero with the step that failed.
@@ -12,12 +12,11 @@ import path from 'node:path';
 
 const URL_WITH_TOKEN = process.env.FUGUE_WEB_URL;
 const ARTIFACTS = process.env.ARTIFACTS;
-const REVIEW_LABEL = process.env.REVIEW_LABEL;
-const MERGE_LABEL = process.env.MERGE_LABEL;
+const MERGE_PANE = process.env.MERGE_PANE;
 const REVIEW_PANE = process.env.REVIEW_PANE;
 const DEADLINE = 15000;
 
-for (const [name, value] of Object.entries({ FUGUE_WEB_URL: URL_WITH_TOKEN, ARTIFACTS, REVIEW_LABEL, MERGE_LABEL, REVIEW_PANE })) {
+for (const [name, value] of Object.entries({ FUGUE_WEB_URL: URL_WITH_TOKEN, ARTIFACTS, MERGE_PANE, REVIEW_PANE })) {
   if (!value) throw new Error(`${name} is not set`);
 }
 mkdirSync(ARTIFACTS, { recursive: true });
@@ -25,7 +24,8 @@ mkdirSync(ARTIFACTS, { recursive: true });
 let step = 'start';
 const log = (text) => console.log(`[changes] ${text}`);
 function begin(name) { step = name; log(name); }
-const card = (label) => `.pane-card[data-label="${label}"]`;
+// Cards by pane id: labels (session:index) move up when a pane is released.
+const card = (pane) => `.pane-card[data-pane="${pane}"]`;
 
 async function screenshot(page, name) {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: false });
@@ -39,12 +39,12 @@ async function waitFor(page, what, fn, arg) {
   });
 }
 
-/// Opens the overview and the Changes view of the pane `label`.
-async function openChanges(page, label) {
+/// Opens the overview and the Changes view of `pane`.
+async function openChanges(page, pane) {
   await page.goto(`${URL_WITH_TOKEN}&view=all`);
-  await waitFor(page, `${label}'s card offers its Changes`,
-    (sel) => document.querySelector(`${sel} button.changes`), card(label));
-  await page.click(`${card(label)} button.changes`);
+  await waitFor(page, `${pane}'s card offers its Changes`,
+    (sel) => document.querySelector(`${sel} button.changes`), card(pane));
+  await page.click(`${card(pane)} button.changes`);
   await waitFor(page, 'the Changes view with its files', () => document.querySelector('#changes .file'));
 }
 
@@ -57,7 +57,7 @@ try {
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
 
   begin('desktop: the review pane\'s Changes: files first, then hunks coloured by kind');
-  await openChanges(page, REVIEW_LABEL);
+  await openChanges(page, REVIEW_PANE);
   await waitFor(page, 'a.txt and b.txt listed, +world added and hello kept',
     () => {
       const files = [...document.querySelectorAll('#changes .files a')].map((a) => a.textContent);
@@ -77,7 +77,7 @@ try {
   await waitFor(page, 'the comment under its line, one to send',
     () => document.querySelector('#changes tr.comment-row')?.textContent.includes('Say it twice.')
       && document.querySelector('#changes button.send')?.textContent === 'Send 1 comment');
-  await page.click('#changes .whole button.comment');
+  await page.click('#changes .whole button.add-comment');
   await page.fill('#changes textarea', 'Add a test.');
   await page.click('#changes .comment.editing button.save');
   await screenshot(page, '11-comments-desktop');
@@ -113,7 +113,7 @@ try {
   const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   const small = await phone.newPage();
   small.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  await openChanges(small, MERGE_LABEL);
+  await openChanges(small, MERGE_PANE);
   await waitFor(small, 'c.txt added', () => document.querySelector('#changes .files a')?.textContent === 'c.txt');
   const overflow = await small.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   if (overflow > 0) throw new Error(`the page is ${overflow}px wider than the phone`);

@@ -777,7 +777,7 @@
     }
     const whole = document.createElement('div');
     whole.className = 'whole';
-    whole.append(button('Comment on the whole change', 'comment', () => startComment(spot())));
+    whole.append(button('Comment on the whole change', 'add-comment', () => startComment(spot())));
     whole.append(...commentsAt(spot()));
     const index = document.createElement('nav');
     index.className = 'files';
@@ -817,7 +817,7 @@
     const stat = document.createElement('span');
     stat.className = 'stat';
     stat.textContent = file.binary ? `${file.status}, binary` : `${file.status} +${file.added} −${file.removed}`;
-    head.append(name, stat, button('Comment', 'comment', () => startComment(spot(file.path))));
+    head.append(name, stat, button('Comment', 'add-comment', () => startComment(spot(file.path))));
     section.append(head, ...commentsAt(spot(file.path)));
     if (file.binary) {
       const note = document.createElement('p');

@@ -1282,9 +1282,8 @@ git -c user.name=t -c user.email=t@t.invalid commit -qm other && echo other-done
             .current_dir(&browser_dir)
             .env("FUGUE_WEB_URL", &web.login)
             .env("ARTIFACTS", &artifacts)
-            .env("REVIEW_LABEL", "w:0")
-            .env("MERGE_LABEL", "w:1")
             .env("REVIEW_PANE", &review)
+            .env("MERGE_PANE", &merging)
             .output()
             .expect("run node")
     });

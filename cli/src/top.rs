@@ -10,6 +10,7 @@
 //! and every second.
 
 use crate::top_model::{Reply, Top};
+use fugue_client::worktree;
 use fugue_client::{Client, ClientError};
 use fugue_protocol::{Event, PaneId, PaneInfo, PaneOverview, PermissionAnswer, SessionId, SpawnSpec};
 use std::collections::HashMap;
@@ -305,9 +306,15 @@ impl Shown {
             Reply::Diff(pane) => {
                 match fugue_client::worktree::pane_diff(&link.client, &pane.to_string(), false).await {
                     Ok(view) => {
-                        let title = format!("{} · {} · fugue diff", pane, view.branch);
-                        self.top
-                            .show_diff(title, &crate::render::diff_text(&view, false, false));
+                        let title = format!("{} · {}", self.top.label_of(pane), view.branch);
+                        let summary = format!(
+                            "{} changed file(s) (+{} -{}) against its base",
+                            view.files.len(),
+                            view.added,
+                            view.removed
+                        );
+                        let text = crate::render::diff_text(&view, false, false);
+                        self.top.show_diff(pane, title, summary, &text);
                     }
                     Err(err) => self.top.say(Err(err.to_string())),
                 }
@@ -414,6 +421,26 @@ async fn act(client: &Client, reply: Reply) -> Result<String, String> {
             spec.shell = true;
             let pane = client.create_pane(spec).await.map_err(|e| e.to_string())?;
             format!("started {}:{}", pane.session_name, pane.index)
+        }
+        Reply::Merge(pane) => {
+            let record = worktree::find_target(client, &pane.to_string())
+                .await
+                .map_err(|e| e.to_string())?;
+            let merged = worktree::merge(&record, None, false).await.map_err(|e| e.to_string())?;
+            format!(
+                "merged {} ({} commit(s)) into {}: {}",
+                merged.branch,
+                merged.commits,
+                merged.into,
+                &merged.commit[..merged.commit.len().min(12)]
+            )
+        }
+        Reply::Discard(pane) => {
+            let record = worktree::find_target(client, &pane.to_string())
+                .await
+                .map_err(|e| e.to_string())?;
+            worktree::discard(client, &record).await.map_err(|e| e.to_string())?;
+            format!("discarded worktree {} and branch {}", record.path, record.branch)
         }
         Reply::Quit | Reply::Attach(_) | Reply::Diff(_) => return Ok(String::new()),
     };

@@ -61,11 +61,18 @@ pub enum Mode {
     /// Asking to confirm (`y`) what `confirm` would do.
     Confirm(Confirm),
     /// Showing a pane's diff (`D`): its lines, files first, from line `scroll`.
-    Diff {
-        title: String,
-        lines: Vec<String>,
-        scroll: usize,
-    },
+    Diff(DiffShown),
+}
+
+/// A pane's diff on screen; `m` merges its worktree, `x` discards it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DiffShown {
+    pub pane: PaneId,
+    pub title: String,
+    /// What the worktree holds, for the discard question.
+    pub summary: String,
+    pub lines: Vec<String>,
+    pub scroll: usize,
 }
 
 #[derive(Debug, PartialEq, Eq, Clone, Copy)]
@@ -93,6 +100,17 @@ pub enum Confirm {
         pane: PaneId,
         label: String,
     },
+    /// Merge the worktree of `pane` (shown as `title`) into its base branch.
+    Merge {
+        pane: PaneId,
+        title: String,
+    },
+    /// Discard the worktree of `pane`, which holds `summary`.
+    Discard {
+        pane: PaneId,
+        title: String,
+        summary: String,
+    },
 }
 
 /// What a key asks the daemon (or the terminal) for.
@@ -114,6 +132,10 @@ pub enum Reply {
     Release(PaneId),
     /// Show the pane's changes in its worktree.
     Diff(PaneId),
+    /// Merge the pane's worktree branch into its base branch.
+    Merge(PaneId),
+    /// Release the pane and remove its worktree and branch, work and all.
+    Discard(PaneId),
     Rename {
         pane: PaneId,
         title: String,
@@ -129,7 +151,7 @@ impl Reply {
     pub fn pane(&self) -> Option<PaneId> {
         match self {
             Reply::Attach(pane) | Reply::Interrupt(pane) | Reply::Kill(pane) | Reply::Release(pane) => Some(*pane),
-            Reply::Diff(pane) => Some(*pane),
+            Reply::Diff(pane) | Reply::Merge(pane) | Reply::Discard(pane) => Some(*pane),
             Reply::Answer { pane, .. } | Reply::Prompt { pane, .. } | Reply::Rename { pane, .. } => Some(*pane),
             Reply::Quit | Reply::NewPane { .. } => None,
         }
@@ -246,13 +268,16 @@ impl Top {
         }
     }
 
-    /// Shows `text` (a pane's diff as `fugue diff` prints it) full-screen.
-    pub fn show_diff(&mut self, title: String, text: &str) {
-        self.mode = Mode::Diff {
+    /// Shows `text` (a pane's diff as `fugue diff` prints it) full-screen;
+    /// `summary` says what its worktree holds.
+    pub fn show_diff(&mut self, pane: PaneId, title: String, summary: String, text: &str) {
+        self.mode = Mode::Diff(DiffShown {
+            pane,
             title,
+            summary,
             lines: text.lines().map(String::from).collect(),
             scroll: 0,
-        };
+        });
     }
 
     pub fn expire_message(&mut self) {
@@ -274,6 +299,14 @@ impl Top {
     /// How many panes need a person now.
     pub fn needing(&self) -> usize {
         self.rows.iter().filter(|r| needs(r) != Attention::Nothing).count()
+    }
+
+    /// How the list names `pane` (`SESSION:INDEX`), or its short id.
+    pub fn label_of(&self, pane: PaneId) -> String {
+        self.rows
+            .iter()
+            .find(|r| r.pane.id == pane)
+            .map_or_else(|| short(pane), label)
     }
 
     fn selected_row(&self) -> Option<&PaneOverview> {
@@ -338,8 +371,8 @@ impl Top {
         }
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => self.normal_key(key),
-            Mode::Diff { title, lines, scroll } => {
-                self.diff_key(key, title, lines, scroll);
+            Mode::Diff(shown) => {
+                self.diff_key(key, shown);
                 None
             }
             Mode::Filter => {
@@ -397,6 +430,8 @@ impl Top {
                     },
                     Confirm::Kill { pane, .. } => Reply::Kill(pane),
                     Confirm::Release { pane, .. } => Reply::Release(pane),
+                    Confirm::Merge { pane, .. } => Reply::Merge(pane),
+                    Confirm::Discard { pane, .. } => Reply::Discard(pane),
                 }),
                 _ => {
                     self.say(Ok("cancelled: nothing sent".into()));
@@ -406,11 +441,28 @@ impl Top {
         }
     }
 
-    /// A key while a diff is shown: scroll it, or leave it.
-    fn diff_key(&mut self, key: KeyEvent, title: String, lines: Vec<String>, scroll: usize) {
-        let last = lines.len().saturating_sub(1);
+    /// A key while a diff is shown: scroll it, leave it, or ask to merge or
+    /// discard its worktree.
+    fn diff_key(&mut self, key: KeyEvent, shown: DiffShown) {
+        let DiffShown { scroll, .. } = shown;
+        let last = shown.lines.len().saturating_sub(1);
         let scroll = match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('D') => return,
+            KeyCode::Char('m') => {
+                self.mode = Mode::Confirm(Confirm::Merge {
+                    pane: shown.pane,
+                    title: shown.title,
+                });
+                return;
+            }
+            KeyCode::Char('x') => {
+                self.mode = Mode::Confirm(Confirm::Discard {
+                    pane: shown.pane,
+                    title: shown.title,
+                    summary: shown.summary,
+                });
+                return;
+            }
             KeyCode::Down | KeyCode::Char('j') => scroll.saturating_add(1),
             KeyCode::Up | KeyCode::Char('k') => scroll.saturating_sub(1),
             KeyCode::PageDown | KeyCode::Char(' ') => scroll.saturating_add(20),
@@ -419,11 +471,10 @@ impl Top {
             KeyCode::End | KeyCode::Char('G') => last,
             _ => scroll,
         };
-        self.mode = Mode::Diff {
-            title,
-            lines,
+        self.mode = Mode::Diff(DiffShown {
             scroll: scroll.min(last),
-        };
+            ..shown
+        });
     }
 
     fn normal_key(&mut self, key: KeyEvent) -> Option<Reply> {
@@ -576,8 +627,8 @@ fn needs_text(attention: Attention) -> &'static str {
 }
 
 pub fn draw(frame: &mut Frame, top: &mut Top) {
-    if let Mode::Diff { title, lines, scroll } = &top.mode {
-        draw_diff(frame, title, lines, *scroll);
+    if let Mode::Diff(shown) = &top.mode {
+        draw_diff(frame, &shown.title, &shown.lines, shown.scroll);
         return;
     }
     let [head, body, foot] =
@@ -724,7 +775,7 @@ fn draw_diff(frame: &mut Frame, title: &str, lines: &[String], scroll: usize) {
         .title(format!(" {} ", clean(title, 200)));
     frame.render_widget(Paragraph::new(shown).block(block), body);
     let place = format!(
-        "lines {}-{} of {} · j/k scroll · space/PgUp page · g/G ends · q back",
+        "lines {}-{} of {} · j/k scroll · space/PgUp page · g/G ends · m merge · x discard · q back",
         scroll + 1,
         (scroll + rows).min(lines.len()),
         lines.len()
@@ -783,8 +834,33 @@ fn draw_confirm(frame: &mut Frame, confirm: &Confirm, area: Rect) {
                 "removed at once, killed if it still runs · y: release · any other key: cancel",
             )],
         ),
+        Confirm::Merge { title, .. } => (
+            format!(" Merge {}? ", clean(title, 80)),
+            vec![
+                Line::raw("into the branch it started from; refused, with nothing changed, on uncommitted files or a conflict"),
+                Line::styled(
+                    "y: merge · any other key: cancel",
+                    Style::new().add_modifier(Modifier::BOLD),
+                ),
+            ],
+        ),
+        Confirm::Discard { title, summary, .. } => (
+            format!(" Discard {}? ", clean(title, 80)),
+            vec![
+                Line::raw(format!(
+                    "its pane is released, the worktree and branch removed with {summary}"
+                )),
+                Line::styled(
+                    "this cannot be undone · y: discard · any other key: cancel",
+                    Style::new().add_modifier(Modifier::BOLD),
+                ),
+            ],
+        ),
     };
-    let rect = popup(area, lines.len() as u16 + 2);
+    // As high as the lines are once wrapped to the box's width.
+    let inner = popup(area, 0).width.saturating_sub(2).max(1) as usize;
+    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+    let rect = popup(area, rows.min(u16::MAX as usize - 2) as u16 + 2);
     frame.render_widget(Clear, rect);
     let block = Block::default().borders(Borders::ALL).title(title);
     frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), rect);
@@ -930,7 +1006,7 @@ mod tests {
         let mut top = three();
         assert_eq!(press(&mut top, "D"), [Reply::Diff(pane_id(2))]);
         let text = "  +1 -1  modified  a.txt\n1 file(s)\n\na.txt (modified)\n@@ -1 +1 @@\n-old\n+new";
-        top.show_diff("w:0 · fugue/x".into(), text);
+        top.show_diff(pane_id(2), "w:0 · fugue/x".into(), "1 changed file".into(), text);
         let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 10)).unwrap();
         terminal.draw(|frame| draw(frame, &mut top)).unwrap();
         let screen: String = terminal
@@ -945,11 +1021,24 @@ mod tests {
             "{screen}"
         );
         press(&mut top, "jjG");
-        assert!(matches!(top.mode, Mode::Diff { scroll: 6, .. }), "{:?}", top.mode);
+        assert!(
+            matches!(top.mode, Mode::Diff(DiffShown { scroll: 6, .. })),
+            "{:?}",
+            top.mode
+        );
         press(&mut top, "gk");
-        assert!(matches!(top.mode, Mode::Diff { scroll: 0, .. }));
+        assert!(matches!(top.mode, Mode::Diff(DiffShown { scroll: 0, .. })));
         assert_eq!(press(&mut top, "q"), []);
         assert_eq!(top.mode, Mode::Normal);
+        // Merge and discard from the diff, each only after `y`.
+        let show = |top: &mut Top| top.show_diff(pane_id(2), "w:0 · fugue/x".into(), "1 changed file".into(), text);
+        show(&mut top);
+        assert_eq!(press(&mut top, "mn"), []);
+        assert_eq!(top.mode, Mode::Normal);
+        show(&mut top);
+        assert_eq!(press(&mut top, "my"), [Reply::Merge(pane_id(2))]);
+        show(&mut top);
+        assert_eq!(press(&mut top, "xy"), [Reply::Discard(pane_id(2))]);
     }
 
     #[test]

@@ -162,7 +162,7 @@ async fn top_shows_a_worktree_pane_s_diff() {
     let repo = crate::worktrees::repository(&daemon);
     daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
     let script = "echo from-top > a.txt && echo top-done; exec sleep 600";
-    let (pane, _, _) = crate::worktrees::run_in_worktree(&daemon, "topdiff", script);
+    let (pane, path, _) = crate::worktrees::run_in_worktree(&daemon, "topdiff", script);
     fugue_tests::wait_for_text(&daemon.client().await, &pane, "top-done").await;
     let tmux = Tmux::start(daemon.dir.path(), 120, 30);
     // The root the CLI made it under (XDG_STATE_HOME in the daemon's dir).
@@ -180,4 +180,27 @@ async fn top_shows_a_worktree_pane_s_diff() {
     tmux.send_keys("main", &["q"]);
     let screen = tmux.wait_for("main", "D diff");
     assert!(row(&screen, "w:0").is_some(), "{screen}");
+
+    // From the diff: a merge of uncommitted work is refused and said; a
+    // discard asks what the worktree holds, then removes it.
+    tmux.send_keys("main", &["D"]);
+    tmux.wait_for("main", "m merge · x discard");
+    tmux.send_keys("main", &["m"]);
+    tmux.wait_for("main", "y: merge");
+    tmux.send_keys("main", &["y"]);
+    tmux.wait_for(
+        "main",
+        "uncommitted file(s) (a.txt); commit them first; nothing was merged",
+    );
+    tmux.send_keys("main", &["D"]);
+    tmux.wait_for("main", "m merge · x discard");
+    tmux.send_keys("main", &["x"]);
+    let asked = tmux.wait_for("main", "y: discard");
+    assert!(
+        asked.contains("Discard w:0 · fugue/topdiff?") && asked.contains("1 changed file(s) (+1 -1)"),
+        "{asked}"
+    );
+    tmux.send_keys("main", &["y"]);
+    tmux.wait_for("main", "discarded worktree");
+    assert!(!path.exists());
 }

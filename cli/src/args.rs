@@ -182,6 +182,11 @@ pub enum WorktreeCommand {
         #[arg(long)]
         key: Option<String>,
     },
+    /// A repository's own worktree commands (.fugue/worktree.toml, run when
+    /// fugue makes or removes a worktree of it): trust them as the file reads
+    /// now, or take the trust back.
+    #[command(subcommand)]
+    Worktree(TrustCommand),
     /// Merge a worktree's branch into its base branch (or --into): refused, with
     /// nothing changed, while it has uncommitted files or the merge would
     /// conflict (the files named). WORKTREE is its name or its pane.
@@ -203,6 +208,17 @@ pub enum WorktreeCommand {
         #[arg(long)]
         yes: bool,
     },
+}
+
+/// Trust in a repository's `.fugue/worktree.toml`.
+#[derive(Subcommand, Debug)]
+pub enum TrustCommand {
+    /// Let the setup and teardown commands of the repository DIR (default: the
+    /// current directory's) run, as its .fugue/worktree.toml reads now; a
+    /// changed file must be trusted again.
+    Trust { dir: Option<PathBuf> },
+    /// Stop them running.
+    Untrust { dir: Option<PathBuf> },
 }
 
 /// A pane's terminal: read, type, capture, search, attach.

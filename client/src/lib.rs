@@ -14,6 +14,7 @@ mod shared;
 pub mod token;
 pub mod views;
 pub mod worktree;
+pub mod worktree_setup;
 
 pub use autostart::{companion_binary, daemon_binary, start_daemon};
 pub use fugue_protocol as protocol;

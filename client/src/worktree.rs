@@ -141,6 +141,14 @@ pub fn root() -> Result<PathBuf, WorktreeError> {
     Ok(state.join("fugue/worktrees"))
 }
 
+/// The top-level directory of the checkout `dir` is in.
+pub async fn toplevel(dir: &Path) -> Result<PathBuf, WorktreeError> {
+    let top = git(dir, &["rev-parse", "--show-toplevel"])
+        .await
+        .map_err(|_| WorktreeError::Invalid(format!("{} is not in a git repository", dir.display())))?;
+    Ok(PathBuf::from(top.trim_end()))
+}
+
 /// Makes a worktree of `new.dir`'s repository on a new branch.
 pub async fn create_worktree(new: &NewWorktree) -> Result<Created, WorktreeError> {
     let name = match &new.name {
@@ -149,10 +157,7 @@ pub async fn create_worktree(new: &NewWorktree) -> Result<Created, WorktreeError
     };
     check_name(&name)?;
     let dir = &new.dir;
-    let repo = git(dir, &["rev-parse", "--show-toplevel"])
-        .await
-        .map_err(|_| WorktreeError::Invalid(format!("{} is not in a git repository", dir.display())))?;
-    let repo = PathBuf::from(repo.trim_end());
+    let repo = toplevel(dir).await?;
     let base_ref = new.base.clone().unwrap_or_else(|| "HEAD".to_string());
     if base_ref.starts_with('-') || base_ref.chars().any(char::is_control) {
         return Err(WorktreeError::Invalid(format!("base '{base_ref}' is not a ref")));
@@ -324,12 +329,40 @@ async fn counts(record: &WorktreeRecord) -> Result<(u32, u32), WorktreeError> {
 /// What releasing a pane did with its worktree.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Released {
-    /// Removed, with its branch (it held no work, or `discard` said so).
-    Removed,
+    /// Removed, with its branch (it held no work, or `discard` said so); the
+    /// teardown commands that failed first, if any.
+    Removed(Vec<String>),
     /// Kept, for these reasons (uncommitted files, unmerged commits).
     Kept(Vec<String>),
     /// Its directory was gone already; the record is dropped, the branch kept.
     Gone,
+}
+
+impl Released {
+    /// `removed`, `kept` or `gone`, as every front end names it.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            Released::Removed(_) => "removed",
+            Released::Kept(_) => "kept",
+            Released::Gone => "gone",
+        }
+    }
+
+    /// What a kept worktree holds.
+    pub fn holds(&self) -> &[String] {
+        match self {
+            Released::Kept(holds) => holds,
+            _ => &[],
+        }
+    }
+
+    /// The teardown commands that failed before a removal.
+    pub fn notes(&self) -> &[String] {
+        match self {
+            Released::Removed(notes) => notes,
+            _ => &[],
+        }
+    }
 }
 
 /// Removes `record`'s worktree and branch if they hold no work, or whatever
@@ -353,15 +386,19 @@ pub async fn release(record: &WorktreeRecord, discard: bool) -> Result<Released,
     if !work.is_empty() && !discard {
         return Ok(Released::Kept(work));
     }
+    let teardown = crate::worktree_setup::commands_for(repo)
+        .map(|c| c.teardown)
+        .unwrap_or_default();
+    let notes = crate::worktree_setup::run_teardown(record, &teardown).await;
     git(repo, &["worktree", "remove", "--force", &record.path]).await?;
     git(repo, &["branch", "-D", &record.branch]).await?;
     forget(record)?;
-    Ok(Released::Removed)
+    Ok(Released::Removed(notes))
 }
 
 /// A repository's folder under the root: its directory's name and a digest of
 /// its path (two checkouts named `app` stay apart).
-fn repo_key(repo: &Path) -> String {
+pub(crate) fn repo_key(repo: &Path) -> String {
     let name: String = repo
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -596,8 +633,23 @@ where
     Create: FnOnce(fugue_protocol::SpawnSpec) -> Creating,
     Creating: std::future::Future<Output = Result<fugue_protocol::PaneInfo, crate::ClientError>>,
 {
-    let Created { mut record, notes } = create_worktree(new).await?;
+    let Created { mut record, mut notes } = create_worktree(new).await?;
+    let commands = match crate::worktree_setup::commands_for(Path::new(&record.repo)) {
+        Ok(commands) => commands,
+        Err(err) => {
+            let _ = release(&record, false).await;
+            return Err(err.into());
+        }
+    };
+    notes.extend(commands.notes.iter().cloned());
+    if !commands.setup.is_empty() {
+        notes.push(format!(
+            "{} setup command(s) run in the pane first; a failure ends it with the reason",
+            commands.setup.len()
+        ));
+    }
     spec.cwd = Some(record.path.clone());
+    let spec = crate::worktree_setup::with_setup(spec, &record, &commands);
     let pane = match create(spec).await {
         Ok(pane) => pane,
         Err(err) => {

@@ -43,6 +43,10 @@ const PROMPT_LINES: usize = 12;
 struct ConfigFile {
     #[serde(default)]
     notify: Vec<SinkConfig>,
+    /// Worktree setup and teardown commands: the client library reads them
+    /// (`fugue_client::worktree_setup`), where git and the commands run.
+    #[serde(default, rename = "worktree")]
+    _worktree: Vec<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -462,6 +466,11 @@ webhook = "ftp://nope"
 [[notify]]
 command = ["x"]
 events = ["sometimes"]
+
+# The client library's table: fugued leaves it alone.
+[[worktree]]
+repo = "*"
+setup = ["npm ci"]
 "#,
         )
         .unwrap();

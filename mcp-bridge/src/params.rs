@@ -162,6 +162,8 @@ pub struct ReleaseResult {
     pub worktree_outcome: Option<String>,
     /// What a kept worktree holds.
     pub holds: Vec<String>,
+    /// Teardown commands that failed before the worktree was removed.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -199,6 +201,8 @@ pub struct DiscardResult {
     pub branch: String,
     /// `removed`, or `gone` (it had been deleted outside fugue; forgotten now).
     pub outcome: String,
+    /// Teardown commands that failed before the worktree was removed.
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

@@ -714,6 +714,8 @@ pub fn cli_with_env(socket: &Path, dir: &tempfile::TempDir, args: &[&str], env: 
         .arg(socket)
         .args(args)
         .env("XDG_STATE_HOME", dir.path().join("state"))
+        // The machine's config stays out, as it does for the daemon.
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
         .env("HOME", dir.path())
         .env("SHELL", "/bin/bash")
         .env_remove("FUGUE_SESSION")

@@ -267,6 +267,8 @@ pub struct Released {
     /// `removed`, `kept` (it holds work; see `holds`) or `gone` (deleted outside fugue).
     pub outcome: Option<String>,
     pub holds: Vec<String>,
+    /// Teardown commands that failed before the worktree was removed.
+    pub notes: Vec<String>,
 }
 
 /// Releases a pane as `fugue release [--discard]` does: a worktree holding
@@ -283,20 +285,13 @@ pub async fn release_pane(
         worktree: None,
         outcome: None,
         holds: Vec::new(),
+        notes: Vec::new(),
     };
     if let Some((record, released)) = released {
         body.worktree = Some(record.path);
-        body.outcome = Some(
-            match released {
-                fugue_client::worktree::Released::Removed => "removed",
-                fugue_client::worktree::Released::Gone => "gone",
-                fugue_client::worktree::Released::Kept(holds) => {
-                    body.holds = holds;
-                    "kept"
-                }
-            }
-            .to_string(),
-        );
+        body.outcome = Some(released.outcome().into());
+        body.holds = released.holds().to_vec();
+        body.notes = released.notes().to_vec();
     }
     Ok(Json(body))
 }
@@ -513,6 +508,8 @@ pub struct Discarded {
     pub branch: String,
     /// `removed`, or `gone` (deleted outside fugue; forgotten now).
     pub outcome: String,
+    /// Teardown commands that failed before the worktree was removed.
+    pub notes: Vec<String>,
 }
 
 /// Discards the worktree this request names (by its name or its pane): its
@@ -520,14 +517,12 @@ pub struct Discarded {
 pub async fn discard(State(state): State<AppState>, Path(worktree): Path<String>) -> ApiResult<Json<Discarded>> {
     let client = state.daemon.get().await?;
     let record = fugue_client::worktree::find_target(&client, &worktree).await?;
-    let outcome = match fugue_client::worktree::discard(&client, &record).await? {
-        fugue_client::worktree::Released::Gone => "gone",
-        _ => "removed",
-    };
+    let released = fugue_client::worktree::discard(&client, &record).await?;
     Ok(Json(Discarded {
         worktree: record.path,
         branch: record.branch,
-        outcome: outcome.into(),
+        outcome: released.outcome().into(),
+        notes: released.notes().to_vec(),
     }))
 }
 

@@ -4,17 +4,24 @@
 
 use super::panes::create_pane;
 use super::Context;
-use crate::args::{absolute, spawn_spec, RunArgs, WorktreeCommand};
+use crate::args::{absolute, spawn_spec, RunArgs, TrustCommand, WorktreeCommand};
 use crate::render::{diff_text, pane_json, worktrees_table};
-use fugue_client::review;
 use fugue_client::worktree::{self, NewWorktree, Released};
+use fugue_client::{review, worktree_setup};
 use fugue_client::{Client, ClientError};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCode, ClientError> {
-    let client = ctx.connect(true).await?;
+    let client = match command {
+        // A question of files and trust: no daemon needed.
+        WorktreeCommand::Worktree(command) => {
+            trust(ctx, command).await?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        _ => ctx.connect(true).await?,
+    };
     match command {
         WorktreeCommand::Worktrees => {
             let views = worktree::views(&client).await?;
@@ -42,6 +49,7 @@ pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCod
         }
         WorktreeCommand::Discard { worktree, yes } => return discard(ctx, &client, worktree, *yes).await,
         WorktreeCommand::Review { pane, key } => return review(ctx, &client, pane, key.as_deref()).await,
+        WorktreeCommand::Worktree(_) => {}
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -85,30 +93,19 @@ pub async fn release(ctx: &Context<'_>, client: &Client, pane: &str, discard: bo
         ctx.out.print(json!({"ok": true}), String::new);
         return Ok(());
     };
-    let (outcome, kept, text) = match &released {
-        Released::Removed => (
-            "removed",
-            vec![],
-            format!("removed worktree {} and branch {}", record.path, record.branch),
-        ),
-        Released::Gone => (
-            "gone",
-            vec![],
-            format!("worktree {} was gone already; forgot it", record.path),
-        ),
-        Released::Kept(work) => (
-            "kept",
-            work.clone(),
-            format!(
-                "kept worktree {} (branch {}): it holds {}; `fugue release --discard` would remove it",
-                record.path,
-                record.branch,
-                work.join(" and ")
-            ),
+    let text = match &released {
+        Released::Removed(_) => format!("removed worktree {} and branch {}", record.path, record.branch),
+        Released::Gone => format!("worktree {} was gone already; forgot it", record.path),
+        Released::Kept(work) => format!(
+            "kept worktree {} (branch {}): it holds {}; `fugue release --discard` would remove it",
+            record.path,
+            record.branch,
+            work.join(" and ")
         ),
     };
-    let value =
-        json!({"ok": true, "worktree": record.path, "branch": record.branch, "outcome": outcome, "holds": kept});
+    say_notes(released.notes());
+    let value = json!({"ok": true, "worktree": record.path, "branch": record.branch,
+        "outcome": released.outcome(), "holds": released.holds(), "notes": released.notes()});
     ctx.out.print(value, || text);
     Ok(())
 }
@@ -127,16 +124,58 @@ async fn discard(ctx: &Context<'_>, client: &Client, target: &str, yes: bool) ->
         eprintln!("fugue: nothing discarded");
         return Ok(ExitCode::FAILURE);
     }
-    let (outcome, text) = match worktree::discard(client, &record).await? {
-        Released::Gone => ("gone", format!("worktree {} was gone already; forgot it", record.path)),
-        _ => (
-            "removed",
-            format!("discarded worktree {} and branch {}", record.path, record.branch),
-        ),
+    let released = worktree::discard(client, &record).await?;
+    let text = match released {
+        Released::Gone => format!("worktree {} was gone already; forgot it", record.path),
+        _ => format!("discarded worktree {} and branch {}", record.path, record.branch),
     };
-    let value = json!({"ok": true, "worktree": record.path, "branch": record.branch, "outcome": outcome});
+    say_notes(released.notes());
+    let value = json!({"ok": true, "worktree": record.path, "branch": record.branch,
+        "outcome": released.outcome(), "notes": released.notes()});
     ctx.out.print(value, || text);
     Ok(ExitCode::SUCCESS)
+}
+
+/// Teardown failures, said on stderr whatever the output format.
+fn say_notes(notes: &[String]) {
+    for note in notes {
+        eprintln!("fugue: {note}");
+    }
+}
+
+/// `fugue worktree trust|untrust [DIR]`.
+async fn trust(ctx: &Context<'_>, command: &TrustCommand) -> Result<(), ClientError> {
+    let (dir, trusting) = match command {
+        TrustCommand::Trust { dir } => (dir, true),
+        TrustCommand::Untrust { dir } => (dir, false),
+    };
+    let repo = worktree::toplevel(&absolute(dir.clone().unwrap_or_else(|| PathBuf::from(".")))?).await?;
+    let file = repo.join(worktree_setup::REPO_FILE);
+    if !trusting {
+        let was = worktree_setup::untrust(&repo)?;
+        let text = match was {
+            true => format!("{} is no longer trusted: its commands will not run", file.display()),
+            false => format!("{} was not trusted", file.display()),
+        };
+        ctx.out
+            .print(json!({"ok": true, "file": file, "was_trusted": was}), || text);
+        return Ok(());
+    }
+    let commands = worktree_setup::trust(&repo)?;
+    ctx.out.print(
+        json!({"ok": true, "file": file, "setup": commands.setup, "teardown": commands.teardown}),
+        || {
+            let list =
+                |what: &str, list: &[String]| list.iter().map(|c| format!("\n  {what}: {c}")).collect::<String>();
+            format!(
+                "trusted {} as it reads now:{}{}",
+                file.display(),
+                list("setup", &commands.setup),
+                list("teardown", &commands.teardown)
+            )
+        },
+    );
+    Ok(())
 }
 
 /// `fugue review`: the diff in the person's editor, then what they wrote

@@ -170,8 +170,6 @@ fn check_executable(path: &Path) -> Result<(), ErrorReply> {
     Ok(())
 }
 
-/// The line typed into the shell: the command as given (it may use shell syntax),
-/// then each argument quoted.
 /// The line typed into the interactive shell: the command as given (a shell
 /// line of its own), then each argument quoted (shlex: POSIX quoting).
 fn shell_line(command: &str, args: &[String]) -> Result<String, ErrorReply> {

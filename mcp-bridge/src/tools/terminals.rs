@@ -382,16 +382,12 @@ result says what it holds.",
             worktree: None,
             worktree_outcome: None,
             holds: Vec::new(),
+            notes: Vec::new(),
         };
         if let Some((record, released)) = released {
-            let outcome = match released {
-                worktree::Released::Removed => "removed",
-                worktree::Released::Gone => "gone",
-                worktree::Released::Kept(holds) => {
-                    result.holds = holds;
-                    "kept"
-                }
-            };
+            let outcome = released.outcome();
+            result.holds = released.holds().to_vec();
+            result.notes = released.notes().to_vec();
             result.message = format!("terminal released; worktree {outcome}");
             result.worktree = Some(record.path);
             result.worktree_outcome = Some(outcome.into());

@@ -10,7 +10,7 @@ use crate::bridge::{describe, split_terminal};
 use crate::params::*;
 use fugue_client::diff::DiffView;
 use fugue_client::review::{self, ReviewSent};
-use fugue_client::worktree::{self, Released, WorktreeRecord};
+use fugue_client::worktree::{self, WorktreeRecord};
 use fugue_client::Client;
 use rmcp::handler::server::tool::{InputResponses, RequestState};
 use rmcp::handler::server::wrapper::{Json, Parameters};
@@ -121,14 +121,12 @@ or fugue-mcp --allow-discard).",
             return Ok(ask.into());
         }
         let client = self.local_client().await?;
-        let outcome = match worktree::discard(&client, &record).await.map_err(describe)? {
-            Released::Gone => "gone",
-            _ => "removed",
-        };
+        let released = worktree::discard(&client, &record).await.map_err(describe)?;
         structured(&DiscardResult {
             worktree: record.path,
             branch: record.branch,
-            outcome: outcome.into(),
+            outcome: released.outcome().into(),
+            notes: released.notes().to_vec(),
         })
     }
 

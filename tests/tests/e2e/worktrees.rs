@@ -489,3 +489,124 @@ async fn a_review_written_in_the_editor_reaches_the_agent() {
     );
     tmux.wait_for("main", "no comment written: nothing sent");
 }
+
+/// Writes the user's config (`[[worktree]]` entries) where the CLI reads it.
+fn user_config(daemon: &Daemon, text: &str) {
+    let dir = daemon.dir.path().join("config/fugue");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), text).unwrap();
+}
+
+/// Setup commands from the user's config run in the pane before its program
+/// (their output the pane's; a failure or a hang ends it with the reason);
+/// the repository's own file runs only once trusted, and not once changed;
+/// teardown runs before a removal, and its failure is said.
+#[tokio::test]
+async fn setup_and_teardown_run_as_configured_and_trusted() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    let repo = repository(&daemon);
+    daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+    // Not committed: a worktree has no .env of its own.
+    std::fs::write(repo.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::create_dir(repo.join(".fugue")).unwrap();
+    std::fs::write(
+        repo.join(".fugue/worktree.toml"),
+        "setup = [\"echo from-the-repo > repo-file-ran\"]\n",
+    )
+    .unwrap();
+    git(&repo, &["add", ".fugue"]);
+    git(&repo, &["commit", "--quiet", "-m", "worktree commands"]);
+    let config = format!(
+        "[[worktree]]\nrepo = \"{}\"\nsetup = [\"cp \\\"$FUGUE_WORKTREE_REPO/.env\\\" .env\"]\n\
+teardown = [\"echo torn > \\\"$FUGUE_WORKTREE_REPO/torn-$FUGUE_WORKTREE_NAME\\\"\"]\n",
+        repo.display()
+    );
+    user_config(&daemon, &config);
+    let listing = "cat .env; ls; echo listed; exec sleep 600";
+
+    // The config's setup ran; the repository's file, untrusted, did not.
+    let (a, a_path, said) = run_in_worktree(&daemon, "a", listing);
+    assert!(said.contains("fugue worktree trust"), "{said}");
+    let text = wait_for_text(&client, &a, "listed").await;
+    assert!(text.contains("fugue setup: cp") && text.contains("SECRET=1"), "{text}");
+    assert!(!a_path.join("repo-file-ran").exists(), "{text}");
+
+    // Trusted, it runs; changed afterwards, it does not, and the person is told.
+    let trusted = daemon.cli(&["worktree", "trust", repo.to_str().unwrap()]).ok();
+    assert!(
+        trusted.contains("setup: echo from-the-repo > repo-file-ran"),
+        "{trusted}"
+    );
+    let (b, b_path, _) = run_in_worktree(&daemon, "b", listing);
+    wait_for_text(&client, &b, "listed").await;
+    assert_eq!(
+        std::fs::read_to_string(b_path.join("repo-file-ran")).unwrap(),
+        "from-the-repo\n"
+    );
+    std::fs::write(repo.join(".fugue/worktree.toml"), "setup = [\"touch changed-ran\"]\n").unwrap();
+    let (c, c_path, said) = run_in_worktree(&daemon, "c", listing);
+    assert!(said.contains("changed since you trusted it"), "{said}");
+    wait_for_text(&client, &c, "listed").await;
+    assert!(!c_path.join("changed-ran").exists());
+    let untrusted = daemon.cli(&["worktree", "untrust", repo.to_str().unwrap()]).ok();
+    assert!(untrusted.contains("no longer trusted"), "{untrusted}");
+
+    // A failing setup command and a hanging one: the pane ends saying which
+    // and why; the program never starts.
+    user_config(
+        &daemon,
+        &format!(
+            "[[worktree]]\nrepo = \"{}\"\nsetup = [\"echo one\", \"exit 3\"]\n",
+            repo.display()
+        ),
+    );
+    let (d, _, _) = run_in_worktree(&daemon, "d", "echo program-ran; exec sleep 600");
+    let text = wait_for_text(&client, &d, "fugue: setup command failed (exit 3): exit 3").await;
+    assert!(text.contains("one") && !text.contains("program-ran"), "{text}");
+    let exit = fugue_client::protocol::WaitUntil {
+        exit: true,
+        ..Default::default()
+    };
+    client.wait_for(&d, exit, fugue_tests::DEADLINE).await.unwrap();
+    let status = client.pane_status(&d).await.unwrap();
+    assert_eq!(status.exit.and_then(|e| e.code), Some(3), "{status:?}");
+    user_config(
+        &daemon,
+        "[[worktree]]\nrepo = \"*\"\nsetup = [\"sleep 30\"]\nsetup_timeout_s = 1\n",
+    );
+    let (hung, _, _) = run_in_worktree(&daemon, "h", "echo program-ran; exec sleep 600");
+    let text = wait_for_text(&client, &hung, "fugue: setup command timed out after 1 s: sleep 30").await;
+    assert!(!text.contains("program-ran"), "{text}");
+
+    // Teardown: run before the removal; a failing one is said, and the
+    // removal the person asked for goes on.
+    user_config(&daemon, &config);
+    let released = daemon.cli(&["release", &a, "--discard"]);
+    assert!(released.ok().contains("removed worktree"));
+    assert_eq!(std::fs::read_to_string(repo.join("torn-a")).unwrap(), "torn\n");
+    user_config(
+        &daemon,
+        &format!(
+            "[[worktree]]\nrepo = \"{}\"\nteardown = [\"echo stack busy >&2; exit 5\"]\n",
+            repo.display()
+        ),
+    );
+    let released = daemon.cli(&["release", &b, "--discard"]);
+    assert!(
+        released
+            .stderr
+            .contains("teardown command failed (exit status: 5): echo stack busy >&2; exit 5: stack busy"),
+        "{}",
+        released.stderr
+    );
+    assert!(!b_path.exists());
+
+    // A config that does not parse: a one-line error naming the file; nothing made.
+    user_config(&daemon, "[[worktree]]\nrepo = 3\n");
+    let err = daemon
+        .cli(&["run", "-s", "w", "--worktree", "e", "--no-shell", "--", "true"])
+        .err();
+    assert!(err.contains("config.toml: [[worktree]]"), "{err}");
+    assert!(!git(&repo, &["branch", "--list", "fugue/e"]).contains("fugue/e"));
+}

@@ -182,6 +182,51 @@ pub enum WorktreeCommand {
         #[arg(long)]
         key: Option<String>,
     },
+    /// Start several agents on one prompt, each in a worktree of its own
+    /// (branch fugue/GROUP-KIND-N) with a distinct free $PORT, as group GROUP in
+    /// a new session of that name; `fugue compare GROUP` shows them side by side.
+    Fanout {
+        /// Agent kinds and how many of each: claude:2,codex:1 (at most 12 in all).
+        #[arg(long)]
+        agents: String,
+        /// The commit or ref every worktree starts from (default HEAD).
+        #[arg(long, value_name = "REF")]
+        base: Option<String>,
+        /// Run in each agent's worktree once its turn is done (by `fugue
+        /// compare`), with its $PORT; its result shows there.
+        #[arg(long, value_name = "CMD")]
+        test: Option<String>,
+        /// The group's name (default fan- and 6 hex digits).
+        #[arg(long)]
+        name: Option<String>,
+        /// The repository (default: the current directory's).
+        #[arg(long)]
+        cwd: Option<PathBuf>,
+        /// How to start an agent kind (default: by its own name); the prompt
+        /// is added as the last argument.
+        #[arg(long = "agent-command", value_name = "KIND=CMD")]
+        agent_commands: Vec<String>,
+        prompt: String,
+    },
+    /// A fan-out group side by side: each agent's state, diff stat, port and,
+    /// once it is done, its worktree's test result (run again only when the
+    /// worktree changed). With no GROUP, the groups.
+    Compare {
+        group: Option<String>,
+        /// Do not run the group's test.
+        #[arg(long)]
+        no_test: bool,
+        /// Merge this member (its worktree's name or pane) into the base, then
+        /// offer to discard the others.
+        #[arg(long, value_name = "MEMBER", requires = "group")]
+        pick: Option<String>,
+        /// With --pick: one squashed commit.
+        #[arg(long, requires = "pick")]
+        squash: bool,
+        /// With --pick: discard the others without asking.
+        #[arg(long, requires = "pick")]
+        yes: bool,
+    },
     /// A repository's own worktree commands (.fugue/worktree.toml, run when
     /// fugue makes or removes a worktree of it): trust them as the file reads
     /// now, or take the trust back.

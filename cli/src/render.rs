@@ -365,6 +365,64 @@ pub fn worktrees_table(views: &[WorktreeView]) -> String {
     table(WORKTREE_HEADER, rows)
 }
 
+pub const COMPARE_HEADER: &[&str] = &["WORKTREE", "AGENT", "PANE", "STATE", "FILES", "+", "-", "PORT", "TEST"];
+
+/// `fugue compare`: the group, then a row per member side by side, then the
+/// end of each failed test's output.
+pub fn compare_text(comparison: &fugue_client::fanout::Comparison) -> String {
+    let rows = comparison
+        .members
+        .iter()
+        .map(|m| {
+            let state = match (&m.agent_state, m.pane_status.as_str()) {
+                (Some(agent), "running") => agent.clone(),
+                (_, pane) => pane.to_string(),
+            };
+            let test = match (&m.member.test, &m.problem, m.done, &comparison.test) {
+                (_, Some(problem), _, _) => problem.clone(),
+                (_, _, _, None) => "-".into(),
+                (_, _, false, Some(_)) => "(not done)".into(),
+                (Some(run), _, _, _) if run.passed => format!("passed ({:.1} s)", run.seconds),
+                (Some(run), _, _, _) => match run.exit_code {
+                    Some(code) => format!("failed (exit {code}, {:.1} s)", run.seconds),
+                    None => format!("failed ({})", run.output.lines().last().unwrap_or("killed")),
+                },
+                (None, _, true, Some(_)) => "not run".into(),
+            };
+            vec![
+                m.member.worktree.clone(),
+                m.member.agent.clone(),
+                short(&m.member.pane),
+                state,
+                m.files.to_string(),
+                format!("+{}", m.added),
+                format!("-{}", m.removed),
+                m.member.port.to_string(),
+                test,
+            ]
+        })
+        .collect();
+    let prompt: String = comparison.prompt.chars().take(200).collect();
+    let mut out = format!(
+        "group {} in {}: {:?}\ntest: {}\n\n{}",
+        comparison.group,
+        comparison.repo,
+        prompt,
+        comparison.test.as_deref().unwrap_or("none (fanout --test)"),
+        table(COMPARE_HEADER, rows)
+    );
+    for member in &comparison.members {
+        if let Some(run) = member.member.test.as_ref().filter(|r| !r.passed) {
+            let last: Vec<&str> = run.output.lines().rev().take(5).collect();
+            let last: Vec<&str> = last.into_iter().rev().collect();
+            out.push_str(&format!("\n{} test output (end):\n", member.member.worktree));
+            out.push_str(&escape_keeping_lines(&last.join("\n")));
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// `fugue diff`: a line per file (`+added -removed path`), a total, then the
 /// patch unless `stat_only`; added lines green and removed red when `color`.
 /// Every line is escaped: file contents may hold anything.

@@ -65,6 +65,31 @@ pub struct DiffHunk {
 /// The changes in `record`'s worktree against its base; only the counts when
 /// `stat_only`.
 pub async fn diff(record: &WorktreeRecord, stat_only: bool) -> Result<DiffView, WorktreeError> {
+    with_content_index(record, |index| async move {
+        diff_with_index(record, &index, stat_only).await
+    })
+    .await
+}
+
+/// The tree of everything in `record`'s worktree now, committed or not
+/// (untracked files included): equal ids, equal content.
+pub async fn content_id(record: &WorktreeRecord) -> Result<String, WorktreeError> {
+    let path = Path::new(&record.path);
+    with_content_index(record, |index| async move {
+        let tree = run(path, &["write-tree"], &[("GIT_INDEX_FILE", &index)]).await?;
+        Ok(tree.trim().to_string())
+    })
+    .await
+}
+
+/// Runs `work` on a temporary index (`GIT_INDEX_FILE`) that holds the
+/// worktree's whole content, so the worktree's own index, and what the agent
+/// staged, stay as they are; the index goes afterwards.
+async fn with_content_index<T, Work, Working>(record: &WorktreeRecord, work: Work) -> Result<T, WorktreeError>
+where
+    Work: FnOnce(std::path::PathBuf) -> Working,
+    Working: std::future::Future<Output = Result<T, WorktreeError>>,
+{
     let path = Path::new(&record.path);
     if !path.is_dir() {
         return Err(WorktreeError::Invalid(format!(
@@ -73,11 +98,19 @@ pub async fn diff(record: &WorktreeRecord, stat_only: bool) -> Result<DiffView, 
         )));
     }
     let git_dir = run(path, &["rev-parse", "--absolute-git-dir"], &[]).await?;
-    // One index per diff: a bridge or a web server may diff one worktree for
+    // One index per call: a bridge or a web server may read one worktree for
     // two callers at once.
     let unique = fugue_protocol::SessionId::new().simple();
     let index = Path::new(git_dir.trim_end()).join(format!("fugue-diff-index-{unique}"));
-    let result = diff_with_index(record, &index, stat_only).await;
+    let env = [("GIT_INDEX_FILE", index.as_path())];
+    let filled = async {
+        run(path, &["read-tree", "HEAD"], &env).await?;
+        run(path, &["add", "--all", "--", "."], &env).await
+    };
+    let result = match filled.await {
+        Ok(_) => work(index.clone()).await,
+        Err(err) => Err(err),
+    };
     let _ = std::fs::remove_file(&index);
     result
 }
@@ -85,8 +118,6 @@ pub async fn diff(record: &WorktreeRecord, stat_only: bool) -> Result<DiffView, 
 async fn diff_with_index(record: &WorktreeRecord, index: &Path, stat_only: bool) -> Result<DiffView, WorktreeError> {
     let path = Path::new(&record.path);
     let env = [("GIT_INDEX_FILE", index)];
-    run(path, &["read-tree", "HEAD"], &env).await?;
-    run(path, &["add", "--all", "--", "."], &env).await?;
     let base = record.base.as_str();
     let numstat = run(path, &["diff", "--cached", "--numstat", "-z", "-M", base], &env).await?;
     let mut files = parse_numstat(&numstat);

@@ -6,6 +6,7 @@
 
 mod autostart;
 pub mod diff;
+pub mod fanout;
 mod local;
 pub mod ops;
 pub mod remote;

@@ -800,6 +800,18 @@ async fn readable_status(record: &WorktreeRecord) -> WorktreeStatus {
     })
 }
 
+/// Commits everything uncommitted in `record`'s worktree (untracked files
+/// included) on its branch; nothing when it is clean.
+pub async fn commit_all(record: &WorktreeRecord, message: &str) -> Result<(), WorktreeError> {
+    let path = Path::new(&record.path);
+    if status(record).await?.dirty.is_empty() {
+        return Ok(());
+    }
+    git(path, &["add", "--all", "--", "."]).await?;
+    git(path, &["commit", "--quiet", "--no-verify", "-m", message]).await?;
+    Ok(())
+}
+
 /// A merge done: into which branch, the new commit, and how.
 #[derive(Clone, Debug, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]

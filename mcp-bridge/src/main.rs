@@ -6,7 +6,6 @@
 use clap::Parser;
 use fugue_mcp::{bridge, tools};
 use rmcp::ServiceExt;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -79,20 +78,13 @@ fn main() -> ExitCode {
         .init();
 
     // Each agent kind starts by its own name unless told otherwise.
-    let mut agents: BTreeMap<String, String> = fugue_client::protocol::AgentKind::ALL
-        .iter()
-        .map(|k| (k.as_str().to_string(), k.as_str().to_string()))
-        .collect();
-    for entry in &args.agent_commands {
-        let Some((name, command)) = entry
-            .split_once('=')
-            .filter(|(n, c)| !n.is_empty() && !c.trim().is_empty())
-        else {
-            eprintln!("fugue-mcp: bad --agent-command '{entry}'; use NAME=CMD");
+    let agents = match fugue_client::fanout::agent_commands(&args.agent_commands) {
+        Ok(agents) => agents,
+        Err(err) => {
+            eprintln!("fugue-mcp: {err}");
             return ExitCode::FAILURE;
-        };
-        agents.insert(name.to_string(), command.to_string());
-    }
+        }
+    };
     let host = match args.host.as_deref().map(fugue_client::remote::resolve).transpose() {
         Ok(host) => host,
         Err(err) => {

@@ -7,7 +7,7 @@ use super::Context;
 use crate::args::{absolute, spawn_spec, RunArgs, TrustCommand, WorktreeCommand};
 use crate::render::{diff_text, pane_json, worktrees_table};
 use fugue_client::worktree::{self, NewWorktree, Released};
-use fugue_client::{review, worktree_setup};
+use fugue_client::{fanout, review, worktree_setup};
 use fugue_client::{Client, ClientError};
 use serde_json::json;
 use std::path::PathBuf;
@@ -50,6 +50,70 @@ pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCod
         WorktreeCommand::Discard { worktree, yes } => return discard(ctx, &client, worktree, *yes).await,
         WorktreeCommand::Review { pane, key } => return review(ctx, &client, pane, key.as_deref()).await,
         WorktreeCommand::Worktree(_) => {}
+        WorktreeCommand::Fanout {
+            agents,
+            base,
+            test,
+            name,
+            cwd,
+            agent_commands,
+            prompt,
+        } => {
+            let request = fanout::Fanout {
+                dir: absolute(cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?,
+                name: name.clone(),
+                agents: fanout::parse_agents(agents)?,
+                commands: fanout::agent_commands(agent_commands)?,
+                prompt: prompt.clone(),
+                base: base.clone(),
+                test: test.clone(),
+            };
+            let (group, notes) = fanout::fanout(&client, &request).await?;
+            say_notes(&notes);
+            ctx.out.print(crate::render::json_of(&group), || {
+                let members: Vec<String> = group
+                    .members
+                    .iter()
+                    .map(|m| format!("  {} ({}, pane {}, PORT={})", m.worktree, m.agent, m.pane, m.port))
+                    .collect();
+                format!(
+                    "group {}: {} agent(s) started\n{}\n`fugue compare {}` shows them side by side",
+                    group.name,
+                    group.members.len(),
+                    members.join("\n"),
+                    group.name
+                )
+            });
+        }
+        WorktreeCommand::Compare {
+            group,
+            no_test,
+            pick,
+            squash,
+            yes,
+        } => {
+            let Some(group) = group else {
+                let groups = fanout::groups()?;
+                ctx.out.print(crate::render::json_of(&groups), || {
+                    let lines: Vec<String> = groups
+                        .iter()
+                        .map(|g| format!("{}  {} agent(s)  {:?}", g.name, g.members.len(), g.prompt))
+                        .collect();
+                    match lines.is_empty() {
+                        true => "no fan-out groups (`fugue fanout` starts one)".into(),
+                        false => lines.join("\n"),
+                    }
+                });
+                return Ok(ExitCode::SUCCESS);
+            };
+            if let Some(member) = pick {
+                return pick_member(ctx, &client, group, member, *squash, *yes).await;
+            }
+            let comparison = fanout::compare(&client, group, !no_test).await?;
+            ctx.out.print(crate::render::json_of(&comparison), || {
+                crate::render::compare_text(&comparison)
+            });
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -141,6 +205,53 @@ fn say_notes(notes: &[String]) {
     for note in notes {
         eprintln!("fugue: {note}");
     }
+}
+
+/// `fugue compare GROUP --pick MEMBER`: merge it, then offer to discard the
+/// others (each as `fugue discard` would).
+async fn pick_member(
+    ctx: &Context<'_>,
+    client: &Client,
+    group: &str,
+    member: &str,
+    squash: bool,
+    yes: bool,
+) -> Result<ExitCode, ClientError> {
+    let (merged, others) = fanout::pick(group, member, squash).await?;
+    eprintln!(
+        "fugue: merged {} ({} commit(s)) into {}: {}",
+        merged.branch,
+        merged.commits,
+        merged.into,
+        &merged.commit[..merged.commit.len().min(12)]
+    );
+    let mut discarded = Vec::new();
+    let others: Vec<worktree::WorktreeRecord> = others
+        .iter()
+        .filter_map(|m| worktree::find(&m.worktree, Some(&m.pane)).ok().flatten())
+        .collect();
+    let names: Vec<&str> = others.iter().map(|r| r.name.as_str()).collect();
+    if !others.is_empty()
+        && (yes
+            || confirmed(&format!(
+                "discard the other {} worktree(s) ({}), with their work?",
+                others.len(),
+                names.join(", ")
+            ))?)
+    {
+        for record in &others {
+            let released = worktree::discard(client, record).await?;
+            say_notes(released.notes());
+            discarded.push(record.name.clone());
+        }
+    }
+    let forgotten = fanout::forget_if_empty(group).unwrap_or(false);
+    let value = json!({"ok": true, "merged": merged, "discarded": discarded, "group_forgotten": forgotten});
+    ctx.out.print(value, || match discarded.is_empty() {
+        true => format!("merged {}; the others stay", merged.branch),
+        false => format!("merged {}; discarded {}", merged.branch, discarded.join(", ")),
+    });
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `fugue worktree trust|untrust [DIR]`.

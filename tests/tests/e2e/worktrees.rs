@@ -610,3 +610,113 @@ teardown = [\"echo torn > \\\"$FUGUE_WORKTREE_REPO/torn-$FUGUE_WORKTREE_NAME\\\"
     assert!(err.contains("config.toml: [[worktree]]"), "{err}");
     assert!(!git(&repo, &["branch", "--list", "fugue/e"]).contains("fugue/e"));
 }
+
+/// `fugue fanout` with three agents (the stand-in agent, each writing a file
+/// with its kind and $PORT), then `fugue compare` in tmux: side by side, the
+/// test run in each done worktree (two pass, one fails), and picking one
+/// merges it and, once the person says yes, discards the others.
+#[tokio::test]
+async fn fanout_and_compare_three_agents_in_tmux() {
+    fugue_tests::require!("tmux");
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    let repo = repository(&daemon);
+    let fake = fugue_tests::bin("fake-agent").display().to_string();
+    let agent = |kind: &str| format!("{kind}=sh -c 'echo \"{kind} $PORT\" > made.txt; exec {fake} \"$1\"' {kind}");
+    let started = daemon
+        .cli(&[
+            "--json",
+            "fanout",
+            "--agents",
+            "claude:2,codex:1",
+            "--name",
+            "race",
+            "--cwd",
+            repo.to_str().unwrap(),
+            "--test",
+            "grep -q \"^claude $PORT$\" made.txt || { echo \"not mine: $(cat made.txt)\"; exit 1; }",
+            "--agent-command",
+            &agent("claude"),
+            "--agent-command",
+            &agent("codex"),
+            "ship it",
+        ])
+        .json();
+    let members = started["members"].as_array().unwrap().clone();
+    let names: Vec<&str> = members.iter().map(|m| m["worktree"].as_str().unwrap()).collect();
+    assert_eq!(names, ["race-claude-1", "race-claude-2", "race-codex-1"]);
+    let mut ports: Vec<u64> = members.iter().map(|m| m["port"].as_u64().unwrap()).collect();
+    ports.dedup();
+    assert_eq!(ports.len(), 3, "distinct ports: {members:?}");
+    // Each asks for permission for its prompt; approved, its turn ends.
+    for member in &members {
+        let pane = member["pane"].as_str().unwrap();
+        fugue_tests::wait_for_text(&client, pane, "Do you want to proceed?").await;
+        let asking = fugue_tests::wait_until("the permission prompt's id", fugue_tests::DEADLINE, || {
+            let agent = daemon.cli(&["--json", "agent", pane]).json();
+            agent["prompt_id"].as_str().map(String::from)
+        });
+        daemon.cli(&["approve", pane, &asking]).ok();
+        fugue_tests::wait_for_text(&client, pane, "approved: ship it").await;
+        let idle = fugue_client::protocol::WaitUntil {
+            agent_states: vec![fugue_client::protocol::AgentState::Idle],
+            ..Default::default()
+        };
+        client.wait_for(pane, idle, fugue_tests::DEADLINE).await.unwrap();
+    }
+
+    let tmux = fugue_tests::Tmux::start(daemon.dir.path(), 140, 30);
+    let fugue = format!(
+        "XDG_STATE_HOME={} GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t.invalid GIT_COMMITTER_NAME=t \
+GIT_COMMITTER_EMAIL=t@t.invalid {} --socket {}",
+        daemon.dir.path().join("state").display(),
+        fugue_tests::bin("fugue").display(),
+        daemon.socket.display()
+    );
+    tmux.type_line("main", &format!("{fugue} compare race"));
+    let screen = tmux.wait_for("main", "race-codex-1");
+    tmux.wait_for("main", "race-codex-1 test output (end):");
+    let screen = tmux.capture("main").to_string() + &screen;
+    let row = |name: &str| {
+        screen
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_default()
+            .to_string()
+    };
+    for name in ["race-claude-1", "race-claude-2"] {
+        let row = row(name);
+        assert!(
+            row.contains("idle") && row.contains("+1") && row.contains("passed"),
+            "{row}\n{screen}"
+        );
+    }
+    let codex = row("race-codex-1");
+    assert!(codex.contains("failed (exit 1"), "{codex}\n{screen}");
+    assert!(screen.contains("not mine: codex"), "{screen}");
+
+    // Pick the first: its work committed and merged; the others discarded
+    // once the person says yes.
+    tmux.type_line("main", "clear");
+    tmux.type_line("main", &format!("{fugue} compare race --pick race-claude-1"));
+    tmux.wait_for(
+        "main",
+        "discard the other 2 worktree(s) (race-claude-2, race-codex-1), with their work? [y/N]",
+    );
+    tmux.type_line("main", "y");
+    tmux.wait_for(
+        "main",
+        "merged fugue/race-claude-1; discarded race-claude-2, race-codex-1",
+    );
+    let made = std::fs::read_to_string(repo.join("made.txt")).unwrap();
+    assert_eq!(made, format!("claude {}\n", members[0]["port"]));
+    let listed = daemon.cli(&["--json", "worktrees"]).json();
+    let left: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["race-claude-1"]);
+    assert!(client.pane_status(members[2]["pane"].as_str().unwrap()).await.is_err());
+}

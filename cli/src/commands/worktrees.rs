@@ -50,41 +50,7 @@ pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCod
         WorktreeCommand::Discard { worktree, yes } => return discard(ctx, &client, worktree, *yes).await,
         WorktreeCommand::Review { pane, key } => return review(ctx, &client, pane, key.as_deref()).await,
         WorktreeCommand::Worktree(_) => {}
-        WorktreeCommand::Fanout {
-            agents,
-            base,
-            test,
-            name,
-            cwd,
-            agent_commands,
-            prompt,
-        } => {
-            let request = fanout::Fanout {
-                dir: absolute(cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?,
-                name: name.clone(),
-                agents: fanout::parse_agents(agents)?,
-                commands: fanout::agent_commands(agent_commands)?,
-                prompt: prompt.clone(),
-                base: base.clone(),
-                test: test.clone(),
-            };
-            let (group, notes) = fanout::fanout(&client, &request).await?;
-            say_notes(&notes);
-            ctx.out.print(crate::render::json_of(&group), || {
-                let members: Vec<String> = group
-                    .members
-                    .iter()
-                    .map(|m| format!("  {} ({}, pane {}, PORT={})", m.worktree, m.agent, m.pane, m.port))
-                    .collect();
-                format!(
-                    "group {}: {} agent(s) started\n{}\n`fugue compare {}` shows them side by side",
-                    group.name,
-                    group.members.len(),
-                    members.join("\n"),
-                    group.name
-                )
-            });
-        }
+        WorktreeCommand::Fanout { .. } => start_fanout(ctx, &client, command).await?,
         WorktreeCommand::Compare {
             group,
             no_test,
@@ -93,17 +59,7 @@ pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCod
             yes,
         } => {
             let Some(group) = group else {
-                let groups = fanout::groups()?;
-                ctx.out.print(crate::render::json_of(&groups), || {
-                    let lines: Vec<String> = groups
-                        .iter()
-                        .map(|g| format!("{}  {} agent(s)  {:?}", g.name, g.members.len(), g.prompt))
-                        .collect();
-                    match lines.is_empty() {
-                        true => "no fan-out groups (`fugue fanout` starts one)".into(),
-                        false => lines.join("\n"),
-                    }
-                });
+                print_groups(ctx)?;
                 return Ok(ExitCode::SUCCESS);
             };
             if let Some(member) = pick {
@@ -205,6 +161,64 @@ fn say_notes(notes: &[String]) {
     for note in notes {
         eprintln!("fugue: {note}");
     }
+}
+
+/// `fugue fanout`: the group started, each agent in its worktree.
+async fn start_fanout(ctx: &Context<'_>, client: &Client, command: &WorktreeCommand) -> Result<(), ClientError> {
+    let WorktreeCommand::Fanout {
+        agents,
+        base,
+        test,
+        name,
+        cwd,
+        agent_commands,
+        prompt,
+    } = command
+    else {
+        return Ok(());
+    };
+    let request = fanout::Fanout {
+        dir: absolute(cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?,
+        name: name.clone(),
+        agents: fanout::parse_agents(agents)?,
+        commands: fanout::agent_commands(agent_commands)?,
+        prompt: prompt.clone(),
+        base: base.clone(),
+        test: test.clone(),
+    };
+    let (group, notes) = fanout::fanout(client, &request).await?;
+    say_notes(&notes);
+    ctx.out.print(crate::render::json_of(&group), || {
+        let members: Vec<String> = group
+            .members
+            .iter()
+            .map(|m| format!("  {} ({}, pane {}, PORT={})", m.worktree, m.agent, m.pane, m.port))
+            .collect();
+        format!(
+            "group {}: {} agent(s) started\n{}\n`fugue compare {}` shows them side by side",
+            group.name,
+            group.members.len(),
+            members.join("\n"),
+            group.name
+        )
+    });
+    Ok(())
+}
+
+/// `fugue compare` with no group: the groups.
+fn print_groups(ctx: &Context<'_>) -> Result<(), ClientError> {
+    let groups = fanout::groups()?;
+    ctx.out.print(crate::render::json_of(&groups), || {
+        let lines: Vec<String> = groups
+            .iter()
+            .map(|g| format!("{}  {} agent(s)  {:?}", g.name, g.members.len(), g.prompt))
+            .collect();
+        match lines.is_empty() {
+            true => "no fan-out groups (`fugue fanout` starts one)".into(),
+            false => lines.join("\n"),
+        }
+    });
+    Ok(())
 }
 
 /// `fugue compare GROUP --pick MEMBER`: merge it, then offer to discard the

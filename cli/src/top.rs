@@ -319,6 +319,10 @@ impl Shown {
                     Err(err) => self.top.say(Err(err.to_string())),
                 }
             }
+            Reply::Compare(pane) => match compare_text(&link.client, pane).await {
+                Ok((title, text)) => self.top.show_comparison(pane, title, &text),
+                Err(err) => self.top.say(Err(err)),
+            },
             reply => {
                 let said = act(&link.client, reply).await;
                 self.top.say(said);
@@ -442,9 +446,22 @@ async fn act(client: &Client, reply: Reply) -> Result<String, String> {
             worktree::discard(client, &record).await.map_err(|e| e.to_string())?;
             format!("discarded worktree {} and branch {}", record.path, record.branch)
         }
-        Reply::Quit | Reply::Attach(_) | Reply::Diff(_) => return Ok(String::new()),
+        Reply::Quit | Reply::Attach(_) | Reply::Diff(_) | Reply::Compare(_) => return Ok(String::new()),
     };
     Ok(done)
+}
+
+/// The fan-out group `pane` belongs to, side by side (its test run in each
+/// done worktree), as `fugue compare` prints it.
+async fn compare_text(client: &Client, pane: PaneId) -> Result<(String, String), String> {
+    let group = fugue_client::fanout::group_of(&pane.to_string())
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| "this pane belongs to no fan-out group (`fugue fanout` starts one)".to_string())?;
+    let comparison = fugue_client::fanout::compare(client, &group.name, true)
+        .await
+        .map_err(|e| e.to_string())?;
+    let title = format!("fugue compare {}", group.name);
+    Ok((title, crate::render::compare_text(&comparison)))
 }
 
 /// Attaches this terminal to `pane` with a `fugue attach` of its own (its keys,

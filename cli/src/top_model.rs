@@ -71,6 +71,8 @@ pub struct DiffShown {
     pub title: String,
     /// What the worktree holds, for the discard question.
     pub summary: String,
+    /// `m` and `x` merge and discard (a diff); a comparison only shows.
+    pub actions: bool,
     pub lines: Vec<String>,
     pub scroll: usize,
 }
@@ -132,6 +134,8 @@ pub enum Reply {
     Release(PaneId),
     /// Show the pane's changes in its worktree.
     Diff(PaneId),
+    /// Show the fan-out group the pane belongs to, side by side.
+    Compare(PaneId),
     /// Merge the pane's worktree branch into its base branch.
     Merge(PaneId),
     /// Release the pane and remove its worktree and branch, work and all.
@@ -151,7 +155,7 @@ impl Reply {
     pub fn pane(&self) -> Option<PaneId> {
         match self {
             Reply::Attach(pane) | Reply::Interrupt(pane) | Reply::Kill(pane) | Reply::Release(pane) => Some(*pane),
-            Reply::Diff(pane) | Reply::Merge(pane) | Reply::Discard(pane) => Some(*pane),
+            Reply::Diff(pane) | Reply::Compare(pane) | Reply::Merge(pane) | Reply::Discard(pane) => Some(*pane),
             Reply::Answer { pane, .. } | Reply::Prompt { pane, .. } | Reply::Rename { pane, .. } => Some(*pane),
             Reply::Quit | Reply::NewPane { .. } => None,
         }
@@ -275,9 +279,18 @@ impl Top {
             pane,
             title,
             summary,
+            actions: true,
             lines: text.lines().map(String::from).collect(),
             scroll: 0,
         });
+    }
+
+    /// Shows `text` (a fan-out group as `fugue compare` prints it) full-screen.
+    pub fn show_comparison(&mut self, pane: PaneId, title: String, text: &str) {
+        self.show_diff(pane, title, String::new(), text);
+        if let Mode::Diff(shown) = &mut self.mode {
+            shown.actions = false;
+        }
     }
 
     pub fn expire_message(&mut self) {
@@ -448,14 +461,14 @@ impl Top {
         let last = shown.lines.len().saturating_sub(1);
         let scroll = match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('D') => return,
-            KeyCode::Char('m') => {
+            KeyCode::Char('m') if shown.actions => {
                 self.mode = Mode::Confirm(Confirm::Merge {
                     pane: shown.pane,
                     title: shown.title,
                 });
                 return;
             }
-            KeyCode::Char('x') => {
+            KeyCode::Char('x') if shown.actions => {
                 self.mode = Mode::Confirm(Confirm::Discard {
                     pane: shown.pane,
                     title: shown.title,
@@ -520,6 +533,7 @@ impl Top {
             }
             KeyCode::Char('i') => return pane.map(Reply::Interrupt),
             KeyCode::Char('D') => return pane.map(Reply::Diff),
+            KeyCode::Char('C') => return pane.map(Reply::Compare),
             KeyCode::Char('x') => {
                 if let Some(pane) = pane {
                     self.mode = Mode::Confirm(Confirm::Kill { pane, label });
@@ -628,7 +642,7 @@ fn needs_text(attention: Attention) -> &'static str {
 
 pub fn draw(frame: &mut Frame, top: &mut Top) {
     if let Mode::Diff(shown) = &top.mode {
-        draw_diff(frame, &shown.title, &shown.lines, shown.scroll);
+        draw_diff(frame, shown);
         return;
     }
     let [head, body, foot] =
@@ -743,7 +757,7 @@ fn draw_foot(frame: &mut Frame, top: &Top, area: Rect) {
             },
         ),
         None => Line::styled(
-            "enter attach · n next needing · a approve · d deny · p prompt · D diff · i interrupt · x kill · X release · r rename · c new pane · / filter · s sort · q quit",
+            "enter attach · n next needing · a approve · d deny · p prompt · D diff · C compare · i interrupt · x kill · X release · r rename · c new pane · / filter · s sort · q quit",
             Style::new().add_modifier(Modifier::DIM),
         ),
     };
@@ -752,11 +766,12 @@ fn draw_foot(frame: &mut Frame, top: &Top, area: Rect) {
 
 /// A pane's diff over the whole screen: added lines green, removed red, hunk
 /// headers cyan; the lines were escaped when the diff was rendered.
-fn draw_diff(frame: &mut Frame, title: &str, lines: &[String], scroll: usize) {
+fn draw_diff(frame: &mut Frame, shown: &DiffShown) {
+    let (title, lines, scroll) = (&shown.title, &shown.lines, shown.scroll);
     let area = frame.area();
     let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
     let rows = body.height.saturating_sub(2) as usize;
-    let shown: Vec<Line> = lines
+    let visible: Vec<Line> = lines
         .iter()
         .skip(scroll)
         .take(rows)
@@ -773,12 +788,13 @@ fn draw_diff(frame: &mut Frame, title: &str, lines: &[String], scroll: usize) {
     let block = Block::default()
         .borders(Borders::ALL)
         .title(format!(" {} ", clean(title, 200)));
-    frame.render_widget(Paragraph::new(shown).block(block), body);
+    frame.render_widget(Paragraph::new(visible).block(block), body);
     let place = format!(
-        "lines {}-{} of {} · j/k scroll · space/PgUp page · g/G ends · m merge · x discard · q back",
+        "lines {}-{} of {} · j/k scroll · space/PgUp page · g/G ends{} · q back",
         scroll + 1,
         (scroll + rows).min(lines.len()),
-        lines.len()
+        lines.len(),
+        if shown.actions { " · m merge · x discard" } else { "" }
     );
     frame.render_widget(
         Paragraph::new(Line::styled(place, Style::new().add_modifier(Modifier::DIM))),

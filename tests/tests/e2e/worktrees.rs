@@ -695,6 +695,18 @@ GIT_COMMITTER_EMAIL=t@t.invalid {} --socket {}",
     assert!(codex.contains("failed (exit 1"), "{codex}\n{screen}");
     assert!(screen.contains("not mine: codex"), "{screen}");
 
+    // The same comparison in `top`, from any member's row.
+    tmux.type_line("main", "clear");
+    tmux.type_line("main", &format!("{fugue} top"));
+    tmux.wait_for("main", "race:0");
+    tmux.send_keys("main", &["C"]);
+    let shown = tmux.wait_for("main", "fugue compare race");
+    assert!(shown.contains("race-claude-2") && shown.contains("passed"), "{shown}");
+    assert!(!shown.contains("m merge"), "a comparison has no merge key: {shown}");
+    tmux.send_keys("main", &["q"]);
+    tmux.wait_for("main", "D diff");
+    tmux.send_keys("main", &["q"]);
+
     // Pick the first: its work committed and merged; the others discarded
     // once the person says yes.
     tmux.type_line("main", "clear");

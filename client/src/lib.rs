@@ -5,8 +5,10 @@
 //! each reply to its caller, so calls never wait on each other.
 
 mod autostart;
+pub mod delegate;
 pub mod diff;
 pub mod fanout;
+pub mod final_message;
 mod local;
 pub mod ops;
 pub mod remote;

@@ -442,6 +442,29 @@ pub struct SpawnAgentResult {
     pub branch: Option<String>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DelegateParams {
+    /// What the child agent should do.
+    pub prompt: String,
+    /// Which agent: claude (default), codex, gemini, or one configured with --agent-command.
+    pub agent: Option<String>,
+    /// Directory to work in (absolute, or relative to the bridge's). Default: the bridge's.
+    pub working_dir: Option<String>,
+    /// The child's worktree's name (branch fugue/NAME). Default: a generated
+    /// one. The child works in a git worktree of working_dir's repository
+    /// unless shared_checkout.
+    pub worktree: Option<String>,
+    /// Work in working_dir itself, not in a worktree of its own.
+    pub shared_checkout: Option<bool>,
+    /// The commit or ref the worktree starts from. Default: HEAD.
+    pub base: Option<String>,
+    /// Name of the child's new session. Default: delegate-<random>.
+    pub name: Option<String>,
+    /// The longest the child's turn may take, in milliseconds (default 1800000,
+    /// at most 14400000); past it the result says timed_out and the child keeps running.
+    pub timeout_ms: Option<u64>,
+}
+
 /// What a person is asked before an agent starts.
 #[derive(Debug, Deserialize, Serialize, JsonSchema)]
 pub struct SpawnConfirmation {

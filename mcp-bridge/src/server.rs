@@ -82,6 +82,8 @@ impl FugueTools {
         let mut detached = context.clone();
         detached.ct = stop.child_token();
         detached.meta.remove("progressToken");
+        let note = tasks::StatusNote::default();
+        detached.extensions.insert(note.clone());
         let this = self.clone();
         let mut work = tokio::spawn(async move { this.call_to_end(request, detached).await });
         tokio::select! {
@@ -93,7 +95,7 @@ impl FugueTools {
             }
             _ = tokio::time::sleep(tasks::GRACE) => {}
         }
-        match self.bridge.tasks.adopt(&tool, limit, work, stop) {
+        match self.bridge.tasks.adopt(&tool, limit, work, stop, note) {
             Ok(task) => Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(task))),
             // The table filled meanwhile: the call ends as a blocking one.
             Err(work) => joined(work.await),

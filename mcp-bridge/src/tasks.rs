@@ -32,7 +32,25 @@ const POLL_INTERVAL_MS: u64 = 500;
 
 /// Tools that may become tasks: the ones that can wait for minutes.
 pub fn eligible(tool: &str) -> bool {
-    matches!(tool, "fugue_wait" | "fugue_exec" | "fugue_spawn_agent")
+    matches!(
+        tool,
+        "fugue_wait" | "fugue_exec" | "fugue_spawn_agent" | "fugue_delegate"
+    )
+}
+
+/// What a running call says about how it goes: its task's status message
+/// (`tasks/get`). The call finds it among its request's extensions.
+#[derive(Clone, Default)]
+pub struct StatusNote(Arc<Mutex<Option<String>>>);
+
+impl StatusNote {
+    pub fn set(&self, text: String) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(text);
+    }
+
+    fn get(&self) -> Option<String> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
 }
 
 /// A call's own limit on its duration, from its arguments: a wait's or an
@@ -48,6 +66,8 @@ pub fn limit(tool: &str, arguments: Option<&JsonObject>) -> Duration {
     match tool {
         "fugue_wait" => timeout(fugue_client::ops::DEFAULT_WAIT_MS),
         "fugue_exec" => timeout(10_000),
+        // The turn's own limit, and time for a person to confirm and the child to start.
+        "fugue_delegate" => timeout(crate::tools::DEFAULT_DELEGATE_MS).saturating_add(Duration::from_secs(600)),
         _ => Duration::from_secs(3600),
     }
 }
@@ -73,6 +93,8 @@ struct Entry {
     expires: Instant,
     /// Stops the call: `tasks/cancel`, or its time running out.
     stop: CancellationToken,
+    /// What the call last said about how it goes.
+    note: StatusNote,
 }
 
 impl Entry {
@@ -119,7 +141,14 @@ impl Tasks {
     /// Makes `work` (already running, stopped by `stop`) a task that may run
     /// for `limit`; `None` when the table is full (the caller then waits for
     /// the work itself). The task can be read before this returns.
-    pub fn adopt(&self, tool: &str, limit: Duration, work: Work, stop: CancellationToken) -> Result<Task, Work> {
+    pub fn adopt(
+        &self,
+        tool: &str,
+        limit: Duration,
+        work: Work,
+        stop: CancellationToken,
+        note: StatusNote,
+    ) -> Result<Task, Work> {
         let ttl = limit.saturating_add(RETAIN);
         let now = current_timestamp();
         let mut task = Task::new(uuid::Uuid::new_v4().to_string(), TaskStatus::Working, now.clone(), now)
@@ -138,6 +167,7 @@ impl Tasks {
                 payload: TaskPayload::Working,
                 expires: started.checked_add(ttl).unwrap_or(started + RETAIN),
                 stop: stop.clone(),
+                note,
             };
             table.entries.insert(task.task_id.clone(), entry);
         }
@@ -179,7 +209,11 @@ impl Tasks {
         let mut table = self.lock();
         table.sweep(Instant::now());
         let entry = table.entries.get(id).ok_or_else(|| unknown(id))?;
-        Ok(DetailedTask::new(entry.task.clone(), entry.payload.clone()))
+        let mut task = entry.task.clone();
+        if let (false, Some(note)) = (entry.ended(), entry.note.get()) {
+            task.status_message = Some(note);
+        }
+        Ok(DetailedTask::new(task, entry.payload.clone()))
     }
 
     /// `tasks/cancel`: stops a running task; an ended one stays as it ended.
@@ -275,7 +309,13 @@ mod tests {
             )))
         });
         let task = tasks
-            .adopt("fugue_wait", Duration::from_secs(30), work, CancellationToken::new())
+            .adopt(
+                "fugue_wait",
+                Duration::from_secs(30),
+                work,
+                CancellationToken::new(),
+                StatusNote::default(),
+            )
             .unwrap();
         assert_eq!(task.status, TaskStatus::Working);
         assert_eq!(task.ttl_ms, Some(30_000 + RETAIN.as_millis() as u64));
@@ -299,7 +339,9 @@ mod tests {
             unreachable!()
         });
         let stop = CancellationToken::new();
-        let task = tasks.adopt("fugue_wait", Duration::from_secs(30), work, stop).unwrap();
+        let task = tasks
+            .adopt("fugue_wait", Duration::from_secs(30), work, stop, StatusNote::default())
+            .unwrap();
         tasks.cancel(&task.task_id).unwrap();
         dropped_rx.await.expect("the work was dropped");
         assert_eq!(settled(&tasks, &task.task_id).await.status(), TaskStatus::Cancelled);
@@ -312,7 +354,13 @@ mod tests {
         let tasks = Tasks::default();
         let work = tokio::spawn(async { Err(ErrorData::internal_error("daemon gone", None)) });
         let task = tasks
-            .adopt("fugue_exec", Duration::from_secs(1), work, CancellationToken::new())
+            .adopt(
+                "fugue_exec",
+                Duration::from_secs(1),
+                work,
+                CancellationToken::new(),
+                StatusNote::default(),
+            )
             .unwrap();
         let done = settled(&tasks, &task.task_id).await;
         let TaskPayload::Failed { error } = done.payload else {
@@ -332,13 +380,25 @@ mod tests {
         for _ in 0..KEEP {
             let (work, stop) = pending();
             tasks
-                .adopt("fugue_wait", Duration::from_secs(60), work, stop.clone())
+                .adopt(
+                    "fugue_wait",
+                    Duration::from_secs(60),
+                    work,
+                    stop.clone(),
+                    StatusNote::default(),
+                )
                 .unwrap();
             stops.push(stop);
         }
         assert!(!tasks.has_room());
         let (work, _stop) = pending();
-        let handed_back = tasks.adopt("fugue_wait", Duration::from_secs(60), work, CancellationToken::new());
+        let handed_back = tasks.adopt(
+            "fugue_wait",
+            Duration::from_secs(60),
+            work,
+            CancellationToken::new(),
+            StatusNote::default(),
+        );
         assert!(handed_back.is_err(), "a full table takes no more");
         assert_eq!(tasks.lock().entries.len(), KEEP);
         for stop in stops {
@@ -350,7 +410,9 @@ mod tests {
     async fn a_task_past_its_time_is_stopped_and_later_forgotten() {
         let tasks = Tasks::default();
         let (work, stop) = pending();
-        let task = tasks.adopt("fugue_wait", Duration::ZERO, work, stop.clone()).unwrap();
+        let task = tasks
+            .adopt("fugue_wait", Duration::ZERO, work, stop.clone(), StatusNote::default())
+            .unwrap();
         // Pretend its time to live has passed.
         let later = Instant::now() + RETAIN + Duration::from_secs(1);
         tasks.lock().sweep(later);

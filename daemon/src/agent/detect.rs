@@ -140,14 +140,26 @@ pub fn detect_kind(command: &[String], screen: &[String]) -> Option<AgentKind> {
         .find(|kind| markers(*kind).is_some_and(|m| m.banners.iter().any(|b| text.contains(b.as_str()))))
 }
 
-/// Whether the command line gives the agent a first prompt (see agents.toml).
+/// Whether the command line gives the agent a first prompt (see agents.toml):
+/// the arguments after the agent's own program, wherever a wrapper put it
+/// (`sh -c 'setup; exec "$@"' fugue-setup claude PROMPT`). A command that
+/// names no agent program (a script that starts one) gives it none that
+/// fugue can see.
 pub fn started_with_prompt(kind: AgentKind, command: &[String]) -> bool {
     let Some(m) = markers(kind) else { return false };
     if m.prompt_flags.is_empty() {
         // It takes no first prompt on its command line (aider's arguments are files).
         return false;
     }
-    let args = command.iter().skip(1);
+    let names_agent = |word: &String| {
+        let program = word.split_whitespace().next().unwrap_or(word);
+        let name = program.rsplit('/').next().unwrap_or(program).to_ascii_lowercase();
+        m.programs.iter().any(|p| name.contains(p.as_str()))
+    };
+    let Some(at) = command.iter().position(names_agent) else {
+        return false;
+    };
+    let args = command.iter().skip(at + 1);
     if m.prompt_flags.iter().any(|f| f != "positional") {
         return args
             .clone()
@@ -802,6 +814,18 @@ mod tests {
         assert!(with(AgentKind::Gemini, "gemini -i hello"));
         assert!(with(AgentKind::Gemini, "gemini --prompt-interactive=hello"));
         assert!(!with(AgentKind::Gemini, "gemini -m pro"));
+        // After a wrapper: a worktree's setup, or a script that starts it.
+        let setup = [
+            "sh",
+            "-c",
+            "fugue_setup 'npm ci'\nexec \"$@\"",
+            "fugue-setup",
+            "/x/claude",
+            "fix it",
+        ];
+        assert!(started_with_prompt(AgentKind::Claude, &setup.map(String::from)));
+        let script = ["sh", "-c", "echo hi > a.txt; exec /x/fake-agent"];
+        assert!(!started_with_prompt(AgentKind::Claude, &script.map(String::from)));
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! says what was wrong and what would work; rmcp reports arguments that do not
 //! fit a tool's schema the same way. The server around them is [`crate::server`].
 
+pub use delegate::DEFAULT_DELEGATE_MS;
+
 use crate::bridge::{split_terminal, Bridge, ToolError};
 use crate::schema::drop_null_unions;
 use fugue_client::Client;
@@ -15,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 mod agents;
 mod confirm;
+mod delegate;
 mod sessions;
 mod terminals;
 mod worktrees;
@@ -41,7 +44,8 @@ fn router() -> ToolRouter<FugueTools> {
             let mut router = FugueTools::session_tools()
                 + FugueTools::terminal_tools()
                 + FugueTools::agent_tools()
-                + FugueTools::worktree_tools();
+                + FugueTools::worktree_tools()
+                + FugueTools::delegate_tools();
             for route in router.map.values_mut() {
                 let tool = &mut route.attr;
                 let mut input = (*tool.input_schema).clone();

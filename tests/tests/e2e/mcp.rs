@@ -1198,6 +1198,67 @@ async fn call_for_task(mcp: &Mcp, tool: &str, arguments: serde_json::Value) -> r
     }
 }
 
+/// fugue_delegate as a task: its status says when the child waits for a
+/// person; once approved and its turn over, the result holds the child's
+/// final message (read from its screen: the stand-in agent keeps no
+/// transcript, and the result says so).
+async fn delegation_returns_the_child_s_result_as_a_task(via: Via) {
+    let daemon = Daemon::start();
+    let client = TestClient {
+        tasks: true,
+        ..TestClient::default()
+    };
+    let mcp = connect(via, &daemon, client, true).await;
+    let task = call_for_task(
+        &mcp,
+        "fugue_delegate",
+        json!({"prompt": "ship it", "shared_checkout": true, "name": "child"}),
+    )
+    .await;
+    let asked = wait_for("the task says the child waits for a person", DEADLINE, || async {
+        let got = mcp
+            .get_task(rmcp::model::GetTaskParams::new(&task.task_id))
+            .await
+            .expect("tasks/get")
+            .task;
+        got.task.status_message.filter(|m| m.contains("waits for a person"))
+    })
+    .await;
+    assert!(asked.contains("prompt_id"), "{asked}");
+    let listed = ok(&mcp, "fugue_list", json!({"session": "child"})).await;
+    let child = listed["terminals"][0]["id"].as_str().unwrap().to_string();
+    let status = ok(&mcp, "fugue_agent_status", json!({"terminal_id": child})).await;
+    ok(
+        &mcp,
+        "fugue_approve",
+        json!({"terminal_id": child, "prompt_id": status["prompt_id"]}),
+    )
+    .await;
+    let ended = task_end(&mcp, &task.task_id).await;
+    let rmcp::model::TaskPayload::Completed { result } = &ended.payload else {
+        panic!("{ended:?}")
+    };
+    let result = &result["structuredContent"];
+    assert_eq!(
+        (&result["terminal_id"], &result["state"], &result["timed_out"]),
+        (&json!(child), &json!("idle"), &json!(false)),
+        "{result}"
+    );
+    assert_eq!(result["final_message"]["source"], "screen", "{result}");
+    assert!(
+        result["final_message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("approved: ship it"),
+        "{result}"
+    );
+    assert!(result.get("diff").is_none(), "no worktree, no diff: {result}");
+    assert!(
+        result["next"].as_str().unwrap().contains("fugue_send_prompt"),
+        "{result}"
+    );
+}
+
 async fn long_calls_become_tasks_for_clients_that_declare_them(via: Via) {
     let daemon = Daemon::start();
     for era in [Era::Initialize, Era::Stateless] {
@@ -1362,6 +1423,7 @@ macro_rules! over_both_transports {
 
 over_both_transports!(
     long_calls_become_tasks_for_clients_that_declare_them,
+    delegation_returns_the_child_s_result_as_a_task,
     only_what_fugue_serves_is_declared_and_answered,
     tool_schemas_name_no_null,
     terminals_are_resources_and_subscribers_hear_of_changes,

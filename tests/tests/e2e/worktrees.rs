@@ -325,6 +325,8 @@ async fn merges_land_clean_work_and_change_nothing_on_a_conflict() {
 struct Person {
     yes: Option<bool>,
     asked: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    /// The progress notifications' messages heard.
+    progress: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl rmcp::ClientHandler for Person {
@@ -334,6 +336,16 @@ impl rmcp::ClientHandler for Person {
             None => rmcp::model::ClientCapabilities::default(),
         };
         rmcp::model::ClientConfig::new(caps, rmcp::model::Implementation::new("fugue-tests", "0"))
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        if let Some(message) = params.message {
+            self.progress.lock().unwrap().push(message);
+        }
     }
 
     async fn create_elicitation(
@@ -359,9 +371,11 @@ async fn bridge_for(
     daemon: &Daemon,
     person: Person,
     mode: rmcp::service::ClientLifecycleMode,
+    args: &[&str],
 ) -> rmcp::service::RunningService<rmcp::RoleClient, Person> {
     let mut command = fugue_tests::mcp::bridge_command(daemon);
     command
+        .args(args)
         .env("XDG_STATE_HOME", daemon.dir.path().join("state"))
         .envs(IDENTITY);
     let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
@@ -388,16 +402,17 @@ exec sleep 600";
     let person = |yes| Person {
         yes,
         asked: asked.clone(),
+        progress: Default::default(),
     };
     let merge = serde_json::json!({"worktree": "mcpwt"});
     let discard = serde_json::json!({"worktree": pane});
 
-    let declining = bridge_for(&daemon, person(Some(false)), ClientLifecycleMode::Initialize).await;
+    let declining = bridge_for(&daemon, person(Some(false)), ClientLifecycleMode::Initialize, &[]).await;
     let refused = text(&call_as_client(&declining, "fugue_merge", merge.clone()).await);
     assert!(refused.contains("declined: nothing was merged"), "{refused}");
     let refused = text(&call_as_client(&declining, "fugue_discard", discard.clone()).await);
     assert!(refused.contains("declined: nothing was discarded"), "{refused}");
-    let cannot = bridge_for(&daemon, person(None), ClientLifecycleMode::Initialize).await;
+    let cannot = bridge_for(&daemon, person(None), ClientLifecycleMode::Initialize, &[]).await;
     let refused = text(&call_as_client(&cannot, "fugue_discard", discard.clone()).await);
     assert!(refused.contains("--allow-discard"), "{refused}");
     let refused = text(&call_as_client(&cannot, "fugue_merge", merge.clone()).await);
@@ -410,7 +425,7 @@ exec sleep 600";
     let modern = ClientLifecycleMode::Discover {
         preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
     };
-    let accepting = bridge_for(&daemon, person(Some(true)), modern).await;
+    let accepting = bridge_for(&daemon, person(Some(true)), modern, &[]).await;
     let merged = call_as_client(&accepting, "fugue_merge", merge).await;
     assert_eq!(merged.is_error, Some(false), "{merged:?}");
     assert_eq!(merged.structured_content.as_ref().unwrap()["commits"], 1, "{merged:?}");
@@ -731,4 +746,86 @@ GIT_COMMITTER_EMAIL=t@t.invalid {} --socket {}",
         .collect();
     assert_eq!(left, ["race-claude-1"]);
     assert!(client.pane_status(members[2]["pane"].as_str().unwrap()).await.is_err());
+}
+
+/// fugue_delegate through the real fugue-mcp, blocking (no tasks declared),
+/// after the person said yes: the child starts in a worktree of its own, edits
+/// a file, asks for permission (said in a progress notification), is
+/// approved, and the call returns its final message and what it changed.
+// Two workers: the call runs (and its client answers the bridge) while the
+// test's own blocking CLI calls wait for the child.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delegation_blocks_with_progress_and_returns_the_diff() {
+    use rmcp::model::{CallToolRequestParams, ProgressToken, RequestMetaObject};
+    let daemon = Daemon::start();
+    let repo = repository(&daemon);
+    let fake = fugue_tests::bin("fake-agent").display().to_string();
+    let agent = format!("claude=sh -c 'echo delegated > work.txt; exec {fake}'");
+    let person = Person {
+        yes: Some(true),
+        asked: Default::default(),
+        progress: Default::default(),
+    };
+    let mcp = bridge_for(
+        &daemon,
+        person.clone(),
+        rmcp::service::ClientLifecycleMode::Initialize,
+        &["--agent-command", &agent],
+    )
+    .await;
+    let arguments = serde_json::json!({"prompt": "write it", "working_dir": repo, "worktree": "helper",
+        "name": "helper"});
+    let mut call = CallToolRequestParams::new("fugue_delegate").with_arguments(fugue_tests::mcp::arguments(arguments));
+    call.meta = Some(RequestMetaObject::with_progress_token(ProgressToken(
+        rmcp::model::NumberOrString::Number(7),
+    )));
+    let calling = tokio::spawn({
+        let peer = mcp.peer().clone();
+        async move { peer.call_tool(call).await }
+    });
+    // The child asks; the person approves it from the CLI.
+    let child = fugue_tests::wait_until("the child's pane", fugue_tests::DEADLINE, || {
+        let status = daemon.cli(&["--json", "status", "helper:0"]);
+        status
+            .status
+            .success()
+            .then(|| status.json()["id"].as_str().map(String::from))
+            .flatten()
+    });
+    let client = daemon.client().await;
+    wait_for_text(&client, &child, "Do you want to proceed?").await;
+    let prompt_id = fugue_tests::wait_until("the prompt's id", fugue_tests::DEADLINE, || {
+        daemon.cli(&["--json", "agent", &child]).json()["prompt_id"]
+            .as_str()
+            .map(String::from)
+    });
+    daemon.cli(&["approve", &child, &prompt_id]).ok();
+    let result = calling.await.unwrap().expect("a tool result");
+    let result = result.structured_content.expect("structured");
+    assert_eq!(
+        (&result["state"], &result["branch"]),
+        (&serde_json::json!("idle"), &serde_json::json!("fugue/helper")),
+        "{result}"
+    );
+    assert!(
+        result["final_message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("approved: write it"),
+        "{result}"
+    );
+    let files = &result["diff"]["files"];
+    assert_eq!(
+        (&files[0]["path"], &files[0]["status"]),
+        (&serde_json::json!("work.txt"), &serde_json::json!("added")),
+        "{result}"
+    );
+    assert_eq!(result["diff"]["added"], 1);
+    let asked = person.asked.lock().unwrap().clone();
+    assert!(
+        asked[0].starts_with("Delegate to claude in a new git worktree"),
+        "{asked:?}"
+    );
+    let heard = person.progress.lock().unwrap().clone();
+    assert!(heard.iter().any(|m| m.contains("waits for a person")), "{heard:?}");
 }

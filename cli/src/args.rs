@@ -243,6 +243,10 @@ pub enum WorktreeCommand {
         /// The branch to merge into (default: the one it started from).
         #[arg(long, value_name = "BRANCH")]
         into: Option<String>,
+        /// Commit the worktree's uncommitted files on its branch first (agents
+        /// often leave their work uncommitted).
+        #[arg(long)]
+        commit: bool,
     },
     /// Remove a worktree fugue made and its branch, with whatever work they
     /// hold, after asking (or with --yes). WORKTREE is its name, or the pane

@@ -193,6 +193,8 @@ pub struct FinishParams {
     pub squash: Option<bool>,
     /// merge only: the branch to merge into. Default: the one it started from.
     pub into: Option<String>,
+    /// merge only: commit the worktree's uncommitted files on its branch first.
+    pub commit: Option<bool>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

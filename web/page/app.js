@@ -940,11 +940,15 @@
     const view = changes.view;
     if (!view) return;
     const squash = $('changes-squash')?.checked === true;
+    await refreshWorktrees(true);
     const wt = worktreeOf(changes.pane);
     const into = wt ? wt.base_ref : 'the branch it started from';
-    if (!confirm(`Merge ${view.branch}${squash ? ' as one commit' : ''} into ${into}?`)) return;
+    // Agents often leave their work uncommitted: say so, and commit it first.
+    const dirty = wt ? wt.dirty.length : 0;
+    const first = dirty ? `Commit ${dirty} uncommitted file(s) on ${view.branch}, then merge it` : `Merge ${view.branch}`;
+    if (!confirm(`${first}${squash ? ' as one commit' : ''} into ${into}?`)) return;
     try {
-      const merged = await api('POST', `/api/worktrees/${changes.pane}/merge`, { squash });
+      const merged = await api('POST', `/api/worktrees/${changes.pane}/merge`, { squash, commit: dirty > 0 });
       changes.said = `Merged ${merged.branch} (${merged.commits} commit${merged.commits === 1 ? '' : 's'}) into ${merged.into}: ${merged.commit.slice(0, 12)}`;
     } catch (err) {
       showError(`Not merged: ${err.message}`);

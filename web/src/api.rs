@@ -483,6 +483,9 @@ pub struct Merge {
     pub squash: bool,
     /// The branch to merge into (default: the one it started from).
     pub into: Option<String>,
+    /// Commit the worktree's uncommitted files on its branch first.
+    #[serde(default)]
+    pub commit: bool,
 }
 
 /// Merges a worktree's branch (named by the worktree's name or its pane):
@@ -494,6 +497,12 @@ pub async fn merge(
 ) -> ApiResult<Json<fugue_client::worktree::Merged>> {
     let client = state.daemon.get().await?;
     let record = fugue_client::worktree::find_target(&client, &worktree).await?;
+    if body.commit {
+        let message = format!("fugue: the work of {}", record.name);
+        fugue_client::worktree::commit_all(&record, &message)
+            .await
+            .map_err(fugue_client::ClientError::from)?;
+    }
     Ok(Json(
         fugue_client::worktree::merge(&record, body.into.as_deref(), body.squash)
             .await

@@ -34,8 +34,16 @@ pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCod
             ctx.out
                 .print(crate::render::json_of(&view), || diff_text(&view, *stat, color));
         }
-        WorktreeCommand::Merge { worktree, squash, into } => {
+        WorktreeCommand::Merge {
+            worktree,
+            squash,
+            into,
+            commit,
+        } => {
             let record = worktree::find_target(&client, worktree).await?;
+            if *commit {
+                worktree::commit_all(&record, &format!("fugue: the work of {}", record.name)).await?;
+            }
             let merged = worktree::merge(&record, into.as_deref(), *squash).await?;
             ctx.out.print(crate::render::json_of(&merged), || {
                 format!(

@@ -71,19 +71,30 @@ uncommitted files or the merge would conflict (the files named).",
     ) -> Result<CallToolResponse, String> {
         let record = self.worktree_record(&p.worktree).await?;
         let into = p.into.as_deref().unwrap_or(&record.base_ref);
+        let commit = p.commit.unwrap_or(false);
+        let first = if commit {
+            "Commit its uncommitted files, then merge"
+        } else {
+            "Merge"
+        };
         let how = if p.squash.unwrap_or(false) {
             " as one commit"
         } else {
             ""
         };
         let guard = Guard {
-            question: format!("Merge {}{how} into {into} in {}?", record.branch, record.repo),
+            question: format!("{first} {}{how} into {into} in {}?", record.branch, record.repo),
             declined: "nothing was merged",
             allowed: self.bridge.config.allow_merge,
             flag: "--allow-merge",
         };
         if let Some(ask) = self.confirm(guard, &peer, &context, request_state, responses).await? {
             return Ok(ask.into());
+        }
+        if commit {
+            worktree::commit_all(&record, &format!("fugue: the work of {}", record.name))
+                .await
+                .map_err(|e| e.to_string())?;
         }
         let merged = worktree::merge(&record, p.into.as_deref(), p.squash.unwrap_or(false))
             .await

@@ -711,7 +711,8 @@ async fn a_worktree_s_diff_and_the_worktrees_over_http() {
         "'../x' is not a file this change touches",
     );
 
-    // Merge refuses uncommitted work; discard names the worktree and removes it.
+    // Merge refuses uncommitted work unless asked to commit it first;
+    // discard names the worktree and removes it.
     let (status, body) = web
         .call(Method::POST, "/api/worktrees/web/merge", Some(json!({})))
         .await;
@@ -722,6 +723,11 @@ async fn a_worktree_s_diff_and_the_worktrees_over_http() {
         "invalid_argument",
         "uncommitted",
     );
+    let (status, merged) = web
+        .call(Method::POST, "/api/worktrees/web/merge", Some(json!({"commit": true})))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{merged}");
+    assert_eq!((&merged["commits"], &merged["into"]), (&json!(1), &json!("main")), "{merged}");
     let (status, gone) = web.call(Method::DELETE, "/api/worktrees/web", None).await;
     assert_eq!(status, StatusCode::OK, "{gone}");
     assert_eq!(gone["outcome"], "removed", "{gone}");
@@ -734,7 +740,7 @@ async fn a_worktree_s_diff_and_the_worktrees_over_http() {
         "invalid_argument",
         "no worktree",
     );
-    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
+    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "changed\n");
 }
 
 #[tokio::test]

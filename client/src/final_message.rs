@@ -23,6 +23,8 @@ pub const MAX_MESSAGE_CHARS: usize = 16_000;
 const MAX_ENTRIES: usize = 10_000;
 /// Lines of the screen returned when no transcript says.
 const SCREEN_LINES: usize = 40;
+/// The longest a transcript that does not yet record the turn's end is waited for.
+const SETTLE_AT_MOST: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// An agent's final message and where it was read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -73,7 +75,7 @@ fn from_transcript(kind: AgentKind, id: &str, pid: u32) -> Option<FinalMessage> 
         }
         _ => return None,
     };
-    let tail = read_tail(&path)?;
+    let tail = settled_tail(kind, &path)?;
     let text = last_message(kind, &tail)?;
     Some(FinalMessage {
         text,
@@ -149,6 +151,47 @@ fn find_codex_transcript(home: &Path, id: &str) -> Option<PathBuf> {
         }
     }
     None
+}
+
+/// The transcript's end once it records the turn's end (Claude Code: a
+/// `turn_duration` note; Codex: `task_complete`), looked at each time the
+/// file changes, for at most [`SETTLE_AT_MOST`]: an agent can look done a
+/// moment before its transcript has the last answer. Past that, its end as it is.
+fn settled_tail(kind: AgentKind, path: &Path) -> Option<String> {
+    let started = std::time::Instant::now();
+    let modified = || std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    loop {
+        let seen = modified();
+        let tail = read_tail(path)?;
+        if turn_ended(kind, &tail) || started.elapsed() >= SETTLE_AT_MOST {
+            return Some(tail);
+        }
+        // Until the file changes (checked every 100 ms), or the time is up.
+        while modified() == seen && started.elapsed() < SETTLE_AT_MOST {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// Whether a transcript's last entry says the turn is over.
+pub fn turn_ended(kind: AgentKind, transcript: &str) -> bool {
+    let Some(last) = transcript
+        .lines()
+        .rev()
+        .find_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+    else {
+        return false;
+    };
+    match kind {
+        AgentKind::Claude => {
+            last["type"] == "system" && matches!(last["subtype"].as_str(), Some("turn_duration" | "stop_hook_summary"))
+        }
+        AgentKind::Codex => transcript.lines().rev().take(8).any(|line| {
+            serde_json::from_str::<serde_json::Value>(line)
+                .is_ok_and(|e| e["type"] == "event_msg" && e["payload"]["type"] == "task_complete")
+        }),
+        _ => true,
+    }
 }
 
 /// The last [`TAIL_BYTES`] of a file, from its first whole line.
@@ -268,6 +311,15 @@ mod tests {
             Some("Done: tests pass.")
         );
         assert_eq!(last_message(AgentKind::Codex, "{}"), None);
+        assert!(!turn_ended(AgentKind::Claude, &claude));
+        let ended = format!("{claude}\n{}", r#"{"type":"system","subtype":"turn_duration"}"#);
+        assert!(turn_ended(AgentKind::Claude, &ended));
+        assert!(!turn_ended(AgentKind::Codex, &codex));
+        let done = format!(
+            "{codex}\n{}",
+            r#"{"type":"event_msg","payload":{"type":"task_complete"}}"#
+        );
+        assert!(turn_ended(AgentKind::Codex, &done));
         assert_eq!(last_message(AgentKind::Gemini, &claude), None);
     }
 

@@ -397,8 +397,9 @@ pub async fn release(record: &WorktreeRecord, discard: bool) -> Result<Released,
 }
 
 /// A repository's folder under the root: its directory's name and a digest of
-/// its path (two checkouts named `app` stay apart).
-pub(crate) fn repo_key(repo: &Path) -> String {
+/// its path (two checkouts named `app` stay apart). A worktree NAME of it is
+/// `ROOT/<this>/NAME`.
+pub fn repo_key(repo: &Path) -> String {
     let name: String = repo
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

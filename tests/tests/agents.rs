@@ -989,3 +989,385 @@ async fn qwen_code_resumes_by_itself_after_the_daemon_is_killed() {
     );
     resumes_by_itself_after_the_daemon_is_killed(Cli::Qwen).await;
 }
+
+/// Runs `fugue ARGS` with the test's git identity (a merge commits).
+fn fugue_cli(daemon: &Daemon, args: &[&str]) -> fugue_tests::CliOutput {
+    let identity = [
+        ("GIT_AUTHOR_NAME", "fugue test"),
+        ("GIT_AUTHOR_EMAIL", "test@fugue.invalid"),
+        ("GIT_COMMITTER_NAME", "fugue test"),
+        ("GIT_COMMITTER_EMAIL", "test@fugue.invalid"),
+    ];
+    tokio::task::block_in_place(|| daemon.cli_with_env(args, &identity))
+}
+
+/// Starts `launch`'s CLI with `fugue run --worktree NAME` in session `w`
+/// (the repository's); its pane's id.
+fn run_in_worktree(daemon: &Daemon, launch: &fugue_tests::agents::Launch, name: &str) -> String {
+    let mut args: Vec<String> = [
+        "--json",
+        "run",
+        "-s",
+        "w",
+        "--worktree",
+        name,
+        "--size",
+        "120x40",
+        "--no-shell",
+    ]
+    .map(String::from)
+    .to_vec();
+    for (key, value) in &launch.env {
+        args.extend(["-e".to_string(), format!("{key}={value}")]);
+    }
+    args.push("--".into());
+    args.push(launch.program.display().to_string());
+    args.extend(launch.args.iter().cloned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fugue_cli(daemon, &args).json()["id"]
+        .as_str()
+        .expect("pane id")
+        .to_string()
+}
+
+/// Approves the permission prompts `terminal`'s agent shows (it may ask more
+/// than once in a turn) until its turn is over.
+async fn approve_and_finish(mcp: &Mcp, terminal: &str) {
+    wait_state(mcp, terminal, "waiting_for_permission").await;
+    for _ in 0..4 {
+        let status = ok(mcp, "fugue_agent_status", json!({"terminal_id": terminal})).await;
+        if status["state"] == "idle" {
+            return;
+        }
+        if let Some(prompt_id) = status["prompt_id"].as_str() {
+            ok(
+                mcp,
+                "fugue_approve",
+                json!({"terminal_id": terminal, "prompt_id": prompt_id}),
+            )
+            .await;
+        }
+        ok(
+            mcp,
+            "fugue_wait",
+            json!({"terminal_id": terminal, "agent_state": "idle|waiting_for_permission", "timeout_ms": 90_000}),
+        )
+        .await;
+    }
+    wait_state(mcp, terminal, "idle").await;
+}
+
+/// Two real agents (Claude Code and Codex) in one repository, each in a
+/// worktree of its own, edit files through the stub: `fugue worktrees` lists
+/// both, `fugue diff` shows each one's change only, a review comment through
+/// MCP reaches Claude Code as a prompt and starts its turn (it makes the file
+/// the comment asks for), `merge --commit` lands its work, and the other is
+/// discarded only when asked with --yes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_real_agents_work_and_are_reviewed_in_worktrees() {
+    let daemon = Daemon::start_offline();
+    let stub = ModelStub::start(&daemon);
+    let root = daemon.dir.path();
+    let claude = prepare(Cli::Claude, &stub, root, "Create a file for me. FILE=alpha.txt");
+    let codex = prepare(Cli::Codex, &stub, root, "Create a file for me. FILE=beta.txt");
+    // One repository (Claude's project directory) for both.
+    let repo = claude.project.clone();
+    let git = |args: &[&str]| fugue_tests::git(&repo, args);
+    git(&["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(repo.join("README"), "the repository\n").unwrap();
+    git(&["add", "README"]);
+    git(&["commit", "--quiet", "-m", "first"]);
+    // Each CLI trusts the worktree it will work in, as it trusts its project.
+    let worktrees = root
+        .join("state/fugue/worktrees")
+        .join(fugue_client::worktree::repo_key(&repo));
+    let (alpha_dir, beta_dir) = (worktrees.join("alpha"), worktrees.join("beta"));
+    let config = claude.home.join(".claude.json");
+    let mut trusted: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    trusted["projects"][alpha_dir.display().to_string()] =
+        json!({"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true});
+    std::fs::write(&config, trusted.to_string()).unwrap();
+    let codex_config = codex.home.join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&codex_config).unwrap();
+    text.push_str(&format!(
+        "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+        beta_dir.display()
+    ));
+    std::fs::write(&codex_config, text).unwrap();
+
+    fugue_cli(&daemon, &["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+    let alpha = run_in_worktree(&daemon, &claude, "alpha");
+    let beta = run_in_worktree(&daemon, &codex, "beta");
+    // The bridge keeps its worktree records where the CLI does.
+    let mut command = fugue_tests::mcp::bridge_command(&daemon);
+    command.env("XDG_STATE_HOME", root.join("state"));
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn fugue-mcp");
+    let mcp: Mcp = rmcp::ServiceExt::serve((), transport).await.expect("MCP startup");
+    approve_and_finish(&mcp, &alpha).await;
+    approve_and_finish(&mcp, &beta).await;
+    assert!(alpha_dir.join("alpha.txt").exists() && beta_dir.join("beta.txt").exists());
+    assert!(!repo.join("alpha.txt").exists() && !repo.join("beta.txt").exists());
+
+    let listed = fugue_cli(&daemon, &["--json", "worktrees"]).json();
+    let mut names: Vec<(String, String)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["name"].as_str().unwrap().into(), w["pane"].as_str().unwrap().into()))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [("alpha".to_string(), alpha.clone()), ("beta".to_string(), beta.clone())]
+    );
+    for (pane, file) in [(&alpha, "alpha.txt"), (&beta, "beta.txt")] {
+        let diff = fugue_cli(&daemon, &["--json", "diff", pane]).json();
+        let files: Vec<&str> = diff["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap())
+            .collect();
+        assert_eq!(files, [file], "{diff}");
+    }
+
+    // A review comment through MCP: one prompt, a turn started.
+    let turns = stub.events().iter().filter(|e| e["event"] == "turn_started").count();
+    let reviewed = ok(
+        &mcp,
+        "fugue_review",
+        json!({"terminal_id": alpha, "comments": [{"path": "alpha.txt", "comment": "Also make FILE=gamma.txt"}]}),
+    )
+    .await;
+    assert_eq!(reviewed["receipt"]["went_busy"], true, "{reviewed}");
+    stub.nth("turn_started", turns);
+    approve_and_finish(&mcp, &alpha).await;
+    assert!(alpha_dir.join("gamma.txt").exists(), "the review's request was done");
+
+    // Merge lands Claude Code's work; the other is discarded only with --yes.
+    let merged = fugue_cli(&daemon, &["--json", "merge", "alpha", "--commit"]).json();
+    assert_eq!(merged["into"], "main", "{merged}");
+    assert!(repo.join("alpha.txt").exists() && repo.join("gamma.txt").exists());
+    let refused = fugue_cli(&daemon, &["discard", "beta"]).err();
+    assert!(refused.contains("add --yes"), "{refused}");
+    assert!(beta_dir.join("beta.txt").exists(), "nothing is lost without a yes");
+    fugue_cli(&daemon, &["discard", "beta", "--yes"]).ok();
+    assert!(!beta_dir.exists());
+    end_processes_with_home(&claude.home);
+    end_processes_with_home(&codex.home);
+}
+
+/// A real agent (Claude Code) delegates through fugue-mcp: its model calls
+/// `fugue_delegate`; a child Claude Code starts in a worktree of the parent's
+/// repository, is given the prompt, asks for permission (approved here, as a
+/// person would), makes its file and ends its turn; the parent's model gets
+/// the child's final message, read from the child's own transcript, and the
+/// diff with the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_delegates_and_gets_the_result() {
+    let daemon = Daemon::start_offline();
+    let stub = ModelStub::start(&daemon);
+    let root = daemon.dir.path();
+    let mut launch = prepare(Cli::Claude, &stub, root, "Delegate it.");
+    let repo = launch.project.clone();
+    let git = |args: &[&str]| fugue_tests::git(&repo, args);
+    git(&["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(repo.join("README"), "the repository\n").unwrap();
+    git(&["add", "README"]);
+    git(&["commit", "--quiet", "-m", "first"]);
+    // The parent's prompt names the repository; the child works in a worktree
+    // of it, which its Claude Code trusts as the parent's trusts the project.
+    let prompt_at = launch.args.len() - 1;
+    launch.args[prompt_at] = format!("Delegate it. DELEGATE={}", repo.display());
+    let worktrees = root.join("worktrees");
+    let child_dir = worktrees.join(fugue_client::worktree::repo_key(&repo)).join("child");
+    let config = launch.home.join(".claude.json");
+    let mut trusted: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    trusted["projects"][child_dir.display().to_string()] =
+        json!({"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true});
+    std::fs::write(&config, trusted.to_string()).unwrap();
+    // The child starts as `claude` with the parent's configuration (a script
+    // of that name, so fugue knows it by name).
+    let bin_dir = root.join("child-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let exports: String = launch.env.iter().map(|(k, v)| format!("export {k}='{v}'\n")).collect();
+    let script = bin_dir.join("claude");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\n{exports}exec '{}' \"$@\"\n", launch.program.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    register_fugue_mcp(&mut launch, &daemon);
+    // fugue-mcp as this test's parent runs it: spawning allowed (Claude Code
+    // cannot ask), the child's command, the worktree root; fugue_delegate allowed.
+    let servers = launch.home.join("fugue-mcp.json");
+    let mut registered: Value = serde_json::from_str(&std::fs::read_to_string(&servers).unwrap()).unwrap();
+    let args = registered["mcpServers"]["fugue"]["args"].as_array_mut().unwrap();
+    args.extend([
+        json!("--allow-spawn"),
+        json!("--agent-command"),
+        json!(format!("claude={} --permission-mode default", script.display())),
+        json!("--worktree-root"),
+        json!(worktrees.display().to_string()),
+    ]);
+    std::fs::write(&servers, registered.to_string()).unwrap();
+    for arg in launch.args.iter_mut() {
+        if arg.starts_with("--allowedTools=") {
+            arg.push_str(",mcp__fugue__fugue_delegate");
+        }
+    }
+
+    let mcp = bridge(&daemon).await;
+    let parent = ok(&mcp, "fugue_start", launch.start_params("claude delegating")).await;
+    let parent = parent["terminal_id"].as_str().expect("terminal id").to_string();
+    // Claude Code asks its person to confirm the delegation (fugue-mcp's
+    // question, through MCP elicitation): they tick it and submit.
+    let asked = ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": parent, "pattern": "requests your input", "on": "screen", "timeout_ms": 90_000}),
+    )
+    .await;
+    assert_eq!(
+        asked["condition"],
+        "pattern",
+        "{asked}\n{}",
+        screen(&mcp, &parent).await
+    );
+    let question = screen(&mcp, &parent).await;
+    assert!(
+        question.contains("Delegate to claude in a new git worktree"),
+        "{question}"
+    );
+    ok(
+        &mcp,
+        "fugue_send_keys",
+        json!({"terminal_id": parent, "keys": ["Space"]}),
+    )
+    .await;
+    let ticked = ok(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": parent, "pattern": "confirm: [☒☑✔✓]", "on": "screen", "timeout_ms": 10_000}),
+    )
+    .await;
+    assert_eq!(
+        ticked["condition"],
+        "pattern",
+        "{ticked}\n{}",
+        screen(&mcp, &parent).await
+    );
+    ok(
+        &mcp,
+        "fugue_send_keys",
+        json!({"terminal_id": parent, "keys": ["Enter"]}),
+    )
+    .await;
+    // Then the Accept button. A key that comes before the form listens is
+    // lost, so it is pressed again (at most 5 times) until the form is gone.
+    for _ in 0..5 {
+        let accept = ok(
+            &mcp,
+            "fugue_wait",
+            json!({"terminal_id": parent, "pattern": "❯ Accept", "on": "screen", "timeout_ms": 3_000}),
+        )
+        .await;
+        if accept["condition"] != "pattern" {
+            break;
+        }
+        ok(
+            &mcp,
+            "fugue_send_keys",
+            json!({"terminal_id": parent, "keys": ["Enter"]}),
+        )
+        .await;
+        // The form redraws (or not) at once; then it is there, or gone.
+        ok(
+            &mcp,
+            "fugue_wait",
+            json!({"terminal_id": parent, "idle_ms": 300, "timeout_ms": 3_000}),
+        )
+        .await;
+        if !screen(&mcp, &parent).await.contains("requests your input") {
+            break;
+        }
+    }
+    // The child shows up in its own session and asks; a person approves.
+    let deadline = std::time::Instant::now() + DEADLINE * 6;
+    let child = loop {
+        let listed = fugue_tests::mcp::call(&mcp, "fugue_list", json!({"session": "child"})).await;
+        let found = listed
+            .structured_content
+            .and_then(|v| v["terminals"][0]["id"].as_str().map(String::from));
+        if let Some(child) = found {
+            break child;
+        }
+        if std::time::Instant::now() > deadline {
+            let seen: Vec<String> = stub
+                .events()
+                .iter()
+                .filter(|e| e["event"] != "request")
+                .map(|e| format!("{} {}", e["event"], e["detail"]))
+                .collect();
+            panic!(
+                "no child started; the stub saw {seen:#?}\nthe parent's screen:\n{}",
+                screen(&mcp, &parent).await
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    approve_and_finish(&mcp, &child).await;
+    // Claude Code declares MCP tasks: the call becomes one at once (the model
+    // is told so), and its result reaches the model when the child is done.
+    let started = wait_for(
+        "the delegation's first answer at the parent's model",
+        DEADLINE * 6,
+        || async {
+            stub.events()
+                .into_iter()
+                .find(|e| e["event"] == "mcp_result" && e["detail"]["tool"] == "fugue_delegate")
+                .map(|e| e["detail"].clone())
+        },
+    )
+    .await;
+    assert_eq!(started["is_error"], false, "{started}");
+    println!("fugue_delegate -> {}", started["text"]);
+    let result = wait_for(
+        "the delegation's result at the parent's model",
+        DEADLINE * 6,
+        || async {
+            stub.events()
+                .into_iter()
+                .find(|e| e["event"] == "task_result")
+                .map(|e| e["detail"]["text"].as_str().unwrap_or_default().to_string())
+        },
+    )
+    .await;
+    println!("task result -> {}", result.chars().take(800).collect::<String>());
+    // The result as the model read it: the tool's JSON in the CLI's note
+    // (`<task-notification>... <result>JSON</result>`).
+    let text = result
+        .split("<result>")
+        .nth(1)
+        .and_then(|r| r.split("</result>").next())
+        .unwrap_or(&result)
+        .trim();
+    let value: Value = serde_json::from_str(text).unwrap_or_else(|_| json!({"raw": text}));
+    assert_eq!(value["final_message"]["source"], "transcript", "{result}");
+    assert!(
+        value["final_message"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Done: the file is there."),
+        "{result}"
+    );
+    assert_eq!(value["diff"]["files"][0]["path"], "child.txt", "{text}");
+    assert_eq!(value["branch"], "fugue/child", "{text}");
+    assert!(child_dir.join("child.txt").exists());
+    let _ = mcp.cancel().await;
+    end_processes_with_home(&launch.home);
+}

@@ -19,6 +19,10 @@
 //! AskUserQuestion tool: `question_asked`, then `question_answered` with the
 //! answer it got, and `turn_finished`).
 //!
+//! A prompt with `DELEGATE=DIR`, to Claude Code offering fugue-mcp's tools,
+//! calls `fugue_delegate` once (a child asked to make `child.txt` in a worktree
+//! of DIR's repository) and records what came back as `mcp_result`.
+//!
 //! A prompt with `MCP=SESSION`, to a CLI that offers fugue-mcp's tools, plays
 //! fugue's own tools instead of the shell: `fugue_exec` of an `echo` in SESSION,
 //! `fugue_wait` for that terminal's exit, `fugue_read` of it and
@@ -415,6 +419,83 @@ fn anthropic_mcp(stub: &Stub, request: &Value, body: &str) -> Option<(Vec<&'stat
     Some((BEFORE_TOOL.to_vec(), Some((name, id, input))))
 }
 
+/// The call id of the stub's one `fugue_delegate` call.
+const DELEGATE_CALL: &str = "toolu_fuguedelegate";
+/// What the delegated child is asked (it makes a file, through its own
+/// permission prompt).
+const DELEGATED_PROMPT: &str = "Create a file for me. FILE=child.txt";
+
+/// A prompt with `DELEGATE=DIR` and fugue's tools offered: one `fugue_delegate`
+/// of [`DELEGATED_PROMPT`] in DIR (a worktree named `child`), recorded as
+/// `mcp_call`; once its result is back (recorded as `mcp_result`), the last
+/// words.
+fn anthropic_delegate(stub: &Stub, request: &Value, body: &str) -> Option<(Vec<&'static str>, Option<ToolCall>)> {
+    let texts = texts_of(&request["messages"], "user", "content");
+    let dir: String = texts
+        .iter()
+        .rev()
+        .find_map(|t| t.split("DELEGATE=").nth(1))?
+        .chars()
+        .take_while(|c| !c.is_whitespace())
+        .collect();
+    let names: Vec<String> = request["tools"]
+        .as_array()?
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect();
+    let name = match names.iter().find(|n| n.ends_with("fugue_delegate")) {
+        Some(name) => name.clone(),
+        None if names.iter().any(|n| n == "ToolSearch") => {
+            if !body.contains(TOOL_SEARCH_CALL) {
+                let input = json!({"query": "select:mcp__fugue__fugue_delegate"});
+                stub.record("mcp_call", "anthropic", json!({"tool": "ToolSearch", "input": input}));
+                return Some((
+                    BEFORE_TOOL.to_vec(),
+                    Some(("ToolSearch".into(), TOOL_SEARCH_CALL, input)),
+                ));
+            }
+            "mcp__fugue__fugue_delegate".to_string()
+        }
+        None => return None,
+    };
+    let result = request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .find(|c| c["type"] == "tool_result" && c["tool_use_id"] == DELEGATE_CALL);
+    if let Some(result) = result {
+        let mut seen = stub.mcp_seen.lock().unwrap_or_else(|e| e.into_inner());
+        if !seen.iter().any(|k| k == DELEGATE_CALL) {
+            seen.push(DELEGATE_CALL.to_string());
+            let detail = json!({"tool": "fugue_delegate", "text": text_of(&result["content"]),
+                "is_error": result["is_error"].as_bool().unwrap_or(false)});
+            stub.record("mcp_result", "anthropic", detail);
+        }
+        // A CLI that ran the call as a task (Claude Code) brings its result in
+        // a later message of its own: recorded once, as `task_result`.
+        let task_result = texts.iter().rev().find(|t| t.contains("final_message"));
+        if let Some(text) = task_result.filter(|_| !seen.iter().any(|k| k == "task_result")) {
+            seen.push("task_result".to_string());
+            stub.record(
+                "task_result",
+                "anthropic",
+                json!({"tool": "fugue_delegate", "text": text}),
+            );
+        }
+        return Some((AFTER_TOOL.to_vec(), None));
+    }
+    let input = json!({"prompt": DELEGATED_PROMPT, "working_dir": dir, "worktree": "child", "name": "child"});
+    stub.record("turn_started", "anthropic", json!({"script": "delegate"}));
+    stub.record(
+        "mcp_call",
+        "anthropic",
+        json!({"tool": "fugue_delegate", "name": name, "input": input}),
+    );
+    Some((BEFORE_TOOL.to_vec(), Some((name, DELEGATE_CALL, input))))
+}
+
 /// The call id of the ToolSearch that loads fugue's deferred tools.
 const TOOL_SEARCH_CALL: &str = "toolu_fuguesearch";
 
@@ -436,6 +517,26 @@ fn anthropic_turn(request: &Value, body: &str) -> (Turn, Option<String>) {
 /// tool) when the prompt says `ASK=`, and the id of that call.
 const QUESTION: &str = "Which colour should the file be?";
 const QUESTION_CALL: &str = "toolu_stubq";
+
+/// The ids of the stub's shell calls, one per call in a conversation: Claude
+/// Code drops a tool call whose id an earlier one had, and asks again.
+const SHELL_CALL_IDS: [&str; 8] = [
+    "toolu_stub1",
+    "toolu_stub2",
+    "toolu_stub3",
+    "toolu_stub4",
+    "toolu_stub5",
+    "toolu_stub6",
+    "toolu_stub7",
+    "toolu_stub8",
+];
+
+/// The id for the next shell call of the conversation in `body` (each earlier
+/// call is there twice: its use and its result).
+fn shell_call_id(body: &str) -> &'static str {
+    let earlier = body.matches("\"toolu_stub").count() / 2;
+    SHELL_CALL_IDS[earlier.min(SHELL_CALL_IDS.len() - 1)]
+}
 
 /// A tool call the stub makes: tool name, call id, input.
 type ToolCall = (String, &'static str, Value);
@@ -478,7 +579,7 @@ fn anthropic_question(stub: &Stub, request: &Value, body: &str) -> Option<(Vec<&
 async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
     let model = request["model"].as_str().unwrap_or("claude-stub").to_string();
     let streaming = request["stream"].as_bool().unwrap_or(false);
-    let scripted = match anthropic_mcp(&stub, request, body) {
+    let scripted = match anthropic_delegate(&stub, request, body).or_else(|| anthropic_mcp(&stub, request, body)) {
         Some((words, call)) => Some((words, call, "mcp_call_sent")),
         None => anthropic_question(&stub, request, body).map(|(words, call)| (words, call, "question_asked")),
     };
@@ -497,7 +598,7 @@ async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
                 Turn::Plain => (vec![PLAIN_ANSWER], None),
                 Turn::AskTool { command } => (
                     BEFORE_TOOL.to_vec(),
-                    tool.map(|name| (name, "toolu_stub1", json!({"command": command}))),
+                    tool.map(|name| (name, shell_call_id(body), json!({"command": command}))),
                 ),
                 Turn::Finish => (AFTER_TOOL.to_vec(), None),
             };

@@ -727,7 +727,11 @@ async fn a_worktree_s_diff_and_the_worktrees_over_http() {
         .call(Method::POST, "/api/worktrees/web/merge", Some(json!({"commit": true})))
         .await;
     assert_eq!(status, StatusCode::OK, "{merged}");
-    assert_eq!((&merged["commits"], &merged["into"]), (&json!(1), &json!("main")), "{merged}");
+    assert_eq!(
+        (&merged["commits"], &merged["into"]),
+        (&json!(1), &json!("main")),
+        "{merged}"
+    );
     let (status, gone) = web.call(Method::DELETE, "/api/worktrees/web", None).await;
     assert_eq!(status, StatusCode::OK, "{gone}");
     assert_eq!(gone["outcome"], "removed", "{gone}");

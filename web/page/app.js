@@ -524,6 +524,7 @@
 
   function showOverview(show) {
     if (changes.pane) closeChanges();
+    if (comparing.group) closeCompare();
     overviewShown = show;
     document.body.classList.toggle('overview', show);
     $('overview').hidden = !show;
@@ -549,7 +550,7 @@
       (needsOf(a) === 'nothing') - (needsOf(b) === 'nothing')
       || a.pane.session.localeCompare(b.pane.session) || a.pane.index - b.pane.index);
     // Drawn again only when it would look different (a press stays valid).
-    const look = JSON.stringify([rows, [...said], worktrees]);
+    const look = JSON.stringify([rows, [...said], worktrees, groups.map((g) => g.name)]);
     if (look === overviewDrawn) return;
     overviewDrawn = look;
     $('overview-list').replaceChildren(...rows.map(cardElement));
@@ -601,6 +602,8 @@
       card.append(where);
       actions.append(button('Changes', 'changes', () => openChanges(row.pane.id, labelOf(row))));
     }
+    const group = groupOf(row.pane.id);
+    if (group) actions.append(button('Compare', 'compare', () => openCompare(group.name)));
     card.append(actions);
     if (said.has(row.pane.id)) {
       const note = document.createElement('span');
@@ -654,6 +657,7 @@
   // waits on a dialog or holds a draft). Merge and Discard ask first.
 
   let worktrees = []; // as /api/worktrees last said
+  let groups = []; // fan-out groups, as /api/groups last said
   let worktreesAt = 0;
   const changes = { pane: null, label: '', view: null, comments: [], editing: null, said: '' };
 
@@ -662,14 +666,16 @@
     if (!now && Date.now() - worktreesAt < 5000) return;
     worktreesAt = Date.now();
     try {
-      worktrees = await api('GET', '/api/worktrees');
+      [worktrees, groups] = await Promise.all([api('GET', '/api/worktrees'), api('GET', '/api/groups')]);
     } catch (_) {
       worktrees = [];
+      groups = [];
     }
     renderOverview();
     renderChangesButton();
   }
   const worktreeOf = (pane) => worktrees.find((w) => w.pane === pane);
+  const groupOf = (pane) => groups.find((g) => g.members.some((m) => m.pane === pane));
 
   function renderChangesButton() {
     $('changes-button').hidden = !(active && worktreeOf(active)) || overviewShown;
@@ -976,6 +982,140 @@
     }
   }
 
+  // ---- Compare: a fan-out group side by side --------------------------------------
+  // Each agent's state, diff stat, port and test result (the group's test is
+  // run in each done worktree, again only when its content changed); Changes
+  // opens a member's diff; Pick merges it (its uncommitted work committed
+  // first) and offers to discard the others.
+
+  const comparing = { group: null, view: null, said: '' };
+
+  async function openCompare(group) {
+    Object.assign(comparing, { group, view: null, said: '' });
+    document.body.classList.add('comparing');
+    $('compare').hidden = false;
+    renderCompare();
+    await loadCompare();
+  }
+
+  function closeCompare() {
+    comparing.group = null;
+    document.body.classList.remove('comparing');
+    $('compare').hidden = true;
+  }
+
+  async function loadCompare() {
+    const group = comparing.group;
+    try {
+      const view = await api('GET', `/api/groups/${encodeURIComponent(group)}/compare`);
+      if (comparing.group === group) comparing.view = view;
+    } catch (err) {
+      showError(`${group}: ${err.message}`);
+      closeCompare();
+      return;
+    }
+    renderCompare();
+  }
+
+  function testText(member, view) {
+    if (member.problem) return member.problem;
+    if (!view.test) return '—';
+    if (!member.done) return 'not done';
+    const run = member.test;
+    if (!run) return 'not run';
+    if (run.passed) return `passed (${run.seconds.toFixed(1)} s)`;
+    return run.exit_code === null ? 'failed (killed)' : `failed (exit ${run.exit_code})`;
+  }
+
+  function renderCompare() {
+    if (!comparing.group) return;
+    const view = comparing.view;
+    const title = document.createElement('h2');
+    title.textContent = `Compare ${comparing.group}`;
+    const what = document.createElement('span');
+    what.className = 'what';
+    what.textContent = view ? `“${view.prompt}” · test: ${view.test || 'none'}` : 'comparing… (tests may run)';
+    const actions = document.createElement('div');
+    actions.className = 'actions';
+    actions.append(button('Reload', 'reload', loadCompare), button('Close', 'close-compare', closeCompare));
+    const parts = [title, what, actions];
+    if (comparing.said) {
+      const said = document.createElement('p');
+      said.className = 'said';
+      said.textContent = comparing.said;
+      parts.push(said);
+    }
+    $('compare-head').replaceChildren(...parts);
+    if (!view) {
+      $('compare-body').replaceChildren();
+      return;
+    }
+    const cards = view.members.map((member) => {
+      const card = document.createElement('article');
+      card.className = 'member';
+      card.dataset.worktree = member.worktree;
+      const head = document.createElement('header');
+      const name = document.createElement('span');
+      name.className = 'name';
+      name.textContent = member.worktree;
+      const state = document.createElement('span');
+      state.className = 'state';
+      state.textContent = `${member.agent} · ${member.agent_state || member.pane_status} · PORT ${member.port}`;
+      head.append(name, state);
+      const stat = document.createElement('p');
+      stat.className = 'stat';
+      stat.textContent = `${member.files} file${member.files === 1 ? '' : 's'} · +${member.added} −${member.removed}`;
+      const test = document.createElement('p');
+      test.className = `test ${member.test && member.done ? (member.test.passed ? 'passed' : 'failed') : ''}`;
+      test.textContent = `test: ${testText(member, view)}`;
+      card.append(head, stat, test);
+      if (member.test && !member.test.passed && member.done) {
+        const out = document.createElement('pre');
+        out.className = 'output';
+        out.textContent = member.test.output.split('\n').slice(-5).join('\n');
+        card.append(out);
+      }
+      const buttons = document.createElement('div');
+      buttons.className = 'actions';
+      if (!member.problem) {
+        buttons.append(
+          button('Changes', 'changes', () => { closeCompare(); openChanges(member.pane, member.worktree); }),
+          button('Pick', 'pick', () => pickMember(member)),
+        );
+      }
+      card.append(buttons);
+      return card;
+    });
+    $('compare-body').replaceChildren(...cards);
+  }
+
+  async function pickMember(member) {
+    const group = comparing.group;
+    if (!confirm(`Pick ${member.worktree}: commit its uncommitted work and merge it into the branch it started from?`)) return;
+    let picked;
+    try {
+      picked = await api('POST', `/api/groups/${encodeURIComponent(group)}/pick`, { member: member.worktree });
+    } catch (err) {
+      showError(`Not merged: ${err.message}`);
+      return;
+    }
+    comparing.said = `Merged ${picked.merged.branch} into ${picked.merged.into}: ${picked.merged.commit.slice(0, 12)}`;
+    const others = picked.others.map((o) => o.worktree);
+    if (others.length && confirm(`Discard the other ${others.length} worktree(s) (${others.join(', ')}), with their work?`)) {
+      for (const other of others) {
+        try {
+          await api('DELETE', `/api/worktrees/${encodeURIComponent(other)}`);
+        } catch (err) {
+          showError(`${other}: ${err.message}`);
+        }
+      }
+      comparing.said += `; discarded ${others.join(', ')}`;
+    }
+    renderCompare();
+    refreshWorktrees(true);
+    scheduleOverview();
+  }
+
   // ---- events -----------------------------------------------------------------
 
   let overviewTimer = null;
@@ -1022,6 +1162,10 @@
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape' && changes.pane && !e.target.closest?.('textarea')) {
         closeChanges();
+        return;
+      }
+      if (e.key === 'Escape' && comparing.group) {
+        closeCompare();
         return;
       }
       const action = shortcut(e);

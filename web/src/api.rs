@@ -535,6 +535,54 @@ pub async fn discard(State(state): State<AppState>, Path(worktree): Path<String>
     }))
 }
 
+/// Fan-out groups, by name.
+pub async fn groups() -> ApiResult<Json<Vec<fugue_client::fanout::GroupRecord>>> {
+    Ok(Json(
+        fugue_client::fanout::groups().map_err(fugue_client::ClientError::from)?,
+    ))
+}
+
+/// Whether a comparison runs the group's test.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Compare {
+    /// Run the group's test in each done worktree whose content changed (default true).
+    #[serde(default = "yes")]
+    pub test: bool,
+}
+
+/// A fan-out group side by side, as `fugue compare` shows it.
+pub async fn compare(
+    State(state): State<AppState>,
+    Path(group): Path<String>,
+    QueryParams(query): QueryParams<Compare>,
+) -> ApiResult<Json<fugue_client::fanout::Comparison>> {
+    let client = state.daemon.get().await?;
+    Ok(Json(fugue_client::fanout::compare(&client, &group, query.test).await?))
+}
+
+/// The member of a group to merge.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Pick {
+    /// Its worktree's name or its pane.
+    pub member: String,
+    #[serde(default)]
+    pub squash: bool,
+}
+
+/// A member picked: its merge, and the others (each discarded with `DELETE
+/// /api/worktrees/{worktree}` if the person wants).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Picked {
+    pub merged: fugue_client::worktree::Merged,
+    pub others: Vec<fugue_client::fanout::Member>,
+}
+
+/// Picks a member: its uncommitted work committed on its branch, then merged.
+pub async fn pick(Path(group): Path<String>, JsonBody(body): JsonBody<Pick>) -> ApiResult<Json<Picked>> {
+    let (merged, others) = fugue_client::fanout::pick(&group, &body.member, body.squash).await?;
+    Ok(Json(Picked { merged, others }))
+}
+
 pub async fn worktrees(State(state): State<AppState>) -> ApiResult<Json<Vec<fugue_client::worktree::WorktreeView>>> {
     let client = state.daemon.get().await?;
     Ok(Json(fugue_client::worktree::views(&client).await?))

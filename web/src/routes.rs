@@ -261,6 +261,24 @@ pub fn table() -> Vec<Route> {
             api::worktrees,
         )
         .returns::<Vec<fugue_client::worktree::WorktreeView>>(),
+        Route::new(M::GET, "/api/groups", "Fan-out groups", api::groups)
+            .returns::<Vec<fugue_client::fanout::GroupRecord>>(),
+        Route::new(
+            M::GET,
+            "/api/groups/{group}/compare",
+            "A fan-out group side by side (the group's test run in each done worktree)",
+            api::compare,
+        )
+        .query::<api::Compare>()
+        .returns::<fugue_client::fanout::Comparison>(),
+        Route::new(
+            M::POST,
+            "/api/groups/{group}/pick",
+            "Merge one member of a fan-out group (its uncommitted work committed first)",
+            api::pick,
+        )
+        .body::<api::Pick>()
+        .returns::<api::Picked>(),
         Route::new(
             M::POST,
             "/api/panes/{pane}/review",

@@ -1314,6 +1314,84 @@ git -c user.name=t -c user.email=t@t.invalid commit -qm other && echo other-done
     assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
 }
 
+/// A fan-out group compared in a real browser: two stand-in agents started
+/// with `fugue fanout`, both done, the group's test passing for one and
+/// failing for the other; at a phone's size the comparison fits, at a
+/// desktop's the passing one is picked (merged) and the other discarded after
+/// the person's yes. tests/browser/compare.mjs drives it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fan_out_group_is_compared_and_picked_in_the_browser() {
+    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
+    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let daemon = Daemon::start();
+    let repo = crate::worktrees::repository(&daemon);
+    let fake = bin("fake-agent").display().to_string();
+    let agent = |kind: &str| format!("{kind}=sh -c 'echo \"{kind} $PORT\" > made.txt; exec {fake} \"$1\"' {kind}");
+    let started = tokio::task::block_in_place(|| {
+        daemon
+            .cli(&[
+                "--json",
+                "fanout",
+                "--agents",
+                "claude:1,codex:1",
+                "--name",
+                "race",
+                "--cwd",
+                repo.to_str().unwrap(),
+                "--test",
+                "grep -q \"^claude $PORT$\" made.txt || { echo \"not mine: $(cat made.txt)\"; exit 1; }",
+                "--agent-command",
+                &agent("claude"),
+                "--agent-command",
+                &agent("codex"),
+                "ship it",
+            ])
+            .json()
+    });
+    let panes: Vec<String> = started["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["pane"].as_str().unwrap().to_string())
+        .collect();
+    let client = daemon.client().await;
+    for pane in &panes {
+        fugue_tests::wait_for_text(&client, pane, "Do you want to proceed?").await;
+        let asking = tokio::task::block_in_place(|| {
+            fugue_tests::wait_until("the prompt's id", DEADLINE, || {
+                daemon.cli(&["--json", "agent", pane]).json()["prompt_id"]
+                    .as_str()
+                    .map(String::from)
+            })
+        });
+        tokio::task::block_in_place(|| daemon.cli(&["approve", pane, &asking]).ok());
+        let idle = fugue_client::protocol::WaitUntil {
+            agent_states: vec![fugue_client::protocol::AgentState::Idle],
+            ..Default::default()
+        };
+        client.wait_for(pane, idle, DEADLINE).await.unwrap();
+    }
+    let web = Web::start(&daemon, &[]);
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts-compare");
+    let output = tokio::task::block_in_place(|| {
+        Command::new("node")
+            .arg(browser_dir.join("compare.mjs"))
+            .current_dir(&browser_dir)
+            .env("FUGUE_WEB_URL", &web.login)
+            .env("ARTIFACTS", &artifacts)
+            .env("MEMBER_PANE", &panes[0])
+            .output()
+            .expect("run node")
+    });
+    browser_script_passed(
+        &output,
+        &artifacts,
+        &["14-compare-phone", "15-compare-desktop", "16-picked-desktop"],
+    );
+    let made = std::fs::read_to_string(repo.join("made.txt")).unwrap();
+    assert_eq!(made, format!("claude {}\n", started["members"][0]["port"]));
+}
+
 /// A fresh `fugue web` (no `--project`, no query string) opens on the overview
 /// of every session, at a phone's and a desktop's size, while the CLI runs panes
 /// in two sessions; a project's tab view says how many run elsewhere and opens

@@ -431,13 +431,7 @@ async fn act(client: &Client, reply: Reply) -> Result<String, String> {
                 .await
                 .map_err(|e| e.to_string())?;
             let merged = worktree::merge(&record, None, false).await.map_err(|e| e.to_string())?;
-            format!(
-                "merged {} ({} commit(s)) into {}: {}",
-                merged.branch,
-                merged.commits,
-                merged.into,
-                &merged.commit[..merged.commit.len().min(12)]
-            )
+            merged.summary()
         }
         Reply::Discard(pane) => {
             let record = worktree::find_target(client, &pane.to_string())

@@ -825,6 +825,19 @@ pub struct Merged {
     pub commits: u32,
 }
 
+impl Merged {
+    /// `merged fugue/x (2 commit(s)) into main: 1a2b3c4d5e6f`
+    pub fn summary(&self) -> String {
+        format!(
+            "merged {} ({} commit(s)) into {}: {}",
+            self.branch,
+            self.commits,
+            self.into,
+            &self.commit[..self.commit.len().min(12)]
+        )
+    }
+}
+
 /// Merges `record`'s branch into `into` (default its base ref). Nothing changes
 /// unless the merge is clean: uncommitted work in the worktree, a branch with
 /// nothing new, or a conflict (found first with `git merge-tree`, file by

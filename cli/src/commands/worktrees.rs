@@ -45,15 +45,7 @@ pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCod
                 worktree::commit_all(&record, &format!("fugue: the work of {}", record.name)).await?;
             }
             let merged = worktree::merge(&record, into.as_deref(), *squash).await?;
-            ctx.out.print(crate::render::json_of(&merged), || {
-                format!(
-                    "merged {} ({} commit(s)) into {}: {}",
-                    merged.branch,
-                    merged.commits,
-                    merged.into,
-                    &merged.commit[..merged.commit.len().min(12)]
-                )
-            });
+            ctx.out.print(crate::render::json_of(&merged), || merged.summary());
         }
         WorktreeCommand::Discard { worktree, yes } => return discard(ctx, &client, worktree, *yes).await,
         WorktreeCommand::Review { pane, key } => return review(ctx, &client, pane, key.as_deref()).await,
@@ -240,13 +232,7 @@ async fn pick_member(
     yes: bool,
 ) -> Result<ExitCode, ClientError> {
     let (merged, others) = fanout::pick(group, member, squash).await?;
-    eprintln!(
-        "fugue: merged {} ({} commit(s)) into {}: {}",
-        merged.branch,
-        merged.commits,
-        merged.into,
-        &merged.commit[..merged.commit.len().min(12)]
-    );
+    eprintln!("fugue: {}", merged.summary());
     let mut discarded = Vec::new();
     let others: Vec<worktree::WorktreeRecord> = others
         .iter()

@@ -1325,29 +1325,7 @@ async fn a_fan_out_group_is_compared_and_picked_in_the_browser() {
     let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
     let daemon = Daemon::start();
     let repo = crate::worktrees::repository(&daemon);
-    let fake = bin("fake-agent").display().to_string();
-    let agent = |kind: &str| format!("{kind}=sh -c 'echo \"{kind} $PORT\" > made.txt; exec {fake} \"$1\"' {kind}");
-    let started = tokio::task::block_in_place(|| {
-        daemon
-            .cli(&[
-                "--json",
-                "fanout",
-                "--agents",
-                "claude:1,codex:1",
-                "--name",
-                "race",
-                "--cwd",
-                repo.to_str().unwrap(),
-                "--test",
-                "grep -q \"^claude $PORT$\" made.txt || { echo \"not mine: $(cat made.txt)\"; exit 1; }",
-                "--agent-command",
-                &agent("claude"),
-                "--agent-command",
-                &agent("codex"),
-                "ship it",
-            ])
-            .json()
-    });
+    let started = tokio::task::block_in_place(|| crate::worktrees::fanout_race(&daemon, &repo, "claude:1,codex:1"));
     let panes: Vec<String> = started["members"]
         .as_array()
         .unwrap()

@@ -16,6 +16,29 @@ pub(crate) fn repository(daemon: &Daemon) -> PathBuf {
     repo
 }
 
+/// `fugue --json fanout` of group `race` in `repo`: stand-in agents, each
+/// writing `made.txt` with its kind and $PORT before asking about "ship it";
+/// the group's test passes for a claude member and fails for the others.
+pub(crate) fn fanout_race(daemon: &Daemon, repo: &std::path::Path, agents: &str) -> serde_json::Value {
+    let fake = fugue_tests::bin("fake-agent").display().to_string();
+    let agent = |kind: &str| format!("{kind}=sh -c 'echo \"{kind} $PORT\" > made.txt; exec {fake} \"$1\"' {kind}");
+    let test = "grep -q \"^claude $PORT$\" made.txt || { echo \"not mine: $(cat made.txt)\"; exit 1; }";
+    let (claude, codex) = (agent("claude"), agent("codex"));
+    let args = ["--json", "fanout", "--agents", agents, "--name", "race", "--cwd"];
+    let repo = repo.to_str().expect("a UTF-8 path");
+    let rest = [
+        "--test",
+        test,
+        "--agent-command",
+        &claude,
+        "--agent-command",
+        &codex,
+        "ship it",
+    ];
+    let args: Vec<&str> = args.into_iter().chain([repo]).chain(rest).collect();
+    daemon.cli(&args).json()
+}
+
 /// `fugue --json run` in a worktree; the pane's id and the worktree's path.
 pub(crate) fn run_in_worktree(daemon: &Daemon, name: &str, script: &str) -> (String, PathBuf, String) {
     let out = daemon.cli(&[
@@ -636,27 +659,7 @@ async fn fanout_and_compare_three_agents_in_tmux() {
     let daemon = Daemon::start();
     let client = daemon.client().await;
     let repo = repository(&daemon);
-    let fake = fugue_tests::bin("fake-agent").display().to_string();
-    let agent = |kind: &str| format!("{kind}=sh -c 'echo \"{kind} $PORT\" > made.txt; exec {fake} \"$1\"' {kind}");
-    let started = daemon
-        .cli(&[
-            "--json",
-            "fanout",
-            "--agents",
-            "claude:2,codex:1",
-            "--name",
-            "race",
-            "--cwd",
-            repo.to_str().unwrap(),
-            "--test",
-            "grep -q \"^claude $PORT$\" made.txt || { echo \"not mine: $(cat made.txt)\"; exit 1; }",
-            "--agent-command",
-            &agent("claude"),
-            "--agent-command",
-            &agent("codex"),
-            "ship it",
-        ])
-        .json();
+    let started = fanout_race(&daemon, &repo, "claude:2,codex:1");
     let members = started["members"].as_array().unwrap().clone();
     let names: Vec<&str> = members.iter().map(|m| m["worktree"].as_str().unwrap()).collect();
     assert_eq!(names, ["race-claude-1", "race-claude-2", "race-codex-1"]);

@@ -1146,30 +1146,39 @@ fn the_tab_bar_works_in_a_real_browser() {
     let daemon = Daemon::start();
     let web = Web::start(&daemon, &[]);
     let project = private_dir();
-    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts");
-    let _ = std::fs::remove_dir_all(&artifacts);
+    let _ = std::fs::remove_dir_all(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts"));
+    let (fugue, agent) = (bin("fugue"), bin("fake-agent"));
+    let env = [
+        ("FUGUE_BIN", fugue.as_os_str()),
+        ("FUGUE_SOCKET_PATH", daemon.socket.as_os_str()),
+        ("PROJECT", project.path().as_os_str()),
+        ("FAKE_AGENT", agent.as_os_str()),
+    ];
+    let shots = [
+        "1-echo",
+        "3-refused-reorder",
+        "4-second-browser",
+        "5-exited",
+        "6-agent-needs-you",
+    ];
+    run_browser_script("tabs", &web, "browser-artifacts", &env, &shots);
+}
+
+/// Runs the browser script `tests/browser/SCRIPT.mjs` against `web` with
+/// `env` (and FUGUE_WEB_URL, ARTIFACTS: `target/ARTIFACTS`), then checks it
+/// ended well and left each of `shots`.
+fn run_browser_script(script: &str, web: &Web, artifacts: &str, env: &[(&str, &std::ffi::OsStr)], shots: &[&str]) {
+    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target").join(artifacts);
     let output = Command::new("node")
-        .arg(browser_dir.join("tabs.mjs"))
+        .arg(browser_dir.join(format!("{script}.mjs")))
         .current_dir(&browser_dir)
         .env("FUGUE_WEB_URL", &web.login)
-        .env("FUGUE_BIN", bin("fugue"))
-        .env("FUGUE_SOCKET_PATH", &daemon.socket)
         .env("ARTIFACTS", &artifacts)
-        .env("PROJECT", project.path())
-        .env("FAKE_AGENT", bin("fake-agent"))
+        .envs(env.iter().copied())
         .output()
         .expect("run node");
-    browser_script_passed(
-        &output,
-        &artifacts,
-        &[
-            "1-echo",
-            "3-refused-reorder",
-            "4-second-browser",
-            "5-exited",
-            "6-agent-needs-you",
-        ],
-    );
+    browser_script_passed(&output, &artifacts, shots);
 }
 
 /// A browser script (tests/browser/*.mjs) ended well: exit 0, its last line
@@ -1196,7 +1205,6 @@ fn browser_script_passed(output: &std::process::Output, artifacts: &Path, shots:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
     fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
-    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
     let daemon = Daemon::start();
     // A pane made by an agent, through the real fugue-mcp over stdio.
     let mcp = fugue_tests::mcp::stdio_bridge(&daemon).await;
@@ -1228,24 +1236,14 @@ async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
     });
     let web = Web::start(&daemon, &[]);
     // Its own directory: the tab bar's test, in parallel, empties its own.
-    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts-overview");
-    let output = tokio::task::block_in_place(|| {
-        Command::new("node")
-            .arg(browser_dir.join("overview.mjs"))
-            .current_dir(&browser_dir)
-            .env("FUGUE_WEB_URL", &web.login)
-            .env("ARTIFACTS", &artifacts)
-            .env("MCP_LABEL", &mcp_label)
-            .env("MCP_PANE", started["terminal_id"].as_str().expect("terminal id"))
-            .env("AGENT_LABEL", "cli:0")
-            .output()
-            .expect("run node")
-    });
-    browser_script_passed(
-        &output,
-        &artifacts,
-        &["7-overview-phone", "8-approved-phone", "9-opened-phone"],
-    );
+    let mcp_pane = started["terminal_id"].as_str().expect("terminal id");
+    let env = [
+        ("MCP_LABEL", std::ffi::OsStr::new(&mcp_label)),
+        ("MCP_PANE", std::ffi::OsStr::new(mcp_pane)),
+        ("AGENT_LABEL", std::ffi::OsStr::new("cli:0")),
+    ];
+    let shots = ["7-overview-phone", "8-approved-phone", "9-opened-phone"];
+    tokio::task::block_in_place(|| run_browser_script("overview", &web, "browser-artifacts-overview", &env, &shots));
     // The approval reached the agent: it ran what it asked for.
     tokio::task::block_in_place(|| {
         fugue_tests::wait_until("the agent ran after the page approved", DEADLINE, || {
@@ -1265,7 +1263,6 @@ async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_changes_view_reviews_merges_and_discards() {
     fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
-    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
     let daemon = Daemon::start();
     let repo = crate::worktrees::repository(&daemon);
     let (review, reviewed, merging) = tokio::task::block_in_place(|| {
@@ -1285,28 +1282,17 @@ git -c user.name=t -c user.email=t@t.invalid commit -qm other && echo other-done
     fugue_tests::wait_for_text(&client, &review, "? for shortcuts").await;
     fugue_tests::wait_for_text(&client, &merging, "other-done").await;
     let web = Web::start(&daemon, &[]);
-    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts-changes");
-    let output = tokio::task::block_in_place(|| {
-        Command::new("node")
-            .arg(browser_dir.join("changes.mjs"))
-            .current_dir(&browser_dir)
-            .env("FUGUE_WEB_URL", &web.login)
-            .env("ARTIFACTS", &artifacts)
-            .env("REVIEW_PANE", &review)
-            .env("MERGE_PANE", &merging)
-            .output()
-            .expect("run node")
-    });
-    browser_script_passed(
-        &output,
-        &artifacts,
-        &[
-            "10-changes-desktop",
-            "11-comments-desktop",
-            "12-changes-phone",
-            "13-merged-phone",
-        ],
-    );
+    let env = [
+        ("REVIEW_PANE", std::ffi::OsStr::new(&review)),
+        ("MERGE_PANE", std::ffi::OsStr::new(&merging)),
+    ];
+    let shots = [
+        "10-changes-desktop",
+        "11-comments-desktop",
+        "12-changes-phone",
+        "13-merged-phone",
+    ];
+    tokio::task::block_in_place(|| run_browser_script("changes", &web, "browser-artifacts-changes", &env, &shots));
     // Discarded: the worktree is gone; merged: main has the commit, and the
     // main checkout's own file is as it was.
     assert!(!reviewed.exists());
@@ -1322,7 +1308,6 @@ git -c user.name=t -c user.email=t@t.invalid commit -qm other && echo other-done
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fan_out_group_is_compared_and_picked_in_the_browser() {
     fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
-    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
     let daemon = Daemon::start();
     let repo = crate::worktrees::repository(&daemon);
     let started = tokio::task::block_in_place(|| crate::worktrees::fanout_race(&daemon, &repo, "claude:1,codex:1"));
@@ -1350,22 +1335,9 @@ async fn a_fan_out_group_is_compared_and_picked_in_the_browser() {
         client.wait_for(pane, idle, DEADLINE).await.unwrap();
     }
     let web = Web::start(&daemon, &[]);
-    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts-compare");
-    let output = tokio::task::block_in_place(|| {
-        Command::new("node")
-            .arg(browser_dir.join("compare.mjs"))
-            .current_dir(&browser_dir)
-            .env("FUGUE_WEB_URL", &web.login)
-            .env("ARTIFACTS", &artifacts)
-            .env("MEMBER_PANE", &panes[0])
-            .output()
-            .expect("run node")
-    });
-    browser_script_passed(
-        &output,
-        &artifacts,
-        &["14-compare-phone", "15-compare-desktop", "16-picked-desktop"],
-    );
+    let env = [("MEMBER_PANE", std::ffi::OsStr::new(&panes[0]))];
+    let shots = ["14-compare-phone", "15-compare-desktop", "16-picked-desktop"];
+    tokio::task::block_in_place(|| run_browser_script("compare", &web, "browser-artifacts-compare", &env, &shots));
     let made = std::fs::read_to_string(repo.join("made.txt")).unwrap();
     assert_eq!(made, format!("claude {}\n", started["members"][0]["port"]));
 }
@@ -1378,7 +1350,6 @@ async fn a_fan_out_group_is_compared_and_picked_in_the_browser() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_page_opens_on_what_runs() {
     fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
-    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
     let daemon = Daemon::start();
     tokio::task::block_in_place(|| {
         for session in ["alpha", "beta"] {
@@ -1401,29 +1372,20 @@ async fn a_fresh_page_opens_on_what_runs() {
     let web = Web::start(&daemon, &[]);
     let project = fugue_tests::private_dir();
     web.new_tab(project.path(), "main").await;
-    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts-first-view");
-    let output = tokio::task::block_in_place(|| {
-        Command::new("node")
-            .arg(browser_dir.join("first-view.mjs"))
-            .current_dir(&browser_dir)
-            .env("FUGUE_WEB_URL", &web.login)
-            .env("ARTIFACTS", &artifacts)
-            .env("LABELS", "alpha:0,beta:0")
-            .env("PROJECT", project.path())
-            .env("ELSEWHERE", "2 panes run elsewhere")
-            .output()
-            .expect("run node")
+    let env = [
+        ("LABELS", std::ffi::OsStr::new("alpha:0,beta:0")),
+        ("PROJECT", project.path().as_os_str()),
+        ("ELSEWHERE", std::ffi::OsStr::new("2 panes run elsewhere")),
+    ];
+    let shots = [
+        "1-first-view-phone",
+        "1-first-view-desktop",
+        "2-tabs-elsewhere-phone",
+        "2-tabs-elsewhere-desktop",
+    ];
+    tokio::task::block_in_place(|| {
+        run_browser_script("first-view", &web, "browser-artifacts-first-view", &env, &shots)
     });
-    browser_script_passed(
-        &output,
-        &artifacts,
-        &[
-            "1-first-view-phone",
-            "1-first-view-desktop",
-            "2-tabs-elsewhere-phone",
-            "2-tabs-elsewhere-desktop",
-        ],
-    );
 }
 
 /// HTTPS with the user's certificate; with it, listening beyond loopback is allowed.

@@ -85,7 +85,12 @@ try {
     () => [...document.querySelectorAll('.terminal-view:not([hidden]) .xterm-rows > div')].some((r) => r.textContent.trim() === 'hi-42'),
     null,
     { timeout: DEADLINE },
-  );
+  ).catch(async () => {
+    const rows = await page.$$eval('.terminal-view:not([hidden]) .xterm-rows > div', (els) => els.map((e) => e.textContent.trimEnd()).filter(Boolean));
+    const tabs = await serverTabs();
+    const pane = tabs.length ? fugue('read', tabs[0].id) : '(no tab on the server)';
+    throw new Error(`hi-42 never showed; the page's rows: ${JSON.stringify(rows)}; the pane's output: ${JSON.stringify(pane)}`);
+  });
   const first = (await serverTabs())[0];
   const read = fugue('read', first.id);
   if (!read.includes('hi-42')) throw new Error(`the pane's own output lacks hi-42: ${read}`);

@@ -382,9 +382,16 @@
       socket.binaryType = 'arraybuffer';
       this.socket = socket;
       this.processed = 0;
+      // Keys typed before the socket opens (a person types as soon as the tab
+      // shows) are held, up to 64 KiB, and sent when it opens.
+      this.pending = [];
+      this.pendingBytes = 0;
       socket.onopen = () => {
         this.backoff = 250;
         connectionLost(this.id, false);
+        for (const bytes of this.pending) socket.send(bytes);
+        this.pending = [];
+        this.pendingBytes = 0;
       };
       socket.onmessage = (e) => {
         if (typeof e.data === 'string') {
@@ -434,7 +441,13 @@
     }
 
     send(bytes) {
-      if (this.socket && this.socket.readyState === WebSocket.OPEN) this.socket.send(bytes);
+      if (!this.socket) return;
+      if (this.socket.readyState === WebSocket.OPEN) {
+        this.socket.send(bytes);
+      } else if (this.socket.readyState === WebSocket.CONNECTING && this.pendingBytes + bytes.length <= 65536) {
+        this.pending.push(bytes);
+        this.pendingBytes += bytes.length;
+      }
     }
 
     control(message) {

@@ -173,6 +173,7 @@ pub fn daemon_text(info: &DaemonInfo, now: u64) -> String {
         info.client_memory_used as f64 / (1 << 20) as f64,
         info.client_memory_limit >> 20
     ));
+    text.push_str(&format!("\nlooks    {} at agents' state since start", info.agent_looks));
     if !info.recovery.is_empty() {
         text.push_str(&format!("\nstart    {}", info.recovery));
     }
@@ -308,6 +309,7 @@ pub fn panes_rows(panes: &[PaneInfo], now: u64) -> Vec<Vec<String>> {
                         exit.unwrap_or_default()
                     ),
                     (PaneState::Lost, _) => "lost".into(),
+                    (PaneState::Hibernated, _) => "hibernated".into(),
                 },
                 p.pid.to_string(),
                 human_duration(p.exited_at_ms.unwrap_or(now).saturating_sub(p.started_at_ms)),
@@ -587,7 +589,7 @@ mod tests {
         let info = DaemonInfo {
             pid: 77,
             version: "0.1.0".into(),
-            protocol_version: 11,
+            protocol_version: 12,
             socket: "/run/user/1000/fugue/fugue.sock".into(),
             socket_why: String::new(),
             started_at_ms: NOW - 45_000,
@@ -599,6 +601,7 @@ mod tests {
             unpersisted_writes: 0,
             client_memory_used: 3 << 19,
             client_memory_limit: 256 << 20,
+            agent_looks: 1234,
         };
         insta::assert_snapshot!(daemon_text(&info, NOW));
     }

@@ -223,6 +223,8 @@ pub struct DaemonView {
     /// Bytes clients make the daemon hold now, and the daemon's budget for them.
     pub client_memory_used: u64,
     pub client_memory_limit: u64,
+    /// Looks taken at agents' state since start: flat while every pane is quiet.
+    pub agent_looks: u64,
 }
 
 impl From<&DaemonInfo> for DaemonView {
@@ -243,6 +245,7 @@ impl From<&DaemonInfo> for DaemonView {
             unpersisted_writes: info.unpersisted_writes,
             client_memory_used: info.client_memory_used,
             client_memory_limit: info.client_memory_limit,
+            agent_looks: info.agent_looks,
         }
     }
 }

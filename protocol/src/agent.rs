@@ -74,6 +74,9 @@ pub enum AgentState {
     /// It asked a question (a choice or free text) and waits for the answer: a
     /// person answers it, never `approve`/`deny`.
     WaitingForAnswer,
+    /// Put to rest by fugue (its process ended, its session recorded): a prompt,
+    /// an attach or `fugue wake` resumes it.
+    Hibernated,
 }
 
 impl AgentState {
@@ -94,7 +97,7 @@ impl AgentState {
     pub fn turn(&self) -> TurnState {
         match self {
             AgentState::WaitingForPermission | AgentState::WaitingForAnswer | AgentState::Busy => TurnState::Running,
-            AgentState::Idle | AgentState::Exited => TurnState::NotRunning,
+            AgentState::Idle | AgentState::Exited | AgentState::Hibernated => TurnState::NotRunning,
             AgentState::Starting | AgentState::Unknown => TurnState::Unknown,
         }
     }

@@ -369,6 +369,11 @@ pub enum PaneState {
     /// It was running when the daemon went away (crash, kill, reboot); its last
     /// screen and text stay readable.
     Lost,
+    /// Its agent was put to rest (`fugue hibernate`): the program ended, its
+    /// screen and records stay, and a prompt, an attach or `fugue wake` resumes
+    /// it here on its recorded session. It counts against no limit and never
+    /// expires.
+    Hibernated,
 }
 
 impl PaneState {
@@ -440,6 +445,9 @@ pub struct DaemonInfo {
     /// requests in flight, compiled patterns), and the budget for them.
     pub client_memory_used: u64,
     pub client_memory_limit: u64,
+    /// Looks taken at agents' state since start, all panes together: flat while
+    /// every pane is quiet (nothing runs on a timer for them).
+    pub agent_looks: u64,
 }
 
 /// Output read from a pane.

@@ -40,6 +40,7 @@ mod tests {
             "starting",
             "unknown",
             "waiting_for_answer",
+            "hibernated",
         ];
         assert_eq!(names(AgentState::as_str), states);
         assert_eq!(names(TurnState::as_str), ["running", "not_running", "unknown"]);
@@ -52,7 +53,10 @@ mod tests {
         let conditions = ["exit", "pattern", "idle", "agent_state", "agent_needs", "timeout"];
         assert_eq!(names(WaitCondition::as_str), conditions);
         assert_eq!(names(SizePolicy::as_str), ["latest", "smallest", "largest"]);
-        assert_eq!(names(PaneState::as_str), ["running", "exited", "restarting", "lost"]);
+        assert_eq!(
+            names(PaneState::as_str),
+            ["running", "exited", "restarting", "lost", "hibernated"]
+        );
         assert_eq!(ErrorCode::ALL.len(), 19);
         assert_eq!(ErrorCode::PaneNotFound.as_str(), "pane_not_found");
         assert_eq!(ErrorCode::UnsupportedRequest.as_str(), "unsupported_request");

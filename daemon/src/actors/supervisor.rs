@@ -643,6 +643,7 @@ impl SupervisorState {
             unpersisted_writes: self.store.failed_writes(),
             client_memory_used: self.memory.used() as u64,
             client_memory_limit: self.memory.limit() as u64,
+            agent_looks: crate::agent::tracker::looks_taken(),
         }
     }
 }

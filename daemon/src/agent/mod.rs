@@ -15,8 +15,10 @@
 //! It reads the terminal's parts (`crate::terminal`); they know nothing of it.
 
 pub(crate) mod detect;
+pub(crate) mod file_watch;
 pub(crate) mod hooks;
 pub(crate) mod process_files;
+pub(crate) mod process_watch;
 pub mod tracker;
 pub(crate) mod watch;
 

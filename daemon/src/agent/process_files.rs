@@ -6,6 +6,7 @@
 
 use super::detect::{self, SessionFile, MAX_SESSION_FILE};
 use std::io::Read as _;
+use std::path::PathBuf;
 
 /// Processes looked at below a pane's process, at most.
 const MAX_PROCESSES: usize = 64;
@@ -15,8 +16,8 @@ const MAX_THREADS: usize = 256;
 const MAX_FDS: usize = 1024;
 
 /// Reads Claude Code's status file for the pane's process or one of its
-/// descendants (a shell may have started it).
-pub fn claude_session_file(pid: u32) -> Option<SessionFile> {
+/// descendants (a shell may have started it): where it is, and what it says.
+pub fn claude_session_file(pid: u32) -> Option<(PathBuf, SessionFile)> {
     process_and_descendants(pid).into_iter().find_map(read_session_file)
 }
 
@@ -48,7 +49,7 @@ pub fn codex_session_id(pid: u32) -> Option<String> {
 
 /// `pid` and the processes below it, breadth-first and bounded: an agent is the
 /// pane's process or close below it.
-fn process_and_descendants(pid: u32) -> Vec<u32> {
+pub fn process_and_descendants(pid: u32) -> Vec<u32> {
     let mut found = vec![pid];
     let mut at = 0;
     while at < found.len() && found.len() < MAX_PROCESSES {
@@ -69,7 +70,7 @@ fn process_and_descendants(pid: u32) -> Vec<u32> {
 
 /// Claude Code's status file of process `pid` (`$CLAUDE_CONFIG_DIR` or
 /// `~/.claude`, as that process sees it, then `sessions/<pid>.json`).
-fn read_session_file(pid: u32) -> Option<SessionFile> {
+fn read_session_file(pid: u32) -> Option<(PathBuf, SessionFile)> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
     let var = |name: &str| {
         environ
@@ -78,12 +79,13 @@ fn read_session_file(pid: u32) -> Option<SessionFile> {
             .map(|v| String::from_utf8_lossy(v).into_owned())
     };
     let config = var("CLAUDE_CONFIG_DIR").or_else(|| var("HOME").map(|h| format!("{h}/.claude")))?;
-    let file = std::fs::File::open(format!("{config}/sessions/{pid}.json")).ok()?;
+    let path = PathBuf::from(format!("{config}/sessions/{pid}.json"));
+    let file = std::fs::File::open(&path).ok()?;
     // One byte past the cap tells a file that is too large from one that fits.
     let mut bytes = Vec::new();
     file.take(MAX_SESSION_FILE as u64 + 1).read_to_end(&mut bytes).ok()?;
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // After the command (in parentheses, which may hold anything), field 22.
     let start_ticks = stat.rsplit(')').next()?.split_whitespace().nth(19)?;
-    detect::parse_session_file(&bytes, start_ticks)
+    Some((path, detect::parse_session_file(&bytes, start_ticks)?))
 }

@@ -17,6 +17,7 @@ use fugue_protocol::{
     StateSource, TurnState,
 };
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -94,6 +95,8 @@ struct AgentSide {
     /// Per signal source (hook, terminal, status file, screen): what it meant
     /// at the last look and since when (Unix ms), for `--explain`.
     signal_since: [(Option<AgentState>, u64); 4],
+    /// Where its status file is (Claude Code), once found: the watcher follows it.
+    status_file: Option<PathBuf>,
 }
 
 impl AgentSide {
@@ -114,6 +117,7 @@ impl AgentSide {
             last_block: None,
             answered_block: None,
             signal_since: [(None, 0); 4],
+            status_file: None,
         }
     }
 
@@ -229,6 +233,15 @@ fn source_slot(source: StateSource) -> usize {
 fn prompt_id(pid: u32, since_ms: u64, dialog_digest: u64) -> String {
     let text = format!("{pid}\n{since_ms}\n{dialog_digest:016x}");
     format!("{:016x}", fugue_protocol::socket::stable_hash(text.as_bytes()))
+}
+
+/// Looks taken at agents since the daemon started, all panes together: a count
+/// that stays flat while every pane is quiet (`fugue daemon status` shows it).
+static LOOKS: AtomicU64 = AtomicU64::new(0);
+
+/// How many looks have been taken at agents since the daemon started.
+pub fn looks_taken() -> u64 {
+    LOOKS.load(Ordering::Relaxed)
 }
 
 /// One pane's agent (see the module's comment). Shared by the pane's handle and
@@ -352,6 +365,7 @@ impl Tracker {
     /// status file where it keeps one (Claude Code), what it told its terminal,
     /// and its screen. Reads `/proc` and files: call it off the runtime.
     pub fn look(&self, output: &PaneOutput, proc: &Proc) -> AgentInfo {
+        LOOKS.fetch_add(1, Ordering::Relaxed);
         let inputs = output.agent_inputs();
         let Some(kind) = detect::detect_kind(&proc.command, &inputs.screen) else {
             return self.plain(&inputs, proc.exited);
@@ -401,9 +415,9 @@ impl Tracker {
             (verdict, evidence, version, hook, signalled, dialog, readings)
         };
         // The status file and the process are read outside the lock.
-        let file = match (kind, proc.exited) {
-            (AgentKind::Claude, false) => process_files::claude_session_file(proc.pid),
-            _ => None,
+        let (status_file, file) = match (kind, proc.exited) {
+            (AgentKind::Claude, false) => process_files::claude_session_file(proc.pid).unzip(),
+            _ => (None, None),
         };
         let found_session = match (kind, proc.exited) {
             (AgentKind::Codex, false) => self.look_for_codex_session(proc.pid),
@@ -447,6 +461,10 @@ impl Tracker {
             // begins waiting anew, with a prompt id of its own.
             side.answered_block = None;
             side.seen = None;
+        }
+        // A look that caught the file mid-replace keeps following where it was.
+        if status_file.is_some() {
+            side.status_file = status_file;
         }
         let since_ms = side.report(state, inputs.watched);
         let signals = side.readings(readings);
@@ -597,6 +615,11 @@ impl Tracker {
             }
             Some(receipt) => keys[at].receipt = Some(receipt),
         }
+    }
+
+    /// Where the agent's status file is, once a look found it.
+    pub fn status_file(&self) -> Option<PathBuf> {
+        lock(&self.side).status_file.clone()
     }
 
     /// The agent's changes of state (or of `needs`) since the last call, in order.

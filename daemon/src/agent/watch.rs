@@ -3,26 +3,37 @@
 //! program asks for (`Event::Notification`) and, where the pane's command names
 //! an agent CLI, every change of the agent's state (`Event::AgentStateChanged`).
 //!
-//! One task per pane process. It looks at the agent again when output arrives
-//! (at most every 100 ms), when a hook reports, a person looks or a request asks,
-//! when a settle threshold comes due, every second while the agent may keep a
-//! status file, and once more at exit; each look runs on a blocking thread and
-//! is published in the pane's [`Tracker`] for requests and waits to read.
+//! One task per pane process. It looks at the agent only when something that
+//! can change its state happened: output arrived (looks at most every 100 ms),
+//! a hook reported, a person looked or a request asked, a settle threshold came
+//! due after output, its status file changed (inotify, [`super::file_watch`]),
+//! a process under the pane ended (pidfds, [`super::process_watch`]), and once
+//! more at exit. A quiet pane costs nothing: no timer runs for it. The one
+//! timer is at start-up: until the agent's status file (Claude Code) or its
+//! session (Codex) is found, it is looked for every second, for at most
+//! [`STARTUP_POLL_FOR`]. Each look runs on a blocking thread and is published
+//! in the pane's [`Tracker`] for requests and waits to read.
 
 use super::detect as agent;
+use super::file_watch::{self, Subscription};
+use super::process_files;
+use super::process_watch::ProcessWatch;
 use super::tracker::{Proc, Tracker};
 use crate::event_bus::EventBus;
 use crate::terminal::pane_output::PaneOutput;
 use fugue_protocol::{AgentKind, AgentSession, Event, PaneId, SessionId};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
 /// Looks taken after output arrives are at least this far apart.
 const THROTTLE: Duration = Duration::from_millis(100);
-/// How often a status file (written without output to the pane), or a session
-/// not found yet, is looked for again.
-const STATUS_FILE_POLL: Duration = Duration::from_secs(1);
+/// How often a status file, or a session, not found yet is looked for again.
+const STARTUP_POLL: Duration = Duration::from_secs(1);
+/// How long after the process started it is looked for on a timer; after that,
+/// only output (an agent that starts a turn draws) makes a look find it.
+const STARTUP_POLL_FOR: Duration = Duration::from_secs(60);
 
 /// The pane being watched.
 pub struct Watched {
@@ -55,6 +66,8 @@ pub fn spawn<T: Send + Sync + 'static>(
     tokio::spawn(async move {
         let mut changes = output.changes();
         let mut session: Option<String> = None;
+        let mut status_file: Option<(PathBuf, Subscription)> = None;
+        let mut processes = ProcessWatch::default();
         loop {
             changes.borrow_and_update();
             let exited = exit.borrow_and_update().is_some();
@@ -74,11 +87,21 @@ pub fn spawn<T: Send + Sync + 'static>(
                     exited,
                 };
                 let (looker, seen) = (tracker.clone(), output.clone());
-                let look = move || looker.look_and_publish(&seen, &proc);
-                let Some(status) = crate::sync::off_runtime(&crate::sync::AGENT_LOOKS, look).await else {
+                let look = move || {
+                    let status = looker.look_and_publish(&seen, &proc);
+                    // The processes below the pane's own (whose end `exit` hears).
+                    let below = match proc.exited {
+                        true => Vec::new(),
+                        false => process_files::process_and_descendants(proc.pid).split_off(1),
+                    };
+                    (status, below)
+                };
+                let Some((status, below)) = crate::sync::off_runtime(&crate::sync::AGENT_LOOKS, look).await else {
                     tracker.set_watching(false);
                     return;
                 };
+                processes.follow(&below);
+                follow_status_file(&mut status_file, tracker.status_file());
                 if status.session_id.is_some() && status.session_id != session {
                     session.clone_from(&status.session_id);
                     on_session(AgentSession {
@@ -103,12 +126,23 @@ pub fn spawn<T: Send + Sync + 'static>(
                 let settle = agent::settle_due(output.quiet_for());
                 // Claude Code's status file changes with no output; Codex opens
                 // its transcript (its session) a moment after it starts.
-                let poll = kind == AgentKind::Claude || (kind == AgentKind::Codex && session.is_none());
-                match poll {
-                    true => Some(settle.map_or(STATUS_FILE_POLL, |r| r.min(STATUS_FILE_POLL))),
+                let unfound = match kind {
+                    AgentKind::Claude => status_file.is_none(),
+                    AgentKind::Codex => session.is_none(),
+                    _ => false,
+                };
+                let age = crate::config::now_ms().saturating_sub(watched.started_at_ms);
+                match unfound && Duration::from_millis(age) < STARTUP_POLL_FOR {
+                    true => Some(settle.map_or(STARTUP_POLL, |r| r.min(STARTUP_POLL))),
                     false => settle,
                 }
             });
+            let file_changed = async {
+                match &status_file {
+                    Some((_, followed)) => followed.changed().await,
+                    None => std::future::pending().await,
+                }
+            };
             let sleep = async {
                 match recheck {
                     Some(after) => tokio::time::sleep(after).await,
@@ -139,8 +173,20 @@ pub fn spawn<T: Send + Sync + 'static>(
                 },
                 _ = output.reported() => {}
                 _ = tracker.woken() => {}
+                _ = file_changed => {}
+                _ = processes.ended() => {}
                 _ = sleep => {}
             }
         }
     });
+}
+
+/// Follows the status file a look found (the same one stays followed; another
+/// replaces it). Where it cannot be followed, the start-up poll and output find it.
+fn follow_status_file(followed: &mut Option<(PathBuf, Subscription)>, found: Option<PathBuf>) {
+    let Some(found) = found else { return };
+    if followed.as_ref().is_some_and(|(path, _)| *path == found) {
+        return;
+    }
+    *followed = file_watch::follow(&found).map(|subscription| (found, subscription));
 }

@@ -4,6 +4,8 @@
 //! (approve) or Escape (deny). An argument is taken as the first prompt.
 //! With `FAKE_AGENT_PASTE_GUARD_MS=N` it ignores an Enter that comes within N ms
 //! of the end of a bracketed paste, as Gemini CLI 0.61 does.
+//! With `CLAUDE_CONFIG_DIR` set it keeps Claude Code's status file there
+//! (`sessions/<pid>.json`: idle, busy or waiting), as Claude Code 2.1.139+ does.
 
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
@@ -16,6 +18,31 @@ fn raw_mode() {
         t.special_codes[SpecialCodeIndex::VMIN] = 1;
         t.special_codes[SpecialCodeIndex::VTIME] = 0;
         let _ = tcsetattr(&stdin, OptionalActions::Now, &t);
+    }
+}
+
+/// Writes Claude Code's status file, when `CLAUDE_CONFIG_DIR` names where.
+fn status(state: &str) {
+    let Some(config) = std::env::var_os("CLAUDE_CONFIG_DIR") else {
+        return;
+    };
+    let sessions = std::path::Path::new(&config).join("sessions");
+    let _ = std::fs::create_dir_all(&sessions);
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Field 22, after the command in parentheses.
+    let start = stat
+        .rsplit(')')
+        .next()
+        .and_then(|s| s.split_whitespace().nth(19))
+        .unwrap_or("0");
+    let json = format!(
+        "{{\"status\":\"{state}\",\"procStart\":\"{start}\",\"sessionId\":\"0b7c4f52-2f0e-4c1e-9a57-6d3b2a1c9e10\"}}"
+    );
+    // Replaced by a rename, as a careful writer does.
+    let file = sessions.join(format!("{}.json", std::process::id()));
+    let temp = sessions.join(format!("{}.json.tmp", std::process::id()));
+    if std::fs::write(&temp, json).is_ok() {
+        let _ = std::fs::rename(&temp, &file);
     }
 }
 
@@ -32,13 +59,16 @@ fn draw(body: &str) {
 /// At rest: the last result and the input box, with Claude Code's footer under it
 /// (what fugue recognises as ready); the cursor goes back into the box.
 fn idle(last: &str) {
+    status("idle");
     draw(&format!("│ {last}\n\n> \n  ? for shortcuts\x1b[A\x1b[3G"));
 }
 
 /// Works on `prompt`, then asks for permission and waits for the answer.
 fn work(prompt: &str, input: &mut impl Read) -> String {
+    status("busy");
     draw(&format!("✻ Working on: {prompt} (esc to interrupt)\n"));
     std::thread::sleep(Duration::from_millis(800));
+    status("waiting");
     draw(&format!(
         "Bash(echo {prompt})\n\nDo you want to proceed?\n❯ 1. Yes\n  2. No\n\nEsc to cancel"
     ));

@@ -25,6 +25,7 @@ mod panes;
 mod placement;
 mod protocol;
 mod remote;
+mod rest;
 mod screen;
 mod sessions;
 mod slow_client;

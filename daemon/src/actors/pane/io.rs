@@ -40,6 +40,7 @@ pub(super) fn start_io(
     kill_grace: Duration,
     stop: &CancellationToken,
     processed: watch::Sender<bool>,
+    output_arrived: &Arc<tokio::sync::Notify>,
 ) -> std::io::Result<PaneIo> {
     let reaped = process.exit_watch.reaped.clone();
     let guard = ProcessGuard::new(process.pid, reaped.clone(), kill_grace);
@@ -59,7 +60,13 @@ pub(super) fn start_io(
         }),
     );
     let tasks = vec![
-        tokio::spawn(read_loop(master.clone(), output.clone(), feed, stop.clone())),
+        tokio::spawn(read_loop(
+            master.clone(),
+            output.clone(),
+            feed,
+            output_arrived.clone(),
+            stop.clone(),
+        )),
         tokio::spawn(write_loop(master.clone(), process.input, process.typed, stop.clone())),
     ];
     tokio::spawn({
@@ -101,6 +108,7 @@ async fn read_loop(
     master: Arc<AsyncFd<OwnedFd>>,
     output: Arc<PaneOutput>,
     feed: Arc<PaneFeed>,
+    output_arrived: Arc<tokio::sync::Notify>,
     stop: CancellationToken,
 ) {
     let trim = tokio::time::sleep(TRIM_AFTER);
@@ -129,6 +137,7 @@ async fn read_loop(
             Ok(Ok(Some(chunk))) => {
                 let end = output.push_log(&chunk);
                 feed.push(chunk, end).await;
+                output_arrived.notify_one();
                 untrimmed = true;
                 trim.as_mut().reset(tokio::time::Instant::now() + TRIM_AFTER);
             }

@@ -115,6 +115,8 @@ pub struct PaneArgs {
     /// The process on the PTY; `None` for a pane restored without one (lost when
     /// the daemon went away), which keeps only its output.
     pub process: Option<PaneProcess>,
+    /// Told when output arrives: the session records changed screens then.
+    pub output_arrived: Arc<tokio::sync::Notify>,
 }
 /// A running process on its PTY, as a pane actor takes it over.
 pub struct PaneProcess {
@@ -189,7 +191,15 @@ impl Actor for PaneActor {
         let focus_input = args.process.as_ref().map(|p| p.replies.clone());
         let (master, guard, reaped, exit_watch, io_tasks) = match args.process {
             Some(process) => {
-                let io = start_io(&myself, process, &args.output, args.kill_grace, &stop, processed_tx)?;
+                let io = start_io(
+                    &myself,
+                    process,
+                    &args.output,
+                    args.kill_grace,
+                    &stop,
+                    processed_tx,
+                    &args.output_arrived,
+                )?;
                 (
                     Some(io.master),
                     Some(io.guard),

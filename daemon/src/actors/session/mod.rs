@@ -298,6 +298,10 @@ pub struct SessionState {
     args: SessionArgs,
     /// In the session's order; a pane's index is its position here.
     panes: Vec<PaneEntry>,
+    /// Told by the panes when output arrives; a checkpoint follows
+    /// [`CHECKPOINT`] later, so a quiet session runs no timer.
+    output_arrived: Arc<tokio::sync::Notify>,
+    checkpoints: tokio::task::JoinHandle<()>,
 }
 
 pub struct SessionActor;
@@ -312,11 +316,34 @@ impl Actor for SessionActor {
         myself: ActorRef<SessionMsg>,
         args: SessionArgs,
     ) -> Result<SessionState, ActorProcessingErr> {
-        myself.send_interval(CHECKPOINT, || SessionMsg::Checkpoint);
+        let output_arrived = Arc::new(tokio::sync::Notify::new());
+        let checkpoints = tokio::spawn({
+            let (arrived, session) = (output_arrived.clone(), myself.clone());
+            async move {
+                loop {
+                    arrived.notified().await;
+                    tokio::time::sleep(CHECKPOINT).await;
+                    if session.cast(SessionMsg::Checkpoint).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
         Ok(SessionState {
             args,
             panes: Vec::new(),
+            output_arrived,
+            checkpoints,
         })
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<SessionMsg>,
+        state: &mut SessionState,
+    ) -> Result<(), ActorProcessingErr> {
+        state.checkpoints.abort();
+        Ok(())
     }
 
     async fn handle(

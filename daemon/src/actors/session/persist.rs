@@ -16,18 +16,24 @@ impl SessionState {
     /// screens and a thousand lines each every 2 s into SQLite was most of what
     /// records cost them.
     pub(super) fn checkpoint(&mut self) {
+        let mut deferred = false;
         for pane in &mut self.panes {
             let changes = *pane.output.changes().borrow();
             if changes == pane.checkpointed || !pane.running() {
                 continue;
             }
             if !record_due(pane.recorded, pane.output.replayable()) {
+                deferred = true;
                 continue;
             }
             pane.checkpointed = changes;
             let saved = pane.saved_output();
             pane.recorded = Some((Instant::now(), saved.fed));
             self.args.store.output(pane.info.id, saved);
+        }
+        // A change not recorded yet is looked at again at the next checkpoint.
+        if deferred {
+            self.output_arrived.notify_one();
         }
     }
 

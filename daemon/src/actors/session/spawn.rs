@@ -226,6 +226,7 @@ starting; Codex and Gemini CLI through their hooks)"
             shell,
             kill_grace: self.args.config.kill_grace,
             process,
+            output_arrived: self.output_arrived.clone(),
         };
         let (actor, _) = Actor::spawn_linked(None, PaneActor, args, myself.get_cell())
             .await

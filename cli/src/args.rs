@@ -426,6 +426,15 @@ pub enum AgentCommand {
     /// a new pane; prints its id. For a pane whose agent ended or was lost (a
     /// daemon restart, a reboot).
     Resume { pane: String },
+    /// Put an idle agent to rest: its program ends (its own quit keys, then
+    /// signals) and its memory is freed; the pane stays in place, `hibernated`,
+    /// with its screen, scrollback and records. A prompt, an attach or `fugue
+    /// wake` resumes it there on its recorded session. Refused while the agent is
+    /// busy, waits for a person or holds a draft.
+    Hibernate { pane: String },
+    /// Resume a hibernated agent in its pane, on its recorded session, same
+    /// directory and environment; returns once it is ready for a prompt.
+    Wake { pane: String },
 }
 
 #[derive(Subcommand, Debug)]
@@ -524,7 +533,7 @@ pub struct WaitArgs {
     #[arg(long, value_name = "MS")]
     idle: Option<u64>,
     /// The agent CLI reaches one of these states (`|` or `,` between them):
-    /// waiting_for_permission, waiting_for_answer, busy, idle, starting, unknown, exited.
+    /// waiting_for_permission, waiting_for_answer, busy, idle, starting, unknown, exited, hibernated.
     #[arg(long, value_name = "STATES")]
     agent_state: Option<String>,
     /// The agent CLI needs a person for one of these reasons (`|` or `,` between

@@ -472,6 +472,17 @@ impl Client {
         self.call(rq::ResumeAgent { pane: pane.into() }).await
     }
 
+    /// Puts the pane's agent to rest: its program ends, the pane stays
+    /// `hibernated` until a prompt, an attach or [`Client::wake`] resumes it.
+    pub async fn hibernate(&self, pane: &str) -> Result<PaneInfo> {
+        self.call(rq::HibernatePane { pane: pane.into() }).await
+    }
+
+    /// Resumes a hibernated pane's agent in the same pane; answers once it is ready.
+    pub async fn wake(&self, pane: &str) -> Result<PaneInfo> {
+        self.call(rq::WakePane { pane: pane.into() }).await
+    }
+
     pub async fn ping(&self) -> Result<()> {
         self.call(rq::Ping {}).await
     }

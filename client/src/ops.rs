@@ -52,7 +52,7 @@ pub struct WaitFor {
     /// Return once the terminal printed nothing for this many milliseconds.
     pub idle_ms: Option<u64>,
     /// Return when the agent CLI reaches this state, or any of several separated
-    /// by "|" or ",": waiting_for_permission, waiting_for_answer, busy, idle,
+    /// by "|" or ",": waiting_for_permission, waiting_for_answer, busy, idle, hibernated,
     /// starting, unknown or exited.
     pub agent_state: Option<String>,
     /// Return when the agent CLI needs a person for this reason, or any of

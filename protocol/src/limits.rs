@@ -346,6 +346,8 @@ one_pane!(
     Detach,
     AgentStatus,
     ResumeAgent,
+    HibernatePane,
+    WakePane,
     SetSizePolicy,
     Capture
 );

@@ -400,6 +400,15 @@ requests! {
     /// while that send is under way).
     37 => SendPrompt { pane: String, text: String, key: Option<String> } -> PromptReceipt,
         reply_bytes(_request) = crate::limits::MAX_PROMPT_RECEIPT_BYTES + SMALL_REPLY_BYTES;
+    /// Put the pane's agent to rest: its program ends (its own quit, then
+    /// signals) and the pane stays, `hibernated`, screen and records kept, until
+    /// a prompt, an attach or [`WakePane`] resumes it on its recorded session.
+    /// Refused while the agent is busy, waits for a person or holds a draft, and
+    /// for an agent fugue cannot resume.
+    38 => HibernatePane { pane: String } -> PaneInfo;
+    /// Resume a hibernated pane's agent in the same pane, on its recorded session,
+    /// and reply once it is ready for a prompt (a running pane: at once).
+    39 => WakePane { pane: String } -> PaneInfo;
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The agent CLIs in panes: `overview`, `top`, `agent`, `approve`, `deny`,
-//! `prompt`, `resume`; `events` (what changes, as it happens) and
+//! `prompt`, `resume`, `hibernate`, `wake`; `events` (what changes, as it happens) and
 //! `agent-event` (what an agent's hooks run).
 
 use super::Context;
@@ -57,6 +57,14 @@ pub async fn run(ctx: &Context<'_>, command: &AgentCommand) -> Result<ExitCode, 
         AgentCommand::Resume { pane } => {
             let info = client.resume_agent(pane).await?;
             out.print(pane_json(&info), || info.id.to_string());
+        }
+        AgentCommand::Hibernate { pane } => {
+            let info = client.hibernate(pane).await?;
+            out.print(pane_json(&info), || format!("{} hibernated", info.id));
+        }
+        AgentCommand::Wake { pane } => {
+            let info = client.wake(pane).await?;
+            out.print(pane_json(&info), || format!("{} awake (pid {})", info.id, info.pid));
         }
     }
     Ok(ExitCode::SUCCESS)

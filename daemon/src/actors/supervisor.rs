@@ -454,6 +454,9 @@ impl SupervisorState {
             "restored {sessions} sessions, {panes} panes: {} lost, {} restarted, {} exited, {} expired",
             totals.lost, totals.restarted, totals.exited, totals.expired
         ));
+        if totals.hibernated > 0 {
+            summary.push_str(&format!(", {} hibernated", totals.hibernated));
+        }
         if orphans > 0 {
             let what = if keep_orphans { "left running" } else { "ended" };
             summary.push_str(&format!("; {orphans} orphan processes {what}"));

@@ -266,6 +266,9 @@ pub struct Tracker {
     /// Bumped when the agent's state may have changed with no output (a hook
     /// reported, a person looked, a look was published), for waits.
     news: watch::Sender<u64>,
+    /// Its pane was put to rest: once the process has ended, the agent is
+    /// `hibernated`, not exited.
+    hibernating: AtomicBool,
 }
 
 impl Default for Tracker {
@@ -280,6 +283,7 @@ impl Default for Tracker {
             wake: Notify::new(),
             news: watch::channel(0).0,
             hook_token: Mutex::new(None),
+            hibernating: AtomicBool::new(false),
         }
     }
 }
@@ -367,6 +371,9 @@ impl Tracker {
     pub fn look(&self, output: &PaneOutput, proc: &Proc) -> AgentInfo {
         LOOKS.fetch_add(1, Ordering::Relaxed);
         let inputs = output.agent_inputs();
+        if proc.exited && self.hibernating.load(Ordering::Acquire) {
+            return self.at_rest(proc, &inputs);
+        }
         let Some(kind) = detect::detect_kind(&proc.command, &inputs.screen) else {
             return self.plain(&inputs, proc.exited);
         };
@@ -503,6 +510,36 @@ impl Tracker {
             self.wake.notify_one();
         }
         info
+    }
+
+    /// A hibernated pane's agent: at rest until woken.
+    fn at_rest(&self, proc: &Proc, inputs: &AgentInputs) -> AgentInfo {
+        let state = AgentState::Hibernated;
+        let mut side = lock(&self.side);
+        let info = AgentInfo {
+            agent: detect::detect_kind(&proc.command, &inputs.screen),
+            state,
+            needs: state.needs(),
+            source: StateSource::Screen,
+            version: None,
+            session_id: side.hook_session.clone().or_else(|| side.found_session.clone()),
+            prompt_id: None,
+            since_ms: side.report(state, inputs.watched),
+            evidence: vec!["hibernated by fugue; a prompt, an attach or `fugue wake` resumes it".into()],
+            signals: Vec::new(),
+            draft: None,
+        };
+        if side.note_change(&info) {
+            drop(side);
+            self.wake.notify_one();
+        }
+        info
+    }
+
+    /// Its pane is put to rest (or was, before a restart of the daemon).
+    pub fn set_hibernating(&self, hibernating: bool) {
+        self.hibernating.store(hibernating, Ordering::Release);
+        self.news.send_modify(|n| *n += 1);
     }
 
     /// No agent recognised (yet): busy while output flows, idle once quiet.

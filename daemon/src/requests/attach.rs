@@ -78,6 +78,9 @@ impl Handler {
         read_only: bool,
         size: Option<PaneSize>,
     ) -> Result<PaneInfo, ErrorReply> {
+        // A person attaching to a hibernated agent wakes it; what they type
+        // meanwhile waits in their own terminal until the attach is answered.
+        self.wake_if_hibernated(target).await?;
         let pane = self.pane(target).await?;
         let info = pane.current_info();
         if let Some(status) = info.exit {

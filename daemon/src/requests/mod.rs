@@ -5,6 +5,7 @@
 
 mod attach;
 pub mod client;
+mod hibernate;
 mod prompt;
 mod resolve;
 mod search;
@@ -88,6 +89,8 @@ impl Handler {
             Rq::AnswerPermission(r) => Response::AnswerPermission(self.answer_permission(r).await?),
             Rq::ResumeAgent(r) => Response::ResumeAgent(self.resume_agent(&r.pane).await?),
             Rq::SendPrompt(r) => Response::SendPrompt(self.send_prompt(r).await?),
+            Rq::HibernatePane(r) => Response::HibernatePane(self.hibernate_pane(&r.pane).await?),
+            Rq::WakePane(r) => Response::WakePane(self.wake_pane(&r.pane).await?),
             // Answered by the connection itself, which knows its requests.
             Rq::Cancel(_) => return Err(ErrorReply::internal("cancel is handled by the connection")),
             Rq::SetSizePolicy(r) => {
@@ -227,6 +230,7 @@ impl Handler {
             prompt_id,
             answer,
         } = request;
+        self.wake_if_hibernated(&pane).await?;
         let pane = self.pane(&pane).await?;
         let shown = pane.agent_status().await;
         if let Some(earlier) = pane.agent.claim_prompt(&shown, &prompt_id, answer)? {

@@ -36,6 +36,8 @@ impl Handler {
     /// caller's retry under the same key then gets that receipt).
     pub(super) async fn send_prompt(&self, request: rq::SendPrompt) -> Result<PromptReceipt, ErrorReply> {
         let rq::SendPrompt { pane, text, key } = request;
+        // A hibernated agent is resumed first; the prompt goes once it is ready.
+        self.wake_if_hibernated(&pane).await?;
         let pane = self.pane(&pane).await?;
         let Some(sending) = Sending::begin(&pane) else {
             return Err(in_flight(

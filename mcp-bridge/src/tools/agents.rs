@@ -47,7 +47,7 @@ impl FugueTools {
     }
 
     #[tool(
-        description = "What the agent CLI in a terminal is doing: state (starting, busy, waiting_for_permission, waiting_for_answer, idle, unknown or exited), the two axes behind it (turn: running / not_running / unknown; needs: nothing / permission / question / finished_unseen), where that was read (source: hook, terminal, session_file or screen), its version, its session_id, since when, what decided, and while it waits for permission the prompt_id that fugue_approve / fugue_deny take.",
+        description = "What the agent CLI in a terminal is doing: state (starting, busy, waiting_for_permission, waiting_for_answer, idle, unknown, exited or hibernated), the two axes behind it (turn: running / not_running / unknown; needs: nothing / permission / question / finished_unseen), where that was read (source: hook, terminal, session_file or screen), its version, its session_id, since when, what decided, and while it waits for permission the prompt_id that fugue_approve / fugue_deny take.",
         annotations(read_only_hint = true)
     )]
     async fn fugue_agent_status(

@@ -3,9 +3,11 @@
 //! ("esc to interrupt"), then asks "Do you want to proceed?" and reacts to Enter
 //! (approve) or Escape (deny). An argument is taken as the first prompt.
 //! With `FAKE_AGENT_PASTE_GUARD_MS=N` it ignores an Enter that comes within N ms
-//! of the end of a bracketed paste, as Gemini CLI 0.61 does.
+//! of the end of a bracketed paste, as Gemini CLI 0.61 does. A turn works for
+//! `FAKE_AGENT_WORK_MS` (default 800) before it asks.
 //! With `CLAUDE_CONFIG_DIR` set it keeps Claude Code's status file there
-//! (`sessions/<pid>.json`: idle, busy or waiting), as Claude Code 2.1.139+ does.
+//! (`sessions/<pid>.json`: idle, busy or waiting, and its session id), as
+//! Claude Code 2.1.139+ does. `--resume ID` continues session ID (and says so).
 
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
@@ -18,6 +20,15 @@ fn raw_mode() {
         t.special_codes[SpecialCodeIndex::VMIN] = 1;
         t.special_codes[SpecialCodeIndex::VTIME] = 0;
         let _ = tcsetattr(&stdin, OptionalActions::Now, &t);
+    }
+}
+
+/// The session it runs: the one resumed, or a new one named after its pid.
+fn session_id() -> String {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("--resume") => args.get(2).cloned().unwrap_or_default(),
+        _ => format!("0b7c4f52-2f0e-4c1e-9a57-{:012x}", std::process::id()),
     }
 }
 
@@ -36,7 +47,8 @@ fn status(state: &str) {
         .and_then(|s| s.split_whitespace().nth(19))
         .unwrap_or("0");
     let json = format!(
-        "{{\"status\":\"{state}\",\"procStart\":\"{start}\",\"sessionId\":\"0b7c4f52-2f0e-4c1e-9a57-6d3b2a1c9e10\"}}"
+        "{{\"status\":\"{state}\",\"procStart\":\"{start}\",\"sessionId\":\"{}\"}}",
+        session_id()
     );
     // Replaced by a rename, as a careful writer does.
     let file = sessions.join(format!("{}.json", std::process::id()));
@@ -67,7 +79,11 @@ fn idle(last: &str) {
 fn work(prompt: &str, input: &mut impl Read) -> String {
     status("busy");
     draw(&format!("✻ Working on: {prompt} (esc to interrupt)\n"));
-    std::thread::sleep(Duration::from_millis(800));
+    let work_ms = std::env::var("FAKE_AGENT_WORK_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or(800);
+    std::thread::sleep(Duration::from_millis(work_ms));
     status("waiting");
     draw(&format!(
         "Bash(echo {prompt})\n\nDo you want to proceed?\n❯ 1. Yes\n  2. No\n\nEsc to cancel"
@@ -90,8 +106,10 @@ fn main() {
     raw_mode();
     let mut input = std::io::stdin().lock();
     let mut last = String::from("ready");
-    if let Some(first) = std::env::args().nth(1) {
-        last = work(&first, &mut input);
+    match std::env::args().nth(1) {
+        Some(flag) if flag == "--resume" => last = format!("resumed session {}", session_id()),
+        Some(first) => last = work(&first, &mut input),
+        None => {}
     }
     idle(&last);
     let guard = std::env::var("FAKE_AGENT_PASTE_GUARD_MS")

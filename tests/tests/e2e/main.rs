@@ -12,6 +12,7 @@ mod durable;
 mod esctest;
 mod events;
 mod hardening;
+mod hibernate;
 mod hostile;
 mod keyboard;
 mod lifecycle;

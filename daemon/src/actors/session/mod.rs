@@ -2,6 +2,7 @@
 //! metadata (order, titles, status) so lists are answered without asking each pane,
 //! enforces the running-pane cap, and removes exited panes after their TTL.
 
+mod hibernate;
 mod persist;
 mod registry;
 mod restart;
@@ -114,6 +115,16 @@ pub enum SessionMsg {
         pane: PaneId,
         reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
     },
+    /// Mark a running agent pane hibernated before its program is ended.
+    Hibernate {
+        pane: PaneId,
+        reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
+    },
+    /// Resume a hibernated pane's agent in the same pane.
+    Wake {
+        pane: PaneId,
+        reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
+    },
     GetPane {
         lookup: PaneLookup,
         reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
@@ -187,6 +198,8 @@ pub struct RestoreCounts {
     pub exited: u32,
     /// Exited too long ago to keep.
     pub expired: u32,
+    /// Hibernated, and still at rest.
+    pub hibernated: u32,
 }
 
 impl RestoreCounts {
@@ -196,6 +209,7 @@ impl RestoreCounts {
         self.restarted += other.restarted;
         self.exited += other.exited;
         self.expired += other.expired;
+        self.hibernated += other.hibernated;
     }
 }
 
@@ -361,6 +375,13 @@ impl Actor for SessionActor {
                 let result = state.resume_agent(&myself, pane).await;
                 let _ = reply.send(result);
             }
+            SessionMsg::Hibernate { pane, reply } => {
+                let _ = reply.send(state.hibernate(&myself, pane));
+            }
+            SessionMsg::Wake { pane, reply } => {
+                let result = state.wake(&myself, pane).await;
+                let _ = reply.send(result);
+            }
             SessionMsg::GetPane { lookup, reply } => {
                 let result = state.find(&lookup).map(|i| state.handle(i, &myself));
                 let _ = reply.send(result);
@@ -428,7 +449,10 @@ impl Actor for SessionActor {
                 }
             }
             SessionMsg::ExpirePane(id) => {
-                let expired = state.panes.iter().position(|p| p.info.id == id && !p.active());
+                let expired = state
+                    .panes
+                    .iter()
+                    .position(|p| p.info.id == id && !p.active() && p.info.state != PaneState::Hibernated);
                 if let Some(index) = expired {
                     state.remove(index);
                 }

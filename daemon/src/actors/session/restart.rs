@@ -9,6 +9,10 @@ impl SessionState {
             return;
         };
         let pane = &mut self.panes[index];
+        if pane.info.state == PaneState::Hibernated {
+            self.hibernated(index);
+            return;
+        }
         if pane.info.state != PaneState::Running {
             return;
         }

@@ -136,6 +136,10 @@ impl SessionState {
         let PaneRecord { mut info, spec, .. } = record;
         let id = info.id;
         let was_running = matches!(info.state, PaneState::Running | PaneState::Restarting);
+        if info.state == PaneState::Hibernated {
+            // It stays at rest (never expiring) until a prompt or a person wakes it.
+            return self.restore_hibernated(myself, info, spec, output, counts).await;
+        }
         if !was_running && info.exited_at_ms.unwrap_or(0) + ttl < now_ms() {
             counts.expired += 1;
             self.args.store.delete_pane(id);
@@ -192,6 +196,33 @@ impl SessionState {
             started.exit = watch::channel(Some(Exited { status, at_ms })).1;
         }
         myself.send_after(Duration::from_millis(remaining), move || SessionMsg::ExpirePane(id));
+        self.add_restored(info, spec, started, output, None);
+    }
+
+    async fn restore_hibernated(
+        &mut self,
+        myself: &ActorRef<SessionMsg>,
+        info: PaneInfo,
+        spec: SpawnSpec,
+        output: Arc<PaneOutput>,
+        counts: &mut RestoreCounts,
+    ) {
+        let id = info.id;
+        let mut started = match self.start_actor(myself, id, spec.shell, &output, None, (&[], 0)).await {
+            Ok(started) => started,
+            Err(err) => {
+                tracing::warn!(pane = %id, %err, "cannot restore pane");
+                return;
+            }
+        };
+        let ended = info.exit.unwrap_or(fugue_protocol::ExitStatus {
+            code: None,
+            signal: None,
+        });
+        let at_ms = info.exited_at_ms.unwrap_or_else(now_ms);
+        started.exit = watch::channel(Some(Exited { status: ended, at_ms })).1;
+        started.agent.set_hibernating(true);
+        counts.hibernated += 1;
         self.add_restored(info, spec, started, output, None);
     }
 

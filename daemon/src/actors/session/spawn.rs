@@ -285,7 +285,7 @@ starting; Codex and Gemini CLI through their hooks)"
 /// recorded (`claude --resume ID`, `codex resume ID`, ...), in the pane's
 /// directory with its title; `None` without a recorded session or a resume
 /// command for that agent.
-fn resumed_spec(spec: &SpawnSpec, info: &PaneInfo) -> Option<SpawnSpec> {
+pub(super) fn resumed_spec(spec: &SpawnSpec, info: &PaneInfo) -> Option<SpawnSpec> {
     let session = info.agent_session.as_ref()?;
     let line = agent::resume_command(session.agent, &info.command, &session.id)?;
     let mut spec = spec.clone();

@@ -1,0 +1,151 @@
+//! Hibernation with the fake Claude Code (the real CLIs: tests/agents.rs): an
+//! idle agent is put to rest, its process ends and its pane stays readable and
+//! `hibernated` everywhere; a prompt resumes it in the same pane on its recorded
+//! session and the turn runs; `fugue wake` does the same; an agent that is busy,
+//! waits for a person or holds a draft is refused, saying why.
+
+use fugue_client::protocol::{AgentState, Event};
+use fugue_tests::{wait_until, Daemon, DEADLINE};
+
+fn agent_state(daemon: &Daemon, pane: &str) -> String {
+    daemon.cli(&["--json", "agent", pane]).json()["state"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn wait_agent(daemon: &Daemon, pane: &str, state: &str) {
+    daemon
+        .cli(&["wait", pane, "--agent-state", state, "--timeout", "30"])
+        .ok();
+}
+
+fn cmdline(pid: u64) -> String {
+    String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()).replace('\0', " ")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_agent_hibernates_and_a_prompt_resumes_it_in_place() {
+    let daemon = Daemon::start();
+    let events_client = daemon.client().await;
+    let mut events = events_client.subscribe().await.unwrap();
+    daemon.cli(&["new-session", "rest"]).ok();
+    let config = daemon.dir.path().join("claude-config");
+    let config_var = format!("CLAUDE_CONFIG_DIR={}", config.display());
+    let claude = daemon.fake_claude();
+    let pane = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "rest",
+            "-e",
+            "FUGUE_AGENT_HOOKS=0",
+            "-e",
+            &config_var,
+            "-e",
+            "FAKE_AGENT_WORK_MS=3000",
+            "--no-shell",
+            "--",
+            &claude,
+        ])
+        .ok();
+    let pane = pane.trim().to_string();
+    wait_agent(&daemon, &pane, "idle");
+    let first = daemon.cli(&["--json", "status", &pane]).json();
+    let session = wait_until("the agent session to be recorded", DEADLINE, || {
+        let info = daemon.cli(&["--json", "status", &pane]).json();
+        info["agent_session"]["id"].as_str().map(String::from)
+    });
+
+    // A draft in its input box: refused, nothing ends.
+    daemon.cli(&["write", &pane, "hello"]).ok();
+    wait_until("the draft to show", DEADLINE, || {
+        daemon.cli(&["--json", "agent", &pane]).json()["draft"]
+            .as_str()
+            .map(|_| ())
+    });
+    let refused = daemon.cli(&["hibernate", &pane]).err();
+    assert!(refused.contains("draft"), "{refused}");
+    // Busy with a turn: refused.
+    daemon.cli(&["send-keys", &pane, "Enter"]).ok();
+    wait_agent(&daemon, &pane, "busy");
+    let refused = daemon.cli(&["hibernate", &pane]).err();
+    assert!(refused.contains("busy"), "{refused}");
+    // Waiting for a person: refused.
+    wait_agent(&daemon, &pane, "waiting_for_permission");
+    let refused = daemon.cli(&["hibernate", &pane]).err();
+    assert!(refused.contains("waits for a person"), "{refused}");
+    daemon.cli(&["send-keys", &pane, "Enter"]).ok();
+    wait_agent(&daemon, &pane, "idle");
+    assert_eq!(
+        daemon.cli(&["--json", "status", &pane]).json()["pid"],
+        first["pid"],
+        "a refusal ended nothing"
+    );
+
+    // At rest: it hibernates; the process ends, the pane and its screen stay.
+    let slept = daemon.cli(&["--json", "hibernate", &pane]).json();
+    assert_eq!(slept["status"], "hibernated", "{slept}");
+    let pid = first["pid"].as_u64().unwrap();
+    wait_until("the agent's process to end", DEADLINE, || {
+        (!std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(())
+    });
+    assert_eq!(agent_state(&daemon, &pane), "hibernated");
+    assert!(daemon.cli(&["panes", "rest"]).ok().contains("hibernated"));
+    assert!(daemon.cli(&["capture", &pane]).ok().contains("approved: hello"));
+    let overview = daemon.cli(&["--json", "overview"]).json();
+    assert_eq!(overview[0]["agent"]["state"], "hibernated", "{overview}");
+    let pushed = tokio::time::timeout(DEADLINE, async {
+        while let Some(event) = events.recv().await {
+            if let Event::AgentStateChanged { agent, .. } = event {
+                if agent.state == AgentState::Hibernated {
+                    return;
+                }
+            }
+        }
+    })
+    .await;
+    assert!(pushed.is_ok(), "no hibernated event was pushed");
+    // It counts against no limit and does not expire: hibernated again is a no-op.
+    assert_eq!(
+        daemon.cli(&["--json", "hibernate", &pane]).json()["status"],
+        "hibernated"
+    );
+
+    // A prompt wakes it in the same pane on its session, and the turn runs.
+    let receipt = daemon.cli(&["--json", "prompt", &pane, "after the rest"]).json();
+    assert_eq!(receipt["went_busy"], true, "{receipt}");
+    let woken = daemon.cli(&["--json", "status", &pane]).json();
+    assert_eq!(woken["status"], "running");
+    assert_eq!(woken["index"], first["index"]);
+    let new_pid = woken["pid"].as_u64().unwrap();
+    assert_ne!(new_pid, pid);
+    let line = cmdline(new_pid);
+    assert!(
+        line.contains(&format!("--resume {session}")),
+        "not resumed on its session: {line}"
+    );
+    wait_agent(&daemon, &pane, "waiting_for_permission");
+    daemon.cli(&["send-keys", &pane, "Enter"]).ok();
+    wait_agent(&daemon, &pane, "idle");
+    assert!(daemon
+        .cli(&["capture", &pane])
+        .ok()
+        .contains("approved: after the rest"));
+
+    // `fugue wake` after another rest: ready when it returns.
+    daemon.cli(&["hibernate", &pane]).ok();
+    let awake = daemon.cli(&["--json", "wake", &pane]).json();
+    assert_eq!(awake["status"], "running", "{awake}");
+    assert_eq!(agent_state(&daemon, &pane), "idle");
+    assert!(daemon
+        .cli(&["capture", &pane])
+        .ok()
+        .contains(&format!("resumed session {session}")));
+    // A shell is no agent: refused.
+    let shell = daemon
+        .cli(&["run", "-s", "rest", "--no-shell", "--", "sleep", "60"])
+        .ok();
+    let refused = daemon.cli(&["hibernate", shell.trim()]).err();
+    assert!(refused.contains("no agent CLI"), "{refused}");
+}

@@ -169,7 +169,7 @@
     if (tab.agent) {
       const label = {
         waiting_for_permission: 'needs you', busy: 'busy', idle: 'idle', exited: 'exited',
-        starting: 'starting', unknown: 'unreadable', waiting_for_answer: 'asks you',
+        starting: 'starting', unknown: 'unreadable', waiting_for_answer: 'asks you', hibernated: 'asleep',
       }[tab.agent.state];
       if (tab.agent.needs === 'finished_unseen') {
         return { cls: 'finished_unseen', text: `${tab.agent.kind}: done, unseen` };
@@ -205,7 +205,7 @@
     $('empty').hidden = tabs.length > 0;
     renderChangesButton();
     for (const tab of tabs) {
-      if (!views.has(tab.id)) views.set(tab.id, new TerminalView(tab.id));
+      if (!views.has(tab.id)) views.set(tab.id, new TerminalView(tab.id, tab.agent && tab.agent.state === 'hibernated'));
     }
     for (const [id, view] of views) {
       if (!tabs.some((t) => t.id === id)) dropView(id);
@@ -329,7 +329,10 @@
   // ---- terminals --------------------------------------------------------------
 
   class TerminalView {
-    constructor(id) {
+    // `asleep`: its agent is hibernated. Attaching wakes it, so the socket opens
+    // only when a person types into it (the keys are held meanwhile), not
+    // because a page showed its tab.
+    constructor(id, asleep) {
       this.id = id;
       this.backoff = 250;
       this.disposed = false;
@@ -364,7 +367,11 @@
       this.term.onData((data) => this.send(encoder.encode(data)));
       this.term.onBinary((data) => this.send(Uint8Array.from(data, (c) => c.charCodeAt(0))));
       this.term.onResize(({ cols, rows }) => this.control({ type: 'resize', cols, rows }));
-      this.connect();
+      if (asleep) {
+        this.term.write('\x1b[2m[the agent is hibernated: type to wake it]\x1b[0m\r\n');
+      } else {
+        this.connect();
+      }
     }
 
     connect() {
@@ -434,6 +441,7 @@
     }
 
     send(bytes) {
+      if (!this.socket) this.connect();
       if (!this.socket) return;
       if (this.socket.readyState === WebSocket.OPEN) {
         this.socket.send(bytes);

@@ -323,6 +323,16 @@ pub async fn resume(State(state): State<AppState>, Path(pane): Path<String>) -> 
     Ok(Json(PaneView::from(&info)))
 }
 
+pub async fn hibernate(State(state): State<AppState>, Path(pane): Path<String>) -> ApiResult<Json<PaneView>> {
+    let info = state.daemon.get().await?.hibernate(&pane).await?;
+    Ok(Json(PaneView::from(&info)))
+}
+
+pub async fn wake(State(state): State<AppState>, Path(pane): Path<String>) -> ApiResult<Json<PaneView>> {
+    let info = state.daemon.get().await?.wake(&pane).await?;
+    Ok(Json(PaneView::from(&info)))
+}
+
 pub async fn kill_pane(
     State(state): State<AppState>,
     Path(pane): Path<String>,

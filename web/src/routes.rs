@@ -205,6 +205,20 @@ pub fn table() -> Vec<Route> {
             api::resume,
         )
         .returns::<PaneView>(),
+        Route::new(
+            M::POST,
+            "/api/panes/{pane}/hibernate",
+            "Put the pane's idle agent to rest (its program ends, the pane stays, hibernated); refused while it is busy, waits for a person or holds a draft",
+            api::hibernate,
+        )
+        .returns::<PaneView>(),
+        Route::new(
+            M::POST,
+            "/api/panes/{pane}/wake",
+            "Resume a hibernated agent in its pane on its recorded session; answers once it is ready for a prompt",
+            api::wake,
+        )
+        .returns::<PaneView>(),
         Route::new(M::POST, "/api/panes/{pane}/write", "Type text into a pane", api::write)
             .body::<api::Write>()
             .returns::<api::Done>(),

@@ -54,7 +54,7 @@ pub struct AgentBadge {
     /// `claude`, `codex`, `gemini`, ...
     pub kind: String,
     /// `waiting_for_permission`, `waiting_for_answer`, `busy`, `idle`,
-    /// `starting`, `unknown` or `exited`.
+    /// `starting`, `unknown`, `exited` or `hibernated`.
     pub state: String,
     /// Whether it needs a person: `nothing`, `permission`, `question` or
     /// `finished_unseen` (a turn ended and nobody looked since).

@@ -1,4 +1,5 @@
-//! The agent tools: list and status, approve and deny, prompts, and spawning an
+//! The agent tools: list and status, approve and deny, prompts, hibernate and
+//! wake, and spawning an
 //! agent once a person confirmed it (by elicitation, or by an input request from
 //! protocol 2026-07-28 on).
 
@@ -121,6 +122,35 @@ evidence and when) or prompt_stalled. With idempotency_key a retry sends nothing
             terminal_id: p.terminal_id,
             sent,
         }))
+    }
+
+    #[tool(
+        description = "Put an idle agent CLI to rest to free its memory: its program ends (its own quit keys, then \
+signals), the terminal stays in place with its screen and scrollback, and its state reads hibernated. \
+fugue_send_prompt, an approve, an attach or fugue_wake resumes it in the same terminal on its recorded session. \
+Refused while the agent is busy, waits for a person (agent_blocked) or holds a draft (draft_present). Returns the \
+agent's state after."
+    )]
+    async fn fugue_hibernate(
+        &self,
+        Parameters(p): Parameters<TerminalParams>,
+    ) -> Result<Json<AgentStatusView>, String> {
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        client.hibernate(&terminal).await.map_err(describe)?;
+        let status = client.agent_status(&terminal).await.map_err(describe)?;
+        Ok(Json(agent_view(p.terminal_id, status, None)))
+    }
+
+    #[tool(
+        description = "Resume a hibernated agent CLI in its terminal, on its recorded session, same directory and \
+environment; returns once it is ready for a prompt (fugue_send_prompt wakes it by itself). A running agent is left \
+as it is. Returns the agent's state after."
+    )]
+    async fn fugue_wake(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<AgentStatusView>, String> {
+        let (client, terminal) = self.terminal(&p.terminal_id).await?;
+        client.wake(&terminal).await.map_err(describe)?;
+        let status = client.agent_status(&terminal).await.map_err(describe)?;
+        Ok(Json(agent_view(p.terminal_id, status, None)))
     }
 
     #[tool(

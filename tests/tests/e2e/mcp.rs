@@ -682,6 +682,33 @@ async fn agents_are_detected_prompted_approved_and_denied(via: Via) {
 /// 0.61 does; fake-agent copies it here) still gets its prompt submitted: the
 /// bridge waits for the paste to settle before Enter. And when no turn starts,
 /// the result says so instead of claiming the agent went busy.
+/// fugue_hibernate puts an idle agent to rest (its state reads hibernated),
+/// fugue_wake brings it back ready, and a prompt to a hibernated agent wakes it
+/// and runs its turn: one fugue_send_prompt. Refusals: tests/e2e/hibernate.rs.
+async fn an_agent_hibernates_and_wakes_through_the_tools(via: Via) {
+    let daemon = Daemon::start();
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
+    let config = daemon.dir.path().join("claude-config");
+    let env = json!({"CLAUDE_CONFIG_DIR": config, "FUGUE_AGENT_HOOKS": "0"});
+    let start = json!({"purpose": "agent", "command": daemon.fake_claude(), "shell": false, "env": env});
+    let agent = ok(&mcp, "fugue_start", start).await;
+    let id = agent["terminal_id"].as_str().unwrap().to_string();
+    wait_state(&mcp, &id, "idle").await;
+    wait_for("the agent's session to be known", DEADLINE, || async {
+        let status = ok(&mcp, "fugue_agent_status", json!({"terminal_id": id})).await;
+        status["session_id"].as_str().map(|_| ())
+    })
+    .await;
+    let slept = ok(&mcp, "fugue_hibernate", json!({"terminal_id": id})).await;
+    assert_eq!(slept["state"], "hibernated", "{slept}");
+    let woke = ok(&mcp, "fugue_wake", json!({"terminal_id": id})).await;
+    assert_eq!(woke["state"], "idle", "{woke}");
+    ok(&mcp, "fugue_hibernate", json!({"terminal_id": id})).await;
+    let sent = ok(&mcp, "fugue_send_prompt", json!({"terminal_id": id, "text": "wake up"})).await;
+    assert_eq!(sent["outcome"], "started", "{sent}");
+    wait_state(&mcp, &id, "waiting_for_permission").await;
+}
+
 async fn a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored(via: Via) {
     let daemon = Daemon::start();
     let mcp = connect(via, &daemon, TestClient::default(), false).await;
@@ -1434,6 +1461,7 @@ over_both_transports!(
     error_paths_are_tool_errors_that_say_what_would_work,
     agents_are_detected_prompted_approved_and_denied,
     a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored,
+    an_agent_hibernates_and_wakes_through_the_tools,
     spawning_an_agent_needs_a_person_or_allow_spawn,
     a_terminal_started_with_a_restart_policy_comes_back,
     names_reach_agents_clean,

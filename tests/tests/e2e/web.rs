@@ -1797,3 +1797,62 @@ async fn mcp_http_bytes(daemon: &Daemon, calls: &[(&str, Value)]) -> Vec<u8> {
     }
     bytes
 }
+
+/// Hibernate and wake over HTTP: the pane reads hibernated, then running and
+/// its agent idle; a pane with no agent is refused with the reason.
+#[tokio::test]
+async fn an_agent_hibernates_and_wakes_over_http() {
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    daemon.cli(&["new-session", "rest"]).ok();
+    let config = daemon.dir.path().join("claude-config");
+    let config_var = format!("CLAUDE_CONFIG_DIR={}", config.display());
+    let claude = daemon.fake_claude();
+    let run = [
+        "run",
+        "-s",
+        "rest",
+        "-e",
+        "FUGUE_AGENT_HOOKS=0",
+        "-e",
+        &config_var,
+        "--no-shell",
+        "--",
+        &claude,
+    ];
+    let pane = daemon.cli(&run).ok().trim().to_string();
+    daemon
+        .cli(&["wait", &pane, "--agent-state", "idle", "--timeout", "30"])
+        .ok();
+    fugue_tests::wait_until("the agent session to be recorded", DEADLINE, || {
+        daemon.cli(&["--json", "status", &pane]).json()["agent_session"]["id"]
+            .as_str()
+            .map(|_| ())
+    });
+    let (status, slept) = web
+        .call(Method::POST, &format!("/api/panes/{pane}/hibernate"), None)
+        .await;
+    assert_eq!(
+        (status, slept["status"].as_str()),
+        (StatusCode::OK, Some("hibernated")),
+        "{slept}"
+    );
+    let (_, agent) = web.call(Method::GET, &format!("/api/panes/{pane}/agent"), None).await;
+    assert_eq!(agent["state"], "hibernated", "{agent}");
+    let (status, woke) = web.call(Method::POST, &format!("/api/panes/{pane}/wake"), None).await;
+    assert_eq!(
+        (status, woke["status"].as_str()),
+        (StatusCode::OK, Some("running")),
+        "{woke}"
+    );
+    let (_, agent) = web.call(Method::GET, &format!("/api/panes/{pane}/agent"), None).await;
+    assert_eq!(agent["state"], "idle", "{agent}");
+    let shell = daemon
+        .cli(&["run", "-s", "rest", "--no-shell", "--", "sleep", "60"])
+        .ok();
+    let (status, refused) = web
+        .call(Method::POST, &format!("/api/panes/{}/hibernate", shell.trim()), None)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(refused.to_string().contains("no agent CLI"), "{refused}");
+}

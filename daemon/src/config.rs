@@ -32,6 +32,8 @@ pub struct DaemonConfig {
     pub client_memory: usize,
     /// The config file naming notification sinks (see [`crate::notify`]).
     pub notify_config: Option<PathBuf>,
+    /// How long an idle agent of each kind waits before it is hibernated.
+    pub hibernate_after: crate::policy::HibernateAfter,
 }
 
 impl DaemonConfig {
@@ -52,6 +54,7 @@ impl DaemonConfig {
             args: Vec::new(),
             client_memory: crate::budget::DEFAULT_CLIENT_MEMORY,
             notify_config: None,
+            hibernate_after: Default::default(),
         }
     }
 }

@@ -29,6 +29,7 @@ mod event_bus;
 pub mod handover;
 mod memory;
 pub mod notify;
+pub mod policy;
 mod requests;
 pub mod serve;
 mod store;

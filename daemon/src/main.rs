@@ -20,13 +20,13 @@ struct Args {
     #[arg(long)]
     foreground: bool,
     /// How long exited panes stay readable before removal (e.g. 300, 90s, 5m, 500ms).
-    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    #[arg(long, default_value = "5m", value_parser = fugue_daemon::policy::parse_duration)]
     exited_ttl: Duration,
     /// Running panes allowed per session.
     #[arg(long, default_value_t = 10)]
     max_panes: usize,
     /// Time between a kill signal and SIGKILL.
-    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    #[arg(long, default_value = "3s", value_parser = fugue_daemon::policy::parse_duration)]
     kill_grace: Duration,
     /// Where sessions and panes are recorded ("none": nowhere). Default:
     /// $XDG_STATE_HOME/fugue/state.db for the default socket, state-<socket hash>.db for others.
@@ -75,22 +75,6 @@ fn upgrade_args() -> Vec<std::ffi::OsString> {
         args.push(arg);
     }
     args
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("bad duration '{text}'; use e.g. 300, 90s, 5m, 500ms"))?;
-    match unit {
-        "" | "s" => Ok(Duration::from_secs(n)),
-        "ms" => Ok(Duration::from_millis(n)),
-        "m" => Ok(Duration::from_secs(n * 60)),
-        "h" => Ok(Duration::from_secs(n * 3600)),
-        _ => Err(format!("bad duration unit in '{text}'; use ms, s, m or h")),
-    }
 }
 
 fn main() -> ExitCode {
@@ -180,6 +164,9 @@ fn main() -> ExitCode {
         Some(path) => Some(path),
         None => fugue_daemon::notify::default_config_path(),
     };
+    if let Some(path) = &config.notify_config {
+        config.hibernate_after = fugue_daemon::policy::HibernateAfter::read(path);
+    }
     config.state = match args.state {
         Some(path) if path.as_os_str() == "none" => None,
         Some(path) => Some(path),

@@ -47,6 +47,9 @@ struct ConfigFile {
     /// (`fugue_client::worktree_setup`), where git and the commands run.
     #[serde(default, rename = "worktree")]
     _worktree: Vec<toml::Value>,
+    /// Per agent kind policies: read by [`crate::policy`].
+    #[serde(default, rename = "agents")]
+    _agents: toml::Table,
 }
 
 #[derive(Debug, Deserialize)]

@@ -8,10 +8,12 @@
 //! a hook reported, a person looked or a request asked, a settle threshold came
 //! due after output, its status file changed (inotify, [`super::file_watch`]),
 //! a process under the pane ended (pidfds, [`super::process_watch`]), and once
-//! more at exit. A quiet pane costs nothing: no timer runs for it. The one
-//! timer is at start-up: until the agent's status file (Claude Code) or its
+//! more at exit. A quiet pane costs nothing: no timer runs for it. Two timers
+//! remain: at start-up, until the agent's status file (Claude Code) or its
 //! session (Codex) is found, it is looked for every second, for at most
-//! [`STARTUP_POLL_FOR`]. Each look runs on a blocking thread and is published
+//! [`STARTUP_POLL_FOR`]; and with a `hibernate_after` policy, one one-shot
+//! timer while the agent is idle, at whose end the session puts it to rest.
+//! Each look runs on a blocking thread and is published
 //! in the pane's [`Tracker`] for requests and waits to read.
 
 use super::detect as agent;
@@ -21,7 +23,7 @@ use super::process_watch::ProcessWatch;
 use super::tracker::{Proc, Tracker};
 use crate::event_bus::EventBus;
 use crate::terminal::pane_output::PaneOutput;
-use fugue_protocol::{AgentKind, AgentSession, Event, PaneId, SessionId};
+use fugue_protocol::{AgentKind, AgentSession, AgentState, Event, PaneId, SessionId};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,11 +45,17 @@ pub struct Watched {
     pub pid: u32,
     /// When the process started (Unix ms).
     pub started_at_ms: u64,
+    /// Idle this long, its agent is put to rest (the `hibernate_after` policy).
+    pub rest_after: Option<Duration>,
 }
 
 /// Told the agent's own session once it is known, and again if it changes (to
 /// record it for a resume).
 pub type OnAgentSession = Box<dyn Fn(AgentSession) + Send + 'static>;
+
+/// Told when the agent has been idle for its `rest_after`: the session puts it
+/// to rest (if it still is at rest then).
+pub type OnRestDue = Box<dyn Fn() + Send + 'static>;
 
 /// Starts watching; the task ends when the process exits. `exit` holds `Some`
 /// once it has.
@@ -58,6 +66,7 @@ pub fn spawn<T: Send + Sync + 'static>(
     mut exit: watch::Receiver<Option<T>>,
     events: EventBus,
     on_session: OnAgentSession,
+    on_rest: OnRestDue,
 ) {
     let kind = agent::detect_kind(&watched.command, &[]);
     if kind.is_some() {
@@ -68,6 +77,10 @@ pub fn spawn<T: Send + Sync + 'static>(
         let mut session: Option<String> = None;
         let mut status_file: Option<(PathBuf, Subscription)> = None;
         let mut processes = ProcessWatch::default();
+        // When the policy puts the agent to rest, and the idle spell (its start,
+        // Unix ms) that was already told, so a refusal is not asked again.
+        let mut rest_due: Option<(tokio::time::Instant, u64)> = None;
+        let mut rest_told: Option<u64> = None;
         loop {
             changes.borrow_and_update();
             let exited = exit.borrow_and_update().is_some();
@@ -102,6 +115,14 @@ pub fn spawn<T: Send + Sync + 'static>(
                 };
                 processes.follow(&below);
                 follow_status_file(&mut status_file, tracker.status_file());
+                rest_due = match (watched.rest_after, status.state) {
+                    (Some(after), AgentState::Idle) if rest_told != Some(status.since_ms) => {
+                        let idle_for = crate::config::now_ms().saturating_sub(status.since_ms);
+                        let left = after.saturating_sub(Duration::from_millis(idle_for));
+                        Some((tokio::time::Instant::now() + left, status.since_ms))
+                    }
+                    _ => None,
+                };
                 if status.session_id.is_some() && status.session_id != session {
                     session.clone_from(&status.session_id);
                     on_session(AgentSession {
@@ -137,6 +158,12 @@ pub fn spawn<T: Send + Sync + 'static>(
                     false => settle,
                 }
             });
+            let rest = async {
+                match rest_due {
+                    Some((at, _)) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             let file_changed = async {
                 match &status_file {
                     Some((_, followed)) => followed.changed().await,
@@ -175,6 +202,10 @@ pub fn spawn<T: Send + Sync + 'static>(
                 _ = tracker.woken() => {}
                 _ = file_changed => {}
                 _ = processes.ended() => {}
+                _ = rest => {
+                    rest_told = rest_due.take().map(|(_, since)| since);
+                    on_rest();
+                }
                 _ = sleep => {}
             }
         }

@@ -1,19 +1,14 @@
-//! Hibernate and wake requests: the agent must be at rest to hibernate; its
-//! program is asked to quit as a person would (Ctrl-C twice, which Claude Code,
-//! Codex, Gemini CLI and Qwen Code all take at an empty prompt), then signalled;
-//! a wake resumes it in the same pane and answers once it is ready for a prompt.
-//! Prompts and attaches to a hibernated pane wake it first (`wake_if_hibernated`).
+//! Hibernate and wake requests (the hibernation itself: `actors::session::hibernate`):
+//! a wake resumes the agent in the same pane and answers once it is ready for a
+//! prompt. Prompts and attaches to a hibernated pane wake it first
+//! (`wake_if_hibernated`).
 
-use super::resolve::{ask, PANE, SESSION};
+use super::resolve::{ask, SESSION};
 use super::Handler;
-use crate::actors::pane::PaneMsg;
-use crate::actors::session::{PaneHandle, SessionMsg};
-use fugue_protocol::{AgentInfo, AgentState, ErrorCode, ErrorReply, PaneInfo, PaneState};
+use crate::actors::session::{put_to_rest, PaneHandle, SessionMsg};
+use fugue_protocol::{AgentState, ErrorCode, ErrorReply, PaneInfo, PaneState};
 use std::time::Duration;
-use tokio::time::{timeout, Instant};
-
-/// How long the program gets to quit by its own keys before it is signalled.
-const QUIT_BY_KEYS: Duration = Duration::from_secs(3);
+use tokio::time::Instant;
 /// How long a woken agent gets to be ready for a prompt: a Node CLI loading a
 /// long conversation on a busy machine takes seconds.
 const READY_WITHIN: Duration = Duration::from_secs(90);
@@ -25,17 +20,9 @@ impl Handler {
         if info.state == PaneState::Hibernated {
             return Ok(info);
         }
-        refuse_unless_at_rest(&info, &pane.agent_status().await)?;
-        let id = info.id;
-        let pane = ask(
-            &pane.session,
-            |reply| SessionMsg::Hibernate { pane: id, reply },
-            SESSION,
-        )
-        .await??;
-        end_program(&pane).await?;
+        put_to_rest(&pane).await?;
         // The session has recorded the end once the exit is published.
-        Ok(self.pane(&id.to_string()).await?.current_info())
+        Ok(self.pane(&info.id.to_string()).await?.current_info())
     }
 
     pub(super) async fn wake_pane(&self, target: &str) -> Result<PaneInfo, ErrorReply> {
@@ -59,81 +46,6 @@ impl Handler {
         self.wake_pane(target).await?;
         Ok(true)
     }
-}
-
-/// An agent may hibernate only at rest: idle, nobody's draft in its input box.
-fn refuse_unless_at_rest(info: &PaneInfo, agent: &AgentInfo) -> Result<(), ErrorReply> {
-    let id = info.id;
-    let Some(kind) = agent.agent else {
-        return Err(ErrorReply::invalid(format!(
-            "pane {id} runs no agent CLI fugue recognises; only an agent can hibernate"
-        )));
-    };
-    let kind = kind.as_str();
-    match agent.state {
-        AgentState::Idle => {}
-        AgentState::WaitingForPermission | AgentState::WaitingForAnswer => {
-            return Err(ErrorReply::new(
-                ErrorCode::AgentBlocked,
-                format!(
-                    "pane {id}: {kind} waits for a person ({}); answer it first",
-                    agent.state.as_str()
-                ),
-            ))
-        }
-        AgentState::Busy => {
-            return Err(ErrorReply::invalid(format!(
-                "pane {id}: {kind} is busy (a turn runs); hibernate it once it is idle"
-            )))
-        }
-        other => {
-            return Err(ErrorReply::invalid(format!(
-                "pane {id}: {kind} is {}, not idle; hibernate it once it is idle",
-                other.as_str()
-            )))
-        }
-    }
-    if let Some(draft) = &agent.draft {
-        return Err(ErrorReply::new(
-            ErrorCode::DraftPresent,
-            format!(
-                "pane {id}: a draft sits in {kind}'s input box ({} characters); send or clear it first",
-                draft.chars().count()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// Ends the pane's program: Ctrl-C twice (the second once the first was
-/// drawn), then TERM and, after the pane's grace, KILL.
-async fn end_program(pane: &PaneHandle) -> Result<(), ErrorReply> {
-    let mut exit = pane.exit.clone();
-    let mut changes = pane.output.changes();
-    changes.borrow_and_update();
-    pane.input.send_keys(&["C-c".to_string()]).await?;
-    let _ = timeout(Duration::from_secs(1), changes.changed()).await;
-    if exit.borrow().is_none() {
-        pane.input.send_keys(&["C-c".to_string()]).await?;
-    }
-    if timeout(QUIT_BY_KEYS, exit.wait_for(Option::is_some)).await.is_err() {
-        tracing::info!(pane = %pane.info.id, "did not quit by its keys; signalled");
-        ask(
-            &pane.actor,
-            |reply| PaneMsg::Kill {
-                signal: libc::SIGTERM,
-                reply,
-            },
-            PANE,
-        )
-        .await?;
-    }
-    // TERM escalates to KILL after the grace; the exit is published after that.
-    timeout(Duration::from_secs(30), exit.wait_for(Option::is_some))
-        .await
-        .map_err(|_| ErrorReply::internal("the agent's program did not end within 30 s of KILL"))?
-        .map_err(|_| ErrorReply::new(ErrorCode::PaneNotFound, "the pane was released while it went to rest"))?;
-    Ok(())
 }
 
 /// Waits until a woken agent is ready for a prompt (idle at its input box, or

@@ -149,3 +149,44 @@ async fn an_idle_agent_hibernates_and_a_prompt_resumes_it_in_place() {
     let refused = daemon.cli(&["hibernate", shell.trim()]).err();
     assert!(refused.contains("no agent CLI"), "{refused}");
 }
+
+/// `hibernate_after` in the config: an idle agent goes to rest by itself once
+/// its idle spell lasts that long, and a prompt wakes it as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_policy_puts_an_idle_agent_to_rest() {
+    let config_dir = tempfile::tempdir().unwrap();
+    let config_file = config_dir.path().join("config.toml");
+    std::fs::write(&config_file, "[agents.claude]\nhibernate_after = \"2s\"\n").unwrap();
+    let daemon = Daemon::start_with(&["--config", config_file.to_str().unwrap()]);
+    daemon.cli(&["new-session", "rest"]).ok();
+    let config_var = format!(
+        "CLAUDE_CONFIG_DIR={}",
+        daemon.dir.path().join("claude-config").display()
+    );
+    let claude = daemon.fake_claude();
+    let run = [
+        "run",
+        "-s",
+        "rest",
+        "-e",
+        "FUGUE_AGENT_HOOKS=0",
+        "-e",
+        &config_var,
+        "--no-shell",
+        "--",
+        &claude,
+    ];
+    let pane = daemon.cli(&run).ok().trim().to_string();
+    let started = std::time::Instant::now();
+    wait_until("the policy to hibernate the idle agent", DEADLINE, || {
+        let info = daemon.cli(&["--json", "status", &pane]).json();
+        (info["status"] == "hibernated").then_some(())
+    });
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(2),
+        "put to rest before its 2 s"
+    );
+    assert_eq!(agent_state(&daemon, &pane), "hibernated");
+    let receipt = daemon.cli(&["--json", "prompt", &pane, "after the policy"]).json();
+    assert_eq!(receipt["went_busy"], true, "{receipt}");
+}

@@ -1,11 +1,36 @@
 //! Hibernation: an idle agent's pane keeps its place, screen and records while
 //! its program is gone, and its agent comes back in the same pane on its
-//! recorded session. The session only changes the pane's state and starts the
-//! process; the request (`requests::hibernate`) checks the agent is at rest,
-//! ends the program and waits for it to be ready again.
+//! recorded session. [`put_to_rest`] checks the agent is at rest, has the
+//! session mark the pane and ends the program as a person would (Ctrl-C twice,
+//! which Claude Code, Codex, Gemini CLI and Qwen Code take at an empty prompt),
+//! then by signals. The session's part only changes the pane's state and
+//! starts the process again; the wake request waits until it is ready.
 
 use super::spawn::resumed_spec;
 use super::*;
+use fugue_protocol::{AgentInfo, AgentState};
+use tokio::time::timeout;
+
+/// How long the program gets to quit by its own keys before it is signalled.
+const QUIT_BY_KEYS: Duration = Duration::from_secs(3);
+/// How long an actor gets to answer.
+const CALL: Duration = Duration::from_secs(10);
+
+/// Puts the agent of `pane` to rest: refused unless it is idle with no draft;
+/// else the pane is marked hibernated and its program ended.
+pub async fn put_to_rest(pane: &PaneHandle) -> Result<(), ErrorReply> {
+    refuse_unless_at_rest(&pane.current_info(), &pane.agent_status().await)?;
+    let id = pane.info.id;
+    let marked = pane
+        .session
+        .call(|reply| SessionMsg::Hibernate { pane: id, reply }, Some(CALL))
+        .await;
+    let pane = match marked {
+        Ok(ractor::rpc::CallResult::Success(marked)) => marked?,
+        _ => return Err(ErrorReply::new(ErrorCode::SessionNotFound, "the session went away")),
+    };
+    end_program(&pane).await
+}
 
 impl SessionState {
     /// Marks a running agent pane hibernated, before its program is ended, so
@@ -32,6 +57,22 @@ impl SessionState {
         self.panes[index].agent.set_hibernating(true);
         self.persist(index);
         Ok(self.handle(index, myself))
+    }
+
+    /// The policy's time came for the pane's idle agent: it is put to rest, unless
+    /// it is no longer at rest (then the next idle spell counts again).
+    pub(super) fn rest_due(&mut self, myself: &ActorRef<SessionMsg>, id: PaneId) {
+        let Ok(index) = self.index_of(id) else { return };
+        if self.panes[index].info.state != PaneState::Running || !self.panes[index].running() {
+            return;
+        }
+        let pane = self.handle(index, myself);
+        tokio::spawn(async move {
+            match put_to_rest(&pane).await {
+                Ok(()) => tracing::info!(pane = %id, "hibernated by policy"),
+                Err(err) => tracing::info!(pane = %id, why = %err.message, "not hibernated by policy"),
+            }
+        });
     }
 
     /// A hibernated pane's program ended: its screen is recorded, and it stays.
@@ -92,4 +133,75 @@ impl SessionState {
             .position(|p| p.info.id == id)
             .ok_or_else(|| ErrorReply::new(ErrorCode::PaneNotFound, format!("no pane {id}")))
     }
+}
+
+/// An agent may hibernate only at rest: idle, nobody's draft in its input box.
+fn refuse_unless_at_rest(info: &PaneInfo, agent: &AgentInfo) -> Result<(), ErrorReply> {
+    let id = info.id;
+    let Some(kind) = agent.agent else {
+        return Err(ErrorReply::invalid(format!(
+            "pane {id} runs no agent CLI fugue recognises; only an agent can hibernate"
+        )));
+    };
+    let kind = kind.as_str();
+    match agent.state {
+        AgentState::Idle => {}
+        AgentState::WaitingForPermission | AgentState::WaitingForAnswer => {
+            return Err(ErrorReply::new(
+                ErrorCode::AgentBlocked,
+                format!(
+                    "pane {id}: {kind} waits for a person ({}); answer it first",
+                    agent.state.as_str()
+                ),
+            ))
+        }
+        AgentState::Busy => {
+            return Err(ErrorReply::invalid(format!(
+                "pane {id}: {kind} is busy (a turn runs); hibernate it once it is idle"
+            )))
+        }
+        other => {
+            return Err(ErrorReply::invalid(format!(
+                "pane {id}: {kind} is {}, not idle; hibernate it once it is idle",
+                other.as_str()
+            )))
+        }
+    }
+    if let Some(draft) = &agent.draft {
+        return Err(ErrorReply::new(
+            ErrorCode::DraftPresent,
+            format!(
+                "pane {id}: a draft sits in {kind}'s input box ({} characters); send or clear it first",
+                draft.chars().count()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Ends the pane's program: Ctrl-C twice (the second once the first was
+/// drawn), then TERM and, after the pane's grace, KILL.
+async fn end_program(pane: &PaneHandle) -> Result<(), ErrorReply> {
+    let mut exit = pane.exit.clone();
+    let mut changes = pane.output.changes();
+    changes.borrow_and_update();
+    pane.input.send_keys(&["C-c".to_string()]).await?;
+    let _ = timeout(Duration::from_secs(1), changes.changed()).await;
+    if exit.borrow().is_none() {
+        pane.input.send_keys(&["C-c".to_string()]).await?;
+    }
+    if timeout(QUIT_BY_KEYS, exit.wait_for(Option::is_some)).await.is_err() {
+        tracing::info!(pane = %pane.info.id, "did not quit by its keys; signalled");
+        let kill = |reply| PaneMsg::Kill {
+            signal: libc::SIGTERM,
+            reply,
+        };
+        let _ = pane.actor.call(kill, Some(CALL)).await;
+    }
+    // TERM escalates to KILL after the grace; the exit is published after that.
+    timeout(Duration::from_secs(30), exit.wait_for(Option::is_some))
+        .await
+        .map_err(|_| ErrorReply::internal("the agent's program did not end within 30 s of KILL"))?
+        .map_err(|_| ErrorReply::new(ErrorCode::PaneNotFound, "the pane was released while it went to rest"))?;
+    Ok(())
 }

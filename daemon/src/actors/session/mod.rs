@@ -3,6 +3,7 @@
 //! enforces the running-pane cap, and removes exited panes after their TTL.
 
 mod hibernate;
+pub use hibernate::put_to_rest;
 mod persist;
 mod registry;
 mod restart;
@@ -120,6 +121,8 @@ pub enum SessionMsg {
         pane: PaneId,
         reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
     },
+    /// Its agent has been idle for its `hibernate_after`: put it to rest.
+    RestDue(PaneId),
     /// Resume a hibernated pane's agent in the same pane.
     Wake {
         pane: PaneId,
@@ -378,6 +381,7 @@ impl Actor for SessionActor {
             SessionMsg::Hibernate { pane, reply } => {
                 let _ = reply.send(state.hibernate(&myself, pane));
             }
+            SessionMsg::RestDue(pane) => state.rest_due(&myself, pane),
             SessionMsg::Wake { pane, reply } => {
                 let result = state.wake(&myself, pane).await;
                 let _ = reply.send(result);

@@ -244,6 +244,7 @@ starting; Codex and Gemini CLI through their hooks)"
                 command: command.to_vec(),
                 pid,
                 started_at_ms,
+                rest_after: agent::detect_kind(command, &[]).and_then(|kind| self.args.config.hibernate_after.of(kind)),
             };
             let session = myself.clone();
             let on_session = Box::new(move |agent_session| {
@@ -252,6 +253,10 @@ starting; Codex and Gemini CLI through their hooks)"
                     agent_session,
                 });
             });
+            let session = myself.clone();
+            let on_rest = Box::new(move || {
+                let _ = session.cast(SessionMsg::RestDue(id));
+            });
             agent_watch::spawn(
                 watched,
                 output.clone(),
@@ -259,6 +264,7 @@ starting; Codex and Gemini CLI through their hooks)"
                 exit_rx.clone(),
                 self.args.events.clone(),
                 on_session,
+                on_rest,
             );
             tokio::spawn({
                 let session = myself.clone();

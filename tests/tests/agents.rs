@@ -772,19 +772,7 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
     let stub = ModelStub::start(&daemon);
     let launch = prepare(cli, &stub, daemon.dir.path(), "Create a file for me. FILE=first.txt");
     let client = daemon.client().await;
-    let mut spec = fugue_client::protocol::SpawnSpec::new("agents");
-    spec.command = Some(launch.program.display().to_string());
-    spec.args = launch.args.clone();
-    spec.env = launch
-        .env
-        .iter()
-        .map(|(name, value)| fugue_client::protocol::EnvVar {
-            name: name.clone(),
-            value: value.clone(),
-        })
-        .collect();
-    spec.cwd = Some(launch.project.display().to_string());
-    spec.shell = false;
+    let mut spec = direct_spec(&launch);
     if by_itself {
         spec.restart = fugue_client::protocol::RestartPolicy::Always;
     }
@@ -901,6 +889,129 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
     assert!(refused.contains("still runs"), "{refused}");
     end_processes_with_home(&launch.home);
 }
+
+/// How `launch` runs in a pane of session "agents": directly (no shell).
+fn direct_spec(launch: &fugue_tests::agents::Launch) -> fugue_client::protocol::SpawnSpec {
+    let mut spec = fugue_client::protocol::SpawnSpec::new("agents");
+    spec.command = Some(launch.program.display().to_string());
+    spec.args = launch.args.clone();
+    spec.env = launch
+        .env
+        .iter()
+        .map(|(name, value)| fugue_client::protocol::EnvVar {
+            name: name.clone(),
+            value: value.clone(),
+        })
+        .collect();
+    spec.cwd = Some(launch.project.display().to_string());
+    spec.shell = false;
+    spec
+}
+
+/// An idle agent hibernates: its process ends, its state reads hibernated;
+/// a prompt wakes it in the same pane on its recorded session, the turn runs,
+/// and it is the same conversation: the stub sees the first prompt's file in
+/// the history the woken CLI sends with the second.
+async fn hibernates_and_a_prompt_wakes_it(cli: Cli) {
+    use fugue_client::protocol::{AgentState, PaneState, WaitCondition, WaitUntil};
+    let daemon = Daemon::start_offline();
+    let stub = ModelStub::start(&daemon);
+    let launch = prepare(cli, &stub, daemon.dir.path(), "Create a file for me. FILE=first.txt");
+    let client = daemon.client().await;
+    client
+        .create_session("agents", None, Vec::new())
+        .await
+        .expect("session");
+    let pane = client.create_pane(direct_spec(&launch)).await.expect("start the agent");
+    let id = pane.id.to_string();
+    let wait_state = |state: AgentState| {
+        let (client, id) = (&client, id.clone());
+        async move {
+            let until = WaitUntil {
+                agent_states: vec![state],
+                ..WaitUntil::default()
+            };
+            let done = client
+                .wait_for(&id, until, Duration::from_secs(90))
+                .await
+                .expect("wait");
+            assert_eq!(
+                done.condition,
+                WaitCondition::AgentState,
+                "{state:?} never came: {done:?}"
+            );
+        }
+    };
+    wait_state(AgentState::WaitingForPermission).await;
+    client.send_keys(&id, &["Enter".to_string()]).await.expect("approve");
+    wait_state(AgentState::Idle).await;
+    assert!(launch.project.join("first.txt").exists());
+    let recorded = wait_for("the agent session to be recorded", DEADLINE, || async {
+        client.pane_status(&id).await.ok()?.agent_session
+    })
+    .await;
+
+    let slept = client.hibernate(&id).await.expect("hibernate");
+    assert_eq!(slept.state, PaneState::Hibernated);
+    wait_until("the agent's process to end", DEADLINE, || {
+        (!std::path::Path::new(&format!("/proc/{}", pane.pid)).exists()).then_some(())
+    });
+    assert_eq!(client.agent_status(&id).await.unwrap().state, AgentState::Hibernated);
+
+    let woken_at = std::time::Instant::now();
+    let sent = fugue_client::ops::send_prompt(&client, &id, "Now one more. FILE=second.txt", None)
+        .await
+        .expect("the prompt that wakes it");
+    println!(
+        "{}: woken and prompted in {} ms",
+        cli.name(),
+        woken_at.elapsed().as_millis()
+    );
+    assert!(sent.went_busy, "{sent:?}");
+    let back = client.pane_status(&id).await.unwrap();
+    assert_eq!((back.state, back.index), (PaneState::Running, pane.index));
+    let cmdline = String::from_utf8_lossy(&std::fs::read(format!("/proc/{}/cmdline", back.pid)).unwrap_or_default())
+        .replace('\0', " ");
+    assert!(
+        cmdline.contains(recorded.id.as_str()),
+        "not resumed on its session: {cmdline}"
+    );
+    wait_state(AgentState::WaitingForPermission).await;
+    client.send_keys(&id, &["Enter".to_string()]).await.expect("approve");
+    wait_state(AgentState::Idle).await;
+    assert!(launch.project.join("second.txt").exists());
+    let second = stub
+        .events()
+        .into_iter()
+        .find(|e| e["event"] == "turn_started" && e["detail"]["command"] == "touch second.txt")
+        .expect("the second turn reached the stub");
+    let files = &second["detail"]["files"];
+    assert!(
+        files.as_array().is_some_and(|f| f.iter().any(|f| f == "first.txt")),
+        "another conversation: the woken CLI sent {files}"
+    );
+    end_processes_with_home(&launch.home);
+}
+
+macro_rules! hibernation_test {
+    ($name:ident, $cli:expr) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            fugue_tests::require!(
+                "unshare",
+                "nsenter",
+                "ip",
+                "tests/agents/node_modules/.fugue-installed-lock.json"
+            );
+            hibernates_and_a_prompt_wakes_it($cli).await;
+        }
+    };
+}
+
+hibernation_test!(claude_code_hibernates_and_a_prompt_wakes_it, Cli::Claude);
+hibernation_test!(codex_hibernates_and_a_prompt_wakes_it, Cli::Codex);
+hibernation_test!(gemini_cli_hibernates_and_a_prompt_wakes_it, Cli::Gemini);
+hibernation_test!(qwen_code_hibernates_and_a_prompt_wakes_it, Cli::Qwen);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_resumes_after_the_daemon_is_killed() {

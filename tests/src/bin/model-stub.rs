@@ -73,8 +73,9 @@ fn unix_ms() -> u64 {
 enum Turn {
     /// No tools offered: a side request (title, summary, next speaker).
     Plain,
-    /// A fresh prompt: words, then the shell call.
-    AskTool { command: String },
+    /// A fresh prompt: words, then the shell call; `files`: every file the
+    /// conversation asked for so far.
+    AskTool { command: String, files: Vec<String> },
     /// The tool's result came back: words, then the end of the turn.
     Finish,
 }
@@ -100,8 +101,29 @@ fn decide(user_texts: &[String], body: &str) -> Turn {
     let command = format!("touch {name}");
     match body.contains(&command) {
         true => Turn::Finish,
-        false => Turn::AskTool { command },
+        false => Turn::AskTool {
+            command,
+            files: files_asked(user_texts),
+        },
     }
+}
+
+/// Every `FILE=` name the conversation's user messages asked for, in order: a
+/// resumed conversation carries the earlier ones (tests check it is the same).
+fn files_asked(user_texts: &[String]) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    for text in user_texts {
+        for part in text.split("FILE=").skip(1) {
+            let name: String = part
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "._-".contains(*c))
+                .collect();
+            if !name.is_empty() && !files.contains(&name) {
+                files.push(name);
+            }
+        }
+    }
+    files
 }
 
 /// The texts of the messages with `role` in a list of API messages.
@@ -596,7 +618,7 @@ async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
             let (turn, tool) = anthropic_turn(request, body);
             let (words, call) = match &turn {
                 Turn::Plain => (vec![PLAIN_ANSWER], None),
-                Turn::AskTool { command } => (
+                Turn::AskTool { command, .. } => (
                     BEFORE_TOOL.to_vec(),
                     tool.map(|name| (name, shell_call_id(body), json!({"command": command}))),
                 ),
@@ -668,8 +690,8 @@ async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
 fn record_turn(stub: &Stub, api: &'static str, turn: &Turn) -> Option<(&'static str, &'static str, Value)> {
     match turn {
         Turn::Plain => None,
-        Turn::AskTool { command } => {
-            stub.record("turn_started", api, json!({"command": command}));
+        Turn::AskTool { command, files } => {
+            stub.record("turn_started", api, json!({"command": command, "files": files}));
             Some(("tool_requested", api, json!({"command": command})))
         }
         Turn::Finish => {
@@ -762,7 +784,7 @@ async fn openai(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
         Some(_) => decide(&texts_of(&request["input"], "user", "content"), body),
     };
     let call = match &turn {
-        Turn::AskTool { command } => codex_tool_call(request, command),
+        Turn::AskTool { command, .. } => codex_tool_call(request, command),
         _ => None,
     };
     let words: Vec<&str> = match turn {
@@ -842,13 +864,13 @@ async fn chat_completions(stub: Arc<Stub>, request: &Value, body: &str) -> Respo
         None => Turn::Plain,
     };
     let call = match &turn {
-        Turn::AskTool { command } => chat_shell_call(request, command),
+        Turn::AskTool { command, .. } => chat_shell_call(request, command),
         _ => None,
     };
     let fenced;
     let words: Vec<&str> = match &turn {
         Turn::Plain => vec![PLAIN_ANSWER],
-        Turn::AskTool { command } if call.is_none() => {
+        Turn::AskTool { command, .. } if call.is_none() => {
             fenced = format!("\n\n```bash\n{command}\n```\n");
             let mut words = BEFORE_TOOL.to_vec();
             words.push(&fenced);
@@ -1006,7 +1028,7 @@ async fn gemini(stub: Arc<Stub>, request: &Value, body: &str, streaming: bool) -
         return sse(stub.clone(), events, marker_at, Some(marker));
     }
     let last_chunk = match &turn {
-        Turn::AskTool { command } => chunk(
+        Turn::AskTool { command, .. } => chunk(
             json!([{"functionCall": {"name": "run_shell_command",
                 "args": {"command": command, "description": "Create the file the user asked for."}}}]),
             Some("STOP"),

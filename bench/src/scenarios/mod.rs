@@ -20,6 +20,7 @@ mod memory;
 mod overview;
 mod reaction;
 mod remote;
+mod rest;
 mod scale;
 mod subscription;
 mod throughput;
@@ -47,6 +48,11 @@ pub(crate) struct Sizes {
     pub(crate) paced_secs: u64,
     /// Files in the repository of the worktree scenario (16); 1 in 100 changed.
     worktree_files: usize,
+    /// Fake agents at rest (scenario 17), how long their CPU is measured, and
+    /// overview calls timed with them there.
+    rest_agents: usize,
+    rest_secs: u64,
+    rest_overviews: usize,
 }
 
 const FULL: Sizes = Sizes {
@@ -67,6 +73,9 @@ const FULL: Sizes = Sizes {
     creates: 300,
     paced_secs: 10,
     worktree_files: 10_000,
+    rest_agents: 1000,
+    rest_secs: 30,
+    rest_overviews: 100,
 };
 
 const QUICK: Sizes = Sizes {
@@ -87,6 +96,9 @@ const QUICK: Sizes = Sizes {
     creates: 30,
     paced_secs: 2,
     worktree_files: 500,
+    rest_agents: 50,
+    rest_secs: 5,
+    rest_overviews: 20,
 };
 
 pub(crate) const COLS: u16 = 200;
@@ -104,67 +116,71 @@ pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Er
     let wanted = |n: u32| only.as_ref().is_none_or(|only| only.contains(&n));
     let mut rows = Vec::new();
     if wanted(1) || wanted(2) {
-        eprintln!("[1/16] throughput");
+        eprintln!("[1/17] throughput");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(throughput::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(3) {
-        eprintln!("[3/16] request latency");
+        eprintln!("[3/17] request latency");
         rows.extend(latency::run(dir.path(), &sizes).await?);
     }
     if wanted(4) {
-        eprintln!("[4/16] memory");
+        eprintln!("[4/17] memory");
         rows.extend(memory::run(dir.path(), &sizes).await?);
     }
     if wanted(5) {
-        eprintln!("[5/16] reaction");
+        eprintln!("[5/17] reaction");
         rows.extend(reaction::run(dir.path(), &sizes).await?);
     }
     if wanted(6) {
-        eprintln!("[6/16] idle");
+        eprintln!("[6/17] idle");
         rows.extend(idle::run(dir.path(), &sizes).await?);
     }
     if wanted(7) {
-        eprintln!("[7/16] scale");
+        eprintln!("[7/17] scale");
         rows.extend(scale::run(dir.path(), &sizes).await?);
     }
     if wanted(8) {
-        eprintln!("[8/16] latency under churn");
+        eprintln!("[8/17] latency under churn");
         rows.extend(churn::run(dir.path(), &sizes).await?);
     }
     if wanted(9) {
-        eprintln!("[9/16] agent TUI");
+        eprintln!("[9/17] agent TUI");
         rows.extend(agent_tui::run(dir.path(), &sizes).await?);
     }
     if wanted(10) {
-        eprintln!("[10/16] records and live upgrade");
+        eprintln!("[10/17] records and live upgrade");
         rows.extend(durable::run(dir.path(), &sizes).await?);
     }
     if wanted(11) {
-        eprintln!("[11/16] a browser tab");
+        eprintln!("[11/17] a browser tab");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(browser::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(12) {
-        eprintln!("[12/16] another machine over ssh");
+        eprintln!("[12/17] another machine over ssh");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(remote::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(13) {
-        eprintln!("[13/16] fugue top with many panes");
+        eprintln!("[13/17] fugue top with many panes");
         rows.extend(overview::run(dir.path(), &sizes).await?);
     }
     if wanted(14) {
-        eprintln!("[14/16] an MCP subscriber");
+        eprintln!("[14/17] an MCP subscriber");
         rows.extend(subscription::run(dir.path(), &sizes).await?);
     }
     if wanted(15) {
-        eprintln!("[15/16] CPU per byte of output");
+        eprintln!("[15/17] CPU per byte of output");
         rows.extend(crate::cpu::cpu_per_byte(dir.path(), &sizes).await?);
     }
     if wanted(16) {
-        eprintln!("[16/16] worktrees and diffs against git");
+        eprintln!("[16/17] worktrees and diffs against git");
         rows.extend(worktrees::run(dir.path(), &sizes).await?);
+    }
+    if wanted(17) {
+        eprintln!("[17/17] agents at rest");
+        rows.extend(rest::run(dir.path(), &sizes).await?);
     }
     Ok(rows)
 }

@@ -1,0 +1,159 @@
+//! Scenario 17: agents at rest. Many fake Claude Codes (fake-agent as
+//! `claude`, keeping Claude Code's status file) sit idle at their prompts;
+//! fugued's CPU per second against tmux holding the same programs, measured
+//! over the same stretch, and the overview's p99 with all of them there. Then
+//! half of them hibernate: the memory freed (their processes' RSS) and the
+//! time for a wake.
+
+use super::{direct, row, Sizes};
+use crate::env::{self, poll, Daemon, Error, Tmux};
+use crate::Row;
+use fugue_protocol::{AgentState, EnvVar};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Sessions hold at most 10 running panes each.
+const PER_SESSION: usize = 10;
+
+pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let agents = sizes.rest_agents;
+    let claude = fake_claude(dir)?;
+    let config = dir.join("rest-claude-config");
+    let daemon = Daemon::start(dir, "rest").await?;
+    let client = daemon.client().await?;
+    let sessions = agents.div_ceil(PER_SESSION);
+    let mut panes = Vec::new();
+    for s in 0..sessions {
+        let name = format!("rest{s}");
+        client
+            .create_session(&name, Some(dir), vec![])
+            .await
+            .map_err(|e| e.to_string())?;
+        for _ in 0..PER_SESSION.min(agents - s * PER_SESSION) {
+            let mut spec = direct(&name, &claude, &[]);
+            spec.env = vec![
+                EnvVar {
+                    name: "CLAUDE_CONFIG_DIR".into(),
+                    value: config.display().to_string(),
+                },
+                EnvVar {
+                    name: "FUGUE_AGENT_HOOKS".into(),
+                    value: "0".into(),
+                },
+            ];
+            panes.push(client.create_pane(spec).await.map_err(|e| e.to_string())?);
+        }
+    }
+    // tmux holds the same programs, one window each.
+    let tmux = Tmux::start(dir, 120, 40, 2000)?;
+    for _ in 0..agents {
+        tmux.run(&[
+            "new-window",
+            "-d",
+            "-e",
+            &format!("CLAUDE_CONFIG_DIR={}-tmux", config.display()),
+            &claude,
+        ])?;
+    }
+    let tmux_pid = tmux.server_pid()?;
+    poll("every fake agent to be idle", Duration::from_secs(120), || {
+        let client = client.clone();
+        async move {
+            let overview = client.overview(None).await.ok()?;
+            let idle = overview
+                .iter()
+                .filter(|p| p.agent.as_ref().is_some_and(|a| a.state == AgentState::Idle))
+                .count();
+            (idle == agents).then_some(())
+        }
+    })
+    .await?;
+    // Start-up's looks (the status file search, settle times) end; then the stretch.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let window = Duration::from_secs(sizes.rest_secs);
+    let (fugue_before, tmux_before) = (env::cpu_ms(daemon.pid()), env::cpu_ms(tmux_pid));
+    let started = Instant::now();
+    tokio::time::sleep(window).await;
+    let secs = started.elapsed().as_secs_f64();
+    let fugue_rate = (env::cpu_ms(daemon.pid()) - fugue_before) as f64 / secs;
+    let tmux_rate = (env::cpu_ms(tmux_pid) - tmux_before) as f64 / secs;
+    drop(tmux);
+    let mut overview_ms = Vec::new();
+    for _ in 0..sizes.rest_overviews {
+        let started = Instant::now();
+        client.overview(None).await.map_err(|e| e.to_string())?;
+        overview_ms.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    let p99 = env::percentile(&mut overview_ms, 99.0);
+    let mut rows = vec![
+        row(
+            "17 agents at rest",
+            &format!("{agents} fake Claude Codes idle, CPU over {} s", sizes.rest_secs),
+            format!("{fugue_rate:.1} ms/s"),
+            format!("tmux {tmux_rate:.1} ms/s"),
+            "<= 20 ms/s",
+            Some(fugue_rate <= 20.0),
+        ),
+        row(
+            "17 agents at rest",
+            &format!("overview of {agents} agents at rest, p99 of {}", sizes.rest_overviews),
+            format!("{p99:.1} ms"),
+            String::new(),
+            "",
+            None,
+        ),
+    ];
+    rows.extend(hibernation(&client, &panes[..panes.len() / 2]).await?);
+    Ok(rows)
+}
+
+/// Hibernates `panes`: the RSS their processes held, and the median wake.
+async fn hibernation(client: &fugue_client::Client, panes: &[fugue_protocol::PaneInfo]) -> Result<Vec<Row>, Error> {
+    let held_kib: u64 = panes.iter().map(|p| env::rss_kib(p.pid)).sum();
+    for pane in panes {
+        client
+            .hibernate(&pane.id.to_string())
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    let gone = panes.iter().filter(|p| env::process_gone(p.pid)).count();
+    let mut wakes = Vec::new();
+    for pane in panes.iter().take(10) {
+        let started = Instant::now();
+        client.wake(&pane.id.to_string()).await.map_err(|e| e.to_string())?;
+        wakes.push(started.elapsed().as_secs_f64() * 1e3);
+    }
+    let wake_ms = env::median(&mut wakes);
+    Ok(vec![
+        row(
+            "17 agents at rest",
+            &format!(
+                "hibernating {} fake agents: their RSS freed ({gone} processes gone)",
+                panes.len()
+            ),
+            format!("{:.1} MB", held_kib as f64 / 1024.0),
+            String::new(),
+            "",
+            None,
+        ),
+        row(
+            "17 agents at rest",
+            "a fake agent's wake, ready for a prompt (median of 10)",
+            format!("{wake_ms:.0} ms"),
+            String::new(),
+            "",
+            None,
+        ),
+    ])
+}
+
+/// fake-agent linked as `claude`, so fugue follows it as Claude Code.
+fn fake_claude(dir: &Path) -> Result<String, Error> {
+    let bin_dir = dir.join("rest-bin");
+    let link = bin_dir.join("claude");
+    if !link.exists() {
+        std::fs::create_dir_all(&bin_dir).map_err(|e| e.to_string())?;
+        std::os::unix::fs::symlink(env::bin("fake-agent")?, &link).map_err(|e| e.to_string())?;
+    }
+    Ok(link.display().to_string())
+}

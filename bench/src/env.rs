@@ -51,10 +51,24 @@ impl Daemon {
 
     /// Starts with extra `fugued` flags.
     pub async fn start_with(dir: &Path, name: &str, args: &[&str]) -> Result<Daemon, Error> {
+        Self::start_under(dir, name, args, Command::new(bin("fugued")?)).await
+    }
+
+    /// Starts fugued in a network namespace of its own with only loopback up
+    /// (`unshare --net`, as root): its panes reach nothing past 127.0.0.1.
+    pub async fn start_offline(dir: &Path, name: &str) -> Result<Daemon, Error> {
+        let mut command = Command::new("unshare");
+        command
+            .args(["--net", "--", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""])
+            .arg(bin("fugued")?);
+        Self::start_under(dir, name, &[], command).await
+    }
+
+    async fn start_under(dir: &Path, name: &str, args: &[&str], mut command: Command) -> Result<Daemon, Error> {
         let socket = dir.join(format!("{name}.sock"));
         let log_path = dir.join(format!("{name}.log"));
         let log = std::fs::File::create(&log_path).map_err(|e| e.to_string())?;
-        let child = Command::new(bin("fugued")?)
+        let child = command
             .args(["--foreground", "--socket"])
             .arg(&socket)
             .args(args)
@@ -120,6 +134,12 @@ pub struct Tmux {
 
 impl Tmux {
     pub fn start(dir: &Path, cols: u16, rows: u16, history: u32) -> Result<Tmux, Error> {
+        Self::start_in(dir, cols, rows, history, None)
+    }
+
+    /// Starts the server in the network namespace of process `netns_of`, when
+    /// given (its windows' programs live there; clients connect by socket).
+    pub fn start_in(dir: &Path, cols: u16, rows: u16, history: u32, netns_of: Option<u32>) -> Result<Tmux, Error> {
         let tmux = Tmux {
             // A fresh name per server: the previous one may still be exiting.
             name: format!("fugue-bench-{}-{}", std::process::id(), {
@@ -128,18 +148,43 @@ impl Tmux {
             }),
             dir: dir.to_path_buf(),
         };
-        tmux.run(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "b",
-            "-x",
-            &cols.to_string(),
-            "-y",
-            &rows.to_string(),
-        ])?;
+        let mut first = match netns_of {
+            Some(pid) => {
+                let mut nsenter = Command::new("nsenter");
+                nsenter.arg(format!("--net=/proc/{pid}/ns/net")).arg("--").arg("tmux");
+                nsenter.args(tmux.command().get_args());
+                for (key, value) in tmux.command().get_envs() {
+                    match value {
+                        Some(value) => nsenter.env(key, value),
+                        None => nsenter.env_remove(key),
+                    };
+                }
+                nsenter
+            }
+            None => tmux.command(),
+        };
+        let started = first
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "b",
+                "-x",
+                &cols.to_string(),
+                "-y",
+                &rows.to_string(),
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("tmux: {e}"))?;
+        if !started.status.success() {
+            return Err(format!(
+                "tmux new-session: {}",
+                String::from_utf8_lossy(&started.stderr).trim()
+            ));
+        }
         tmux.run(&["set-option", "-g", "history-limit", &history.to_string()])?;
         tmux.run(&["set-option", "-g", "remain-on-exit", "off"])?;
         Ok(tmux)
@@ -210,7 +255,7 @@ pub fn raw_pty(program: &str, args: &[&str], cols: u16, rows: u16) -> Result<u64
     Ok(total)
 }
 
-pub use fugue_tests::procfs::{cpu_ms, process_gone, rss_kib, threads};
+pub use fugue_tests::procfs::{cpu_ms, cpu_us, process_gone, rss_kib, threads};
 
 /// Children of `parent`, and how many of them are zombies.
 pub fn children(parent: u32) -> (usize, usize) {

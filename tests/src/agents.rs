@@ -122,11 +122,18 @@ pub struct ModelStub {
 impl ModelStub {
     /// Starts the stub in `daemon`'s network namespace (see [`Daemon::start_offline`]).
     pub fn start(daemon: &Daemon) -> ModelStub {
-        let log = daemon.dir.path().join("model-stub.log");
+        Self::start_in(daemon.pid(), daemon.dir.path(), &bin("model-stub"))
+    }
+
+    /// Starts the stub `program` in the network namespace of process
+    /// `netns_of`, logging to `dir/model-stub.log` (for the benchmark, whose
+    /// daemon and binaries are its own).
+    pub fn start_in(netns_of: u32, dir: &Path, program: &Path) -> ModelStub {
+        let log = dir.join("model-stub.log");
         let mut child = Command::new("nsenter")
-            .arg(format!("--net=/proc/{}/ns/net", daemon.pid()))
+            .arg(format!("--net=/proc/{netns_of}/ns/net"))
             .arg("--")
-            .arg(bin("model-stub"))
+            .arg(program)
             .arg("--log")
             .arg(&log)
             .stdout(Stdio::piped())

@@ -64,11 +64,14 @@ macro_rules! require {
 /// Default deadline for waiting on observable state.
 pub const DEADLINE: Duration = Duration::from_secs(15);
 
-/// Path of a workspace binary (`fugued`, `fugue`) next to the test executable.
+/// Path of a workspace binary (`fugued`, `fugue`) of the build running this:
+/// beside it (the benchmark, in `target/release`) or one up (a test, in
+/// `target/PROFILE/deps`).
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
+    let beside = exe.parent().map(|dir| dir.join(name)).filter(|path| path.is_file());
     let dir = exe.parent().and_then(Path::parent).expect("target dir");
-    let path = dir.join(name);
+    let path = beside.unwrap_or_else(|| dir.join(name));
     assert!(
         path.is_file(),
         "{} is missing: run `cargo build --workspace` before the tests",

@@ -205,7 +205,9 @@
     $('empty').hidden = tabs.length > 0;
     renderChangesButton();
     for (const tab of tabs) {
-      if (!views.has(tab.id)) views.set(tab.id, new TerminalView(tab.id, tab.agent && tab.agent.state === 'hibernated'));
+      const asleep = Boolean(tab.agent && tab.agent.state === 'hibernated');
+      if (!views.has(tab.id)) views.set(tab.id, new TerminalView(tab.id, asleep));
+      else if (asleep) views.get(tab.id).sleep();
     }
     for (const [id, view] of views) {
       if (!tabs.some((t) => t.id === id)) dropView(id);
@@ -438,6 +440,15 @@
           break;
         default:
       }
+    }
+
+    // Its agent was put to rest while shown: the attachment ended with its
+    // program; typing opens a new one, which wakes it.
+    sleep() {
+      if (!this.exited) return;
+      this.exited = false;
+      this.socket = null;
+      this.term.write('\x1b[2m[the agent is hibernated: type to wake it]\x1b[0m\r\n');
     }
 
     send(bytes) {

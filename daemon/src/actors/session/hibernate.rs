@@ -186,7 +186,14 @@ async fn end_program(pane: &PaneHandle) -> Result<(), ErrorReply> {
     let mut changes = pane.output.changes();
     changes.borrow_and_update();
     pane.input.send_keys(&["C-c".to_string()]).await?;
-    let _ = timeout(Duration::from_secs(1), changes.changed()).await;
+    // The first Ctrl-C draws "press again to exit", or ends the program at once.
+    let first_taken = async {
+        tokio::select! {
+            _ = changes.changed() => {}
+            _ = exit.wait_for(Option::is_some) => {}
+        }
+    };
+    let _ = timeout(Duration::from_secs(1), first_taken).await;
     if exit.borrow().is_none() {
         pane.input.send_keys(&["C-c".to_string()]).await?;
     }

@@ -1,0 +1,197 @@
+//! Scenario 18: real agent CLIs at rest (Claude Code, Codex, Gemini CLI, the
+//! pinned versions of tests/agents, offline against the model stub). Each got
+//! a prompt whose turn asks for permission; every other one was approved and
+//! sits idle, the rest wait at the permission prompt. fugued's CPU per second
+//! against tmux holding the same programs (left at their prompts) in the same
+//! network namespace, over the same stretch; then per CLI, the memory one
+//! hibernation frees (its process tree's RSS) and the time its wake takes.
+
+use super::{row, Sizes};
+use crate::env::{self, Daemon, Error, Tmux};
+use crate::Row;
+use fugue_protocol::{AgentState, EnvVar, PaneInfo, SpawnSpec, WaitCondition, WaitUntil};
+use fugue_tests::agents::{end_processes_with_home, prepare, Cli, Launch, ModelStub};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const CLIS: [Cli; 3] = [Cli::Claude, Cli::Codex, Cli::Gemini];
+/// A Node CLI starting on a busy machine takes seconds; twenty at once, more.
+const READY: Duration = Duration::from_secs(240);
+
+pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
+    let installed =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/agents/node_modules/.fugue-installed-lock.json");
+    if !installed.is_file() || !rustix::process::geteuid().is_root() {
+        let why = "skipped: needs root (a network namespace) and tests/agents installed (scripts/test does)";
+        return Ok(vec![row(
+            "18 real agents at rest",
+            why,
+            String::new(),
+            String::new(),
+            "",
+            None,
+        )]);
+    }
+    let count = sizes.real_agents;
+    let daemon = Daemon::start_offline(dir, "real").await?;
+    let stub = ModelStub::start_in(daemon.pid(), dir, &env::bin("model-stub")?);
+    let client = daemon.client().await?;
+    let mut launches = Vec::new();
+    let mut panes = Vec::new();
+    for i in 0..count {
+        let cli = CLIS[i % CLIS.len()];
+        let root = dir.join(format!("real-{i}"));
+        let launch = prepare(cli, &stub, &root, &format!("Create a file for me. FILE=f{i}.txt"));
+        let session = format!("real{}", i / 10);
+        if i % 10 == 0 {
+            client
+                .create_session(&session, Some(dir), vec![])
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        panes.push(
+            client
+                .create_pane(spec(&session, &launch))
+                .await
+                .map_err(|e| e.to_string())?,
+        );
+        launches.push(launch);
+    }
+    let tmux = Tmux::start_in(dir, 120, 40, 2000, Some(daemon.pid()))?;
+    for launch in &launches {
+        let mut args = vec![
+            "new-window".to_string(),
+            "-d".into(),
+            "-c".into(),
+            launch.project.display().to_string(),
+        ];
+        for (key, value) in &launch.env {
+            args.extend(["-e".to_string(), format!("{key}={value}")]);
+        }
+        args.push(launch.program.display().to_string());
+        args.extend(launch.args.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        tmux.run(&args)?;
+    }
+    let tmux_pid = tmux.server_pid()?;
+    // Each turn asks; every other one is approved and goes idle.
+    for (i, pane) in panes.iter().enumerate() {
+        let id = pane.id.to_string();
+        wait_state(&client, &id, AgentState::WaitingForPermission).await?;
+        if i % 2 == 1 {
+            client
+                .send_keys(&id, &["Enter".into()])
+                .await
+                .map_err(|e| e.to_string())?;
+            wait_state(&client, &id, AgentState::Idle).await?;
+        }
+    }
+    // What they do once at rest (a title request, a spinner that stops) ends.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let window = Duration::from_secs(sizes.rest_secs);
+    let (fugue_before, tmux_before) = (env::cpu_us(daemon.pid()), env::cpu_us(tmux_pid));
+    let started = Instant::now();
+    tokio::time::sleep(window).await;
+    let secs = started.elapsed().as_secs_f64();
+    let fugue_rate = env::cpu_us(daemon.pid()).saturating_sub(fugue_before) as f64 / 1e3 / secs;
+    let tmux_rate = env::cpu_us(tmux_pid).saturating_sub(tmux_before) as f64 / 1e3 / secs;
+    drop(tmux);
+    let mut rows = vec![row(
+        "18 real agents at rest",
+        &format!(
+            "{count} real agent CLIs (Claude Code, Codex, Gemini CLI; half at a permission prompt, half idle), CPU over {} s",
+            sizes.rest_secs
+        ),
+        format!("{fugue_rate:.2} ms/s"),
+        format!("tmux {tmux_rate:.2} ms/s"),
+        "<= 1 ms/s",
+        Some(fugue_rate <= 1.0),
+    )];
+    for cli in CLIS {
+        // An idle one of this CLI (odd indexes were approved).
+        let Some((pane, _)) = panes
+            .iter()
+            .zip(&launches)
+            .enumerate()
+            .find_map(|(i, (p, l))| (i % 2 == 1 && l.cli == cli).then_some((p, l)))
+        else {
+            continue;
+        };
+        rows.push(hibernate_and_wake(&client, cli, pane).await?);
+    }
+    for launch in &launches {
+        end_processes_with_home(&launch.home);
+    }
+    Ok(rows)
+}
+
+/// Hibernates `pane` (its CLI idle): the RSS of its process tree, freed; then
+/// the time a wake takes until it is ready for a prompt.
+async fn hibernate_and_wake(client: &fugue_client::Client, cli: Cli, pane: &PaneInfo) -> Result<Row, Error> {
+    let id = pane.id.to_string();
+    let tree = process_tree(pane.pid);
+    let held_kib: u64 = tree.iter().map(|p| env::rss_kib(*p)).sum();
+    client.hibernate(&id).await.map_err(|e| e.to_string())?;
+    let left: u64 = tree
+        .iter()
+        .filter(|p| !env::process_gone(**p))
+        .map(|p| env::rss_kib(*p))
+        .sum();
+    let started = Instant::now();
+    client.wake(&id).await.map_err(|e| e.to_string())?;
+    let wake_ms = started.elapsed().as_secs_f64() * 1e3;
+    Ok(row(
+        "18 real agents at rest",
+        &format!(
+            "{}: hibernation frees (its processes' RSS) / wake until ready",
+            cli.name()
+        ),
+        format!(
+            "{:.0} MB / {wake_ms:.0} ms",
+            held_kib.saturating_sub(left) as f64 / 1024.0
+        ),
+        String::new(),
+        "",
+        None,
+    ))
+}
+
+/// `pid` and every process below it.
+fn process_tree(pid: u32) -> Vec<u32> {
+    let mut tree = vec![pid];
+    let mut at = 0;
+    while at < tree.len() && tree.len() < 256 {
+        tree.extend(fugue_tests::procfs::children(tree[at]));
+        at += 1;
+    }
+    tree
+}
+
+async fn wait_state(client: &fugue_client::Client, id: &str, state: AgentState) -> Result<(), Error> {
+    let until = WaitUntil {
+        agent_states: vec![state],
+        ..WaitUntil::default()
+    };
+    let done = client.wait_for(id, until, READY).await.map_err(|e| e.to_string())?;
+    match done.condition {
+        WaitCondition::AgentState => Ok(()),
+        other => Err(format!("pane {id}: {state:?} never came ({other:?})")),
+    }
+}
+
+fn spec(session: &str, launch: &Launch) -> SpawnSpec {
+    let mut spec = SpawnSpec::new(session);
+    spec.command = Some(launch.program.display().to_string());
+    spec.args = launch.args.clone();
+    spec.env = launch
+        .env
+        .iter()
+        .map(|(name, value)| EnvVar {
+            name: name.clone(),
+            value: value.clone(),
+        })
+        .collect();
+    spec.cwd = Some(launch.project.display().to_string());
+    spec.shell = false;
+    spec
+}

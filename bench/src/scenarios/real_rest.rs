@@ -7,7 +7,7 @@
 //! hibernation frees (its process tree's RSS) and the time its wake takes.
 
 use super::{row, Sizes};
-use crate::env::{self, Daemon, Error, Tmux};
+use crate::env::{self, poll, Daemon, Error, Tmux};
 use crate::Row;
 use fugue_protocol::{AgentState, EnvVar, PaneInfo, SpawnSpec, WaitCondition, WaitUntil};
 use fugue_tests::agents::{end_processes_with_home, prepare, Cli, Launch, ModelStub};
@@ -117,7 +117,11 @@ pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
         else {
             continue;
         };
-        rows.push(hibernate_and_wake(&client, cli, pane).await?);
+        let measured = hibernate_and_wake(&client, cli, pane).await;
+        rows.push(measured.unwrap_or_else(|err| {
+            let what = format!("{}: hibernation not measured", cli.name());
+            row("18 real agents at rest", &what, err, String::new(), "", None)
+        }));
     }
     for launch in &launches {
         end_processes_with_home(&launch.home);
@@ -129,6 +133,11 @@ pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
 /// the time a wake takes until it is ready for a prompt.
 async fn hibernate_and_wake(client: &fugue_client::Client, cli: Cli, pane: &PaneInfo) -> Result<Row, Error> {
     let id = pane.id.to_string();
+    poll("its agent session to be recorded", Duration::from_secs(30), || {
+        let (client, id) = (client.clone(), id.clone());
+        async move { client.pane_status(&id).await.ok()?.agent_session }
+    })
+    .await?;
     let tree = process_tree(pane.pid);
     let held_kib: u64 = tree.iter().map(|p| env::rss_kib(*p)).sum();
     client.hibernate(&id).await.map_err(|e| e.to_string())?;

@@ -21,6 +21,14 @@ pub fn claude_session_file(pid: u32) -> Option<(PathBuf, SessionFile)> {
     process_and_descendants(pid).into_iter().find_map(read_session_file)
 }
 
+/// Claude Code's status file at `path` (`<config>/sessions/<pid>.json`, found
+/// before), read without walking the process tree again; `None` if it is gone
+/// or no longer that process's.
+pub fn claude_session_file_at(path: &std::path::Path) -> Option<SessionFile> {
+    let pid: u32 = path.file_stem()?.to_str()?.parse().ok()?;
+    read_status_file(path, pid)
+}
+
 /// The session of the Codex under process `pid`: Codex keeps its session's
 /// transcript (`~/.codex/sessions/.../rollout-<time>-<session id>.jsonl`) open
 /// while it runs. `None` unless exactly one session is open.
@@ -80,12 +88,18 @@ fn read_session_file(pid: u32) -> Option<(PathBuf, SessionFile)> {
     };
     let config = var("CLAUDE_CONFIG_DIR").or_else(|| var("HOME").map(|h| format!("{h}/.claude")))?;
     let path = PathBuf::from(format!("{config}/sessions/{pid}.json"));
-    let file = std::fs::File::open(&path).ok()?;
+    let file = read_status_file(&path, pid)?;
+    Some((path, file))
+}
+
+/// The status file at `path`, if process `pid` wrote it (its start time matches).
+fn read_status_file(path: &std::path::Path, pid: u32) -> Option<SessionFile> {
+    let file = std::fs::File::open(path).ok()?;
     // One byte past the cap tells a file that is too large from one that fits.
     let mut bytes = Vec::new();
     file.take(MAX_SESSION_FILE as u64 + 1).read_to_end(&mut bytes).ok()?;
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // After the command (in parentheses, which may hold anything), field 22.
     let start_ticks = stat.rsplit(')').next()?.split_whitespace().nth(19)?;
-    Some((path, detect::parse_session_file(&bytes, start_ticks)?))
+    detect::parse_session_file(&bytes, start_ticks)
 }

@@ -423,7 +423,7 @@ impl Tracker {
         };
         // The status file and the process are read outside the lock.
         let (status_file, file) = match (kind, proc.exited) {
-            (AgentKind::Claude, false) => process_files::claude_session_file(proc.pid).unzip(),
+            (AgentKind::Claude, false) => self.claude_status_file(proc.pid),
             _ => (None, None),
         };
         let found_session = match (kind, proc.exited) {
@@ -652,6 +652,19 @@ impl Tracker {
             }
             Some(receipt) => keys[at].receipt = Some(receipt),
         }
+    }
+
+    /// Claude Code's status file: where a look found it before (no walk of the
+    /// process tree, which a Node CLI's many threads make the dearest part of
+    /// a look), else searched for under the pane's process.
+    fn claude_status_file(&self, pid: u32) -> (Option<PathBuf>, Option<detect::SessionFile>) {
+        let known = lock(&self.side).status_file.clone();
+        if let Some(path) = known {
+            if let Some(file) = process_files::claude_session_file_at(&path) {
+                return (Some(path), Some(file));
+            }
+        }
+        process_files::claude_session_file(pid).unzip()
     }
 
     /// Where the agent's status file is, once a look found it.

@@ -29,6 +29,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
+/// The processes under a pane are listed again at most this often.
+const PROCESS_WALK: Duration = Duration::from_secs(5);
 /// Looks taken after output arrives are at least this far apart.
 const THROTTLE: Duration = Duration::from_millis(100);
 /// How often a status file, or a session, not found yet is looked for again.
@@ -81,6 +83,7 @@ pub fn spawn<T: Send + Sync + 'static>(
         // Unix ms) that was already told, so a refusal is not asked again.
         let mut rest_due: Option<(tokio::time::Instant, u64)> = None;
         let mut rest_told: Option<u64> = None;
+        let mut last_walk: Option<std::time::Instant> = None;
         loop {
             changes.borrow_and_update();
             let exited = exit.borrow_and_update().is_some();
@@ -100,12 +103,15 @@ pub fn spawn<T: Send + Sync + 'static>(
                     exited,
                 };
                 let (looker, seen) = (tracker.clone(), output.clone());
+                // The processes below the pane's own (whose end `exit` hears),
+                // walked again at most every PROCESS_WALK: an agent redrawing
+                // at rest would pay for a walk of /proc with each look.
+                let walk = !proc.exited && last_walk.is_none_or(|at: std::time::Instant| at.elapsed() >= PROCESS_WALK);
                 let look = move || {
                     let status = looker.look_and_publish(&seen, &proc);
-                    // The processes below the pane's own (whose end `exit` hears).
-                    let below = match proc.exited {
-                        true => Vec::new(),
-                        false => process_files::process_and_descendants(proc.pid).split_off(1),
+                    let below = match walk {
+                        true => Some(process_files::process_and_descendants(proc.pid).split_off(1)),
+                        false => None,
                     };
                     (status, below)
                 };
@@ -113,7 +119,10 @@ pub fn spawn<T: Send + Sync + 'static>(
                     tracker.set_watching(false);
                     return;
                 };
-                processes.follow(&below);
+                if let Some(below) = below {
+                    processes.follow(&below);
+                    last_walk = Some(std::time::Instant::now());
+                }
                 follow_status_file(&mut status_file, tracker.status_file());
                 rest_due = match (watched.rest_after, status.state) {
                     (Some(after), AgentState::Idle) if rest_told != Some(status.since_ms) => {

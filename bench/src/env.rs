@@ -277,6 +277,19 @@ pub fn percentile(values: &mut [f64], p: f64) -> f64 {
     values[rank.min(values.len() - 1)]
 }
 
+/// The CPU each of `pids` used per second over `window`, in ms/s, all
+/// measured over the same stretch.
+pub async fn cpu_rates(pids: &[u32], window: Duration) -> Vec<f64> {
+    let before: Vec<u64> = pids.iter().map(|p| cpu_us(*p)).collect();
+    let started = Instant::now();
+    tokio::time::sleep(window).await;
+    let secs = started.elapsed().as_secs_f64();
+    pids.iter()
+        .zip(before)
+        .map(|(pid, before)| cpu_us(*pid).saturating_sub(before) as f64 / 1e3 / secs)
+        .collect()
+}
+
 /// Samples a process's peak RSS on a thread until stopped.
 pub struct PeakRss {
     peak: std::sync::Arc<std::sync::atomic::AtomicU64>,

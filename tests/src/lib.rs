@@ -476,6 +476,21 @@ impl Daemon {
         .ok()
     }
 
+    /// Starts the fake Claude Code in `session` (which must exist) through the
+    /// CLI, without hooks, keeping Claude Code's status file under the test's
+    /// directory (`claude-config`), as Claude Code does; `env`: more `K=V`.
+    /// Its pane id.
+    pub fn run_fake_claude_keeping_status(&self, session: &str, env: &[&str]) -> String {
+        let claude = self.fake_claude();
+        let config = format!("CLAUDE_CONFIG_DIR={}", self.dir.path().join("claude-config").display());
+        let mut args = vec!["run", "-s", session, "-e", "FUGUE_AGENT_HOOKS=0", "-e", &config];
+        for var in env {
+            args.extend(["-e", var]);
+        }
+        args.extend(["--no-shell", "--", &claude]);
+        self.cli(&args).ok().trim().to_string()
+    }
+
     /// Runs `fugue --socket <ours> ARGS...`.
     pub fn cli(&self, args: &[&str]) -> CliOutput {
         cli_with_env(&self.socket, &self.dir, args, &[])

@@ -767,7 +767,6 @@ async fn resumes_by_itself_after_the_daemon_is_killed(cli: Cli) {
 }
 
 async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
-    use fugue_client::protocol::{AgentState, WaitCondition, WaitUntil};
     let mut daemon = Daemon::start_offline();
     let stub = ModelStub::start(&daemon);
     let launch = prepare(cli, &stub, daemon.dir.path(), "Create a file for me. FILE=first.txt");
@@ -782,34 +781,7 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
         .expect("session");
     let pane = client.create_pane(spec).await.expect("start claude");
     let id = pane.id.to_string();
-    let wait_state = |state: AgentState| {
-        let until = WaitUntil {
-            agent_states: vec![state],
-            ..WaitUntil::default()
-        };
-        let client = &client;
-        let id = id.clone();
-        async move {
-            let done = client
-                .wait_for(&id, until, std::time::Duration::from_secs(90))
-                .await
-                .expect("wait");
-            assert_eq!(
-                done.condition,
-                WaitCondition::AgentState,
-                "{state:?} never came: {done:?}"
-            );
-        }
-    };
-    wait_state(AgentState::WaitingForPermission).await;
-    client.send_keys(&id, &["Enter".to_string()]).await.expect("approve");
-    wait_state(AgentState::Idle).await;
-    assert!(launch.project.join("first.txt").exists());
-    let recorded = wait_for("the agent session to be recorded", DEADLINE, || async {
-        let info = client.pane_status(&id).await.ok()?;
-        info.agent_session
-    })
-    .await;
+    let recorded = first_turn_approved(&client, &id, &launch).await;
     assert_eq!(recorded.agent.as_str(), cli.name());
     drop(client);
 
@@ -890,6 +862,41 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
     end_processes_with_home(&launch.home);
 }
 
+/// Waits (90 s at most: a Node CLI under CI load) until the agent in pane `id`
+/// is in `state`.
+async fn wait_agent_state(client: &fugue_client::Client, id: &str, state: fugue_client::protocol::AgentState) {
+    use fugue_client::protocol::{WaitCondition, WaitUntil};
+    let until = WaitUntil {
+        agent_states: vec![state],
+        ..WaitUntil::default()
+    };
+    let done = client.wait_for(id, until, Duration::from_secs(90)).await.expect("wait");
+    assert_eq!(
+        done.condition,
+        WaitCondition::AgentState,
+        "{state:?} never came: {done:?}"
+    );
+}
+
+/// The first turn (its prompt asks for first.txt): approved at its permission
+/// prompt, the file made, the agent idle and its session recorded, which it
+/// returns.
+async fn first_turn_approved(
+    client: &fugue_client::Client,
+    id: &str,
+    launch: &fugue_tests::agents::Launch,
+) -> fugue_client::protocol::AgentSession {
+    use fugue_client::protocol::AgentState;
+    wait_agent_state(client, id, AgentState::WaitingForPermission).await;
+    client.send_keys(id, &["Enter".to_string()]).await.expect("approve");
+    wait_agent_state(client, id, AgentState::Idle).await;
+    assert!(launch.project.join("first.txt").exists());
+    wait_for("the agent session to be recorded", DEADLINE, || async {
+        client.pane_status(id).await.ok()?.agent_session
+    })
+    .await
+}
+
 /// How `launch` runs in a pane of session "agents": directly (no shell).
 fn direct_spec(launch: &fugue_tests::agents::Launch) -> fugue_client::protocol::SpawnSpec {
     let mut spec = fugue_client::protocol::SpawnSpec::new("agents");
@@ -913,7 +920,7 @@ fn direct_spec(launch: &fugue_tests::agents::Launch) -> fugue_client::protocol::
 /// and it is the same conversation: the stub sees the first prompt's file in
 /// the history the woken CLI sends with the second.
 async fn hibernates_and_a_prompt_wakes_it(cli: Cli) {
-    use fugue_client::protocol::{AgentState, PaneState, WaitCondition, WaitUntil};
+    use fugue_client::protocol::{AgentState, PaneState};
     let daemon = Daemon::start_offline();
     let stub = ModelStub::start(&daemon);
     let launch = prepare(cli, &stub, daemon.dir.path(), "Create a file for me. FILE=first.txt");
@@ -924,32 +931,7 @@ async fn hibernates_and_a_prompt_wakes_it(cli: Cli) {
         .expect("session");
     let pane = client.create_pane(direct_spec(&launch)).await.expect("start the agent");
     let id = pane.id.to_string();
-    let wait_state = |state: AgentState| {
-        let (client, id) = (&client, id.clone());
-        async move {
-            let until = WaitUntil {
-                agent_states: vec![state],
-                ..WaitUntil::default()
-            };
-            let done = client
-                .wait_for(&id, until, Duration::from_secs(90))
-                .await
-                .expect("wait");
-            assert_eq!(
-                done.condition,
-                WaitCondition::AgentState,
-                "{state:?} never came: {done:?}"
-            );
-        }
-    };
-    wait_state(AgentState::WaitingForPermission).await;
-    client.send_keys(&id, &["Enter".to_string()]).await.expect("approve");
-    wait_state(AgentState::Idle).await;
-    assert!(launch.project.join("first.txt").exists());
-    let recorded = wait_for("the agent session to be recorded", DEADLINE, || async {
-        client.pane_status(&id).await.ok()?.agent_session
-    })
-    .await;
+    let recorded = first_turn_approved(&client, &id, &launch).await;
 
     let slept = client.hibernate(&id).await.expect("hibernate");
     assert_eq!(slept.state, PaneState::Hibernated);
@@ -976,9 +958,9 @@ async fn hibernates_and_a_prompt_wakes_it(cli: Cli) {
         cmdline.contains(recorded.id.as_str()),
         "not resumed on its session: {cmdline}"
     );
-    wait_state(AgentState::WaitingForPermission).await;
+    wait_agent_state(&client, &id, AgentState::WaitingForPermission).await;
     client.send_keys(&id, &["Enter".to_string()]).await.expect("approve");
-    wait_state(AgentState::Idle).await;
+    wait_agent_state(&client, &id, AgentState::Idle).await;
     assert!(launch.project.join("second.txt").exists());
     let second = stub
         .events()

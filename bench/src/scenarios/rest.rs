@@ -71,12 +71,8 @@ pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
     // Start-up's looks (the status file search, settle times) end; then the stretch.
     tokio::time::sleep(Duration::from_secs(3)).await;
     let window = Duration::from_secs(sizes.rest_secs);
-    let (fugue_before, tmux_before) = (env::cpu_us(daemon.pid()), env::cpu_us(tmux_pid));
-    let started = Instant::now();
-    tokio::time::sleep(window).await;
-    let secs = started.elapsed().as_secs_f64();
-    let fugue_rate = env::cpu_us(daemon.pid()).saturating_sub(fugue_before) as f64 / 1e3 / secs;
-    let tmux_rate = env::cpu_us(tmux_pid).saturating_sub(tmux_before) as f64 / 1e3 / secs;
+    let rates = env::cpu_rates(&[daemon.pid(), tmux_pid], window).await;
+    let (fugue_rate, tmux_rate) = (rates[0], rates[1]);
     drop(tmux);
     let mut overview_ms = Vec::new();
     for _ in 0..sizes.rest_overviews {

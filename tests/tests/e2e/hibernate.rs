@@ -30,26 +30,7 @@ async fn an_idle_agent_hibernates_and_a_prompt_resumes_it_in_place() {
     let events_client = daemon.client().await;
     let mut events = events_client.subscribe().await.unwrap();
     daemon.cli(&["new-session", "rest"]).ok();
-    let config = daemon.dir.path().join("claude-config");
-    let config_var = format!("CLAUDE_CONFIG_DIR={}", config.display());
-    let claude = daemon.fake_claude();
-    let pane = daemon
-        .cli(&[
-            "run",
-            "-s",
-            "rest",
-            "-e",
-            "FUGUE_AGENT_HOOKS=0",
-            "-e",
-            &config_var,
-            "-e",
-            "FAKE_AGENT_WORK_MS=3000",
-            "--no-shell",
-            "--",
-            &claude,
-        ])
-        .ok();
-    let pane = pane.trim().to_string();
+    let pane = daemon.run_fake_claude_keeping_status("rest", &["FAKE_AGENT_WORK_MS=3000"]);
     wait_agent(&daemon, &pane, "idle");
     let first = daemon.cli(&["--json", "status", &pane]).json();
     let session = wait_until("the agent session to be recorded", DEADLINE, || {
@@ -159,24 +140,7 @@ async fn the_policy_puts_an_idle_agent_to_rest() {
     std::fs::write(&config_file, "[agents.claude]\nhibernate_after = \"2s\"\n").unwrap();
     let daemon = Daemon::start_with(&["--config", config_file.to_str().unwrap()]);
     daemon.cli(&["new-session", "rest"]).ok();
-    let config_var = format!(
-        "CLAUDE_CONFIG_DIR={}",
-        daemon.dir.path().join("claude-config").display()
-    );
-    let claude = daemon.fake_claude();
-    let run = [
-        "run",
-        "-s",
-        "rest",
-        "-e",
-        "FUGUE_AGENT_HOOKS=0",
-        "-e",
-        &config_var,
-        "--no-shell",
-        "--",
-        &claude,
-    ];
-    let pane = daemon.cli(&run).ok().trim().to_string();
+    let pane = daemon.run_fake_claude_keeping_status("rest", &[]);
     let started = std::time::Instant::now();
     wait_until("the policy to hibernate the idle agent", DEADLINE, || {
         let info = daemon.cli(&["--json", "status", &pane]).json();

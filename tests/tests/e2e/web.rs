@@ -1805,22 +1805,7 @@ async fn an_agent_hibernates_and_wakes_over_http() {
     let daemon = Daemon::start();
     let web = Web::start(&daemon, &[]);
     daemon.cli(&["new-session", "rest"]).ok();
-    let config = daemon.dir.path().join("claude-config");
-    let config_var = format!("CLAUDE_CONFIG_DIR={}", config.display());
-    let claude = daemon.fake_claude();
-    let run = [
-        "run",
-        "-s",
-        "rest",
-        "-e",
-        "FUGUE_AGENT_HOOKS=0",
-        "-e",
-        &config_var,
-        "--no-shell",
-        "--",
-        &claude,
-    ];
-    let pane = daemon.cli(&run).ok().trim().to_string();
+    let pane = daemon.run_fake_claude_keeping_status("rest", &[]);
     daemon
         .cli(&["wait", &pane, "--agent-state", "idle", "--timeout", "30"])
         .ok();

@@ -281,6 +281,24 @@ impl PaneEntry {
         self.running() || self.info.state == PaneState::Restarting
     }
 
+    /// Takes over a new process of this pane (restarted, or woken from
+    /// hibernation): the old actor stops (`why`), the pane runs again.
+    fn run(&mut self, started: Started, why: &str) {
+        self.actor.stop(Some(why.into()));
+        self.info.state = PaneState::Running;
+        self.info.pid = started.pid;
+        self.info.started_at_ms = now_ms();
+        self.info.exit = None;
+        self.info.exited_at_ms = None;
+        self.pid_start = None;
+        self.run_started = Instant::now();
+        self.actor = started.actor;
+        self.agent = started.agent;
+        self.input = started.input;
+        self.exit = started.exit;
+        self.reaped = started.reaped;
+    }
+
     fn record(&self) -> PaneRecord {
         PaneRecord {
             info: self.info(),

@@ -62,21 +62,9 @@ impl SessionState {
         let pane = &mut self.panes[index];
         match started {
             Ok(started) => {
-                pane.actor.stop(Some("restarted".into()));
                 pane.info.last_exit = pane.exit.borrow().map(|e| e.status);
                 pane.info.restarts += 1;
-                pane.info.state = PaneState::Running;
-                pane.info.pid = started.pid;
-                pane.info.started_at_ms = now_ms();
-                pane.info.exit = None;
-                pane.info.exited_at_ms = None;
-                pane.pid_start = None;
-                pane.run_started = Instant::now();
-                pane.actor = started.actor;
-                pane.agent = started.agent;
-                pane.input = started.input;
-                pane.exit = started.exit;
-                pane.reaped = started.reaped;
+                pane.run(started, "restarted");
                 let info = pane.info();
                 self.args.events.send(Event::PaneRestarted(info));
             }

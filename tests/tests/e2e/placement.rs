@@ -188,6 +188,18 @@ const PLACEMENT: &[(&str, At, At, At)] = &[
         Is("POST /api/panes/{pane}/resume"),
     ),
     (
+        "HibernatePane",
+        Is("fugue hibernate"),
+        Is("fugue_hibernate"),
+        Is("POST /api/panes/{pane}/hibernate"),
+    ),
+    (
+        "WakePane",
+        Is("fugue wake"),
+        Is("fugue_wake"),
+        Is("POST /api/panes/{pane}/wake"),
+    ),
+    (
         "Cancel",
         Not("sent by the client library when a caller stops waiting (Ctrl-C)"),
         Not("a cancelled MCP request cancels its daemon request"),

@@ -58,7 +58,21 @@ pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
         launches.push(launch);
     }
     let tmux = Tmux::start_in(dir, 120, 40, 2000, Some(daemon.pid()))?;
-    for launch in &launches {
+    // tmux's copies get homes of their own: Codex shares one app server per
+    // home, which would then hold fugue's pane's transcript outside its pane.
+    let tmux_launches: Vec<Launch> = launches
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            prepare(
+                l.cli,
+                &stub,
+                &dir.join(format!("real-{i}-tmux")),
+                &format!("Create a file for me. FILE=t{i}.txt"),
+            )
+        })
+        .collect();
+    for launch in &tmux_launches {
         let mut args = vec![
             "new-window".to_string(),
             "-d".into(),
@@ -119,7 +133,7 @@ pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
             row("18 real agents at rest", &what, err, String::new(), "", None)
         }));
     }
-    for launch in &launches {
+    for launch in launches.iter().chain(&tmux_launches) {
         end_processes_with_home(&launch.home);
     }
     Ok(rows)

@@ -199,6 +199,24 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// How it runs in a pane of `session`: directly (no shell), in its project.
+    pub fn spec(&self, session: &str) -> fugue_client::protocol::SpawnSpec {
+        let mut spec = fugue_client::protocol::SpawnSpec::new(session);
+        spec.command = Some(self.program.display().to_string());
+        spec.args = self.args.clone();
+        spec.env = self
+            .env
+            .iter()
+            .map(|(name, value)| fugue_client::protocol::EnvVar {
+                name: name.clone(),
+                value: value.clone(),
+            })
+            .collect();
+        spec.cwd = Some(self.project.display().to_string());
+        spec.shell = false;
+        spec
+    }
+
     /// The `fugue_start` arguments that run it directly (no shell) at 120x40.
     pub fn start_params(&self, purpose: &str) -> Value {
         let env: serde_json::Map<String, Value> = self.env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();

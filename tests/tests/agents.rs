@@ -771,7 +771,7 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
     let stub = ModelStub::start(&daemon);
     let launch = prepare(cli, &stub, daemon.dir.path(), "Create a file for me. FILE=first.txt");
     let client = daemon.client().await;
-    let mut spec = direct_spec(&launch);
+    let mut spec = launch.spec("agents");
     if by_itself {
         spec.restart = fugue_client::protocol::RestartPolicy::Always;
     }
@@ -897,24 +897,6 @@ async fn first_turn_approved(
     .await
 }
 
-/// How `launch` runs in a pane of session "agents": directly (no shell).
-fn direct_spec(launch: &fugue_tests::agents::Launch) -> fugue_client::protocol::SpawnSpec {
-    let mut spec = fugue_client::protocol::SpawnSpec::new("agents");
-    spec.command = Some(launch.program.display().to_string());
-    spec.args = launch.args.clone();
-    spec.env = launch
-        .env
-        .iter()
-        .map(|(name, value)| fugue_client::protocol::EnvVar {
-            name: name.clone(),
-            value: value.clone(),
-        })
-        .collect();
-    spec.cwd = Some(launch.project.display().to_string());
-    spec.shell = false;
-    spec
-}
-
 /// An idle agent hibernates: its process ends, its state reads hibernated;
 /// a prompt wakes it in the same pane on its recorded session, the turn runs,
 /// and it is the same conversation: the stub sees the first prompt's file in
@@ -929,7 +911,10 @@ async fn hibernates_and_a_prompt_wakes_it(cli: Cli) {
         .create_session("agents", None, Vec::new())
         .await
         .expect("session");
-    let pane = client.create_pane(direct_spec(&launch)).await.expect("start the agent");
+    let pane = client
+        .create_pane(launch.spec("agents"))
+        .await
+        .expect("start the agent");
     let id = pane.id.to_string();
     let recorded = first_turn_approved(&client, &id, &launch).await;
 

@@ -276,6 +276,18 @@ async fn spread(
     program: &str,
     args: &[&str],
 ) -> Result<Vec<fugue_protocol::PaneInfo>, Error> {
+    spread_specs(client, dir, prefix, count, |session, _| direct(session, program, args)).await
+}
+
+/// Starts `count` panes, the `n`th as `spec(session, n)` says, ten to a
+/// session (the cap), in sessions named `{prefix}0`, `{prefix}1`, ...
+pub(crate) async fn spread_specs(
+    client: &Client,
+    dir: &Path,
+    prefix: &str,
+    count: usize,
+    spec: impl Fn(&str, usize) -> SpawnSpec,
+) -> Result<Vec<fugue_protocol::PaneInfo>, Error> {
     let mut panes = Vec::with_capacity(count);
     for n in 0..count {
         let session = format!("{prefix}{}", n / 10);
@@ -285,12 +297,7 @@ async fn spread(
                 .await
                 .map_err(|e| e.to_string())?;
         }
-        panes.push(
-            client
-                .create_pane(direct(&session, program, args))
-                .await
-                .map_err(|e| e.to_string())?,
-        );
+        panes.push(client.create_pane(spec(&session, n)).await.map_err(|e| e.to_string())?);
     }
     Ok(panes)
 }

@@ -6,10 +6,10 @@
 //! network namespace, over the same stretch; then per CLI, the memory one
 //! hibernation frees (its process tree's RSS) and the time its wake takes.
 
-use super::{row, Sizes};
+use super::{row, spread_specs, Sizes};
 use crate::env::{self, poll, Daemon, Error, Tmux};
 use crate::Row;
-use fugue_protocol::{AgentState, EnvVar, PaneInfo, SpawnSpec, WaitCondition, WaitUntil};
+use fugue_protocol::{AgentState, PaneInfo, WaitCondition, WaitUntil};
 use fugue_tests::agents::{end_processes_with_home, prepare, Cli, Launch, ModelStub};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -36,27 +36,18 @@ pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
     let daemon = Daemon::start_offline(dir, "real").await?;
     let stub = ModelStub::start_in(daemon.pid(), dir, &env::bin("model-stub")?);
     let client = daemon.client().await?;
-    let mut launches = Vec::new();
-    let mut panes = Vec::new();
-    for i in 0..count {
-        let cli = CLIS[i % CLIS.len()];
-        let root = dir.join(format!("real-{i}"));
-        let launch = prepare(cli, &stub, &root, &format!("Create a file for me. FILE=f{i}.txt"));
-        let session = format!("real{}", i / 10);
-        if i % 10 == 0 {
-            client
-                .create_session(&session, Some(dir), vec![])
-                .await
-                .map_err(|e| e.to_string())?;
-        }
-        panes.push(
-            client
-                .create_pane(spec(&session, &launch))
-                .await
-                .map_err(|e| e.to_string())?,
-        );
-        launches.push(launch);
-    }
+    let launches: Vec<Launch> = (0..count)
+        .map(|i| {
+            let root = dir.join(format!("real-{i}"));
+            prepare(
+                CLIS[i % CLIS.len()],
+                &stub,
+                &root,
+                &format!("Create a file for me. FILE=f{i}.txt"),
+            )
+        })
+        .collect();
+    let panes = spread_specs(&client, dir, "real", count, |session, i| launches[i].spec(session)).await?;
     let tmux = Tmux::start_in(dir, 120, 40, 2000, Some(daemon.pid()))?;
     // tmux's copies get homes of their own: Codex shares one app server per
     // home, which would then hold fugue's pane's transcript outside its pane.
@@ -196,21 +187,4 @@ async fn wait_state(client: &fugue_client::Client, id: &str, state: AgentState) 
         WaitCondition::AgentState => Ok(()),
         other => Err(format!("pane {id}: {state:?} never came ({other:?})")),
     }
-}
-
-fn spec(session: &str, launch: &Launch) -> SpawnSpec {
-    let mut spec = SpawnSpec::new(session);
-    spec.command = Some(launch.program.display().to_string());
-    spec.args = launch.args.clone();
-    spec.env = launch
-        .env
-        .iter()
-        .map(|(name, value)| EnvVar {
-            name: name.clone(),
-            value: value.clone(),
-        })
-        .collect();
-    spec.cwd = Some(launch.project.display().to_string());
-    spec.shell = false;
-    spec
 }

@@ -5,15 +5,12 @@
 //! half of them hibernate: the memory freed (their processes' RSS) and the
 //! time for a wake.
 
-use super::{direct, row, Sizes};
+use super::{direct, row, spread_specs, Sizes};
 use crate::env::{self, poll, Daemon, Error, Tmux};
 use crate::Row;
 use fugue_protocol::{AgentState, EnvVar};
 use std::path::Path;
 use std::time::{Duration, Instant};
-
-/// Sessions hold at most 10 running panes each.
-const PER_SESSION: usize = 10;
 
 pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
     let agents = sizes.rest_agents;
@@ -21,29 +18,22 @@ pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
     let config = dir.join("rest-claude-config");
     let daemon = Daemon::start(dir, "rest").await?;
     let client = daemon.client().await?;
-    let sessions = agents.div_ceil(PER_SESSION);
-    let mut panes = Vec::new();
-    for s in 0..sessions {
-        let name = format!("rest{s}");
-        client
-            .create_session(&name, Some(dir), vec![])
-            .await
-            .map_err(|e| e.to_string())?;
-        for _ in 0..PER_SESSION.min(agents - s * PER_SESSION) {
-            let mut spec = direct(&name, &claude, &[]);
-            spec.env = vec![
-                EnvVar {
-                    name: "CLAUDE_CONFIG_DIR".into(),
-                    value: config.display().to_string(),
-                },
-                EnvVar {
-                    name: "FUGUE_AGENT_HOOKS".into(),
-                    value: "0".into(),
-                },
-            ];
-            panes.push(client.create_pane(spec).await.map_err(|e| e.to_string())?);
-        }
-    }
+    let env = [
+        ("CLAUDE_CONFIG_DIR", config.display().to_string()),
+        ("FUGUE_AGENT_HOOKS", "0".into()),
+    ];
+    let panes = spread_specs(&client, dir, "rest", agents, |session, _| {
+        let mut spec = direct(session, &claude, &[]);
+        spec.env = env
+            .iter()
+            .map(|(name, value)| EnvVar {
+                name: name.to_string(),
+                value: value.clone(),
+            })
+            .collect();
+        spec
+    })
+    .await?;
     // tmux holds the same programs, one window each.
     let tmux = Tmux::start(dir, 120, 40, 2000)?;
     for _ in 0..agents {

@@ -141,6 +141,17 @@ impl Budget {
         }
     }
 
+    /// The refusal of `asked` more bytes, as things stand.
+    pub fn refusal(&self, asked: usize) -> OverBudget {
+        OverBudget {
+            daemon_wide: self.parent.is_none(),
+            what: self.what,
+            limit: self.limit,
+            used: self.used(),
+            asked,
+        }
+    }
+
     fn reserve(&self, bytes: usize) -> Result<(), OverBudget> {
         let fits = self.used.fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
             used.checked_add(bytes).filter(|total| *total <= self.limit)

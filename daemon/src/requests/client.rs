@@ -12,7 +12,7 @@ use bytes::Bytes;
 use fugue_protocol::codec::encode_frame;
 use fugue_protocol::{ErrorCode, ErrorReply, Event, Response, ServerFrame};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::{broadcast, mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -239,7 +239,21 @@ impl Client {
 /// Every connected client, so that when the daemon's budget runs out the one
 /// holding the most can be cut to make room.
 #[derive(Default)]
-pub struct Clients(Mutex<Vec<Weak<Client>>>);
+pub struct Clients {
+    all: Mutex<Vec<Weak<Client>>>,
+    /// Requests of clients that keep up, waiting for the daemon's budget to
+    /// have room (see `serve::connection::admit`).
+    wanting_room: Arc<AtomicUsize>,
+}
+
+/// A request waiting for room; counted in [`Clients::room_wanted`] while it lives.
+pub struct WantsRoom(Arc<AtomicUsize>);
+
+impl Drop for WantsRoom {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// A client holding less than this is never cut: cutting it would not help.
 const MIN_CUT_BYTES: usize = 256 * 1024;
@@ -249,16 +263,27 @@ const STALLED: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Clients {
     pub fn add(&self, client: &Arc<Client>) {
-        let mut clients = lock(&self.0);
+        let mut clients = lock(&self.all);
         clients.retain(|c| c.strong_count() > 0);
         clients.push(Arc::downgrade(client));
+    }
+
+    /// Counts a request waiting for room until the returned guard drops.
+    pub fn want_room(&self) -> WantsRoom {
+        self.wanting_room.fetch_add(1, Ordering::AcqRel);
+        WantsRoom(self.wanting_room.clone())
+    }
+
+    /// Whether a request of a client that keeps up waits for room.
+    pub fn room_wanted(&self) -> bool {
+        self.wanting_room.load(Ordering::Acquire) > 0
     }
 
     /// Cuts the client other than `asking` that holds the most memory (at least
     /// [`MIN_CUT_BYTES`]) among those that stopped reading (nothing taken off
     /// their queue for [`STALLED`]), if there is one.
     pub fn cut_largest(&self, asking: &Client) {
-        let largest = lock(&self.0)
+        let largest = lock(&self.all)
             .iter()
             .filter_map(Weak::upgrade)
             .filter(|c| !std::ptr::eq(c.as_ref(), asking) && !c.cut.is_cancelled())

@@ -528,9 +528,20 @@ const CUT_RETRY: Duration = Duration::from_millis(100);
 /// When the daemon's budget is what is exhausted, the largest client that
 /// stopped reading is cut, and the request waits (at most [`CUT_WAIT`]) for
 /// memory to come back.
+///
+/// Room that comes back goes to clients that keep up: a connection with
+/// replies it has not taken yet neither waits for room nor takes any while
+/// another client waits. Else the hundreds of requests a stalled client
+/// pipelined take every byte a cut frees, and the client that reads (the one
+/// the cut was for) runs out its wait and is refused.
 async fn admit(handler: &Handler, conn: &Client, bytes: usize) -> Result<Charge, ErrorReply> {
     let daemon = conn.memory.root();
+    let behind = conn.out.queued() > 0;
+    if behind && handler.clients.room_wanted() {
+        return Err(daemon.refusal(bytes).into());
+    }
     let deadline = Instant::now() + CUT_WAIT;
+    let mut wanting = None;
     loop {
         let freed = daemon.freed();
         tokio::pin!(freed);
@@ -539,9 +550,10 @@ async fn admit(handler: &Handler, conn: &Client, bytes: usize) -> Result<Charge,
             Ok(charge) => return Ok(charge),
             Err(over) => over,
         };
-        if !over.daemon_wide || Instant::now() >= deadline {
+        if !over.daemon_wide || behind || Instant::now() >= deadline {
             return Err(over.into());
         }
+        wanting.get_or_insert_with(|| handler.clients.want_room());
         handler.clients.cut_largest(conn);
         let wake = (Instant::now() + CUT_RETRY).min(deadline);
         let _ = tokio::time::timeout_at(wake, freed).await;

@@ -193,11 +193,20 @@ pub async fn run(client: &Client, target: &str, options: AttachOptions) -> Resul
     let client = client.clone();
     let events = client.events()?;
     let pane = resolve(&client, target).await?;
+    if pane.state == fugue_protocol::PaneState::Hibernated {
+        eprintln!(
+            "fugue: waking the agent in {}:{}; what you type meanwhile goes to it once it is ready",
+            pane.session_name, pane.index
+        );
+    }
+    // Raw mode before the attach: while a hibernated agent wakes (seconds),
+    // what the person types waits in this terminal's input queue (the
+    // kernel's, bounded), unechoed, and goes to the pane once attached; Ctrl-C
+    // reaches the agent instead of ending the attach.
+    let raw = RawMode::enter()?;
     client
         .attach(&pane.id.to_string(), options.read_only, size_for(options.read_only))
         .await?;
-
-    let raw = RawMode::enter()?;
     let (mut stdin, _reader) = keyboard();
     let mut winch = signal(SignalKind::window_change()).map_err(|e| ClientError::Protocol(e.to_string()))?;
     let mut at = Attached {

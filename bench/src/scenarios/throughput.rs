@@ -64,8 +64,8 @@ pub(super) async fn run(dir: &Path, (file, last): &(PathBuf, String), sizes: &Si
             "fugue / raw PTY",
             format!("{:.2}x", f / r),
             String::new(),
-            "<= 1.25x",
-            Some(f / r <= 1.25),
+            "<= 1.15x",
+            Some(f / r <= 1.15),
         ),
     ];
 

@@ -83,6 +83,8 @@ pub fn spawn<T: Send + Sync + 'static>(
         // Unix ms) that was already told, so a refusal is not asked again.
         let mut rest_due: Option<(tokio::time::Instant, u64)> = None;
         let mut rest_told: Option<u64> = None;
+        // Not before this: the policy came due while a person was attached.
+        let mut rest_deferred: Option<tokio::time::Instant> = None;
         let mut last_walk: Option<std::time::Instant> = None;
         loop {
             changes.borrow_and_update();
@@ -128,7 +130,8 @@ pub fn spawn<T: Send + Sync + 'static>(
                     (Some(after), AgentState::Idle) if rest_told != Some(status.since_ms) => {
                         let idle_for = crate::config::now_ms().saturating_sub(status.since_ms);
                         let left = after.saturating_sub(Duration::from_millis(idle_for));
-                        Some((tokio::time::Instant::now() + left, status.since_ms))
+                        let at = tokio::time::Instant::now() + left;
+                        Some((rest_deferred.map_or(at, |deferred| at.max(deferred)), status.since_ms))
                     }
                     _ => None,
                 };
@@ -211,10 +214,20 @@ pub fn spawn<T: Send + Sync + 'static>(
                 _ = tracker.woken() => {}
                 _ = file_changed => {}
                 _ = processes.ended() => {}
-                _ = rest => {
-                    rest_told = rest_due.take().map(|(_, since)| since);
-                    on_rest();
-                }
+                _ = rest => match (output.attached(), watched.rest_after) {
+                    // A person attached to the pane works with the agent: it is
+                    // not put to rest under them, and is looked at again a
+                    // policy period later.
+                    (true, Some(after)) => {
+                        tracing::info!(pane = %watched.pane, "not hibernated by policy: a person is attached");
+                        rest_deferred = Some(tokio::time::Instant::now() + after);
+                    }
+                    _ => {
+                        rest_deferred = None;
+                        rest_told = rest_due.take().map(|(_, since)| since);
+                        on_rest();
+                    }
+                },
                 _ = sleep => {}
             }
         }

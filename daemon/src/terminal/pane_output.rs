@@ -644,6 +644,11 @@ impl PaneOutput {
         lock(&self.text).numbered_lines(from, max_bytes)
     }
 
+    /// Whether a client is attached to the pane (a person, or a browser tab).
+    pub fn attached(&self) -> bool {
+        !lock(&self.screen).subscribers.is_empty()
+    }
+
     /// The visible screen's rows as text.
     pub fn screen_text(&self) -> Vec<String> {
         lock(&self.screen).screen.visible_text()

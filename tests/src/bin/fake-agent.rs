@@ -17,6 +17,10 @@ fn raw_mode() {
     let stdin = std::io::stdin();
     if let Ok(mut t) = tcgetattr(&stdin) {
         t.local_modes &= !(LocalModes::ICANON | LocalModes::ECHO);
+        // As Node CLIs' raw mode does: Ctrl-C is a key the agent reads.
+        if std::env::var_os("FAKE_AGENT_NO_SIGNALS").is_some() {
+            t.local_modes &= !LocalModes::ISIG;
+        }
         t.special_codes[SpecialCodeIndex::VMIN] = 1;
         t.special_codes[SpecialCodeIndex::VTIME] = 0;
         let _ = tcsetattr(&stdin, OptionalActions::Now, &t);
@@ -107,7 +111,17 @@ fn main() {
     let mut input = std::io::stdin().lock();
     let mut last = String::from("ready");
     match std::env::args().nth(1) {
-        Some(flag) if flag == "--resume" => last = format!("resumed session {}", session_id()),
+        Some(flag) if flag == "--resume" => {
+            // A CLI loading a long conversation takes a while to be ready.
+            let loading = std::env::var("FAKE_AGENT_RESUME_MS")
+                .ok()
+                .and_then(|ms| ms.parse().ok());
+            if let Some(ms) = loading {
+                draw("Resuming the conversation…\n");
+                std::thread::sleep(Duration::from_millis(ms));
+            }
+            last = format!("resumed session {}", session_id());
+        }
         Some(first) => last = work(&first, &mut input),
         None => {}
     }
@@ -144,6 +158,11 @@ fn main() {
                     idle(&last);
                 }
                 '\r' | '\n' => {}
+                // Ctrl-C clears a draft, as Claude Code's does; at an empty prompt it quits.
+                '\u{3}' if !line.is_empty() => {
+                    line.clear();
+                    idle(&last);
+                }
                 '\u{3}' => return,
                 c if !c.is_control() => {
                     line.push(c);

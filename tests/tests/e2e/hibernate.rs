@@ -5,7 +5,7 @@
 //! waits for a person or holds a draft is refused, saying why.
 
 use fugue_client::protocol::{AgentState, Event};
-use fugue_tests::{wait_until, Daemon, DEADLINE};
+use fugue_tests::{bin, wait_until, Daemon, Tmux, DEADLINE};
 
 fn agent_state(daemon: &Daemon, pane: &str) -> String {
     daemon.cli(&["--json", "agent", pane]).json()["state"]
@@ -141,16 +141,93 @@ async fn the_policy_puts_an_idle_agent_to_rest() {
     let daemon = Daemon::start_with(&["--config", config_file.to_str().unwrap()]);
     daemon.cli(&["new-session", "rest"]).ok();
     let pane = daemon.run_fake_claude_keeping_status("rest", &[]);
+    // A person attached: the agent is not put to rest under them.
+    let person = daemon.client().await;
+    person.attach(&pane, true, None).await.unwrap();
+    wait_until("the policy to pass over the attached pane", DEADLINE, || {
+        daemon
+            .log()
+            .contains("not hibernated by policy: a person is attached")
+            .then_some(())
+    });
+    assert_eq!(daemon.cli(&["--json", "status", &pane]).json()["status"], "running");
+    assert_eq!(agent_state(&daemon, &pane), "idle");
+    person.detach(&pane).await.unwrap();
     let started = std::time::Instant::now();
     wait_until("the policy to hibernate the idle agent", DEADLINE, || {
         let info = daemon.cli(&["--json", "status", &pane]).json();
         (info["status"] == "hibernated").then_some(())
     });
+    // Looked at again a policy period after it passed over the person.
     assert!(
-        started.elapsed() >= std::time::Duration::from_secs(2),
-        "put to rest before its 2 s"
+        started.elapsed() >= std::time::Duration::from_millis(500),
+        "put to rest at once after the detach"
     );
     assert_eq!(agent_state(&daemon, &pane), "hibernated");
     let receipt = daemon.cli(&["--json", "prompt", &pane, "after the policy"]).json();
     assert_eq!(receipt["went_busy"], true, "{receipt}");
+}
+
+/// A person attaching to a hibernated agent wakes it, and what they type while
+/// it wakes (seconds for a CLI loading its conversation) reaches the agent once
+/// it is ready: not echoed by their own terminal meanwhile, and Ctrl-C
+/// included, which before ended the attach itself (its terminal was not yet
+/// in raw mode).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_typed_while_an_attach_wakes_the_agent_reach_it() {
+    fugue_tests::require!("tmux");
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "rest"]).ok();
+    let pane = daemon.run_fake_claude_keeping_status("rest", &["FAKE_AGENT_RESUME_MS=3000", "FAKE_AGENT_NO_SIGNALS=1"]);
+    wait_agent(&daemon, &pane, "idle");
+    wait_until("the agent session to be recorded", DEADLINE, || {
+        daemon.cli(&["--json", "status", &pane]).json()["agent_session"]["id"]
+            .as_str()
+            .map(|_| ())
+    });
+    daemon.cli(&["hibernate", &pane]).ok();
+
+    let tmux = Tmux::start(daemon.dir.path(), 100, 30);
+    let attach = format!(
+        "{} --socket {} attach {pane}",
+        bin("fugue").display(),
+        daemon.socket.display()
+    );
+    tmux.type_line("main", &attach);
+    tmux.wait_for("main", "waking the agent");
+    // Typed while the agent loads its conversation: held, not echoed here, and
+    // Ctrl-C is a key for the agent (it clears the draft), not a signal that
+    // ends the attach.
+    tmux.run(&["send-keys", "-t", "main", "-l", "typed while waking"]);
+    tmux.send_keys("main", &["C-c"]);
+    tmux.run(&["send-keys", "-t", "main", "-l", "kept"]);
+    let screen = tmux.capture("main");
+    assert!(
+        !screen.contains("typed while waking"),
+        "echoed by the person's terminal during the wake:\n{screen}"
+    );
+    assert!(
+        !daemon.cli(&["capture", &pane]).ok().contains("resumed session"),
+        "the keys were typed after the wake, not during it"
+    );
+    tmux.wait_for("main", "resumed session");
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let agent = daemon.cli(&["--json", "agent", &pane]).json();
+        if agent["draft"] == "kept" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the held keys never reached the agent: {agent}\npane:\n{}\nthe person's terminal:\n{}",
+            daemon.cli(&["capture", &pane]).ok(),
+            tmux.capture("main")
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // The attach goes on: what is typed now reaches the agent too.
+    tmux.run(&["send-keys", "-t", "main", "-l", " and after"]);
+    tmux.wait_for("main", "kept and after");
+    tmux.send_keys("main", &["C-\\"]);
+    tmux.wait_for("main", "[detached from pane");
 }

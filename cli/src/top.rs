@@ -398,6 +398,14 @@ async fn act(client: &Client, reply: Reply) -> Result<String, String> {
             client.interrupt(&pane.to_string()).await.map_err(|e| e.to_string())?;
             "interrupted".into()
         }
+        Reply::Hibernate(pane) => {
+            client.hibernate(&pane.to_string()).await.map_err(|e| e.to_string())?;
+            "hibernated: its memory is freed; w, a prompt or an attach wakes it".into()
+        }
+        Reply::Wake(pane) => {
+            let woken = client.wake(&pane.to_string()).await.map_err(|e| e.to_string())?;
+            format!("awake: {} runs again on its session", woken.session_name)
+        }
         Reply::Kill(pane) => {
             client
                 .kill_pane(&pane.to_string(), None)

@@ -130,6 +130,10 @@ pub enum Reply {
         text: String,
     },
     Interrupt(PaneId),
+    /// Put the pane's idle agent to rest (`fugue hibernate`).
+    Hibernate(PaneId),
+    /// Resume a hibernated agent in its pane (`fugue wake`).
+    Wake(PaneId),
     Kill(PaneId),
     Release(PaneId),
     /// Show the pane's changes in its worktree.
@@ -155,6 +159,7 @@ impl Reply {
     pub fn pane(&self) -> Option<PaneId> {
         match self {
             Reply::Attach(pane) | Reply::Interrupt(pane) | Reply::Kill(pane) | Reply::Release(pane) => Some(*pane),
+            Reply::Hibernate(pane) | Reply::Wake(pane) => Some(*pane),
             Reply::Diff(pane) | Reply::Compare(pane) | Reply::Merge(pane) | Reply::Discard(pane) => Some(*pane),
             Reply::Answer { pane, .. } | Reply::Prompt { pane, .. } | Reply::Rename { pane, .. } => Some(*pane),
             Reply::Quit | Reply::NewPane { .. } => None,
@@ -532,6 +537,8 @@ impl Top {
                 }
             }
             KeyCode::Char('i') => return pane.map(Reply::Interrupt),
+            KeyCode::Char('h') => return pane.map(Reply::Hibernate),
+            KeyCode::Char('w') => return pane.map(Reply::Wake),
             KeyCode::Char('D') => return pane.map(Reply::Diff),
             KeyCode::Char('C') => return pane.map(Reply::Compare),
             KeyCode::Char('x') => {
@@ -757,7 +764,7 @@ fn draw_foot(frame: &mut Frame, top: &Top, area: Rect) {
             },
         ),
         None => Line::styled(
-            "enter attach · n next needing · a approve · d deny · p prompt · D diff · C compare · i interrupt · x kill · X release · r rename · c new pane · / filter · s sort · q quit",
+            "enter attach · n next needing · a approve · d deny · p prompt · D diff · C compare · i interrupt · h hibernate · w wake · x kill · X release · r rename · c new pane · / filter · s sort · q quit",
             Style::new().add_modifier(Modifier::DIM),
         ),
     };
@@ -1063,6 +1070,8 @@ mod tests {
         assert_eq!(press(&mut top, "xy"), [Reply::Kill(pane_id(2))]);
         assert_eq!(press(&mut top, "Xy"), [Reply::Release(pane_id(2))]);
         assert_eq!(press(&mut top, "i"), [Reply::Interrupt(pane_id(2))]);
+        assert_eq!(press(&mut top, "h"), [Reply::Hibernate(pane_id(2))]);
+        assert_eq!(press(&mut top, "w"), [Reply::Wake(pane_id(2))]);
         let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
         assert_eq!(top.on_key(ctrl_c), Some(Reply::Quit));
         assert_eq!(Top::new(None).on_key(key(KeyCode::Enter)), None);

@@ -50,9 +50,36 @@ fn tui() -> Vec<u8> {
     out
 }
 
-#[divan::bench(args = ["lines", "tui"])]
+/// An agent CLI's frames as `fugue-bench --emit-frames` draws them (scenario
+/// 15's paced load): a synchronized update redrawing 40 rows of 80 columns in
+/// place, a colour a row (~4 KB a frame).
+fn agent() -> Vec<u8> {
+    let mut out = Vec::with_capacity(TOTAL);
+    let mut n = 0usize;
+    while out.len() < TOTAL {
+        out.extend_from_slice(b"\x1b[?2026h");
+        for row in 0..40usize {
+            let colour = (n + row) % 216 + 16;
+            let text = format!("frame {n:06} row {row:02} the agent is thinking about the change it will make");
+            out.extend_from_slice(format!("\x1b[{};1H\x1b[38;5;{colour}m{text:<76}\x1b[0m\x1b[K", row + 1).as_bytes());
+        }
+        out.extend_from_slice(b"\x1b[?2026l");
+        n += 1;
+    }
+    out
+}
+
+fn workload(kind: &str) -> Vec<u8> {
+    match kind {
+        "lines" => lines(),
+        "agent" => agent(),
+        _ => tui(),
+    }
+}
+
+#[divan::bench(args = ["lines", "tui", "agent"])]
 fn screen_feed(bencher: divan::Bencher, kind: &str) {
-    let data = if kind == "lines" { lines() } else { tui() };
+    let data = workload(kind);
     bencher.counter(divan::counter::BytesCount::new(data.len())).bench(|| {
         let mut screen = Screen::new(SIZE, 10_000, 8 << 20);
         for chunk in data.chunks(4096) {
@@ -62,9 +89,9 @@ fn screen_feed(bencher: divan::Bencher, kind: &str) {
     });
 }
 
-#[divan::bench(args = ["lines", "tui"])]
+#[divan::bench(args = ["lines", "tui", "agent"])]
 fn pane_output_push(bencher: divan::Bencher, kind: &str) {
-    let data = if kind == "lines" { lines() } else { tui() };
+    let data = workload(kind);
     let limits = OutputLimits::default();
     bencher.counter(divan::counter::BytesCount::new(data.len())).bench(|| {
         let output = PaneOutput::new(limits, SIZE);
@@ -76,7 +103,7 @@ fn pane_output_push(bencher: divan::Bencher, kind: &str) {
 }
 
 /// The emulator alone, history discarded: the floor under `screen_feed`.
-#[divan::bench(args = ["lines", "tui"])]
+#[divan::bench(args = ["lines", "tui", "agent"])]
 fn emulator_alone(bencher: divan::Bencher, kind: &str) {
     use alacritty_terminal::term::{Config, Term};
     use alacritty_terminal::vte::ansi::Processor;
@@ -92,7 +119,7 @@ fn emulator_alone(bencher: divan::Bencher, kind: &str) {
             200
         }
     }
-    let data = if kind == "lines" { lines() } else { tui() };
+    let data = workload(kind);
     bencher.counter(divan::counter::BytesCount::new(data.len())).bench(|| {
         let config = Config {
             scrolling_history: 0,

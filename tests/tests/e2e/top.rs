@@ -204,3 +204,44 @@ async fn top_shows_a_worktree_pane_s_diff() {
     tmux.wait_for("main", "discarded worktree");
     assert!(!path.exists());
 }
+
+/// `h` puts the selected pane's idle agent to rest and `w` wakes it; a refusal
+/// (a pane with no agent) is said in the status line.
+#[test]
+fn top_hibernates_and_wakes_an_idle_agent() {
+    fugue_tests::require!("tmux");
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "rest"]).ok();
+    let pane = daemon.run_fake_claude_keeping_status("rest", &[]);
+    daemon
+        .cli(&["wait", &pane, "--agent-state", "idle", "--timeout", "30"])
+        .ok();
+    wait_until("the agent session to be recorded", DEADLINE, || {
+        daemon.cli(&["--json", "status", &pane]).json()["agent_session"]["id"]
+            .as_str()
+            .map(|_| ())
+    });
+    let tmux = Tmux::start(daemon.dir.path(), 160, 24);
+    tmux.type_line("main", &top_command(&daemon, "rest"));
+    tmux.wait_for("main", "rest:0");
+    tmux.send_keys("main", &["h"]);
+    tmux.wait_for("main", "hibernated: its memory is freed");
+    wait_until("rest:0 shown hibernated", DEADLINE, || {
+        let screen = tmux.capture("main");
+        row(&screen, "rest:0").filter(|r| r.contains("hibernated")).map(|_| ())
+    });
+    assert_eq!(daemon.cli(&["--json", "status", &pane]).json()["status"], "hibernated");
+    tmux.send_keys("main", &["w"]);
+    tmux.wait_for("main", "awake: rest runs again on its session");
+    let status = daemon.cli(&["--json", "status", &pane]).json();
+    assert_eq!(status["status"], "running", "{status}");
+    // A pane with no agent: refused, said.
+    daemon
+        .cli(&["run", "-s", "rest", "--no-shell", "--", "sleep", "600"])
+        .ok();
+    tmux.wait_for("main", "rest:1");
+    tmux.send_keys("main", &["j"]);
+    tmux.send_keys("main", &["h"]);
+    tmux.wait_for("main", "no agent CLI");
+    tmux.send_keys("main", &["q"]);
+}

@@ -373,38 +373,12 @@ impl Shown {
 /// Carries out what a key asked for; what to tell the person.
 async fn act(client: &Client, reply: Reply) -> Result<String, String> {
     let done = match reply {
-        Reply::Answer {
-            pane,
-            prompt_id,
-            answer,
-        } => {
-            let answered = client
-                .answer_permission(&pane.to_string(), &prompt_id, answer)
-                .await
-                .map_err(|e| e.to_string())?;
-            match (answered.already, answer) {
-                (true, _) => format!("already {}: nothing sent", answered.answer.past()),
-                (false, PermissionAnswer::Approve) => "approved".into(),
-                (false, PermissionAnswer::Deny) => "denied".into(),
-            }
-        }
-        Reply::Prompt { pane, text } => {
-            let sent = fugue_client::ops::send_prompt(client, &pane.to_string(), &text, None)
-                .await
-                .map_err(|e| e.to_string())?;
-            sent.message
+        Reply::Answer { .. } | Reply::Prompt { .. } | Reply::Hibernate(_) | Reply::Wake(_) => {
+            return act_on_agent(client, reply).await
         }
         Reply::Interrupt(pane) => {
             client.interrupt(&pane.to_string()).await.map_err(|e| e.to_string())?;
             "interrupted".into()
-        }
-        Reply::Hibernate(pane) => {
-            client.hibernate(&pane.to_string()).await.map_err(|e| e.to_string())?;
-            "hibernated: its memory is freed; w, a prompt or an attach wakes it".into()
-        }
-        Reply::Wake(pane) => {
-            let woken = client.wake(&pane.to_string()).await.map_err(|e| e.to_string())?;
-            format!("awake: {} runs again on its session", woken.session_name)
         }
         Reply::Kill(pane) => {
             client
@@ -449,6 +423,44 @@ async fn act(client: &Client, reply: Reply) -> Result<String, String> {
             format!("discarded worktree {} and branch {}", record.path, record.branch)
         }
         Reply::Quit | Reply::Attach(_) | Reply::Diff(_) | Reply::Compare(_) => return Ok(String::new()),
+    };
+    Ok(done)
+}
+
+/// Carries out what a key asked of the pane's agent: an answer, a prompt, a
+/// rest or a wake; what to tell the person.
+async fn act_on_agent(client: &Client, reply: Reply) -> Result<String, String> {
+    let done = match reply {
+        Reply::Answer {
+            pane,
+            prompt_id,
+            answer,
+        } => {
+            let answered = client
+                .answer_permission(&pane.to_string(), &prompt_id, answer)
+                .await
+                .map_err(|e| e.to_string())?;
+            match (answered.already, answer) {
+                (true, _) => format!("already {}: nothing sent", answered.answer.past()),
+                (false, PermissionAnswer::Approve) => "approved".into(),
+                (false, PermissionAnswer::Deny) => "denied".into(),
+            }
+        }
+        Reply::Prompt { pane, text } => {
+            let sent = fugue_client::ops::send_prompt(client, &pane.to_string(), &text, None)
+                .await
+                .map_err(|e| e.to_string())?;
+            sent.message
+        }
+        Reply::Hibernate(pane) => {
+            client.hibernate(&pane.to_string()).await.map_err(|e| e.to_string())?;
+            "hibernated: its memory is freed; w, a prompt or an attach wakes it".into()
+        }
+        Reply::Wake(pane) => {
+            let woken = client.wake(&pane.to_string()).await.map_err(|e| e.to_string())?;
+            format!("awake: {} runs again on its session", woken.session_name)
+        }
+        _ => String::new(),
     };
     Ok(done)
 }

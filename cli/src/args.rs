@@ -24,8 +24,11 @@ pub struct Cli {
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     pub json: bool,
-    /// The daemon on another machine, over ssh: a name from
-    /// $XDG_CONFIG_HOME/fugue/hosts.toml or [user@]host[:port] (needs fugue there).
+    /// The daemon elsewhere (needs fugue there): over ssh, a name from
+    /// $XDG_CONFIG_HOME/fugue/hosts.toml or [user@]host[:port]; in a container,
+    /// docker://CONTAINER or podman://CONTAINER; in a pod,
+    /// k8s://[CONTEXT/]NAMESPACE/POD[:CONTAINER]; or exec:COMMAND, a command
+    /// whose stdin and stdout reach `fugue proxy`.
     #[arg(long, global = true, env = "FUGUE_HOST", value_name = "HOST")]
     pub host: Option<String>,
     /// Without a command: a new shell in the default session, attached (the

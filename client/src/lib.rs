@@ -218,7 +218,7 @@ impl Client {
     /// makes the local checks (socket ownership, the daemon's uid) there, and
     /// starts a daemon there only if `autostart`.
     async fn connect_remote(remote: &remote::Remote, client_name: &str, autostart: bool) -> Result<Client> {
-        let place = PathBuf::from(format!("ssh://{}", remote.name));
+        let place = PathBuf::from(remote.place());
         let failed = |reason: String| ClientError::Connect {
             path: place.clone(),
             reason,
@@ -230,10 +230,12 @@ impl Client {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true);
-        let mut child = command.spawn().map_err(|e| failed(format!("cannot run ssh: {e}")))?;
+        let mut child = command
+            .spawn()
+            .map_err(|e| failed(format!("cannot run {}: {e}", remote.program())))?;
         let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            return Err(failed("ssh's pipes were not set up".into()));
+            return Err(failed(format!("{}'s pipes were not set up", remote.program())));
         };
         let said = remote::last_words(stderr);
         let handshake = Self::handshake_io(Box::new(stdout), Box::new(stdin), place.clone(), client_name);
@@ -248,12 +250,12 @@ impl Client {
             }
             Ok(Err(ClientError::Closed(_))) => {
                 let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-                Err(failed(format!("ssh {}: {}", remote.destination, said.get().await)))
+                Err(failed(format!("{}: {}", remote.describe(), said.get().await)))
             }
             Ok(Err(other)) => Err(other),
             Err(_) => Err(failed(format!(
-                "ssh {} did not connect within {} s",
-                remote.destination,
+                "{} did not connect within {} s",
+                remote.describe(),
                 REMOTE_CONNECT_TIMEOUT.as_secs()
             ))),
         }

@@ -1,8 +1,23 @@
-//! Daemons on other machines, reached over OpenSSH: `ssh HOST fugue proxy`
-//! carries the fugue protocol between this client and the remote daemon's
-//! socket. The user's ssh does everything ssh does (config, keys, agent, jump
-//! hosts, ControlMaster); fugue stores no secret. `FUGUE_SSH` replaces the ssh
-//! command, as `GIT_SSH_COMMAND` does for git.
+//! Daemons elsewhere: on other machines, in containers, in pods. Each is
+//! reached the same way, by a command whose stdin and stdout carry the fugue
+//! protocol to `fugue proxy` there, which connects to that daemon's socket. The
+//! command is the user's own tool, so their credentials and settings apply
+//! and fugue stores no secret:
+//!
+//! - `ssh [-p PORT] -T DESTINATION fugue proxy`: a name from hosts.toml, or
+//!   `[user@]host[:port]`. The user's ssh does everything ssh does (config,
+//!   keys, agent, jump hosts, ControlMaster). `FUGUE_SSH` replaces the ssh
+//!   command, as `GIT_SSH_COMMAND` does for git.
+//! - `docker exec -i CONTAINER fugue proxy`: `docker://CONTAINER` (the Docker
+//!   socket and context of the user's `docker`); `podman://CONTAINER` likewise.
+//! - `kubectl exec -i -n NAMESPACE POD [-c CONTAINER] -- fugue proxy`:
+//!   `k8s://[CONTEXT/]NAMESPACE/POD[:CONTAINER]` (the user's kubeconfig with its
+//!   auth plugins).
+//! - `sh -c COMMAND`: `exec:COMMAND`, any command whose stdio reaches `fugue
+//!   proxy` (a hosted sandbox's own CLI, say).
+//!
+//! None of them gets a TTY: the protocol is binary and carries sizes and exits
+//! itself.
 //!
 //! Hosts have names in `$XDG_CONFIG_HOME/fugue/hosts.toml`:
 //!
@@ -17,20 +32,57 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// A daemon on another machine and how to reach it.
+/// A daemon elsewhere and how to reach it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Remote {
-    /// What the user called it: a name from the hosts file, or the destination.
+    /// What the user called it: a name from the hosts file, or the address.
     pub name: String,
-    /// ssh's destination (`user@host` or a `Host` of the ssh config).
-    pub destination: String,
-    pub port: Option<u16>,
-    /// The `fugue` program on that host.
+    pub transport: Transport,
+    /// The `fugue` program there.
     pub fugue_path: String,
-    /// The remote daemon's socket; `None`: its default.
+    /// The daemon's socket there; `None`: its default.
     pub socket: Option<String>,
-    /// A shell command line that replaces `ssh` (`$FUGUE_SSH` when resolved).
-    pub ssh_command: Option<String>,
+}
+
+/// The command that carries the protocol to `fugue proxy` where the daemon is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    Ssh {
+        /// ssh's destination (`user@host` or a `Host` of the ssh config).
+        destination: String,
+        port: Option<u16>,
+        /// A shell command line that replaces `ssh` (`$FUGUE_SSH` when resolved).
+        ssh_command: Option<String>,
+    },
+    /// A running container of a local engine: `docker exec -i`, `podman exec -i`.
+    Container { engine: Engine, container: String },
+    /// A pod's container: `kubectl exec -i`.
+    Kubernetes {
+        /// A context of the kubeconfig; `None`: its current one.
+        context: Option<String>,
+        namespace: String,
+        pod: String,
+        /// `None`: the pod's default container.
+        container: Option<String>,
+    },
+    /// Any shell command line whose stdin and stdout reach `fugue proxy`.
+    Exec { command: String },
+}
+
+/// A container engine fugue drives through its own CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Docker,
+    Podman,
+}
+
+impl Engine {
+    pub fn program(self) -> &'static str {
+        match self {
+            Engine::Docker => "docker",
+            Engine::Podman => "podman",
+        }
+    }
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -87,9 +139,17 @@ pub fn all_hosts() -> Result<Vec<Remote>, String> {
         .collect()
 }
 
-/// `name` as the hosts file has it, else as an ssh destination
-/// (`[user@]host[:port]`).
+/// `name` as an address (`docker://`, `podman://`, `k8s://`, `exec:`), else as
+/// the hosts file has it, else as an ssh destination (`[user@]host[:port]`).
 pub fn resolve(name: &str) -> Result<Remote, String> {
+    if let Some(transport) = parse_address(name)? {
+        return Ok(Remote {
+            name: name.to_string(),
+            transport,
+            fugue_path: "fugue".into(),
+            socket: None,
+        });
+    }
     let file = read_hosts()?;
     match file.hosts.get(name) {
         Some(entry) => remote_from(name, entry),
@@ -97,11 +157,13 @@ pub fn resolve(name: &str) -> Result<Remote, String> {
             let (destination, port) = parse_destination(name)?;
             Ok(Remote {
                 name: name.to_string(),
-                destination,
-                port,
+                transport: Transport::Ssh {
+                    destination,
+                    port,
+                    ssh_command: fugue_ssh(),
+                },
                 fugue_path: "fugue".into(),
                 socket: None,
-                ssh_command: fugue_ssh(),
             })
         }
     }
@@ -111,11 +173,90 @@ fn remote_from(name: &str, entry: &HostEntry) -> Result<Remote, String> {
     let (destination, port) = parse_destination(&entry.ssh).map_err(|e| format!("host '{name}': {e}"))?;
     Ok(Remote {
         name: name.to_string(),
-        destination,
-        port,
+        transport: Transport::Ssh {
+            destination,
+            port,
+            ssh_command: fugue_ssh(),
+        },
         fugue_path: entry.fugue_path.clone().unwrap_or_else(|| "fugue".into()),
         socket: entry.socket.clone(),
-        ssh_command: fugue_ssh(),
+    })
+}
+
+/// What the four address forms say, `None` for anything else (a host name).
+fn parse_address(text: &str) -> Result<Option<Transport>, String> {
+    if let Some(container) = text.strip_prefix("docker://") {
+        return container_address(Engine::Docker, container).map(Some);
+    }
+    if let Some(container) = text.strip_prefix("podman://") {
+        return container_address(Engine::Podman, container).map(Some);
+    }
+    if let Some(rest) = text.strip_prefix("k8s://") {
+        return kubernetes_address(rest).map(Some);
+    }
+    if let Some(command) = text.strip_prefix("exec:") {
+        if command.trim().is_empty() || command.contains('\0') {
+            return Err(format!(
+                "bad address '{text}': expected exec:COMMAND, a command line whose stdio reaches `fugue proxy`"
+            ));
+        }
+        return Ok(Some(Transport::Exec {
+            command: command.to_string(),
+        }));
+    }
+    Ok(None)
+}
+
+/// A word that goes to another program's command line as one argument: not
+/// empty, not an option, no spaces or control characters.
+fn plain_word(word: &str) -> bool {
+    !word.is_empty() && !word.starts_with('-') && !word.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+fn container_address(engine: Engine, container: &str) -> Result<Transport, String> {
+    // Docker's and podman's names: [a-zA-Z0-9][a-zA-Z0-9_.-]*, or an id.
+    let named = container.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && container
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    if !named || container.len() > 255 {
+        let scheme = engine.program();
+        return Err(format!(
+            "bad address '{scheme}://{container}': expected {scheme}://CONTAINER, a container's name or id ([a-zA-Z0-9][a-zA-Z0-9_.-]*)"
+        ));
+    }
+    Ok(Transport::Container {
+        engine,
+        container: container.to_string(),
+    })
+}
+
+/// `[CONTEXT/]NAMESPACE/POD[:CONTAINER]`. A context's name may hold `/` (EKS
+/// names its contexts after ARNs), so the last two parts are the namespace and
+/// the pod.
+fn kubernetes_address(rest: &str) -> Result<Transport, String> {
+    let bad = || format!("bad address 'k8s://{rest}': expected k8s://[CONTEXT/]NAMESPACE/POD[:CONTAINER]");
+    let mut parts = rest.rsplitn(3, '/');
+    let (Some(pod), Some(namespace)) = (parts.next(), parts.next()) else {
+        return Err(bad());
+    };
+    let context = parts.next();
+    let (pod, container) = match pod.split_once(':') {
+        Some((pod, container)) => (pod, Some(container)),
+        None => (pod, None),
+    };
+    let words_ok = [Some(namespace), Some(pod), container, context]
+        .into_iter()
+        .flatten()
+        .all(plain_word);
+    if !words_ok {
+        return Err(bad());
+    }
+    Ok(Transport::Kubernetes {
+        context: context.map(String::from),
+        namespace: namespace.to_string(),
+        pod: pod.to_string(),
+        container: container.map(String::from),
     })
 }
 
@@ -179,30 +320,91 @@ fn shell_quote(text: &str) -> String {
 }
 
 impl Remote {
-    /// The command that connects to the remote daemon: `ssh [-p PORT] -T
-    /// DESTINATION fugue [--socket S] proxy`, through `ssh_command` if set.
+    /// The command that connects to the daemon there (see the module's doc).
     /// Unless `start_daemon`, the proxy is told ([`PROXY_NO_START`]) not to
     /// start a daemon that is not running, as a local connection would not
     /// (`daemon status`, `daemon stop`, a reconnect). An environment variable
     /// rather than a flag, so a fugue there that predates it still connects.
     pub fn proxy_command(&self, start_daemon: bool) -> tokio::process::Command {
+        match &self.transport {
+            Transport::Ssh {
+                destination,
+                port,
+                ssh_command,
+            } => self.ssh_command(destination, *port, ssh_command.as_deref(), start_daemon),
+            Transport::Container { engine, container } => {
+                let mut command = tokio::process::Command::new(engine.program());
+                command.args(["exec", "-i"]);
+                if !start_daemon {
+                    command.args(["-e", &format!("{PROXY_NO_START}=1")]);
+                }
+                command.arg(container).args(self.fugue_words());
+                command
+            }
+            Transport::Kubernetes {
+                context,
+                namespace,
+                pod,
+                container,
+            } => {
+                let mut command = tokio::process::Command::new("kubectl");
+                if let Some(context) = context {
+                    command.args(["--context", context]);
+                }
+                command.args(["exec", "-i", "-n", namespace, pod]);
+                if let Some(container) = container {
+                    command.args(["-c", container]);
+                }
+                command.arg("--");
+                if !start_daemon {
+                    command.args(["env", &format!("{PROXY_NO_START}=1")]);
+                }
+                command.args(self.fugue_words());
+                command
+            }
+            Transport::Exec { command: line } => {
+                let mut command = tokio::process::Command::new("sh");
+                command.args(["-c", line]);
+                if !start_daemon {
+                    // Reaches a `fugue proxy` this command starts with its environment.
+                    command.env(PROXY_NO_START, "1");
+                }
+                command
+            }
+        }
+    }
+
+    /// `fugue [--socket S] proxy`, as words.
+    fn fugue_words(&self) -> Vec<String> {
+        let mut words = vec![self.fugue_path.clone()];
+        if let Some(socket) = &self.socket {
+            words.extend(["--socket".to_string(), socket.clone()]);
+        }
+        words.push("proxy".into());
+        words
+    }
+
+    /// `ssh [-p PORT] -T DESTINATION fugue [--socket S] proxy`, through
+    /// `ssh_command` if set; the remote part quoted for the remote shell.
+    fn ssh_command(
+        &self,
+        destination: &str,
+        port: Option<u16>,
+        ssh_command: Option<&str>,
+        start_daemon: bool,
+    ) -> tokio::process::Command {
         let mut remote = Vec::new();
         if !start_daemon {
             remote.extend(["env".to_string(), format!("{PROXY_NO_START}=1")]);
         }
-        remote.push(shell_quote(&self.fugue_path));
-        if let Some(socket) = &self.socket {
-            remote.push("--socket".into());
-            remote.push(shell_quote(socket));
-        }
-        remote.push("proxy".into());
+        remote.extend(self.fugue_words().iter().map(|word| shell_quote(word)));
         let mut args: Vec<String> = vec!["-T".into()];
-        if let Some(port) = self.port {
+        if let Some(port) = port {
             args.extend(["-p".into(), port.to_string()]);
         }
         // `--` keeps a destination from being read as an option.
-        args.extend(["--".into(), self.destination.clone(), remote.join(" ")]);
-        let mut command = match &self.ssh_command {
+        args.extend(["--".into(), destination.to_string(), remote.join(" ")]);
+        let mut command = match ssh_command {
             // Like GIT_SSH_COMMAND: a shell command line, the arguments after it.
             Some(ssh) => {
                 let mut command = tokio::process::Command::new("sh");
@@ -213,6 +415,38 @@ impl Remote {
         };
         command.args(args);
         command
+    }
+
+    /// How it is reached, for messages: `ssh me@box`, `docker exec web-1`,
+    /// `kubectl exec agents/pod-0`, `exec: COMMAND`.
+    pub fn describe(&self) -> String {
+        match &self.transport {
+            Transport::Ssh { destination, .. } => format!("ssh {destination}"),
+            Transport::Container { engine, container } => format!("{} exec {container}", engine.program()),
+            Transport::Kubernetes { namespace, pod, .. } => format!("kubectl exec {namespace}/{pod}"),
+            Transport::Exec { command } => {
+                format!("exec: {}", crate::protocol::limits::truncate_for_display(command, 80))
+            }
+        }
+    }
+
+    /// Where it is, as connection errors name it: `ssh://NAME` for a host, the
+    /// address itself (`docker://web-1`) for the others.
+    pub fn place(&self) -> String {
+        match &self.transport {
+            Transport::Ssh { .. } => format!("ssh://{}", self.name),
+            _ => self.name.clone(),
+        }
+    }
+
+    /// The program the command runs, for "cannot run ..." messages.
+    pub fn program(&self) -> &'static str {
+        match &self.transport {
+            Transport::Ssh { ssh_command: None, .. } => "ssh",
+            Transport::Ssh { .. } | Transport::Exec { .. } => "sh",
+            Transport::Container { engine, .. } => engine.program(),
+            Transport::Kubernetes { .. } => "kubectl",
+        }
     }
 }
 
@@ -295,11 +529,13 @@ mod tests {
     fn the_remote_command_is_quoted_for_the_remote_shell() {
         let remote = Remote {
             name: "b".into(),
-            destination: "me@b".into(),
-            port: Some(2222),
+            transport: Transport::Ssh {
+                destination: "me@b".into(),
+                port: Some(2222),
+                ssh_command: None,
+            },
             fugue_path: "/opt/my fugue/fugue".into(),
             socket: Some("/tmp/it's.sock".into()),
-            ssh_command: None,
         };
         let last_arg = |start| {
             let command = remote.proxy_command(start);
@@ -328,5 +564,93 @@ mod tests {
                 "proxy"
             ]
         );
+    }
+
+    fn args_of(remote: &Remote, start: bool) -> (String, Vec<String>) {
+        let command = remote.proxy_command(start);
+        let std = command.as_std();
+        (
+            std.get_program().to_string_lossy().into_owned(),
+            std.get_args().map(|a| a.to_string_lossy().into_owned()).collect(),
+        )
+    }
+
+    #[test]
+    fn containers_pods_and_commands_are_addresses() {
+        let docker = resolve("docker://agent-1").unwrap();
+        assert_eq!(
+            args_of(&docker, false),
+            (
+                "docker".into(),
+                [
+                    "exec",
+                    "-i",
+                    "-e",
+                    "FUGUE_PROXY_NO_START=1",
+                    "agent-1",
+                    "fugue",
+                    "proxy"
+                ]
+                .map(String::from)
+                .to_vec()
+            )
+        );
+        assert_eq!(
+            args_of(&resolve("podman://c0ffee").unwrap(), true).1,
+            ["exec", "-i", "c0ffee", "fugue", "proxy"]
+        );
+        let pod = resolve("k8s://arn:aws:eks:eu-west-1:1:cluster/prod/agents/worker-0:fugue").unwrap();
+        assert_eq!(
+            pod.transport,
+            Transport::Kubernetes {
+                context: Some("arn:aws:eks:eu-west-1:1:cluster/prod".into()),
+                namespace: "agents".into(),
+                pod: "worker-0".into(),
+                container: Some("fugue".into()),
+            }
+        );
+        assert_eq!(
+            args_of(&pod, false).1,
+            [
+                "--context",
+                "arn:aws:eks:eu-west-1:1:cluster/prod",
+                "exec",
+                "-i",
+                "-n",
+                "agents",
+                "worker-0",
+                "-c",
+                "fugue",
+                "--",
+                "env",
+                "FUGUE_PROXY_NO_START=1",
+                "fugue",
+                "proxy"
+            ]
+        );
+        assert_eq!(
+            args_of(&resolve("k8s://default/p").unwrap(), true).1,
+            ["exec", "-i", "-n", "default", "p", "--", "fugue", "proxy"]
+        );
+        let exec = resolve("exec:gh codespace ssh -c x -- fugue proxy").unwrap();
+        assert_eq!(args_of(&exec, true).1, ["-c", "gh codespace ssh -c x -- fugue proxy"]);
+        assert_eq!(exec.describe(), "exec: gh codespace ssh -c x -- fugue proxy");
+        for bad in [
+            "docker://",
+            "docker://-it",
+            "docker://a b",
+            "podman://x;y",
+            "k8s://",
+            "k8s://pod",
+            "k8s://ns/",
+            "k8s://-n/pod",
+            "k8s://ns/pod:",
+            "exec:",
+            "exec:   ",
+        ] {
+            let err = resolve(bad).unwrap_err();
+            assert!(err.starts_with("bad address"), "{bad}: {err}");
+            assert!(err.contains("expected"), "{bad}: {err}");
+        }
     }
 }

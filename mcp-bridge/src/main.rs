@@ -16,8 +16,11 @@ struct Args {
     /// Socket of the daemon (default as for `fugue`).
     #[arg(long)]
     socket: Option<PathBuf>,
-    /// The daemon on another machine, over ssh: a name from
-    /// $XDG_CONFIG_HOME/fugue/hosts.toml or [user@]host[:port].
+    /// The daemon elsewhere (needs fugue there): over ssh, a name from
+    /// $XDG_CONFIG_HOME/fugue/hosts.toml or [user@]host[:port]; in a container,
+    /// docker://CONTAINER or podman://CONTAINER; in a pod,
+    /// k8s://[CONTEXT/]NAMESPACE/POD[:CONTAINER]; or exec:COMMAND, a command
+    /// whose stdin and stdout reach `fugue proxy`.
     #[arg(long, env = "FUGUE_HOST", value_name = "HOST")]
     host: Option<String>,
     /// Default session for tools called without one (created on first use).

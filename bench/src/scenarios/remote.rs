@@ -31,11 +31,13 @@ pub(super) async fn run(dir: &Path, (file, last): &(PathBuf, String), sizes: &Si
     let ssh = sshd.fugue_ssh_multiplexed();
     let remote = fugue_client::remote::Remote {
         name: "bench".into(),
-        destination: "fugue-test".into(),
-        port: None,
+        transport: fugue_client::remote::Transport::Ssh {
+            destination: "fugue-test".into(),
+            port: None,
+            ssh_command: Some(ssh.clone()),
+        },
         fugue_path: bin("fugue")?.display().to_string(),
         socket: Some(daemon.socket.display().to_string()),
-        ssh_command: Some(ssh.clone()),
     };
     let far_options = fugue_client::ConnectOptions::default().host(remote);
     let far = Client::connect(far_options.clone()).await.map_err(|e| e.to_string())?;

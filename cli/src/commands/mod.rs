@@ -35,7 +35,7 @@ impl Context<'_> {
         options.socket = self.cli.socket.clone();
         if let Some(host) = &self.cli.host {
             let remote = fugue_client::remote::resolve(host).map_err(|reason| ClientError::Connect {
-                path: PathBuf::from(format!("ssh://{host}")),
+                path: PathBuf::from(host),
                 reason,
                 not_running: false,
             })?;

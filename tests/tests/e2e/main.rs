@@ -31,6 +31,7 @@ mod screen;
 mod sessions;
 mod slow_client;
 mod top;
+mod transports;
 mod upgrade;
 mod web;
 mod worktrees;

@@ -1,0 +1,149 @@
+//! `--host` addresses other than ssh, for real: `exec:COMMAND` runs a command
+//! whose stdio reaches `fugue proxy` (here the real `fugue proxy` of the test's
+//! daemon, as a hosted sandbox's CLI would run it), through the CLI, `attach`
+//! and the MCP bridge. Each runs from a CLI whose own socket does not exist, so
+//! only the address can reach the daemon.
+
+use fugue_tests::mcp::ok as call;
+use fugue_tests::{bin, cli_with_env, wait_until, CliOutput, Daemon, Tmux, DEADLINE};
+
+/// `exec:` reaching `daemon`'s proxy.
+fn exec_address(daemon: &Daemon) -> String {
+    format!(
+        "exec:{} --socket {} proxy",
+        bin("fugue").display(),
+        daemon.socket.display()
+    )
+}
+
+/// `fugue --host ADDRESS ARGS` from "elsewhere": a socket of its own that does
+/// not exist.
+fn fugue_at(daemon: &Daemon, address: &str, args: &[&str]) -> CliOutput {
+    let nowhere = daemon.dir.path().join("no-daemon-here.sock");
+    let mut all = vec!["--host", address];
+    all.extend_from_slice(args);
+    cli_with_env(&nowhere, &daemon.dir, &all, &[])
+}
+
+#[test]
+fn exec_carries_every_command_and_says_why_it_failed() {
+    let daemon = Daemon::start();
+    let address = exec_address(&daemon);
+    let at = |args: &[&str]| fugue_at(&daemon, &address, args);
+    at(&["new-session", "far"]).ok();
+    let pane = at(&["run", "-s", "far", "--title", "through-exec"]).ok();
+    at(&["write", &pane, "echo far-$((40+2))", "--enter"]).ok();
+    wait_until("the typed command's output, read through exec:", DEADLINE, || {
+        at(&["read", &pane]).ok().contains("far-42").then_some(())
+    });
+    // It is that daemon: its own CLI sees the same pane.
+    assert!(daemon.cli(&["read", &pane]).ok().contains("far-42"));
+    let job = at(&["run", "-s", "far", "--no-shell", "--", "sh", "-c", "exit 3"]).ok();
+    let waited = at(&["--json", "wait", &job, "--timeout", "10"]).json();
+    assert_eq!(waited["exit_code"], 3, "{waited}");
+    assert_eq!(at(&["--json", "panes", "far"]).json()[0]["title"], "through-exec");
+
+    // A command that fails says what it said, on one line.
+    let failed = fugue_at(&daemon, "exec:echo 'no such sandbox: s-1' >&2; exit 1", &["ls"]).err();
+    assert!(
+        failed.contains("cannot connect to fugued at exec:") && failed.contains("no such sandbox: s-1"),
+        "{failed}"
+    );
+    assert!(!failed.trim_end().contains('\n'), "{failed}");
+    // Bad addresses are refused before anything runs, naming the form.
+    for (address, form) in [
+        ("exec:", "exec:COMMAND"),
+        ("docker://-it", "docker://CONTAINER"),
+        ("podman://a b", "podman://CONTAINER"),
+        ("k8s://just-a-pod", "k8s://[CONTEXT/]NAMESPACE/POD[:CONTAINER]"),
+    ] {
+        let refused = fugue_at(&daemon, address, &["ls"]).err();
+        assert!(
+            refused.contains("bad address") && refused.contains(form),
+            "{address}: {refused}"
+        );
+    }
+}
+
+/// What starts no daemon locally (`daemon status`, `daemon stop`) starts none
+/// through `exec:` either: the command's environment tells its proxy so.
+#[test]
+fn what_starts_no_daemon_starts_none_through_exec() {
+    let mut daemon = Daemon::start();
+    let address = exec_address(&daemon);
+    fugue_at(&daemon, &address, &["daemon", "stop"]).ok();
+    daemon.wait_exit();
+    let out = fugue_at(&daemon, &address, &["daemon", "status"]);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(said.contains("not running"), "{said}");
+    assert!(
+        std::os::unix::net::UnixStream::connect(&daemon.socket).is_err(),
+        "daemon status through exec: started a daemon"
+    );
+    let listed = fugue_at(&daemon, &address, &["ls"]).ok();
+    assert!(listed.to_lowercase().contains("no sessions"), "{listed}");
+    fugue_at(&daemon, &address, &["daemon", "stop"]).ok();
+    wait_until("the daemon ls started to stop", DEADLINE, || {
+        std::os::unix::net::UnixStream::connect(&daemon.socket)
+            .is_err()
+            .then_some(())
+    });
+}
+
+/// `fugue --host exec:... attach`, typed into inside tmux.
+#[test]
+fn attach_works_through_exec() {
+    fugue_tests::require!("tmux");
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "far"]).ok();
+    let pane = daemon.cli(&["run", "-s", "far"]).ok();
+    daemon.cli(&["write", &pane, "echo before-$((1+1))", "--enter"]).ok();
+    let tmux = Tmux::start(daemon.dir.path(), 100, 20);
+    let address = exec_address(&daemon);
+    let command = format!(
+        "{} --socket /nonexistent/s --host '{address}' attach {pane}",
+        bin("fugue").display()
+    );
+    tmux.type_line("main", &command);
+    tmux.wait_for("main", "before-2");
+    tmux.type_line("main", "echo typed-$((6*7))");
+    tmux.wait_for("main", "typed-42");
+    assert!(daemon.cli(&["read", &pane]).ok().contains("typed-42"));
+    tmux.send_keys("main", &["C-\\"]);
+    tmux.wait_for("main", "[detached from pane");
+}
+
+/// `fugue-mcp --host exec:...`: an agent runs and waits on a terminal of the
+/// daemon behind the command, through the real bridge and a real MCP client.
+#[tokio::test]
+async fn the_mcp_bridge_runs_terminals_through_exec() {
+    use rmcp::ServiceExt;
+    let daemon = Daemon::start();
+    let mut command = tokio::process::Command::new(bin("fugue-mcp"));
+    command
+        .args(["--host", &exec_address(&daemon), "--socket", "/nonexistent/s"])
+        .env("HOME", daemon.dir.path())
+        .env_remove("FUGUE_SESSION")
+        .env_remove("FUGUE_HOST")
+        .current_dir(daemon.dir.path());
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn fugue-mcp");
+    let mcp = ().serve(transport).await.expect("MCP startup");
+    let started = call(
+        &mcp,
+        "fugue_start",
+        serde_json::json!({"purpose": "exec echo", "command": "echo from-$((2*21))"}),
+    )
+    .await;
+    let id = started["terminal_id"].as_str().unwrap().to_string();
+    call(
+        &mcp,
+        "fugue_wait",
+        serde_json::json!({"terminal_id": id, "pattern": "from-42", "timeout_ms": 10000}),
+    )
+    .await;
+    assert!(daemon.cli(&["read", &id]).ok().contains("from-42"));
+    mcp.cancel().await.unwrap();
+}

@@ -5,6 +5,7 @@
 //! command does that.
 
 pub mod agents;
+pub mod containers;
 pub mod mcp;
 pub mod procfs;
 pub mod sshd;

@@ -2,13 +2,12 @@
 //! `attach`, and `fugue` alone (a new shell, attached).
 
 use super::{print_ok, Context};
-use crate::args::{absolute, invalid, line_number, IoCommand, DEFAULT_SESSION};
+use crate::args::{invalid, line_number, IoCommand, DEFAULT_SESSION};
 use crate::render::{grep_text, json_of, short};
 use fugue_client::protocol::{CaptureWhat, ReadMode, SpawnSpec};
 use fugue_client::views::{CaptureView, GrepView, ReadView};
 use fugue_client::{Client, ClientError};
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub async fn run(ctx: &Context<'_>, command: &IoCommand) -> Result<ExitCode, ClientError> {
@@ -185,9 +184,9 @@ pub async fn shell_attached(ctx: &Context<'_>) -> Result<ExitCode, ClientError> 
     let client = ctx.connect(true).await?;
     let mut spec = SpawnSpec::new(DEFAULT_SESSION);
     spec.shell = true;
-    let cwd = absolute(PathBuf::from("."))?;
-    spec.cwd = Some(cwd.display().to_string());
-    let pane = super::panes::create_pane(&client, spec).await?;
+    let cwd = ctx.here_cwd()?;
+    spec.cwd = cwd.as_ref().map(|cwd| cwd.display().to_string());
+    let pane = super::panes::create_pane(&client, spec, cwd).await?;
     let options = crate::attach::AttachOptions {
         clipboard: false,
         read_only: false,

@@ -44,6 +44,31 @@ impl Context<'_> {
         Ok(options)
     }
 
+    /// The directory a new session or pane starts in when none is given: this
+    /// one, for this machine's daemon; none for a daemon elsewhere (a host, a
+    /// container), where this machine's directory means nothing and the
+    /// daemon's own default (its home) applies.
+    pub fn here_cwd(&self) -> Result<Option<PathBuf>, ClientError> {
+        match self.cli.host {
+            Some(_) => Ok(None),
+            None => crate::args::absolute(PathBuf::from(".")).map(Some),
+        }
+    }
+
+    /// A directory the person gave: made absolute here for this machine's
+    /// daemon; for a daemon elsewhere it is a path there, so it must be
+    /// absolute already.
+    pub fn given_cwd(&self, given: &std::path::Path) -> Result<PathBuf, ClientError> {
+        match self.cli.host {
+            Some(_) if given.is_absolute() => Ok(given.to_path_buf()),
+            Some(ref host) => Err(crate::args::invalid(format!(
+                "--cwd {} is relative, but the daemon is at {host}: give an absolute directory there",
+                given.display()
+            ))),
+            None => crate::args::absolute(given.to_path_buf()),
+        }
+    }
+
     pub async fn connect(&self, autostart: bool) -> Result<Client, ClientError> {
         Client::connect(self.connect_options()?.autostart(autostart)).await
     }

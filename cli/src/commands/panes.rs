@@ -2,7 +2,7 @@
 //! `set-size-policy`, `interrupt`, `kill`, `release`.
 
 use super::{print_ok, Context};
-use crate::args::{absolute, invalid, parse_size, spawn_spec, PaneCommand, DEFAULT_SESSION};
+use crate::args::{invalid, parse_size, spawn_spec, PaneCommand, DEFAULT_SESSION};
 use crate::render::{pane_json, panes_table};
 use fugue_client::protocol::{ErrorCode, PaneInfo, SizePolicy, SpawnSpec};
 use fugue_client::views::now_ms;
@@ -27,7 +27,7 @@ pub async fn run(ctx: &Context<'_>, command: &PaneCommand) -> Result<ExitCode, C
             super::worktrees::run_in_worktree(ctx, &client, args).await?;
         }
         PaneCommand::Run(args) => {
-            let info = create_pane(&client, spawn_spec(args)?).await?;
+            let info = create_pane(&client, spawn_spec(args)?, ctx.here_cwd()?).await?;
             out.print(pane_json(&info), || info.id.to_string());
         }
         PaneCommand::Panes { session, .. } => {
@@ -74,12 +74,19 @@ pub async fn run(ctx: &Context<'_>, command: &PaneCommand) -> Result<ExitCode, C
     Ok(ExitCode::SUCCESS)
 }
 
-/// Creates a pane; the default session is created first if it does not exist.
-pub async fn create_pane(client: &Client, spec: SpawnSpec) -> Result<PaneInfo, ClientError> {
+/// Creates a pane; the default session is created first (in `session_cwd`,
+/// see `Context::here_cwd`) if it does not exist.
+pub async fn create_pane(
+    client: &Client,
+    spec: SpawnSpec,
+    session_cwd: Option<PathBuf>,
+) -> Result<PaneInfo, ClientError> {
     match client.create_pane(spec.clone()).await {
         Err(err) if err.code() == Some(ErrorCode::SessionNotFound) && spec.session == DEFAULT_SESSION => {
-            let cwd = absolute(PathBuf::from("."))?;
-            match client.create_session(DEFAULT_SESSION, Some(&cwd), Vec::new()).await {
+            match client
+                .create_session(DEFAULT_SESSION, session_cwd.as_deref(), Vec::new())
+                .await
+            {
                 // Another client may have just created it.
                 Ok(_) => {}
                 Err(err) if err.code() == Some(ErrorCode::NameTaken) => {}

@@ -1,12 +1,11 @@
 //! `new-session`, `ls`, `rename-session`, `kill-session`.
 
 use super::Context;
-use crate::args::{absolute, parse_env, SessionCommand};
+use crate::args::{parse_env, SessionCommand};
 use crate::render::{session_json, sessions_table};
 use fugue_client::views::now_ms;
 use fugue_client::ClientError;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 pub async fn run(ctx: &Context<'_>, command: &SessionCommand) -> Result<ExitCode, ClientError> {
@@ -17,8 +16,11 @@ pub async fn run(ctx: &Context<'_>, command: &SessionCommand) -> Result<ExitCode
     let out = &ctx.out;
     match command {
         SessionCommand::NewSession { name, cwd, env } => {
-            let cwd = absolute(cwd.clone().unwrap_or_else(|| PathBuf::from(".")))?;
-            let info = client.create_session(name, Some(&cwd), parse_env(env)?).await?;
+            let cwd = match cwd {
+                Some(given) => Some(ctx.given_cwd(given)?),
+                None => ctx.here_cwd()?,
+            };
+            let info = client.create_session(name, cwd.as_deref(), parse_env(env)?).await?;
             out.print(session_json(&info), || info.id.to_string());
         }
         SessionCommand::Ls { .. } => {

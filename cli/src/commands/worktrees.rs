@@ -86,7 +86,7 @@ pub async fn run_in_worktree(ctx: &Context<'_>, client: &Client, args: &RunArgs)
         name: args.worktree.clone().filter(|n| !n.is_empty()),
         base: args.base.clone(),
     };
-    let started = worktree::start_in_worktree(&new, spawn_spec(args)?, |spec| create_pane(client, spec)).await?;
+    let started = worktree::start_in_worktree(&new, spawn_spec(args)?, |spec| create_pane(client, spec, None)).await?;
     for note in &started.notes {
         eprintln!("fugue: {note}");
     }

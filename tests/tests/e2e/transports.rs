@@ -147,3 +147,57 @@ async fn the_mcp_bridge_runs_terminals_through_exec() {
     assert!(daemon.cli(&["read", &id]).ok().contains("from-42"));
     mcp.cancel().await.unwrap();
 }
+
+/// `docker://CONTAINER` against the real Docker Engine: the first command
+/// starts fugued inside the container (through `docker exec -i ... fugue
+/// proxy`), a pane runs there and is read from here; a container that is
+/// gone is reported with what docker said, on one line.
+#[test]
+fn docker_reaches_a_daemon_in_a_container() {
+    fugue_tests::require!("docker", "dockerd");
+    if !fugue_tests::containers::engine_running() {
+        assert!(
+            std::env::var_os("FUGUE_TESTS_REQUIRE_ALL").is_none(),
+            "no Docker Engine answers (scripts/test starts dockerd)"
+        );
+        eprintln!("skipped: no Docker Engine answers (scripts/test starts dockerd)");
+        return;
+    }
+    let daemon = Daemon::start();
+    let container = fugue_tests::containers::Container::start(&["--network", "none"]);
+    let address = container.address();
+    let at = |args: &[&str]| fugue_at(&daemon, &address, args);
+    // Nothing runs there yet: status starts nothing.
+    let status = at(&["daemon", "status"]);
+    let said = format!("{}{}", status.stdout, status.stderr);
+    assert!(said.contains("not running"), "{said}");
+    at(&["new-session", "boxed"]).ok();
+    let pane = at(&[
+        "run",
+        "-s",
+        "boxed",
+        "--no-shell",
+        "--",
+        "sh",
+        "-c",
+        "echo inside-$((6*7)); exec sleep 600",
+    ])
+    .ok();
+    wait_until("the pane's output, read through docker exec", DEADLINE, || {
+        at(&["read", &pane]).ok().contains("inside-42").then_some(())
+    });
+    // It runs in the container: the engine sees fugued and the pane's sleep there.
+    let processes = fugue_tests::containers::docker(&["top", &container.name]);
+    assert!(processes.contains("fugued"), "{processes}");
+    assert!(processes.contains("sleep 600"), "{processes}");
+    // And this machine's daemon has no such session.
+    assert!(!daemon.cli(&["ls"]).ok().contains("boxed"));
+
+    let gone = fugue_at(&daemon, "docker://fugue-test-no-such-container", &["ls"]).err();
+    assert!(
+        gone.contains("cannot connect to fugued at docker://fugue-test-no-such-container: docker exec fugue-test-no-such-container:")
+            && gone.contains("No such container"),
+        "{gone}"
+    );
+    assert!(!gone.trim_end().contains('\n'), "{gone}");
+}

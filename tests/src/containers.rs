@@ -1,0 +1,150 @@
+//! A real Docker Engine for the tests: an image holding this build's `fugue`
+//! and `fugued`, and containers of it that are removed when dropped.
+//!
+//! No registry is reachable from the machines fugue is tested on, so the
+//! image is made locally: a root filesystem of the binaries, `/bin/sh` and
+//! `sleep` with the libraries `ldd` names, imported with `docker import`. It is
+//! tagged with a hash of what went in, so a second run reuses it.
+
+use crate::bin;
+use std::collections::BTreeSet;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// Runs `docker ARGS`; its stdout, or panics with what it said.
+pub fn docker(args: &[&str]) -> String {
+    let out = Command::new("docker").args(args).output().expect("run docker");
+    assert!(
+        out.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Whether a Docker Engine answers (scripts/test starts one).
+pub fn engine_running() -> bool {
+    Command::new("docker")
+        .args(["version", "--format", "{{.Server.Version}}"])
+        .output()
+        .is_ok_and(|out| out.status.success())
+}
+
+/// Programs the image holds, at these paths: fugue's two, a shell for panes,
+/// and `sleep` to keep a container up.
+fn contents() -> Vec<(PathBuf, &'static str)> {
+    vec![
+        (bin("fugue"), "/usr/local/bin/fugue"),
+        (bin("fugued"), "/usr/local/bin/fugued"),
+        (PathBuf::from("/bin/sh"), "/bin/sh"),
+        (PathBuf::from("/bin/sleep"), "/bin/sleep"),
+    ]
+}
+
+/// The shared libraries `ldd` says `program` loads (its loader included).
+fn libraries(program: &Path) -> Vec<PathBuf> {
+    let out = Command::new("ldd").arg(program).output().expect("run ldd");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let path = match line.split_once("=>") {
+                Some((_, after)) => after.split_whitespace().next()?,
+                None => line.split_whitespace().next()?,
+            };
+            path.starts_with('/').then(|| PathBuf::from(path))
+        })
+        .collect()
+}
+
+/// The image's tag, building it first if this build's binaries have none.
+pub fn fugue_image() -> String {
+    static IMAGE: OnceLock<String> = OnceLock::new();
+    IMAGE.get_or_init(build_image).clone()
+}
+
+fn build_image() -> String {
+    let mut files: BTreeSet<(PathBuf, PathBuf)> = BTreeSet::new();
+    for (from, to) in contents() {
+        let from = std::fs::canonicalize(&from).unwrap_or(from);
+        for library in libraries(&from) {
+            let real = std::fs::canonicalize(&library).unwrap_or_else(|_| library.clone());
+            files.insert((real, library));
+        }
+        files.insert((from, PathBuf::from(to)));
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for (from, to) in &files {
+        to.hash(&mut hasher);
+        std::fs::read(from)
+            .expect("read a file for the image")
+            .hash(&mut hasher);
+    }
+    let tag = format!("fugue-test:{:016x}", hasher.finish());
+    let known = Command::new("docker")
+        .args(["image", "inspect", &tag])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if known {
+        return tag;
+    }
+    let root = tempfile::tempdir().expect("a directory for the image's root");
+    for (from, to) in &files {
+        let target = root.path().join(to.strip_prefix("/").unwrap_or(to));
+        std::fs::create_dir_all(target.parent().expect("a file's directory")).unwrap();
+        std::fs::copy(from, &target).unwrap_or_else(|e| panic!("copy {} into the image: {e}", from.display()));
+    }
+    for dir in ["tmp", "root", "work"] {
+        let path = root.path().join(dir);
+        std::fs::create_dir_all(&path).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = if dir == "tmp" { 0o1777 } else { 0o755 };
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "tar -C '{}' -c . | docker import --change 'ENV HOME=/root SHELL=/bin/sh PATH=/usr/local/bin:/bin' - {tag} >/dev/null",
+            root.path().display()
+        ))
+        .status()
+        .expect("run tar and docker import");
+    assert!(status.success(), "docker import of the test image failed");
+    tag
+}
+
+/// A container of [`fugue_image`] kept up by `sleep`, removed when dropped.
+pub struct Container {
+    pub name: String,
+}
+
+static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+impl Container {
+    /// Starts one with `extra` arguments for `docker run` (`--network none`...).
+    pub fn start(extra: &[&str]) -> Container {
+        let name = format!(
+            "fugue-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let image = fugue_image();
+        let mut args = vec!["run", "-d", "--name", &name, "--workdir", "/work"];
+        args.extend_from_slice(extra);
+        args.extend([image.as_str(), "/bin/sleep", "3600"]);
+        docker(&args);
+        Container { name }
+    }
+
+    /// Its `--host` address.
+    pub fn address(&self) -> String {
+        format!("docker://{}", self.name)
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = Command::new("docker").args(["rm", "-f", &self.name]).output();
+    }
+}

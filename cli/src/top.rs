@@ -35,8 +35,9 @@ pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, C
 }
 
 /// `fugue top --all-hosts`: this machine's daemon and every host's of the
-/// hosts file, asked at once; one that cannot be reached is said, the others
-/// shown (their panes as HOST/SESSION:INDEX).
+/// hosts file, asked together (bounded, each within a deadline); one that
+/// cannot be reached is said, the others shown (their panes as
+/// HOST/SESSION:INDEX).
 pub async fn run_all_hosts(local: fugue_client::ConnectOptions) -> Result<ExitCode, ClientError> {
     let hosts = fugue_client::remote::all_hosts().map_err(ClientError::Protocol)?;
     let mut targets = vec![(None, local.autostart(false))];
@@ -46,12 +47,11 @@ pub async fn run_all_hosts(local: fugue_client::ConnectOptions) -> Result<ExitCo
             .host(remote.clone());
         targets.push((Some(remote.name), options));
     }
-    let connected = futures::future::join_all(
-        targets
-            .into_iter()
-            .map(|(host, options)| async move { (host, Client::connect(options).await) }),
-    )
+    let connected = fugue_client::remote::ask_each(targets, |(_, options)| async move {
+        Client::connect(options).await.map_err(|e| e.to_string())
+    })
     .await;
+    let connected = connected.into_iter().map(|((host, _), client)| (host, client));
     let (mut links, mut unreachable) = (Vec::new(), Vec::new());
     for (host, client) in connected {
         match client {

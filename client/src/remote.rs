@@ -26,6 +26,9 @@
 //! ssh = "me@build.example.com:2222"   # [user@]host[:port], or a name from ~/.ssh/config
 //! fugue_path = "/opt/fugue/bin/fugue" # where fugue is, if not on the non-interactive PATH
 //! socket = "/run/user/1000/fugue/fugue.sock" # the remote daemon's socket, if not the default
+//!
+//! [hosts.sandbox]
+//! address = "docker://agent-1"        # or podman://, k8s://, exec:
 //! ```
 
 use serde::Deserialize;
@@ -95,7 +98,10 @@ struct HostsFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct HostEntry {
-    ssh: String,
+    /// `[user@]host[:port]`: reached over ssh.
+    ssh: Option<String>,
+    /// Or any `--host` address: `docker://`, `podman://`, `k8s://`, `exec:`.
+    address: Option<String>,
     fugue_path: Option<String>,
     socket: Option<String>,
 }
@@ -170,14 +176,28 @@ pub fn resolve(name: &str) -> Result<Remote, String> {
 }
 
 fn remote_from(name: &str, entry: &HostEntry) -> Result<Remote, String> {
-    let (destination, port) = parse_destination(&entry.ssh).map_err(|e| format!("host '{name}': {e}"))?;
+    let transport = match (&entry.ssh, &entry.address) {
+        (Some(ssh), None) => {
+            let (destination, port) = parse_destination(ssh).map_err(|e| format!("host '{name}': {e}"))?;
+            Transport::Ssh {
+                destination,
+                port,
+                ssh_command: fugue_ssh(),
+            }
+        }
+        (None, Some(address)) => match parse_address(address).map_err(|e| format!("host '{name}': {e}"))? {
+            Some(transport) => transport,
+            None => {
+                return Err(format!(
+                    "host '{name}': address {address:?} is none of docker://, podman://, k8s://, exec: (an ssh host goes in ssh = ...)"
+                ))
+            }
+        },
+        _ => return Err(format!("host '{name}': give one of ssh = \"[user@]host[:port]\" or address = \"docker://...\"")),
+    };
     Ok(Remote {
         name: name.to_string(),
-        transport: Transport::Ssh {
-            destination,
-            port,
-            ssh_command: fugue_ssh(),
-        },
+        transport,
         fugue_path: entry.fugue_path.clone().unwrap_or_else(|| "fugue".into()),
         socket: entry.socket.clone(),
     })
@@ -306,6 +326,39 @@ fn parse_destination(text: &str) -> Result<(String, Option<u16>), String> {
         None => host,
     };
     Ok((destination, port))
+}
+
+/// Daemons asked at once when many are (`--all-hosts`, the MCP bridge's
+/// `all_hosts`): a hosts file of hundreds dials at most this many together.
+pub const ASK_AT_ONCE: usize = 32;
+/// How long one daemon elsewhere gets to answer such a question; one that is
+/// black-holed is reported as not answering then, and delays no other.
+pub const ASK_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Asks every target (at most [`ASK_AT_ONCE`] at a time, each within
+/// [`ASK_WITHIN`]); the answers in the targets' order, a target that took
+/// longer answered by an error saying so.
+pub async fn ask_each<T, R, F, Fut>(targets: Vec<T>, ask: F) -> Vec<(T, Result<R, String>)>
+where
+    T: Clone,
+    F: Fn(T) -> Fut,
+    Fut: std::future::Future<Output = Result<R, String>>,
+{
+    use futures::StreamExt;
+    futures::stream::iter(targets)
+        .map(|target| {
+            let asked = ask(target.clone());
+            async move {
+                let answer = match tokio::time::timeout(ASK_WITHIN, asked).await {
+                    Ok(answer) => answer,
+                    Err(_) => Err(format!("did not answer within {} s", ASK_WITHIN.as_secs())),
+                };
+                (target, answer)
+            }
+        })
+        .buffered(ASK_AT_ONCE)
+        .collect()
+        .await
 }
 
 /// Set (to anything) in `fugue proxy`'s environment: connect only to a daemon

@@ -1,5 +1,6 @@
 //! Other machines: `proxy` (what `ssh HOST fugue proxy` runs for `--host`) and
-//! the `--all-hosts` listings, which ask this machine and every host at once.
+//! the `--all-hosts` listings, which ask this machine and every host (at most
+//! `ASK_AT_ONCE` at a time, each within `ASK_WITHIN`).
 
 use super::Context;
 use crate::render::{pane_json, panes_rows, session_json, sessions_rows, table, PANE_HEADER, SESSION_HEADER};
@@ -39,8 +40,9 @@ pub enum Listing {
 }
 
 /// `ls --all-hosts` and `panes --all-hosts`: this machine and every host of the
-/// hosts file, asked at once; a host that cannot be reached is reported and the
-/// others listed (exit 1 only when none answered).
+/// hosts file, asked together (bounded); a host that cannot be reached or does
+/// not answer in time is reported and the others listed (exit 1 only when none
+/// answered).
 pub async fn list_all_hosts(ctx: &Context<'_>, listing: Listing) -> Result<ExitCode, ClientError> {
     let hosts = fugue_client::remote::all_hosts().map_err(ClientError::Protocol)?;
     // Listing starts no daemon here (a host's proxy starts its own, as any
@@ -60,27 +62,27 @@ pub async fn list_all_hosts(ctx: &Context<'_>, listing: Listing) -> Result<ExitC
     };
     let listing = &listing;
     let now = now_ms();
-    // Each host's answer: its listing as JSON values and as table rows.
-    let answers = futures::future::join_all(targets.into_iter().map(|(name, options)| async move {
-        let listed = async {
-            let client = Client::connect(options).await?;
-            Ok::<_, ClientError>(match listing {
-                Listing::Sessions => {
-                    let sessions = client.list_sessions().await?;
-                    (
-                        sessions.iter().map(session_json).collect::<Vec<_>>(),
-                        sessions_rows(&sessions, now),
-                    )
-                }
-                Listing::Panes(session) => {
-                    let panes = client.list_panes(session.as_deref()).await?;
-                    (panes.iter().map(pane_json).collect(), panes_rows(&panes, now))
-                }
-            })
-        };
-        (name, listed.await)
-    }))
+    // Each host's answer: its listing as JSON values and as table rows; at
+    // most ASK_AT_ONCE hosts at a time, each within ASK_WITHIN.
+    let answers = fugue_client::remote::ask_each(targets, |(_, options)| async move {
+        let client = Client::connect(options).await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(match listing {
+            Listing::Sessions => {
+                let sessions = client.list_sessions().await.map_err(|e| e.to_string())?;
+                (
+                    sessions.iter().map(session_json).collect::<Vec<_>>(),
+                    sessions_rows(&sessions, now),
+                )
+            }
+            Listing::Panes(session) => {
+                let panes = client.list_panes(session.as_deref()).await.map_err(|e| e.to_string())?;
+                (panes.iter().map(pane_json).collect(), panes_rows(&panes, now))
+            }
+        })
+    })
     .await;
+    let answers: Vec<(String, Result<_, String>)> =
+        answers.into_iter().map(|((name, _), answer)| (name, answer)).collect();
     let answered = answers.iter().filter(|(_, a)| a.is_ok()).count();
     let header: Vec<&str> = std::iter::once("HOST").chain(head.iter().copied()).collect();
     let (mut json_hosts, mut rows) = (Vec::new(), Vec::new());
@@ -95,7 +97,7 @@ pub async fn list_all_hosts(ctx: &Context<'_>, listing: Listing) -> Result<ExitC
                 );
             }
             Err(err) => {
-                json_hosts.push(json!({"host": host, "error": err.to_string()}));
+                json_hosts.push(json!({"host": host, "error": err}));
                 if !ctx.out.json {
                     eprintln!("fugue: host {host}: {err}");
                 }

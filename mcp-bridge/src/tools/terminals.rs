@@ -199,12 +199,15 @@ ID`, `gemini --resume ID`, with the original flags. Runs in a new terminal of th
         let mut names: Vec<Option<String>> = vec![None];
         names.extend(hosts.into_iter().map(|h| Some(h.name)));
         let p = &p;
-        let listed = futures::future::join_all(names.iter().map(|host| async move {
+        // At most ASK_AT_ONCE hosts at a time, each within ASK_WITHIN: a
+        // black-holed host is listed as unreachable and delays no other.
+        let listed = fugue_client::remote::ask_each(names.clone(), |host| async move {
             let host = host.as_deref();
             let client = self.bridge.client_on(host).await?;
             self.list_on(&client, p, host).await
-        }))
+        })
         .await;
+        let listed = listed.into_iter().map(|(_, panes)| panes);
         let mut list = TerminalList {
             terminals: Vec::new(),
             unreachable: Vec::new(),

@@ -201,3 +201,53 @@ fn docker_reaches_a_daemon_in_a_container() {
     );
     assert!(!gone.trim_end().contains('\n'), "{gone}");
 }
+
+/// hosts.toml names addresses too; `ls --all-hosts` asks them together, and
+/// one that never answers (black-holed: its command hangs) is reported once
+/// its deadline passes while the others are listed.
+#[test]
+fn a_black_holed_host_delays_no_other() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "near-work"]).ok();
+    let config = daemon.dir.path().join("config");
+    std::fs::create_dir_all(config.join("fugue")).unwrap();
+    std::fs::write(
+        config.join("fugue/hosts.toml"),
+        format!(
+            "[hosts.near]\naddress = \"{}\"\n\n[hosts.hole]\naddress = \"exec:sleep 600\"\n\n\
+             [hosts.typo]\naddress = \"dokcer://x\"\n",
+            exec_address(&daemon)
+        ),
+    )
+    .unwrap();
+    let env = [("XDG_CONFIG_HOME", config.to_str().unwrap())];
+    let nowhere = daemon.dir.path().join("no-daemon-here.sock");
+    // A hosts file with a bad entry is refused whole, naming it.
+    let refused = cli_with_env(&nowhere, &daemon.dir, &["ls", "--all-hosts"], &env).err();
+    assert!(
+        refused.contains("host 'typo'") && refused.contains("dokcer://x"),
+        "{refused}"
+    );
+    std::fs::write(
+        config.join("fugue/hosts.toml"),
+        format!(
+            "[hosts.near]\naddress = \"{}\"\n\n[hosts.hole]\naddress = \"exec:sleep 600\"\n",
+            exec_address(&daemon)
+        ),
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let out = cli_with_env(&nowhere, &daemon.dir, &["ls", "--all-hosts"], &env);
+    let took = started.elapsed();
+    assert!(
+        out.stdout.contains("near") && out.stdout.contains("near-work"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("host hole: did not answer within 10 s"),
+        "{}",
+        out.stderr
+    );
+    assert!(took < std::time::Duration::from_secs(20), "the listing took {took:?}");
+}

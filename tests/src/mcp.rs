@@ -96,12 +96,36 @@ pub fn bridge_command(daemon: &crate::Daemon) -> tokio::process::Command {
 
 /// An MCP client of the real `fugue-mcp` (see [`bridge_command`]) over stdio.
 pub async fn stdio_bridge(daemon: &crate::Daemon) -> rmcp::service::RunningService<RoleClient, ()> {
+    serve_stdio(bridge_command(daemon)).await
+}
+
+/// An MCP client of the bridge `command` starts, over its stdio.
+pub async fn serve_stdio(command: tokio::process::Command) -> rmcp::service::RunningService<RoleClient, ()> {
     use rmcp::ServiceExt;
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(bridge_command(daemon))
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn fugue-mcp");
     ().serve(transport).await.expect("MCP startup")
+}
+
+/// Starts `echo from-$((2*21))` through `fugue_start` and waits for its
+/// output with `fugue_wait`; returns the terminal's id.
+pub async fn start_echo_and_wait(mcp: &Peer<RoleClient>) -> String {
+    let started = ok(
+        mcp,
+        "fugue_start",
+        serde_json::json!({"purpose": "echo", "command": "echo from-$((2*21))"}),
+    )
+    .await;
+    let id = started["terminal_id"].as_str().expect("a terminal id").to_string();
+    ok(
+        mcp,
+        "fugue_wait",
+        serde_json::json!({"terminal_id": id, "pattern": "from-42", "timeout_ms": 10000}),
+    )
+    .await;
+    id
 }
 
 /// A client transport to an MCP server over Streamable HTTP at `url`, sending

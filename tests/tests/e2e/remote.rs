@@ -61,7 +61,6 @@ type Mcp = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 /// The real `fugue-mcp` with `args`, seeing `setup`'s hosts file and sshd, run
 /// from `home`, and an MCP client connected to it.
 async fn mcp_bridge(setup: &Setup, args: &[&std::ffi::OsStr], home: &std::path::Path) -> Mcp {
-    use rmcp::ServiceExt;
     let mut command = tokio::process::Command::new(bin("fugue-mcp"));
     command
         .args(args)
@@ -71,11 +70,7 @@ async fn mcp_bridge(setup: &Setup, args: &[&std::ffi::OsStr], home: &std::path::
         .env_remove("FUGUE_SESSION")
         .env_remove("FUGUE_HOST")
         .current_dir(home);
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn fugue-mcp");
-    ().serve(transport).await.expect("MCP startup")
+    fugue_tests::mcp::serve_stdio(command).await
 }
 
 #[test]
@@ -272,19 +267,7 @@ async fn the_mcp_bridge_runs_terminals_on_a_host() {
     let setup = Setup::new();
     let args = ["--host", "box", "--socket", "/nonexistent/s"].map(std::ffi::OsStr::new);
     let mcp = mcp_bridge(&setup, &args, setup.daemon.dir.path()).await;
-    let started = call(
-        &mcp,
-        "fugue_start",
-        serde_json::json!({"purpose": "far echo", "command": "echo from-$((2*21))"}),
-    )
-    .await;
-    let id = started["terminal_id"].as_str().unwrap().to_string();
-    call(
-        &mcp,
-        "fugue_wait",
-        serde_json::json!({"terminal_id": id, "pattern": "from-42", "timeout_ms": 10000}),
-    )
-    .await;
+    let id = fugue_tests::mcp::start_echo_and_wait(&mcp).await;
     // The terminal runs in the daemon behind ssh.
     assert!(setup.daemon.cli(&["read", &id]).ok().contains("from-42"));
     let listed = call(&mcp, "fugue_list", serde_json::json!({})).await;

@@ -4,7 +4,6 @@
 //! and the MCP bridge. Each runs from a CLI whose own socket does not exist, so
 //! only the address can reach the daemon.
 
-use fugue_tests::mcp::ok as call;
 use fugue_tests::{bin, cli_with_env, wait_until, CliOutput, Daemon, Tmux, DEADLINE};
 
 /// `exec:` reaching `daemon`'s proxy.
@@ -117,7 +116,6 @@ fn attach_works_through_exec() {
 /// daemon behind the command, through the real bridge and a real MCP client.
 #[tokio::test]
 async fn the_mcp_bridge_runs_terminals_through_exec() {
-    use rmcp::ServiceExt;
     let daemon = Daemon::start();
     let mut command = tokio::process::Command::new(bin("fugue-mcp"));
     command
@@ -126,24 +124,8 @@ async fn the_mcp_bridge_runs_terminals_through_exec() {
         .env_remove("FUGUE_SESSION")
         .env_remove("FUGUE_HOST")
         .current_dir(daemon.dir.path());
-    let (transport, _) = rmcp::transport::TokioChildProcess::builder(command)
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("spawn fugue-mcp");
-    let mcp = ().serve(transport).await.expect("MCP startup");
-    let started = call(
-        &mcp,
-        "fugue_start",
-        serde_json::json!({"purpose": "exec echo", "command": "echo from-$((2*21))"}),
-    )
-    .await;
-    let id = started["terminal_id"].as_str().unwrap().to_string();
-    call(
-        &mcp,
-        "fugue_wait",
-        serde_json::json!({"terminal_id": id, "pattern": "from-42", "timeout_ms": 10000}),
-    )
-    .await;
+    let mcp = fugue_tests::mcp::serve_stdio(command).await;
+    let id = fugue_tests::mcp::start_echo_and_wait(&mcp).await;
     assert!(daemon.cli(&["read", &id]).ok().contains("from-42"));
     mcp.cancel().await.unwrap();
 }

@@ -243,13 +243,13 @@ pub struct Clients {
     all: Mutex<Vec<Weak<Client>>>,
     /// Requests of clients that keep up, waiting for the daemon's budget to
     /// have room (see `serve::connection::admit`).
-    wanting_room: Arc<AtomicUsize>,
+    wanting_room: AtomicUsize,
 }
 
 /// A request waiting for room; counted in [`Clients::room_wanted`] while it lives.
-pub struct WantsRoom(Arc<AtomicUsize>);
+pub struct WantsRoom<'a>(&'a AtomicUsize);
 
-impl Drop for WantsRoom {
+impl Drop for WantsRoom<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
@@ -269,9 +269,9 @@ impl Clients {
     }
 
     /// Counts a request waiting for room until the returned guard drops.
-    pub fn want_room(&self) -> WantsRoom {
+    pub fn want_room(&self) -> WantsRoom<'_> {
         self.wanting_room.fetch_add(1, Ordering::AcqRel);
-        WantsRoom(self.wanting_room.clone())
+        WantsRoom(&self.wanting_room)
     }
 
     /// Whether a request of a client that keeps up waits for room.

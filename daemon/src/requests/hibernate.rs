@@ -12,6 +12,10 @@ use tokio::time::Instant;
 /// How long a woken agent gets to be ready for a prompt: a Node CLI loading a
 /// long conversation on a busy machine takes seconds.
 const READY_WITHIN: Duration = Duration::from_secs(90);
+/// A woken agent that says it is ready is also quiet this long before the
+/// prompt goes in: Gemini CLI shows "Ready" while it still draws the
+/// conversation it resumed, and a prompt pasted then was lost (CI, 2026-11-28).
+const SETTLED_FOR: Duration = Duration::from_millis(500);
 
 impl Handler {
     pub(super) async fn hibernate_pane(&self, target: &str) -> Result<PaneInfo, ErrorReply> {
@@ -58,8 +62,13 @@ async fn wait_ready(pane: &PaneHandle) -> Result<(), ErrorReply> {
         news.borrow_and_update();
         changes.borrow_and_update();
         let status = pane.agent_status().await;
+        let quiet = pane.output.quiet_for();
         match status.state {
-            AgentState::Idle | AgentState::WaitingForPermission | AgentState::WaitingForAnswer => return Ok(()),
+            AgentState::Idle | AgentState::WaitingForPermission | AgentState::WaitingForAnswer
+                if quiet >= SETTLED_FOR =>
+            {
+                return Ok(())
+            }
             AgentState::Exited => {
                 return Err(ErrorReply::new(
                     ErrorCode::SpawnFailed,
@@ -68,9 +77,15 @@ async fn wait_ready(pane: &PaneHandle) -> Result<(), ErrorReply> {
             }
             _ => {}
         }
+        // Ready but still drawing: looked at again once it could have settled.
+        let settle = SETTLED_FOR.saturating_sub(quiet);
         tokio::select! {
             _ = news.changed() => {}
             _ = changes.changed() => {}
+            _ = tokio::time::sleep(settle), if matches!(
+                status.state,
+                AgentState::Idle | AgentState::WaitingForPermission | AgentState::WaitingForAnswer
+            ) => {}
             _ = tokio::time::sleep_until(deadline) => {
                 return Err(ErrorReply::internal(format!(
                     "pane {}: the resumed agent was not ready within {} s (it shows: {})",

@@ -550,6 +550,9 @@ async fn admit(handler: &Handler, conn: &Client, bytes: usize) -> Result<Charge,
             Ok(charge) => return Ok(charge),
             Err(over) => over,
         };
+        // Replies queued meanwhile (its other requests' answers, untaken)
+        // make a waiting connection one that is behind too.
+        let behind = behind || conn.out.queued() > 0;
         if !over.daemon_wide || behind || Instant::now() >= deadline {
             return Err(over.into());
         }

@@ -839,7 +839,9 @@ async fn an_attachment_is_charged_while_it_lasts() {
     follower.attach(&pane, true, None).await.unwrap();
     let attached = used().await;
     println!("attached: {} KiB more held", (attached - before) >> 10);
-    assert!(attached >= before + (1 << 20), "{before} -> {attached}");
+    // Both figures include whatever else is in flight at that moment (the
+    // status request itself, a reply not yet taken): a few KiB either way.
+    assert!(attached + (8 << 10) >= before + (1 << 20), "{before} -> {attached}");
     follower.detach(&pane).await.unwrap();
     wait_for("the attachment's charge back", DEADLINE, || async {
         (used().await < before + (1 << 20)).then_some(())

@@ -934,7 +934,20 @@ async fn hibernates_and_a_prompt_wakes_it(cli: Cli) {
         cli.name(),
         woken_at.elapsed().as_millis()
     );
-    assert!(sent.went_busy, "{sent:?}");
+    if !sent.went_busy {
+        let screen = client
+            .capture(
+                &id,
+                fugue_client::protocol::CaptureWhat::Screen,
+                (None, None),
+                false,
+                false,
+            )
+            .await
+            .map(|c| c.lines.join("\n"))
+            .unwrap_or_default();
+        panic!("{sent:?}\nthe screen:\n{screen}");
+    }
     let back = client.pane_status(&id).await.unwrap();
     assert_eq!((back.state, back.index), (PaneState::Running, pane.index));
     let cmdline = String::from_utf8_lossy(&std::fs::read(format!("/proc/{}/cmdline", back.pid)).unwrap_or_default())

@@ -24,6 +24,11 @@ const PASTE_SETTLE: Duration = Duration::from_millis(150);
 const PASTE_SETTLE_LIMIT: Duration = Duration::from_secs(2);
 /// How long a turn may take to show after Enter.
 const TURN_START: Duration = Duration::from_secs(5);
+/// After Enter, how long before a prompt that still sits in the input box gets
+/// Enter once more. Gemini CLI takes an Enter that comes within 40 ms of a
+/// paste for a newline, timed by a Node timer that runs late on a loaded
+/// machine (a woken Gemini on CI kept the prompt in its box).
+const RESUBMIT_AFTER: Duration = Duration::from_millis(1500);
 /// Between looks at the agent while its turn may be starting: at most this
 /// long, and sooner when the screen or the agent's signals change, but never
 /// sooner than [`TURN_LOOK_GAP`] (a spinner changes the screen every frame).
@@ -116,7 +121,21 @@ async fn submit(pane: &PaneHandle, text: Vec<u8>) -> Result<PromptReceipt, Error
     pane.input.write(text, true).await?;
     paste_taken_in(pane, before).await;
     pane.input.send_keys(&["Enter".into()]).await?;
-    let (started, status) = watch_turn_start(pane).await;
+    let sent_at = Instant::now();
+    let (mut started, mut status) = watch_turn_start(pane, sent_at + RESUBMIT_AFTER).await;
+    let mut notes = Vec::new();
+    // Nothing sat in the box before the paste (a draft is refused), so a draft
+    // now is the prompt, not taken by the first Enter.
+    if !started && status.draft.is_some() {
+        pane.input.send_keys(&["Enter".into()]).await?;
+        notes.push(format!(
+            "Enter sent again: the prompt still sat in the input box {} ms after the first",
+            RESUBMIT_AFTER.as_millis()
+        ));
+    }
+    if !started {
+        (started, status) = watch_turn_start(pane, sent_at + TURN_START).await;
+    }
     Ok(PromptReceipt {
         outcome: if started {
             PromptOutcome::Started
@@ -125,9 +144,9 @@ async fn submit(pane: &PaneHandle, text: Vec<u8>) -> Result<PromptReceipt, Error
         },
         state: status.state,
         source: status.source,
-        evidence: status
-            .evidence
+        evidence: notes
             .iter()
+            .chain(&status.evidence)
             .take(RECEIPT_EVIDENCE_LINES)
             .map(|line| line.chars().take(RECEIPT_EVIDENCE_CHARS).collect())
             .collect(),
@@ -195,9 +214,8 @@ async fn paste_taken_in(pane: &PaneHandle, before: u64) {
 
 /// Looks at the agent until it shows a turn started (its busy marker with
 /// evidence, or a permission prompt: a redrawn input box is no proof) or
-/// [`TURN_START`] passes. Returns whether it started and the last look.
-async fn watch_turn_start(pane: &PaneHandle) -> (bool, AgentInfo) {
-    let deadline = Instant::now() + TURN_START;
+/// `deadline` passes. Returns whether it started and the last look.
+async fn watch_turn_start(pane: &PaneHandle, deadline: Instant) -> (bool, AgentInfo) {
     let mut changes = pane.output.changes();
     let mut news = pane.agent.news();
     loop {

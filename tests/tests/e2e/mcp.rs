@@ -754,6 +754,27 @@ async fn a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored(via: V
     );
     wait_state(&mcp, &id, "waiting_for_permission").await;
 
+    // An agent that takes no Enter for a second after a paste (Gemini CLI's
+    // 40 ms on a loaded machine): the prompt still in its box gets Enter again.
+    let slow = ok(&mcp, "fugue_start", start(1000)).await;
+    let slow_id = slow["terminal_id"].as_str().unwrap().to_string();
+    wait_state(&mcp, &slow_id, "idle").await;
+    let prompted = ok(
+        &mcp,
+        "fugue_send_prompt",
+        json!({"terminal_id": slow_id, "text": "build it"}),
+    )
+    .await;
+    assert_eq!(prompted["outcome"], "started", "{prompted}");
+    assert!(
+        prompted["evidence"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("Enter sent again"),
+        "{prompted}"
+    );
+    wait_state(&mcp, &slow_id, "waiting_for_permission").await;
+
     // An agent that takes no Enter for a minute after a paste: nothing starts.
     let deaf = ok(&mcp, "fugue_start", start(60_000)).await;
     let deaf_id = deaf["terminal_id"].as_str().unwrap().to_string();
@@ -768,6 +789,13 @@ async fn a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored(via: V
     assert_eq!(prompted["outcome"], "prompt_stalled", "{prompted}");
     assert!(
         prompted["message"].as_str().unwrap().contains("no turn started"),
+        "{prompted}"
+    );
+    assert!(
+        prompted["evidence"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("Enter sent again"),
         "{prompted}"
     );
 }

@@ -82,6 +82,29 @@ pub enum Command {
         #[arg(long)]
         agent: Option<String>,
     },
+    /// Run a pane's program in a container of its own: what `run --sandbox`
+    /// makes the pane run (inside a fugue pane only).
+    #[command(name = "sandbox-run", hide = true)]
+    SandboxRun(SandboxRunArgs),
+}
+
+/// `fugue sandbox-run`, as `fugue_client::sandbox::Sandbox::wrap` writes it.
+#[derive(Args, Debug)]
+pub struct SandboxRunArgs {
+    #[arg(long, value_parser = ["docker", "podman"])]
+    pub engine: String,
+    #[arg(long)]
+    pub image: String,
+    #[arg(long, value_parser = fugue_client::sandbox::Network::parse)]
+    pub network: fugue_client::sandbox::Network,
+    #[arg(long)]
+    pub cpus: Option<String>,
+    #[arg(long)]
+    pub memory: Option<String>,
+    #[arg(long)]
+    pub pass_env: Vec<String>,
+    #[arg(last = true)]
+    pub program: Vec<String>,
 }
 
 /// Sessions: create, list, rename, kill.
@@ -114,7 +137,7 @@ pub enum SessionCommand {
 #[derive(Subcommand, Debug)]
 pub enum PaneCommand {
     /// Start a command in a new pane; prints the pane id.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List panes of one session, or of all.
     Panes {
         session: Option<String>,
@@ -518,6 +541,27 @@ pub struct RunArgs {
     /// The commit or ref the worktree starts from (default: HEAD).
     #[arg(long, value_name = "REF", requires = "worktree")]
     pub base: Option<String>,
+    /// Run the command in a new container of IMAGE on this machine's Docker
+    /// engine (podman with --engine podman), as a non-root user, with the pane's
+    /// directory (or its worktree) mounted read-write and nothing else of this
+    /// machine's files. The container is removed when the pane ends. Empty
+    /// command: the image's own. See docs/remote.md, "Sandboxed panes".
+    #[arg(long, value_name = "IMAGE")]
+    pub sandbox: Option<String>,
+    /// The sandbox's network: none (only its own loopback, the default), bridge
+    /// (the engine's network, not this machine's loopback) or host (no network
+    /// isolation).
+    #[arg(long, requires = "sandbox", value_parser = fugue_client::sandbox::Network::parse)]
+    pub network: Option<fugue_client::sandbox::Network>,
+    /// CPUs the sandbox may use (0.5, 2).
+    #[arg(long, requires = "sandbox", value_name = "N")]
+    pub cpus: Option<String>,
+    /// Memory the sandbox may use (512m, 2g).
+    #[arg(long, requires = "sandbox", value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// The engine that runs the sandbox: docker or podman.
+    #[arg(long, requires = "sandbox", value_parser = ["docker", "podman"])]
+    pub engine: Option<String>,
     /// The command and its arguments (after --). Empty: just a shell.
     #[arg(last = true)]
     pub command: Vec<String>,
@@ -636,7 +680,9 @@ pub fn parse_size(text: &str) -> Result<PaneSize, ClientError> {
     }
 }
 
-pub fn spawn_spec(args: &RunArgs) -> Result<SpawnSpec, ClientError> {
+/// The pane `run` asks for; a relative `--cwd` is made absolute here only
+/// for this machine's daemon (see `Context::given_cwd`).
+pub fn spawn_spec(ctx: &crate::commands::Context<'_>, args: &RunArgs) -> Result<SpawnSpec, ClientError> {
     let mut spec = SpawnSpec::new(args.session.clone());
     let mut command = args.command.iter();
     spec.command = command.next().cloned();
@@ -644,8 +690,8 @@ pub fn spawn_spec(args: &RunArgs) -> Result<SpawnSpec, ClientError> {
     spec.env = parse_env(&args.env)?;
     spec.cwd = args
         .cwd
-        .clone()
-        .map(absolute)
+        .as_deref()
+        .map(|cwd| ctx.given_cwd(cwd))
         .transpose()?
         .map(|p| p.display().to_string());
     spec.shell = !args.no_shell;
@@ -679,10 +725,14 @@ mod tests {
     #[test]
     fn run_becomes_the_spawn_spec_the_daemon_takes() {
         let cli = parse("fugue run -s work --title t --size 80x24 -e A=1 -e B=x=y --no-shell --restart on-failure --max-restarts 3 --limit 4096 -- ls -l /");
-        let Some(Command::Panes(PaneCommand::Run(args))) = cli.command else {
+        let Some(Command::Panes(PaneCommand::Run(args))) = &cli.command else {
             panic!("not run: {:?}", cli.command);
         };
-        let spec = spawn_spec(&args).unwrap();
+        let ctx = crate::commands::Context {
+            cli: &cli,
+            out: crate::render::Output { json: false },
+        };
+        let spec = spawn_spec(&ctx, args).unwrap();
         assert_eq!(spec.session, "work");
         assert_eq!(spec.title.as_deref(), Some("t"));
         assert_eq!(spec.size, Some(PaneSize { cols: 80, rows: 24 }));

@@ -8,7 +8,7 @@
 
 mod args;
 mod attach;
-mod commands;
+pub(crate) mod commands;
 #[cfg(test)]
 mod fixtures;
 mod hooks;

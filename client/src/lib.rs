@@ -13,6 +13,7 @@ mod local;
 pub mod ops;
 pub mod remote;
 pub mod review;
+pub mod sandbox;
 mod shared;
 pub mod token;
 pub mod views;

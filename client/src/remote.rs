@@ -80,6 +80,14 @@ pub enum Engine {
 }
 
 impl Engine {
+    pub fn parse(name: &str) -> Result<Engine, String> {
+        match name {
+            "docker" => Ok(Engine::Docker),
+            "podman" => Ok(Engine::Podman),
+            other => Err(format!("unknown container engine '{other}'; use docker or podman")),
+        }
+    }
+
     pub fn program(self) -> &'static str {
         match self {
             Engine::Docker => "docker",

@@ -32,14 +32,33 @@ pub fn engine_running() -> bool {
         .is_ok_and(|out| out.status.success())
 }
 
-/// Programs the image holds, at these paths: fugue's two, a shell for panes,
-/// and `sleep` to keep a container up.
+/// Whether a test of the engine runs: where no engine answers it is skipped
+/// (and says so), unless `FUGUE_TESTS_REQUIRE_ALL` says every test must run
+/// (as `.ci/run` does, whose scripts/test starts dockerd).
+pub fn engine_or_skip() -> bool {
+    if engine_running() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("FUGUE_TESTS_REQUIRE_ALL").is_none(),
+        "no Docker Engine answers (scripts/test starts dockerd)"
+    );
+    eprintln!("skipped: no Docker Engine answers (scripts/test starts dockerd)");
+    false
+}
+
+/// Programs the image holds, at these paths: fugue's two, shells for panes,
+/// `sleep` to keep a container up, `id` to say who runs, and the fake agent
+/// as `claude` (a sandboxed agent).
 fn contents() -> Vec<(PathBuf, &'static str)> {
     vec![
         (bin("fugue"), "/usr/local/bin/fugue"),
         (bin("fugued"), "/usr/local/bin/fugued"),
+        (bin("fake-agent"), "/usr/local/bin/claude"),
         (PathBuf::from("/bin/sh"), "/bin/sh"),
+        (PathBuf::from("/bin/bash"), "/bin/bash"),
         (PathBuf::from("/bin/sleep"), "/bin/sleep"),
+        (PathBuf::from("/usr/bin/id"), "/usr/bin/id"),
     ]
 }
 
@@ -105,7 +124,7 @@ fn build_image() -> String {
     let status = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "tar -C '{}' -c . | docker import --change 'ENV HOME=/root SHELL=/bin/sh PATH=/usr/local/bin:/bin' - {tag} >/dev/null",
+            "tar -C '{}' -c . | docker import --change 'ENV HOME=/root SHELL=/bin/sh PATH=/usr/local/bin:/usr/bin:/bin' - {tag} >/dev/null",
             root.path().display()
         ))
         .status()

@@ -7,6 +7,7 @@ mod daemon;
 mod io;
 mod panes;
 mod remote;
+mod sandbox;
 mod sessions;
 mod wait;
 mod web;
@@ -130,6 +131,7 @@ async fn run(ctx: &Context<'_>) -> Result<ExitCode, ClientError> {
         Command::Proxy => remote::proxy(ctx).await,
         Command::Events => agents::events(ctx).await,
         Command::AgentEvent { agent } => Ok(agents::agent_event(ctx, agent.as_deref()).await),
+        Command::SandboxRun(args) => Ok(sandbox::run(args).await),
     }
 }
 

@@ -27,7 +27,11 @@ pub async fn run(ctx: &Context<'_>, command: &PaneCommand) -> Result<ExitCode, C
             super::worktrees::run_in_worktree(ctx, &client, args).await?;
         }
         PaneCommand::Run(args) => {
-            let info = create_pane(&client, spawn_spec(args)?, ctx.here_cwd()?).await?;
+            let mut spec = spawn_spec(ctx, args)?;
+            if let Some(sandbox) = super::sandbox::requested(args)? {
+                spec = super::sandbox::wrap(ctx, &sandbox, spec).await?;
+            }
+            let info = create_pane(&client, spec, ctx.here_cwd()?).await?;
             out.print(pane_json(&info), || info.id.to_string());
         }
         PaneCommand::Panes { session, .. } => {

@@ -86,7 +86,16 @@ pub async fn run_in_worktree(ctx: &Context<'_>, client: &Client, args: &RunArgs)
         name: args.worktree.clone().filter(|n| !n.is_empty()),
         base: args.base.clone(),
     };
-    let started = worktree::start_in_worktree(&new, spawn_spec(args)?, |spec| create_pane(client, spec, None)).await?;
+    let sandbox = super::sandbox::requested(args)?;
+    let started = worktree::start_in_worktree(&new, spawn_spec(ctx, args)?, |spec| async {
+        // The sandbox mounts the worktree: the pane's directory by then.
+        let spec = match &sandbox {
+            Some(sandbox) => super::sandbox::wrap(ctx, sandbox, spec).await?,
+            None => spec,
+        };
+        create_pane(client, spec, None).await
+    })
+    .await?;
     for note in &started.notes {
         eprintln!("fugue: {note}");
     }

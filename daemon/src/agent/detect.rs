@@ -121,6 +121,7 @@ pub struct AgentMemory {
 
 /// The agent running in a pane, from its command or, failing that, its screen.
 pub fn detect_kind(command: &[String], screen: &[String]) -> Option<AgentKind> {
+    let command = unsandboxed(command);
     let program = command
         .first()
         .map(|c| c.split_whitespace().next().unwrap_or(c))
@@ -138,6 +139,24 @@ pub fn detect_kind(command: &[String], screen: &[String]) -> Option<AgentKind> {
         .iter()
         .copied()
         .find(|kind| markers(*kind).is_some_and(|m| m.banners.iter().any(|b| text.contains(b.as_str()))))
+}
+
+/// The program a sandboxed pane runs in its container: what follows `--` in
+/// `fugue sandbox-run [the sandbox] -- PROGRAM ARGS` (`run --sandbox`).
+fn unsandboxed(command: &[String]) -> &[String] {
+    match is_sandboxed(command) {
+        true => command
+            .iter()
+            .position(|a| a == "--")
+            .map_or(&command[..0], |at| &command[at + 1..]),
+        false => command,
+    }
+}
+
+/// Whether `command` runs its program in a sandbox (`fugue sandbox-run`).
+pub fn is_sandboxed(command: &[String]) -> bool {
+    command.first().is_some_and(|c| c == "fugue" || c.ends_with("/fugue"))
+        && command.get(1).is_some_and(|c| c == "sandbox-run")
 }
 
 /// Whether the command line gives the agent a first prompt (see agents.toml):
@@ -187,6 +206,15 @@ pub fn started_with_prompt(kind: AgentKind, command: &[String]) -> bool {
 /// The command line that resumes `kind`'s session `id`: the program and the
 /// flags of `command` (its first prompt left out), then the resume arguments.
 pub fn resume_command(kind: AgentKind, command: &[String], id: &str) -> Option<Vec<String>> {
+    // A sandboxed agent resumes in a sandbox of the same kind.
+    let program = unsandboxed(command);
+    let wrapper = &command[..command.len() - program.len()];
+    let mut line = wrapper.to_vec();
+    line.extend(resume_line(kind, program, id)?);
+    Some(line)
+}
+
+fn resume_line(kind: AgentKind, command: &[String], id: &str) -> Option<Vec<String>> {
     // Only a UUID is ever recorded; checked again here, as no other value may
     // become an argument of the agent's command line (`--dangerously-...`).
     if !fugue_protocol::limits::is_agent_session_id(id) {
@@ -801,6 +829,20 @@ mod tests {
             Some(AgentKind::Claude)
         );
         assert_eq!(detect_kind(&["bash".into()], &screen(&["$ ls"])), None);
+        let sandboxed: Vec<String> = [
+            "/usr/bin/fugue",
+            "sandbox-run",
+            "--image",
+            "claude",
+            "--",
+            "codex",
+            "-m",
+            "o3",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(detect_kind(&sandboxed, &[]), Some(AgentKind::Codex));
+        assert_eq!(detect_kind(&sandboxed[..4], &[]), None);
     }
 
     #[test]
@@ -843,6 +885,10 @@ mod tests {
         assert_eq!(
             resume(AgentKind::Gemini, "gemini -m pro -i hello --yolo"),
             Some("gemini -m pro --yolo --resume 5ee3a1c0-7e20-4914-9820-0e431ad2b001".into())
+        );
+        assert_eq!(
+            resume(AgentKind::Claude, "/x/fugue sandbox-run --image i -- claude fix-it"),
+            Some("/x/fugue sandbox-run --image i -- claude --resume 5ee3a1c0-7e20-4914-9820-0e431ad2b001".into())
         );
         assert_eq!(
             resume(AgentKind::Gemini, "gemini --prompt-interactive=hi"),

@@ -84,7 +84,8 @@ fn claude_settings_file(dir: &Path) -> Option<&'static Path> {
 /// Adds fugue's hooks to `launch` when it starts an agent CLI that can take
 /// them per process. `dir`: where the daemon keeps its runtime files.
 pub fn wire(launch: &mut Launch, dir: &Path) {
-    if launch.typed_line.is_some() {
+    // A sandbox reaches no socket of fugued's: its hooks could not report.
+    if launch.typed_line.is_some() || agent::is_sandboxed(&launch.display_command) {
         return;
     }
     let opted_out = launch.env.iter().any(|(k, v)| k == "FUGUE_AGENT_HOOKS" && v == "0");

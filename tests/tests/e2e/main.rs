@@ -27,6 +27,7 @@ mod placement;
 mod protocol;
 mod remote;
 mod rest;
+mod sandbox;
 mod screen;
 mod sessions;
 mod slow_client;

@@ -1,0 +1,361 @@
+//! Sandboxed panes: a pane's program runs in a new container of an image on
+//! this machine's engine (Docker or Podman), driven through the engine's own CLI
+//! in the user's environment, as git is for worktrees: fugue stores no
+//! credential and runs no engine client of its own.
+//!
+//! The pane's command is `fugue sandbox-run [the sandbox] -- PROGRAM ARGS`. That
+//! wrapper (the CLI's hidden subcommand) runs in the pane, so it knows the pane's
+//! id: it starts the container with a TTY, labelled `fugue.pane=ID`, with only
+//! the pane's directory of the host's files, as a non-root user; and it removes
+//! the container when the pane ends by any path (release, exit, a hang-up when
+//! fugued stops). The container is named after the pane too, so a container
+//! left by a wrapper that was killed outright is removed by the next wrapper
+//! of the same pane (a restart, a restore after a crash).
+
+use crate::remote::Engine;
+use crate::ClientError;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// The label naming the pane a container belongs to.
+pub const PANE_LABEL: &str = "fugue.pane";
+/// The CLI's hidden subcommand that runs a pane's sandbox.
+pub const SUBCOMMAND: &str = "sandbox-run";
+/// How long a question to the engine (`image inspect`, `ps`, `rm`) may take.
+const ENGINE_WITHIN: Duration = Duration::from_secs(30);
+
+/// What the sandbox may reach over the network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Network {
+    /// Only the container's own loopback.
+    #[default]
+    None,
+    /// The engine's bridge: the internet and other containers, not the host's loopback.
+    Bridge,
+    /// The host's network stack: no network isolation at all.
+    Host,
+}
+
+impl Network {
+    pub fn parse(text: &str) -> Result<Network, String> {
+        match text {
+            "none" => Ok(Network::None),
+            "bridge" => Ok(Network::Bridge),
+            "host" => Ok(Network::Host),
+            other => Err(format!(
+                "unknown sandbox network '{other}'; use one of none, bridge, host"
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Network::None => "none",
+            Network::Bridge => "bridge",
+            Network::Host => "host",
+        }
+    }
+}
+
+/// A pane's sandbox: the image and the limits it runs under.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sandbox {
+    pub engine: Engine,
+    pub image: String,
+    pub network: Network,
+    /// CPUs, as the engine's `--cpus` takes them (`0.5`, `2`).
+    pub cpus: Option<String>,
+    /// Memory, as the engine's `--memory` takes it (`512m`, `2g`).
+    pub memory: Option<String>,
+    /// Names of the pane's environment variables passed into the container
+    /// (nothing else of the pane's environment is, fugue's socket least of all).
+    pub pass_env: Vec<String>,
+}
+
+impl Sandbox {
+    pub fn new(image: impl Into<String>) -> Sandbox {
+        Sandbox {
+            engine: Engine::Docker,
+            image: image.into(),
+            network: Network::None,
+            cpus: None,
+            memory: None,
+            pass_env: Vec::new(),
+        }
+    }
+
+    /// Refuses what the engine would refuse later, or take for something else.
+    pub fn validate(&self) -> Result<(), String> {
+        let image_ok = !self.image.is_empty()
+            && !self.image.starts_with('-')
+            && self.image.len() <= 255
+            && self
+                .image
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-/:@".contains(c));
+        if !image_ok {
+            return Err(format!(
+                "bad sandbox image '{}'; use a name such as debian:12 or registry/name:tag (at most 255 characters)",
+                crate::protocol::limits::clean_label(&self.image, 80)
+            ));
+        }
+        if let Some(cpus) = &self.cpus {
+            match cpus.parse::<f64>() {
+                Ok(n) if n > 0.0 && n <= 1024.0 => {}
+                _ => {
+                    return Err(format!(
+                        "bad --cpus '{cpus}'; use a number of CPUs above 0, e.g. 0.5 or 2"
+                    ))
+                }
+            }
+        }
+        if let Some(memory) = &self.memory {
+            let digits = memory.trim_end_matches(['b', 'k', 'm', 'g', 'B', 'K', 'M', 'G']);
+            let unit = &memory[digits.len()..];
+            if digits.is_empty() || unit.len() > 1 || !digits.chars().all(|c| c.is_ascii_digit()) || digits.len() > 15 {
+                return Err(format!("bad --memory '{memory}'; use a size such as 512m or 2g"));
+            }
+        }
+        for name in &self.pass_env {
+            if name.is_empty() || name.contains('=') || name.starts_with('-') {
+                return Err(format!("bad environment variable name '{name}' for the sandbox"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The pane's command line: `fugue` (this machine's fugue) `sandbox-run`
+    /// with this sandbox, then the program to run in it (the image's own
+    /// command when empty). The pane's directory is the one mounted.
+    pub fn wrap(&self, fugue: &str, program: &[String]) -> Vec<String> {
+        let mut command = vec![
+            fugue.to_string(),
+            SUBCOMMAND.to_string(),
+            "--engine".into(),
+            self.engine.program().into(),
+            "--image".into(),
+            self.image.clone(),
+            "--network".into(),
+            self.network.as_str().into(),
+        ];
+        for (flag, value) in [("--cpus", &self.cpus), ("--memory", &self.memory)] {
+            if let Some(value) = value {
+                command.extend([flag.to_string(), value.clone()]);
+            }
+        }
+        for name in &self.pass_env {
+            command.extend(["--pass-env".to_string(), name.clone()]);
+        }
+        command.push("--".into());
+        command.extend(program.iter().cloned());
+        command
+    }
+
+    /// The engine's arguments that start the container of pane `pane`: a TTY,
+    /// the label, `dir` mounted read-write at the same path and nothing else of
+    /// the host's, `user` (`UID:GID`), no capabilities, no privilege gain.
+    pub fn run_args(&self, pane: &str, dir: &str, user: &str, program: &[String]) -> Vec<String> {
+        let mut args: Vec<String> = [
+            "run",
+            "--rm",
+            "--interactive",
+            "--tty",
+            "--name",
+            &container_name(pane),
+            "--label",
+            &format!("{PANE_LABEL}={pane}"),
+            "--network",
+            self.network.as_str(),
+            "--user",
+            user,
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--pids-limit",
+            "4096",
+            "--volume",
+            &format!("{dir}:{dir}"),
+            "--workdir",
+            dir,
+            // The image's home is likely not the sandbox user's to write.
+            "--env",
+            "HOME=/tmp",
+            "--env",
+            "TERM",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for (flag, value) in [("--cpus", &self.cpus), ("--memory", &self.memory)] {
+            if let Some(value) = value {
+                args.extend([flag.to_string(), value.clone()]);
+            }
+        }
+        for name in &self.pass_env {
+            args.extend(["--env".to_string(), name.clone()]);
+        }
+        args.push(self.image.clone());
+        args.extend(program.iter().cloned());
+        args
+    }
+}
+
+/// Runs `engine ARGS` with no input; its stdout, or its own one-line complaint.
+async fn ask_engine(engine: Engine, args: &[&str]) -> Result<String, String> {
+    let run = tokio::process::Command::new(engine.program())
+        .args(args)
+        .stdin(Stdio::null())
+        // A group of its own: run from a sandbox's wrapper while its pane's
+        // terminal hangs up, it must not get the hang-up meant for the pane.
+        .process_group(0)
+        .kill_on_drop(true)
+        .output();
+    let out = match tokio::time::timeout(ENGINE_WITHIN, run).await {
+        Err(_) => {
+            return Err(format!(
+                "{} did not answer within {} s",
+                engine.program(),
+                ENGINE_WITHIN.as_secs()
+            ))
+        }
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("{} is not installed here (not on PATH)", engine.program()))
+        }
+        Ok(Err(e)) => return Err(format!("cannot run {}: {e}", engine.program())),
+        Ok(Ok(out)) => out,
+    };
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let line = said
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("no reason given");
+    Err(crate::protocol::limits::clean_label(line, 300))
+}
+
+/// Checks, before a pane is made, that the engine answers and has `image`
+/// (no image is pulled: a sandbox runs what the person already has).
+pub async fn check_ready(sandbox: &Sandbox) -> Result<(), ClientError> {
+    let invalid = |m: String| ClientError::Daemon(crate::protocol::ErrorReply::invalid(m));
+    sandbox.validate().map_err(invalid)?;
+    let engine = sandbox.engine.program();
+    ask_engine(sandbox.engine, &["version", "--format", "{{.Server.Version}}"])
+        .await
+        .map_err(|why| invalid(format!("the {engine} engine does not answer: {why}")))?;
+    ask_engine(
+        sandbox.engine,
+        &["image", "inspect", "--format", "{{.Id}}", &sandbox.image],
+    )
+    .await
+    .map_err(|_| {
+        invalid(format!(
+            "no image '{}' on the {engine} engine; build or pull it first (fugue pulls nothing)",
+            sandbox.image
+        ))
+    })?;
+    Ok(())
+}
+
+/// The name of pane `pane`'s container: one per pane (its id is a UUID), so
+/// removing it is one question to the engine, quick enough for the seconds a
+/// pane's process gets between its hang-up and SIGKILL.
+pub fn container_name(pane: &str) -> String {
+    format!("fugue-pane-{pane}")
+}
+
+/// Removes pane `pane`'s container, running or not; whether there was one.
+pub async fn remove_container_of(engine: Engine, pane: &str) -> Result<bool, String> {
+    match ask_engine(engine, &["rm", "--force", &container_name(pane)]).await {
+        Ok(_) => Ok(true),
+        Err(why) if why.contains("No such container") || why.contains("no such container") => Ok(false),
+        Err(why) => Err(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_sandboxes_are_refused_with_what_was_wrong() {
+        let ok = Sandbox {
+            cpus: Some("0.5".into()),
+            memory: Some("512m".into()),
+            ..Sandbox::new("debian:12")
+        };
+        assert_eq!(ok.validate(), Ok(()));
+        let cases = [
+            (Sandbox::new(""), "bad sandbox image"),
+            (Sandbox::new("--privileged"), "bad sandbox image"),
+            (Sandbox::new("a b"), "bad sandbox image"),
+            (
+                Sandbox {
+                    cpus: Some("-1".into()),
+                    ..ok.clone()
+                },
+                "bad --cpus",
+            ),
+            (
+                Sandbox {
+                    cpus: Some("lots".into()),
+                    ..ok.clone()
+                },
+                "bad --cpus",
+            ),
+            (
+                Sandbox {
+                    memory: Some("2gb".into()),
+                    ..ok.clone()
+                },
+                "bad --memory",
+            ),
+            (
+                Sandbox {
+                    memory: Some("m".into()),
+                    ..ok.clone()
+                },
+                "bad --memory",
+            ),
+            (
+                Sandbox {
+                    pass_env: vec!["A=1".into()],
+                    ..ok.clone()
+                },
+                "bad environment variable name",
+            ),
+        ];
+        for (sandbox, said) in cases {
+            let err = sandbox.validate().unwrap_err();
+            assert!(err.contains(said), "{sandbox:?}: {err}");
+        }
+        assert!(Network::parse("wide").unwrap_err().contains("none, bridge, host"));
+    }
+
+    #[test]
+    fn the_container_gets_the_label_the_directory_and_nothing_else() {
+        let sandbox = Sandbox {
+            network: Network::Bridge,
+            cpus: Some("2".into()),
+            pass_env: vec!["API_KEY".into()],
+            ..Sandbox::new("img:1")
+        };
+        let args = sandbox.run_args("P1", "/w", "1000:1000", &["sh".into(), "-c".into(), "id".into()]);
+        let line = args.join(" ");
+        assert!(
+            line.starts_with("run --rm --interactive --tty --name fugue-pane-P1 --label fugue.pane=P1 --network bridge --user 1000:1000"),
+            "{line}"
+        );
+        assert!(line.contains("--volume /w:/w --workdir /w"), "{line}");
+        assert!(line.ends_with("--cpus 2 --env API_KEY img:1 sh -c id"), "{line}");
+        assert_eq!(args.iter().filter(|a| *a == "--volume").count(), 1, "{line}");
+        let wrapped = sandbox.wrap("/bin/fugue", &["claude".into()]);
+        assert_eq!(
+            wrapped.join(" "),
+            "/bin/fugue sandbox-run --engine docker --image img:1 --network bridge --cpus 2 --pass-env API_KEY -- claude"
+        );
+    }
+}

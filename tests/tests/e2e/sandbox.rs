@@ -1,0 +1,352 @@
+//! Sandboxed panes on the real Docker Engine (`run --sandbox IMAGE`): the
+//! pane's program runs in a container of its own, as a non-root user, with the
+//! pane's directory and nothing else of this machine's files, within the
+//! network and the limits asked for (read back from the engine), and the
+//! container goes when the pane does.
+
+use fugue_tests::containers::{docker, engine_or_skip, fugue_image};
+use fugue_tests::{wait_until, Daemon, DEADLINE};
+use std::path::Path;
+
+/// The containers the engine holds for pane `pane` (by fugue's label).
+fn containers_of(pane: &str) -> Vec<String> {
+    let filter = format!("label=fugue.pane={pane}");
+    docker(&["ps", "--all", "--quiet", "--filter", &filter])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A project directory a non-root user (1000) owns, as a person's would be.
+fn project(daemon: &Daemon, name: &str) -> std::path::PathBuf {
+    let dir = daemon.dir.path().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::chown(&dir, Some(1000), Some(1000)).unwrap();
+    dir
+}
+
+/// What a pane prints about where it runs: its user, whether this machine's
+/// loopback answers, whether a file beside the project is visible; then it
+/// writes a file into the project and stays.
+fn probe(port: u16, beside: &Path) -> String {
+    format!(
+        "echo user-$(id -u); (echo hi > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo loopback-reached || echo loopback-unreachable; \
+         test -e {} && echo sees-beside || echo no-beside; echo made > made.txt; echo probed; exec sleep 600",
+        beside.display()
+    )
+}
+
+fn read_until(daemon: &Daemon, pane: &str, what: &str) -> String {
+    wait_until(&format!("pane {pane} to print {what}"), DEADLINE, || {
+        let text = daemon.cli(&["read", pane]).ok();
+        text.contains(what).then_some(text)
+    })
+}
+
+#[test]
+fn a_sandboxed_pane_is_isolated_limited_and_removed_with_its_pane() {
+    fugue_tests::require!("docker", "dockerd", "bash");
+    if !engine_or_skip() {
+        return;
+    }
+    let image = fugue_image();
+    let daemon = Daemon::start();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let beside = daemon.dir.path().join("beside.txt");
+    std::fs::write(&beside, "this machine's own").unwrap();
+    let boxed_dir = project(&daemon, "boxed");
+    let boxed_cwd = boxed_dir.display().to_string();
+    let line = probe(port, &beside);
+    daemon.cli(&["new-session", "work"]).ok();
+    let boxed = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "work",
+            "--sandbox",
+            &image,
+            "--network",
+            "none",
+            "--cpus",
+            "0.5",
+            "--memory",
+            "256m",
+            "--cwd",
+            &boxed_cwd,
+            "--",
+            "bash",
+            "-c",
+            &line,
+        ])
+        .ok();
+    // Beside it, the same probe unsandboxed, and one sandboxed on the host's network.
+    let plain_dir = daemon.dir.path().join("plain");
+    std::fs::create_dir(&plain_dir).unwrap();
+    let plain_cwd = plain_dir.display().to_string();
+    let plain = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "work",
+            "--cwd",
+            &plain_cwd,
+            "--no-shell",
+            "--",
+            "bash",
+            "-c",
+            &line,
+        ])
+        .ok();
+    let host_dir = project(&daemon, "host-net");
+    let on_host = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "work",
+            "--sandbox",
+            &image,
+            "--network",
+            "host",
+            "--cwd",
+            &host_dir.display().to_string(),
+            "--",
+            "bash",
+            "-c",
+            &line,
+        ])
+        .ok();
+
+    let inside = read_until(&daemon, &boxed, "probed");
+    assert!(inside.contains("user-1000"), "{inside}");
+    assert!(inside.contains("loopback-unreachable"), "{inside}");
+    assert!(inside.contains("no-beside"), "{inside}");
+    let outside = read_until(&daemon, &plain, "probed");
+    assert!(
+        outside.contains("loopback-reached") && outside.contains("sees-beside"),
+        "{outside}"
+    );
+    let host_net = read_until(&daemon, &on_host, "probed");
+    assert!(
+        host_net.contains("loopback-reached") && host_net.contains("no-beside"),
+        "{host_net}"
+    );
+    // It wrote into the project, as the project's owner.
+    use std::os::unix::fs::MetadataExt;
+    let made = std::fs::metadata(boxed_dir.join("made.txt")).expect("the sandbox wrote into its directory");
+    assert_eq!((made.uid(), made.gid()), (1000, 1000));
+
+    // The engine says what it runs: the limits, the network, one mount, no capability.
+    let ids = containers_of(&boxed);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let inspected = docker(&[
+        "inspect",
+        "--format",
+        "{{.HostConfig.NanoCpus}} {{.HostConfig.Memory}} {{.HostConfig.NetworkMode}} {{.Config.User}} {{len .Mounts}} {{range .Mounts}}{{.Source}}{{end}} {{.HostConfig.CapDrop}}",
+        &ids[0],
+    ]);
+    assert_eq!(
+        inspected,
+        format!("500000000 268435456 none 1000:1000 1 {boxed_cwd} [ALL]")
+    );
+    // The pane's record shows what runs: the sandbox around bash.
+    let status = daemon.cli(&["--json", "status", &boxed]).ok();
+    assert!(
+        status.contains("sandbox-run") && status.contains("--network"),
+        "{status}"
+    );
+
+    // Released, the container goes; a program that ends takes its container too.
+    daemon.cli(&["release", &boxed]).ok();
+    wait_until("the released pane's container to go", DEADLINE, || {
+        containers_of(&boxed).is_empty().then_some(())
+    });
+    let ending = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "work",
+            "--sandbox",
+            &image,
+            "--cwd",
+            &boxed_cwd,
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ])
+        .ok();
+    let (code, _) = wait_until("the sandboxed program to end", DEADLINE, || {
+        let json = daemon.cli(&["--json", "status", &ending]).ok();
+        let value: serde_json::Value = serde_json::from_str(&json).ok()?;
+        value["exit_code"].as_i64().map(|code| (code, value))
+    });
+    assert_eq!(code, 3, "the program's own exit status");
+    wait_until("the ended pane's container to go", DEADLINE, || {
+        containers_of(&ending).is_empty().then_some(())
+    });
+    daemon.cli(&["release", &on_host]).ok();
+    wait_until("the host-network pane's container to go", DEADLINE, || {
+        containers_of(&on_host).is_empty().then_some(())
+    });
+}
+
+/// Each bad request is one line naming what was wrong, and makes no pane.
+#[test]
+fn bad_sandboxes_are_refused_before_any_pane() {
+    fugue_tests::require!("docker", "dockerd");
+    if !engine_or_skip() {
+        return;
+    }
+    let image = fugue_image();
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "work"]).ok();
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 5] = [
+        (
+            &["--sandbox", "fugue-test:no-such-image"],
+            &[],
+            "no image 'fugue-test:no-such-image' on the docker engine",
+        ),
+        (&["--sandbox", &image, "--cpus", "lots"], &[], "bad --cpus 'lots'"),
+        (&["--sandbox", &image, "--memory", "2gb"], &[], "bad --memory '2gb'"),
+        (&["--sandbox=--privileged"], &[], "bad sandbox image"),
+        (
+            &["--sandbox", &image],
+            &[("DOCKER_HOST", "unix:///nonexistent/docker.sock")],
+            "the docker engine does not answer",
+        ),
+    ];
+    for (flags, env, said) in cases {
+        let mut args = vec!["run", "-s", "work"];
+        args.extend_from_slice(flags);
+        args.extend(["--", "true"]);
+        let err = daemon.cli_with_env(&args, env).err();
+        assert!(err.contains(said), "{flags:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{flags:?}: {err}");
+    }
+    let wide = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "work",
+            "--sandbox",
+            &image,
+            "--network",
+            "wide",
+            "--",
+            "true",
+        ])
+        .err();
+    assert!(wide.contains("use one of none, bridge, host"), "{wide}");
+    let panes = daemon.cli(&["--json", "panes"]).ok();
+    assert_eq!(panes.trim(), "[]", "a refused sandbox made a pane");
+}
+
+/// An agent CLI in a sandbox is an agent as any other: its state read from its
+/// screen, a prompt delivered, its permission prompt approved through fugue.
+#[test]
+fn an_agent_in_a_sandbox_is_prompted_and_approved() {
+    fugue_tests::require!("docker", "dockerd");
+    if !engine_or_skip() {
+        return;
+    }
+    let image = fugue_image();
+    let daemon = Daemon::start();
+    let dir = project(&daemon, "agent");
+    daemon.cli(&["new-session", "work"]).ok();
+    // The image's `claude` is the fake agent; --network none holds.
+    let pane = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "work",
+            "--sandbox",
+            &image,
+            "--cwd",
+            &dir.display().to_string(),
+            "--",
+            "claude",
+        ])
+        .ok();
+    let state = |want: &str| {
+        wait_until(&format!("the sandboxed agent to be {want}"), DEADLINE, || {
+            let json = daemon.cli(&["--json", "agent", &pane]).ok();
+            let value: serde_json::Value = serde_json::from_str(&json).ok()?;
+            (value["state"] == want).then_some(value)
+        })
+    };
+    let idle = state("idle");
+    assert_eq!(idle["agent"], "claude", "{idle}");
+    let receipt = daemon.cli(&["prompt", &pane, "build it"]).ok();
+    assert!(receipt.contains("prompt submitted"), "{receipt}");
+    let waiting = state("waiting_for_permission");
+    let prompt_id = waiting["prompt_id"].as_str().expect("a prompt id").to_string();
+    daemon.cli(&["approve", &pane, &prompt_id]).ok();
+    state("idle");
+    let screen = daemon.cli(&["capture", &pane]).ok();
+    assert!(screen.contains("approved: build it"), "{screen}");
+    assert_eq!(containers_of(&pane).len(), 1);
+    daemon.cli(&["release", &pane]).ok();
+    wait_until("the agent's container to go", DEADLINE, || {
+        containers_of(&pane).is_empty().then_some(())
+    });
+}
+
+/// A wrapper killed outright (SIGKILL: no clean-up) leaves its container; the
+/// next wrapper of the same pane (here its restart) removes it by name before
+/// it starts its own, so a pane never has two.
+#[test]
+fn a_container_left_by_a_killed_wrapper_is_removed_by_the_next() {
+    fugue_tests::require!("docker", "dockerd");
+    if !engine_or_skip() {
+        return;
+    }
+    let image = fugue_image();
+    let daemon = Daemon::start();
+    let dir = project(&daemon, "restarted");
+    daemon.cli(&["new-session", "work"]).ok();
+    let pane = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "work",
+            "--sandbox",
+            &image,
+            "--restart",
+            "always",
+            "--cwd",
+            &dir.display().to_string(),
+            "--",
+            "sleep",
+            "600",
+        ])
+        .ok();
+    let pid_of = || {
+        let json = daemon.cli(&["--json", "status", &pane]).ok();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        (
+            value["pid"].as_u64().unwrap_or(0),
+            value["restarts"].as_u64().unwrap_or(0),
+        )
+    };
+    let first = wait_until("the first container", DEADLINE, || {
+        containers_of(&pane).first().cloned()
+    });
+    let (wrapper, _) = pid_of();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(wrapper as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    let second = wait_until("the restarted pane's own container", DEADLINE, || {
+        let ids = containers_of(&pane);
+        (pid_of().1 == 1 && ids.len() == 1 && !first.starts_with(&ids[0]) && !ids[0].starts_with(&first))
+            .then(|| ids[0].clone())
+    });
+    assert_ne!(first, second);
+    daemon.cli(&["release", &pane]).ok();
+    wait_until("the container to go", DEADLINE, || {
+        containers_of(&pane).is_empty().then_some(())
+    });
+}

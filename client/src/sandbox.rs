@@ -152,9 +152,10 @@ impl Sandbox {
     }
 
     /// The engine's arguments that start the container of pane `pane`: a TTY,
-    /// the label, `dir` mounted read-write at the same path and nothing else of
-    /// the host's, `user` (`UID:GID`), no capabilities, no privilege gain.
-    pub fn run_args(&self, pane: &str, dir: &str, user: &str, program: &[String]) -> Vec<String> {
+    /// the label, `dir` and `also` mounted read-write at their own paths and
+    /// nothing else of the host's, `user` (`UID:GID`), no capabilities, no
+    /// privilege gain.
+    pub fn run_args(&self, pane: &str, dir: &str, also: &[Mount], user: &str, program: &[String]) -> Vec<String> {
         let mut args: Vec<String> = [
             "run",
             "--rm",
@@ -187,6 +188,11 @@ impl Sandbox {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        for mount in also {
+            let path = mount.path.display();
+            let mode = if mount.read_only { ":ro" } else { "" };
+            args.extend(["--volume".to_string(), format!("{path}:{path}{mode}")]);
+        }
         for (flag, value) in [("--cpus", &self.cpus), ("--memory", &self.memory)] {
             if let Some(value) = value {
                 args.extend([flag.to_string(), value.clone()]);
@@ -199,6 +205,72 @@ impl Sandbox {
         args.extend(program.iter().cloned());
         args
     }
+}
+
+/// Makes `spec` run its program in `sandbox` on this machine's engine, once
+/// the engine answers and has the image. The program runs directly in the
+/// container (a shell of this machine around it would be outside the
+/// sandbox), and the pane's `-e` variables go in with it.
+pub async fn sandboxed(
+    sandbox: &Sandbox,
+    mut spec: fugue_protocol::SpawnSpec,
+) -> Result<fugue_protocol::SpawnSpec, ClientError> {
+    let mut sandbox = sandbox.clone();
+    for var in &spec.env {
+        if !sandbox.pass_env.contains(&var.name) {
+            sandbox.pass_env.push(var.name.clone());
+        }
+    }
+    check_ready(&sandbox).await?;
+    let fugue = crate::companion_binary("fugue");
+    let program: Vec<String> = spec.command.take().into_iter().chain(spec.args.drain(..)).collect();
+    let mut wrapped = sandbox.wrap(&fugue.display().to_string(), &program).into_iter();
+    spec.command = wrapped.next();
+    spec.args = wrapped.collect();
+    spec.shell = false;
+    Ok(spec)
+}
+
+/// A path of this machine's mounted into a sandbox at the same path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub path: std::path::PathBuf,
+    pub read_only: bool,
+}
+
+/// What a git worktree at `dir` needs besides itself: its `.git` file points
+/// into the repository's own git directory, where its index, refs and objects
+/// live, so an agent's git works in the sandbox only with that mounted too.
+/// Its hooks and config go in read-only: both run code on this machine the
+/// next time a person uses git, and a sandbox must not write them. Nothing
+/// for a plain directory or a repository's main checkout.
+pub fn worktree_git_mounts(dir: &std::path::Path) -> Vec<Mount> {
+    let Some(common) = worktree_common_dir(dir) else {
+        return Vec::new();
+    };
+    let mut mounts = vec![Mount {
+        path: common.clone(),
+        read_only: false,
+    }];
+    for part in ["hooks", "config"] {
+        let path = common.join(part);
+        if path.exists() {
+            mounts.push(Mount { path, read_only: true });
+        }
+    }
+    mounts
+}
+
+fn worktree_common_dir(dir: &std::path::Path) -> Option<std::path::PathBuf> {
+    let pointer = std::fs::read_to_string(dir.join(".git")).ok()?;
+    let gitdir = std::path::PathBuf::from(pointer.lines().next()?.strip_prefix("gitdir:")?.trim());
+    let gitdir = match gitdir.is_absolute() {
+        true => gitdir,
+        false => dir.join(gitdir),
+    };
+    // `.../.git/worktrees/NAME` names the common directory in `commondir`.
+    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    gitdir.join(common.trim()).canonicalize().ok()
 }
 
 /// Runs `engine ARGS` with no input; its stdout, or its own one-line complaint.
@@ -269,8 +341,10 @@ pub fn container_name(pane: &str) -> String {
 
 /// Removes pane `pane`'s container, running or not; whether there was one.
 pub async fn remove_container_of(engine: Engine, pane: &str) -> Result<bool, String> {
+    // `rm --force` of no container succeeds silently on newer engines, and
+    // names what it removed.
     match ask_engine(engine, &["rm", "--force", &container_name(pane)]).await {
-        Ok(_) => Ok(true),
+        Ok(removed) => Ok(!removed.is_empty()),
         Err(why) if why.contains("No such container") || why.contains("no such container") => Ok(false),
         Err(why) => Err(why),
     }
@@ -343,7 +417,7 @@ mod tests {
             pass_env: vec!["API_KEY".into()],
             ..Sandbox::new("img:1")
         };
-        let args = sandbox.run_args("P1", "/w", "1000:1000", &["sh".into(), "-c".into(), "id".into()]);
+        let args = sandbox.run_args("P1", "/w", &[], "1000:1000", &["sh".into(), "-c".into(), "id".into()]);
         let line = args.join(" ");
         assert!(
             line.starts_with("run --rm --interactive --tty --name fugue-pane-P1 --label fugue.pane=P1 --network bridge --user 1000:1000"),

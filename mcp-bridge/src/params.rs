@@ -126,6 +126,51 @@ pub struct StartParams {
     pub worktree: Option<String>,
     /// The commit or ref the worktree starts from. Default: HEAD.
     pub base: Option<String>,
+    /// Run the command in a new container of an image on this machine's
+    /// container engine, with only the terminal's directory (or worktree) of
+    /// this machine's files, as a non-root user; removed with the terminal.
+    /// The command runs directly in the container (no shell of this machine).
+    /// This machine only (no host).
+    pub sandbox: Option<SandboxInput>,
+}
+
+/// A terminal's sandbox (see docs/remote.md, "Sandboxed panes").
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SandboxInput {
+    /// The image, already on the engine (nothing is pulled).
+    pub image: String,
+    /// "none" (default: only the container's own loopback), "bridge" (the
+    /// engine's network, not this machine's loopback) or "host" (no network isolation).
+    pub network: Option<String>,
+    /// CPUs it may use ("0.5", "2").
+    pub cpus: Option<String>,
+    /// Memory it may use ("512m", "2g").
+    pub memory: Option<String>,
+    /// "docker" (default) or "podman".
+    pub engine: Option<String>,
+}
+
+impl SandboxInput {
+    pub fn sandbox(self) -> Result<fugue_client::sandbox::Sandbox, String> {
+        use fugue_client::sandbox::{Network, Sandbox};
+        let sandbox = Sandbox {
+            engine: match self.engine.as_deref() {
+                Some(name) => fugue_client::remote::Engine::parse(name)?,
+                None => fugue_client::remote::Engine::Docker,
+            },
+            network: self
+                .network
+                .as_deref()
+                .map(Network::parse)
+                .transpose()?
+                .unwrap_or_default(),
+            cpus: self.cpus,
+            memory: self.memory,
+            ..Sandbox::new(self.image)
+        };
+        sandbox.validate()?;
+        Ok(sandbox)
+    }
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

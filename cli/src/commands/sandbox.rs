@@ -27,36 +27,20 @@ pub fn requested(args: &RunArgs) -> Result<Option<Sandbox>, ClientError> {
         network: args.network.unwrap_or_default(),
         cpus: args.cpus.clone(),
         memory: args.memory.clone(),
-        // What `-e` gave the pane, and nothing else of its environment.
-        pass_env: args
-            .env
-            .iter()
-            .filter_map(|pair| pair.split_once('=').map(|(name, _)| name.to_string()))
-            .collect(),
         ..Sandbox::new(image.clone())
     };
     sandbox.validate().map_err(invalid)?;
     Ok(Some(sandbox))
 }
 
-/// Makes `spec` run its program in `sandbox`, once the engine answers and has
-/// the image. The program runs directly in the container (a shell of this
-/// machine around it would be outside the sandbox).
-pub async fn wrap(ctx: &Context<'_>, sandbox: &Sandbox, mut spec: SpawnSpec) -> Result<SpawnSpec, ClientError> {
+/// Makes `spec` run its program in `sandbox` (`fugue_client::sandbox::sandboxed`).
+pub async fn wrap(ctx: &Context<'_>, sandbox: &Sandbox, spec: SpawnSpec) -> Result<SpawnSpec, ClientError> {
     if let Some(host) = &ctx.cli.host {
         return Err(invalid(format!(
             "--sandbox runs on this machine's container engine, but the daemon is at {host}; run fugue there for a sandbox on its engine"
         )));
     }
-    sandbox::check_ready(sandbox).await?;
-    let fugue = std::env::current_exe()
-        .map_err(|e| invalid(format!("cannot find this fugue's own path for the sandbox's pane: {e}")))?;
-    let program: Vec<String> = spec.command.take().into_iter().chain(spec.args.drain(..)).collect();
-    let mut wrapped = sandbox.wrap(&fugue.display().to_string(), &program).into_iter();
-    spec.command = wrapped.next();
-    spec.args = wrapped.collect();
-    spec.shell = false;
-    Ok(spec)
+    sandbox::sandboxed(sandbox, spec).await
 }
 
 /// Exit status when the sandbox could not be started (as `docker run`'s own).
@@ -75,7 +59,9 @@ pub async fn run(args: &SandboxRunArgs) -> ExitCode {
 }
 
 async fn run_container(args: &SandboxRunArgs) -> Result<ExitCode, String> {
-    use tokio::signal::unix::{signal, SignalKind};
+    // Watched before anything else: a pane released while its container is
+    // still being made must not kill this wrapper before it cleans up.
+    let ended = pane_ending()?;
     let pane = std::env::var("FUGUE_PANE")
         .map_err(|_| "sandbox-run runs as a fugue pane's program (FUGUE_PANE is not set)".to_string())?;
     let engine = Engine::parse(&args.engine)?;
@@ -101,39 +87,67 @@ async fn run_container(args: &SandboxRunArgs) -> Result<ExitCode, String> {
     if stale {
         say("removed this pane's container left from before");
     }
+    if *ended.borrow() {
+        return Ok(ExitCode::from(EXIT_HUNG_UP));
+    }
     let dir_text = dir.display().to_string();
+    let also = sandbox::worktree_git_mounts(&dir);
     let mut child = tokio::process::Command::new(program)
-        .args(sandbox.run_args(&pane, &dir_text, &user, &args.program))
+        .args(sandbox.run_args(&pane, &dir_text, &also, &user, &args.program))
         .spawn()
         .map_err(|e| format!("cannot run {program}: {e}"))?;
+    let mut ending = ended.clone();
+    let status = tokio::select! {
+        status = child.wait() => status.ok(),
+        _ = ending.wait_for(|ended| *ended) => None,
+    };
+    let remove = || async {
+        if let Err(e) = sandbox::remove_container_of(engine, &pane).await {
+            say(&format!("could not remove the container of pane {pane}: {e}"));
+        }
+    };
+    // `--rm` removes a container that stops by itself; one whose client was
+    // hung up may still run. Either way it goes now.
+    remove().await;
+    let Some(status) = status else {
+        // The engine's client may have been making the container when the
+        // hang-up came: once it is gone, nothing more can appear, so look again.
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+        remove().await;
+        return Ok(ExitCode::from(EXIT_HUNG_UP));
+    };
+    use std::os::unix::process::ExitStatusExt;
+    let code = status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1);
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+/// Exit status after the pane hung up (128 + SIGHUP).
+const EXIT_HUNG_UP: u8 = 129;
+
+/// Turns true when the pane goes away (a hang-up: released, killed, fugued
+/// stopped; or SIGTERM). SIGINT is held too: the engine's client passes it on
+/// to the program in the container, and it must not end this wrapper.
+fn pane_ending() -> Result<tokio::sync::watch::Receiver<bool>, String> {
+    use tokio::signal::unix::{signal, SignalKind};
     let signals = |kind| signal(kind).map_err(|e| format!("cannot watch signals: {e}"));
     let (mut hangup, mut terminate, mut interrupt) = (
         signals(SignalKind::hangup())?,
         signals(SignalKind::terminate())?,
         signals(SignalKind::interrupt())?,
     );
-    let status = loop {
-        tokio::select! {
-            status = child.wait() => break status.ok(),
-            // The pane is going away (released, killed, fugued stopped).
-            _ = hangup.recv() => break None,
-            _ = terminate.recv() => break None,
-            // The engine's client passes it on to the program in the container.
-            _ = interrupt.recv() => {}
+    let (ended, ending) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = hangup.recv() => break,
+                _ = terminate.recv() => break,
+                _ = interrupt.recv() => {}
+            }
         }
-    };
-    // `--rm` removes a container that stops by itself; one whose client was
-    // hung up may still run. Either way it goes now.
-    if let Err(e) = sandbox::remove_container_of(engine, &pane).await {
-        say(&format!("could not remove the container of pane {pane}: {e}"));
-    }
-    let Some(status) = status else {
-        let _ = child.start_kill();
-        return Ok(ExitCode::from(129));
-    };
-    use std::os::unix::process::ExitStatusExt;
-    let code = status.code().or_else(|| status.signal().map(|s| 128 + s)).unwrap_or(1);
-    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+        ended.send_replace(true);
+    });
+    Ok(ending)
 }
 
 /// A line to the pane's terminal, which may have hung up already (so never

@@ -46,8 +46,20 @@ an interactive shell, which stays when the command ends. At most 10 running term
                 rows: p.rows.unwrap_or(40),
             });
         }
+        let sandbox = p.sandbox.map(SandboxInput::sandbox).transpose()?;
+        if sandbox.is_some() && host.is_some() {
+            return Err("a sandbox runs on this machine's container engine: leave out host".into());
+        }
+        // The sandbox wraps the command once its directory (a worktree's) is known.
+        let create = |spec: SpawnSpec| async {
+            let spec = match &sandbox {
+                Some(sandbox) => fugue_client::sandbox::sandboxed(sandbox, spec).await?,
+                None => spec,
+            };
+            client.create_pane(spec).await
+        };
         let (created, worktree) = match p.worktree {
-            None => (client.create_pane(spec).await, None),
+            None => (create(spec).await, None),
             Some(name) => {
                 if host.is_some() {
                     return Err("worktrees are made on this machine only: leave out host".into());
@@ -61,7 +73,7 @@ an interactive shell, which stays when the command ends. At most 10 running term
                     name: Some(name).filter(|n| !n.is_empty()),
                     base: p.base,
                 };
-                match worktree::start_in_worktree(&new, spec, |spec| client.create_pane(spec)).await {
+                match worktree::start_in_worktree(&new, spec, create).await {
                     Ok(started) => (Ok(started.pane), Some((started.worktree, started.notes))),
                     Err(err) => (Err(err), None),
                 }

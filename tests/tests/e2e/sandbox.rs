@@ -350,3 +350,140 @@ fn a_container_left_by_a_killed_wrapper_is_removed_by_the_next() {
         containers_of(&pane).is_empty().then_some(())
     });
 }
+
+/// Through the MCP bridge (the official SDK's client validates): fugue_start
+/// with a sandbox runs the command in a container; a bad one is one error
+/// naming what was wrong.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_bridge_starts_a_sandboxed_terminal() {
+    use fugue_tests::mcp::{fails, ok, stdio_bridge};
+    use serde_json::json;
+    fugue_tests::require!("docker", "dockerd");
+    if !engine_or_skip() {
+        return;
+    }
+    let image = fugue_image();
+    let daemon = Daemon::start();
+    let dir = project(&daemon, "mcp");
+    let mcp = stdio_bridge(&daemon).await;
+    let started = ok(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "sandboxed probe", "command": "sh", "args": ["-c", "echo in-$(id -u); exec sleep 600"],
+               "cwd": dir, "env": {"GREETING": "hello"},
+               "sandbox": {"image": image, "network": "none", "memory": "128m"}}),
+    )
+    .await;
+    let id = started["terminal_id"].as_str().unwrap().to_string();
+    read_until(&daemon, &id, "in-1000");
+    let ids = containers_of(&id);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let env = docker(&[
+        "inspect",
+        "--format",
+        "{{.HostConfig.Memory}} {{range .Config.Env}}{{.}} {{end}}",
+        &ids[0],
+    ]);
+    assert!(env.starts_with("134217728 ") && env.contains("GREETING=hello"), "{env}");
+    assert!(
+        !env.contains("FUGUE_"),
+        "fugue's socket or token went into the sandbox: {env}"
+    );
+    let bad = fails(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "p", "command": "true", "sandbox": {"image": image, "network": "wide"}}),
+    )
+    .await;
+    assert!(bad.contains("unknown sandbox network 'wide'"), "{bad}");
+    ok(&mcp, "fugue_release", json!({"terminal_id": id})).await;
+    wait_until("the terminal's container to go", DEADLINE, || {
+        containers_of(&id).is_empty().then_some(())
+    });
+    let _ = mcp.cancel().await;
+}
+
+/// A sandbox in a worktree: the worktree is its directory, and the
+/// repository's git directory is there too (a worktree's `.git` points into
+/// it), with its hooks and config read-only.
+#[test]
+fn a_sandbox_in_a_worktree_sees_its_git_directory_but_cannot_write_hooks() {
+    fugue_tests::require!("docker", "dockerd", "git", "bash");
+    if !engine_or_skip() {
+        return;
+    }
+    let image = fugue_image();
+    let daemon = Daemon::start();
+    let repo = daemon.dir.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@e", "-C"])
+            .arg(&repo)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "first"]);
+    let root = daemon.dir.path().join("worktrees").display().to_string();
+    let line = "read -r _ gd < .git; read -r head < \"$gd/HEAD\"; echo \"$head\"; echo probed; exec sleep 600";
+    let out = daemon.cli_with_env(
+        &[
+            "run",
+            "--sandbox",
+            &image,
+            "--worktree",
+            "boxed",
+            "--cwd",
+            &repo.display().to_string(),
+            "--",
+            "bash",
+            "-c",
+            line,
+        ],
+        &[("FUGUE_WORKTREE_ROOT", &root)],
+    );
+    let pane = out.ok();
+    let shown = read_until(&daemon, &pane, "probed");
+    assert!(shown.contains("ref: refs/heads/fugue/boxed"), "{shown}");
+    let ids = containers_of(&pane);
+    let mounts = docker(&[
+        "inspect",
+        "--format",
+        "{{range .Mounts}}{{.Destination}}={{.RW}} {{end}}",
+        &ids[0],
+    ]);
+    let common = repo.join(".git").canonicalize().unwrap().display().to_string();
+    let mounts: std::collections::BTreeSet<&str> = mounts.split_whitespace().collect();
+    for want in [
+        format!("{common}=true"),
+        format!("{common}/hooks=false"),
+        format!("{common}/config=false"),
+    ] {
+        assert!(mounts.contains(want.as_str()), "{want} not in {mounts:?}");
+    }
+    let worktrees = daemon.dir.path().join("worktrees").display().to_string();
+    assert!(
+        mounts.iter().any(|m| m.starts_with(&worktrees) && m.ends_with("=true")),
+        "{mounts:?}"
+    );
+    assert_eq!(
+        mounts.len(),
+        4,
+        "the worktree, the git directory, its hooks and config: {mounts:?}"
+    );
+    daemon
+        .cli_with_env(&["release", &pane, "--discard"], &[("FUGUE_WORKTREE_ROOT", &root)])
+        .ok();
+    wait_until("the container to go", DEADLINE, || {
+        containers_of(&pane).is_empty().then_some(())
+    });
+}

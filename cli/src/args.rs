@@ -82,6 +82,16 @@ pub enum Command {
         #[arg(long)]
         agent: Option<String>,
     },
+    /// The fleet: the daemons the hosts file's [[fleet]] sources find (running
+    /// containers with a label; its hosts), where each runs, and whether it
+    /// answers (its version, sessions and panes), asked 32 at a time, each
+    /// within 10 s, starting no daemon. See docs/remote.md, "A fleet".
+    Fleet {
+        /// Then follow the engines' events: a line for each endpoint that
+        /// starts or stops, until interrupted.
+        #[arg(long)]
+        watch: bool,
+    },
     /// Run a pane's program in a container of its own: what `run --sandbox`
     /// makes the pane run (inside a fugue pane only).
     #[command(name = "sandbox-run", hide = true)]
@@ -126,6 +136,9 @@ pub enum SessionCommand {
         /// This machine's and every host's in hosts.toml, with a HOST column.
         #[arg(long)]
         all_hosts: bool,
+        /// This machine's and every daemon of the fleet (`fugue fleet`).
+        #[arg(long, conflicts_with = "all_hosts")]
+        fleet: bool,
     },
     /// Rename a session.
     RenameSession { target: String, name: String },
@@ -144,6 +157,9 @@ pub enum PaneCommand {
         /// This machine's and every host's in hosts.toml, with a HOST column.
         #[arg(long)]
         all_hosts: bool,
+        /// This machine's and every daemon of the fleet (`fugue fleet`).
+        #[arg(long, conflicts_with = "all_hosts")]
+        fleet: bool,
     },
     /// Show one pane.
     Status { pane: String },
@@ -417,6 +433,10 @@ pub enum AgentCommand {
         /// HOST/SESSION:INDEX); a host that cannot be reached is said
         #[arg(long, conflicts_with = "session")]
         all_hosts: bool,
+        /// This machine's and every daemon of the fleet (`fugue fleet`), their
+        /// panes as ENDPOINT/SESSION:INDEX.
+        #[arg(long, conflicts_with_all = ["session", "all_hosts"])]
+        fleet: bool,
     },
     /// Show what the agent CLI in a pane is doing: its state, whether it needs a
     /// person, where that was read, and while it waits for permission the

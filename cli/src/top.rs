@@ -38,21 +38,19 @@ pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, C
 /// hosts file, asked together (bounded, each within a deadline); one that
 /// cannot be reached is said, the others shown (their panes as
 /// HOST/SESSION:INDEX).
-pub async fn run_all_hosts(local: fugue_client::ConnectOptions) -> Result<ExitCode, ClientError> {
-    let hosts = fugue_client::remote::all_hosts().map_err(ClientError::Protocol)?;
+pub async fn run_all_hosts(
+    local: fugue_client::ConnectOptions,
+    elsewhere: Vec<(String, fugue_client::ConnectOptions)>,
+    mut unreachable: Vec<String>,
+) -> Result<ExitCode, ClientError> {
     let mut targets = vec![(None, local.autostart(false))];
-    for remote in hosts {
-        let options = fugue_client::ConnectOptions::default()
-            .client_name("fugue-cli")
-            .host(remote.clone());
-        targets.push((Some(remote.name), options));
-    }
+    targets.extend(elsewhere.into_iter().map(|(name, options)| (Some(name), options)));
     let connected = fugue_client::remote::ask_each(targets, |(_, options)| async move {
         Client::connect(options).await.map_err(|e| e.to_string())
     })
     .await;
     let connected = connected.into_iter().map(|((host, _), client)| (host, client));
-    let (mut links, mut unreachable) = (Vec::new(), Vec::new());
+    let mut links = Vec::new();
     for (host, client) in connected {
         match client {
             Ok(client) => links.push(Link { host, client }),

@@ -710,7 +710,7 @@ fn draw_table(frame: &mut Frame, top: &mut Top, area: Rect) {
                 Attention::Nothing => Style::new(),
             };
             Row::new(vec![
-                clean(&label(row), 24),
+                clean(&label(row), PANE_WIDEST),
                 clean(&row.pane.title, 20),
                 status.to_string(),
                 agent.and_then(|a| a.agent).map_or("-", |k| k.as_str()).to_string(),
@@ -722,8 +722,16 @@ fn draw_table(frame: &mut Frame, top: &mut Top, area: Rect) {
             .style(style)
         })
         .collect();
+    // As wide as the widest label shown (a fleet's are `docker://NAME/SESSION:N`).
+    let pane_width = top
+        .shown
+        .iter()
+        .map(|&i| unicode_width::UnicodeWidthStr::width(clean(&label(&top.rows[i]), PANE_WIDEST).as_str()))
+        .max()
+        .unwrap_or(0)
+        .clamp(16, PANE_WIDEST);
     let widths = [
-        Constraint::Length(16),
+        Constraint::Length(pane_width as u16),
         Constraint::Length(14),
         Constraint::Length(8),
         Constraint::Length(8),
@@ -753,6 +761,9 @@ fn draw_table(frame: &mut Frame, top: &mut Top, area: Rect) {
         frame.render_widget(Paragraph::new(text).centered(), middle);
     }
 }
+
+/// The widest the PANE column gets; longer labels are cut.
+const PANE_WIDEST: usize = 40;
 
 fn draw_foot(frame: &mut Frame, top: &Top, area: Rect) {
     let line = match &top.message {

@@ -9,6 +9,7 @@ pub mod delegate;
 pub mod diff;
 pub mod fanout;
 pub mod final_message;
+pub mod fleet;
 mod local;
 pub mod ops;
 pub mod remote;

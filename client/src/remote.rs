@@ -101,6 +101,9 @@ impl Engine {
 struct HostsFile {
     #[serde(default)]
     hosts: BTreeMap<String, HostEntry>,
+    /// Where more daemons are found (`crate::fleet`).
+    #[serde(default)]
+    fleet: Vec<crate::fleet::Source>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -133,15 +136,21 @@ fn read_hosts() -> Result<HostsFile, String> {
         Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
     };
     toml::from_str(&text).map_err(|e| {
-        let first = e.to_string();
-        let first = first
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("invalid")
-            .trim()
-            .to_string();
-        format!("{}: {first}", path.display())
+        // toml's own text spans lines (the line quoted, a caret); one line here.
+        let line = e
+            .span()
+            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+        let message = e.message().lines().next().unwrap_or("invalid").trim().to_string();
+        match line {
+            Some(line) => format!("{} line {line}: {message}", path.display()),
+            None => format!("{}: {message}", path.display()),
+        }
     })
+}
+
+/// The hosts file's `[[fleet]]` sources, as written.
+pub fn fleet_sources() -> Result<Vec<crate::fleet::Source>, String> {
+    Ok(read_hosts()?.fleet)
 }
 
 /// Every host the hosts file names, in name order.

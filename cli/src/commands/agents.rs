@@ -12,10 +12,13 @@ use std::io::Write;
 use std::process::ExitCode;
 
 pub async fn run(ctx: &Context<'_>, command: &AgentCommand) -> Result<ExitCode, ClientError> {
-    if let AgentCommand::Top { all_hosts: true, .. } = command {
-        let mut local = ConnectOptions::default().client_name("fugue-cli");
-        local.socket = ctx.cli.socket.clone();
-        return crate::top::run_all_hosts(local).await;
+    if let AgentCommand::Top { all_hosts, fleet, .. } = command {
+        if *all_hosts || *fleet {
+            let mut local = ConnectOptions::default().client_name("fugue-cli");
+            local.socket = ctx.cli.socket.clone();
+            let (targets, unreachable) = super::remote::elsewhere(*fleet).await?;
+            return crate::top::run_all_hosts(local, targets, unreachable).await;
+        }
     }
     let client = ctx.connect(true).await?;
     let out = &ctx.out;

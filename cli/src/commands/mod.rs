@@ -4,6 +4,7 @@
 
 mod agents;
 mod daemon;
+mod fleet;
 mod io;
 mod panes;
 mod remote;
@@ -132,6 +133,7 @@ async fn run(ctx: &Context<'_>) -> Result<ExitCode, ClientError> {
         Command::Events => agents::events(ctx).await,
         Command::AgentEvent { agent } => Ok(agents::agent_event(ctx, agent.as_deref()).await),
         Command::SandboxRun(args) => Ok(sandbox::run(args).await),
+        Command::Fleet { watch } => fleet::run(ctx, *watch).await,
     }
 }
 

@@ -14,11 +14,14 @@ use std::process::ExitCode;
 pub async fn run(ctx: &Context<'_>, command: &PaneCommand) -> Result<ExitCode, ClientError> {
     if let PaneCommand::Panes {
         session,
-        all_hosts: true,
+        all_hosts,
+        fleet,
     } = command
     {
-        let listing = super::remote::Listing::Panes(session.clone());
-        return super::remote::list_all_hosts(ctx, listing).await;
+        if *all_hosts || *fleet {
+            let listing = super::remote::Listing::Panes(session.clone());
+            return super::remote::list_all_hosts(ctx, listing, *fleet).await;
+        }
     }
     let client = ctx.connect(true).await?;
     let out = &ctx.out;

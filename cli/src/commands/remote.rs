@@ -33,6 +33,43 @@ pub async fn proxy(ctx: &Context<'_>) -> Result<ExitCode, ClientError> {
     std::process::exit(0)
 }
 
+/// The daemons elsewhere that `--all-hosts` (the hosts file's hosts) or
+/// `--fleet` (what the fleet's sources find) names, each with how to reach
+/// it, and what could not be asked (one line each). A host's proxy starts its
+/// daemon as any command there would; a fleet's endpoint is looked at only
+/// (a container with the label is expected to run fugued).
+pub async fn elsewhere(fleet: bool) -> Result<(Vec<(String, ConnectOptions)>, Vec<String>), ClientError> {
+    let options = |remote: fugue_client::remote::Remote, start: bool| {
+        let name = remote.name.clone();
+        (
+            name,
+            ConnectOptions::default()
+                .client_name("fugue-cli")
+                .host(remote)
+                .autostart(start),
+        )
+    };
+    if !fleet {
+        let hosts = fugue_client::remote::all_hosts().map_err(ClientError::Protocol)?;
+        return Ok((
+            hosts.into_iter().map(|remote| options(remote, true)).collect(),
+            Vec::new(),
+        ));
+    }
+    let sources = fugue_client::fleet::sources().map_err(crate::args::invalid)?;
+    let found = fugue_client::fleet::discover(&sources).await;
+    let mut notes = found.problems;
+    if found.over > 0 {
+        notes.push(format!(
+            "{} more endpoints matched than the {} a fleet lists; narrow a source's label",
+            found.over,
+            fugue_client::fleet::FLEET_MAX
+        ));
+    }
+    let targets = found.endpoints.into_iter().map(|e| options(e.remote, false)).collect();
+    Ok((targets, notes))
+}
+
 /// What `--all-hosts` lists.
 pub enum Listing {
     Sessions,
@@ -43,8 +80,13 @@ pub enum Listing {
 /// hosts file, asked together (bounded); a host that cannot be reached or does
 /// not answer in time is reported and the others listed (exit 1 only when none
 /// answered).
-pub async fn list_all_hosts(ctx: &Context<'_>, listing: Listing) -> Result<ExitCode, ClientError> {
-    let hosts = fugue_client::remote::all_hosts().map_err(ClientError::Protocol)?;
+pub async fn list_all_hosts(ctx: &Context<'_>, listing: Listing, fleet: bool) -> Result<ExitCode, ClientError> {
+    let (elsewhere, notes) = elsewhere(fleet).await?;
+    if !ctx.out.json {
+        for note in &notes {
+            eprintln!("fugue: {note}");
+        }
+    }
     // Listing starts no daemon here (a host's proxy starts its own, as any
     // command there would).
     let local = ConnectOptions {
@@ -52,10 +94,7 @@ pub async fn list_all_hosts(ctx: &Context<'_>, listing: Listing) -> Result<ExitC
         ..ConnectOptions::default().client_name("fugue-cli").autostart(false)
     };
     let mut targets = vec![("local".to_string(), local)];
-    for remote in hosts {
-        let options = ConnectOptions::default().client_name("fugue-cli").host(remote.clone());
-        targets.push((remote.name, options));
-    }
+    targets.extend(elsewhere);
     let (key, head) = match listing {
         Listing::Sessions => ("sessions", SESSION_HEADER),
         Listing::Panes(_) => ("panes", PANE_HEADER),

@@ -9,8 +9,10 @@ use serde_json::{json, Value};
 use std::process::ExitCode;
 
 pub async fn run(ctx: &Context<'_>, command: &SessionCommand) -> Result<ExitCode, ClientError> {
-    if let SessionCommand::Ls { all_hosts: true } = command {
-        return super::remote::list_all_hosts(ctx, super::remote::Listing::Sessions).await;
+    if let SessionCommand::Ls { all_hosts, fleet } = command {
+        if *all_hosts || *fleet {
+            return super::remote::list_all_hosts(ctx, super::remote::Listing::Sessions, *fleet).await;
+        }
     }
     let client = ctx.connect(true).await?;
     let out = &ctx.out;

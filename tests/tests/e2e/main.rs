@@ -11,6 +11,7 @@ mod differential;
 mod durable;
 mod esctest;
 mod events;
+mod fleet;
 mod hardening;
 mod hibernate;
 mod hostile;

@@ -1,0 +1,314 @@
+//! The fleet: the daemons fugue is to show, found where they run instead of
+//! kept by hand. Sources are `[[fleet]]` tables of the hosts file:
+//!
+//! ```toml
+//! [[fleet]]
+//! kind = "docker"                 # or "podman": running containers with a label
+//! label = "fugue.enable=true"
+//!
+//! [[fleet]]
+//! kind = "ssh"                    # the hosts file's [hosts], as --all-hosts
+//! ```
+//!
+//! With no `[[fleet]]` table the fleet is the hosts file's hosts. The engine is
+//! asked through its own CLI in the user's environment (as for `docker://`), and
+//! followed through its event stream (`docker events`). No source is dialled
+//! all at once: at most [`FLEET_MAX`] endpoints are listed, and asking them is
+//! bounded as any asking of many daemons is (`remote::ask_each`).
+
+use crate::remote::{self, Engine, Remote, Transport};
+use serde::Deserialize;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::AsyncBufReadExt;
+
+/// The most endpoints a fleet lists; more that match are counted, not listed.
+pub const FLEET_MAX: usize = 500;
+/// How long an engine gets to list what matches.
+const LIST_WITHIN: Duration = Duration::from_secs(20);
+
+/// One `[[fleet]]` table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Source {
+    /// Running containers of the local Docker engine with `label`
+    /// (`KEY=VALUE`, or `KEY` for any value).
+    Docker { label: String },
+    /// The same on Podman.
+    Podman { label: String },
+    /// The hosts file's hosts.
+    Ssh,
+}
+
+impl Source {
+    /// How it reads in a listing: `docker label fugue.enable=true`.
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Docker { label } => format!("docker label {label}"),
+            Source::Podman { label } => format!("podman label {label}"),
+            Source::Ssh => "hosts file".to_string(),
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        match self {
+            Source::Docker { label } | Source::Podman { label } => check_label(label),
+            Source::Ssh => Ok(()),
+        }
+    }
+}
+
+/// A label filter: printable, no spaces, not an option, as the engine takes it.
+fn check_label(label: &str) -> Result<(), String> {
+    let ok = !label.is_empty()
+        && label.len() <= 256
+        && !label.starts_with('-')
+        && !label.starts_with('=')
+        && label.chars().all(|c| c.is_ascii_graphic());
+    match ok {
+        true => Ok(()),
+        false => Err(format!(
+            "bad fleet label '{}'; use KEY or KEY=VALUE, e.g. fugue.enable=true",
+            crate::protocol::limits::clean_label(label, 80)
+        )),
+    }
+}
+
+/// A daemon of the fleet and the source that found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    pub remote: Remote,
+    pub source: String,
+}
+
+/// What the sources found.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub endpoints: Vec<Endpoint>,
+    /// Endpoints that matched beyond [`FLEET_MAX`]: counted, not listed.
+    pub over: usize,
+    /// Sources that could not be asked, each said on one line.
+    pub problems: Vec<String>,
+}
+
+/// The fleet's sources: the hosts file's `[[fleet]]` tables, else its hosts.
+pub fn sources() -> Result<Vec<Source>, String> {
+    let sources = remote::fleet_sources()?;
+    for source in &sources {
+        source.check()?;
+    }
+    Ok(match sources.is_empty() {
+        true => vec![Source::Ssh],
+        false => sources,
+    })
+}
+
+/// Asks every source what it has now (engines together); bounded by
+/// [`FLEET_MAX`]. A source that fails is a problem, not an error: the others
+/// are still listed.
+pub async fn discover(sources: &[Source]) -> Found {
+    let asked = futures::future::join_all(sources.iter().map(list_source)).await;
+    let mut found = Found::default();
+    for (source, listed) in sources.iter().zip(asked) {
+        match listed {
+            Ok(endpoints) => {
+                for endpoint in endpoints {
+                    let known = found
+                        .endpoints
+                        .iter()
+                        .any(|e| e.remote.describe() == endpoint.remote.describe());
+                    if known {
+                        continue;
+                    }
+                    match found.endpoints.len() < FLEET_MAX {
+                        true => found.endpoints.push(endpoint),
+                        false => found.over += 1,
+                    }
+                }
+            }
+            Err(why) => found.problems.push(format!("{}: {why}", source.describe())),
+        }
+    }
+    found
+}
+
+async fn list_source(source: &Source) -> Result<Vec<Endpoint>, String> {
+    match source {
+        Source::Ssh => Ok(remote::all_hosts()?
+            .into_iter()
+            .map(|remote| Endpoint {
+                remote,
+                source: source.describe(),
+            })
+            .collect()),
+        Source::Docker { label } => list_containers(Engine::Docker, label, source).await,
+        Source::Podman { label } => list_containers(Engine::Podman, label, source).await,
+    }
+}
+
+/// The running containers with `label`, as `docker://NAME` endpoints.
+async fn list_containers(engine: Engine, label: &str, source: &Source) -> Result<Vec<Endpoint>, String> {
+    let filter = format!("label={label}");
+    let run = tokio::process::Command::new(engine.program())
+        .args(["ps", "--filter", &filter, "--format", "{{.Names}}"])
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = match tokio::time::timeout(LIST_WITHIN, run).await {
+        Err(_) => {
+            return Err(format!(
+                "{} did not list within {} s",
+                engine.program(),
+                LIST_WITHIN.as_secs()
+            ))
+        }
+        Ok(Err(e)) => return Err(format!("cannot run {}: {e}", engine.program())),
+        Ok(Ok(out)) => out,
+    };
+    if !out.status.success() {
+        let said = String::from_utf8_lossy(&out.stderr);
+        let line = said
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("no reason given");
+        return Err(crate::protocol::limits::clean_label(line, 300));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+        .map(|name| Endpoint {
+            remote: container_remote(engine, name),
+            source: source.describe(),
+        })
+        .collect())
+}
+
+fn container_remote(engine: Engine, name: &str) -> Remote {
+    let scheme = match engine {
+        Engine::Docker => "docker",
+        Engine::Podman => "podman",
+    };
+    Remote {
+        name: format!("{scheme}://{name}"),
+        transport: Transport::Container {
+            engine,
+            container: name.to_string(),
+        },
+        fugue_path: "fugue".to_string(),
+        socket: None,
+    }
+}
+
+/// A change the engine reported: a container with the label started or stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    Added(Endpoint),
+    Removed(Endpoint),
+}
+
+/// Follows a container source through the engine's event stream: every start
+/// and end of a container with its label, as they happen, until the stream
+/// ends or the receiver is dropped. `None` for a source with no events (ssh).
+pub fn follow(source: &Source) -> Option<tokio::sync::mpsc::Receiver<Result<Change, String>>> {
+    let (engine, label) = match source {
+        Source::Docker { label } => (Engine::Docker, label.clone()),
+        Source::Podman { label } => (Engine::Podman, label.clone()),
+        Source::Ssh => return None,
+    };
+    let (send, receive) = tokio::sync::mpsc::channel(64);
+    let described = source.describe();
+    tokio::spawn(async move {
+        let spawned = tokio::process::Command::new(engine.program())
+            .args([
+                "events",
+                "--filter",
+                "type=container",
+                "--filter",
+                &format!("label={label}"),
+                "--filter",
+                "event=start",
+                "--filter",
+                "event=die",
+                "--format",
+                "{{.Action}} {{.Actor.Attributes.name}}",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn();
+        let mut child = match spawned {
+            Ok(child) => child,
+            Err(e) => {
+                let _ = send
+                    .send(Err(format!("cannot run {} events: {e}", engine.program())))
+                    .await;
+                return;
+            }
+        };
+        let Some(stdout) = child.stdout.take() else { return };
+        // Lines are the engine's; a name is at most 255 characters, so a line
+        // past this is not one of them and is skipped.
+        let mut lines = tokio::io::BufReader::new(stdout).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let Some((action, name)) = line.split_once(' ') else {
+                continue;
+            };
+            if name.is_empty() || name.len() > 255 {
+                continue;
+            }
+            let endpoint = Endpoint {
+                remote: container_remote(engine, name),
+                source: described.clone(),
+            };
+            let change = match action {
+                "start" => Change::Added(endpoint),
+                "die" => Change::Removed(endpoint),
+                _ => continue,
+            };
+            if send.send(Ok(change)).await.is_err() {
+                return;
+            }
+        }
+        let _ = send.send(Err(format!("{} events ended", engine.program()))).await;
+    });
+    Some(receive)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fleet_tables_read_as_sources_and_bad_ones_are_refused() {
+        #[derive(Deserialize)]
+        struct File {
+            fleet: Vec<Source>,
+        }
+        let file: File = toml::from_str(
+            "[[fleet]]\nkind = \"docker\"\nlabel = \"fugue.enable=true\"\n[[fleet]]\nkind = \"ssh\"\n[[fleet]]\nkind = \"podman\"\nlabel = \"team\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            file.fleet,
+            [
+                Source::Docker {
+                    label: "fugue.enable=true".into()
+                },
+                Source::Ssh,
+                Source::Podman { label: "team".into() }
+            ]
+        );
+        for bad in ["", "--all", "a b", "=x"] {
+            let err = Source::Docker { label: bad.into() }.check().unwrap_err();
+            assert!(err.contains("bad fleet label"), "{bad}: {err}");
+        }
+        let unknown = toml::from_str::<File>("[[fleet]]\nkind = \"nomad\"\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(unknown.contains("nomad"), "{unknown}");
+    }
+}

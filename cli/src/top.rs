@@ -25,45 +25,45 @@ use tokio::sync::mpsc;
 const REFETCH_GAP: Duration = Duration::from_millis(150);
 /// Last lines (no event says they changed) are re-read this often.
 const REFRESH_EVERY: Duration = Duration::from_secs(3);
+/// How long one daemon's overview may take before a read goes on without it.
+const READ_WITHIN: Duration = Duration::from_secs(5);
 
 pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, ClientError> {
     let links = vec![Link {
         host: None,
         client: client.clone(),
     }];
-    show(links, session, None, Vec::new()).await.map(|_| ExitCode::SUCCESS)
+    show(links, session, None, Vec::new(), None)
+        .await
+        .map(|_| ExitCode::SUCCESS)
 }
 
-/// `fugue top --all-hosts`: this machine's daemon and every host's of the
-/// hosts file, asked together (bounded, each within a deadline); one that
-/// cannot be reached is said, the others shown (their panes as
-/// HOST/SESSION:INDEX).
+/// `fugue top --all-hosts` and `--fleet`: this machine's daemon at once, and
+/// each daemon elsewhere as it connects (at most 32 dialled together, each
+/// within 10 s): one that is slow or black-holed delays no other and is said
+/// once its deadline passes. Their panes read HOST/SESSION:INDEX.
 pub async fn run_all_hosts(
     local: fugue_client::ConnectOptions,
     elsewhere: Vec<(String, fugue_client::ConnectOptions)>,
     mut unreachable: Vec<String>,
 ) -> Result<ExitCode, ClientError> {
-    let mut targets = vec![(None, local.autostart(false))];
-    targets.extend(elsewhere.into_iter().map(|(name, options)| (Some(name), options)));
-    let connected = fugue_client::remote::ask_each(targets, |(_, options)| async move {
-        Client::connect(options).await.map_err(|e| e.to_string())
-    })
-    .await;
-    let connected = connected.into_iter().map(|((host, _), client)| (host, client));
     let mut links = Vec::new();
-    for (host, client) in connected {
-        match client {
-            Ok(client) => links.push(Link { host, client }),
-            Err(err) => unreachable.push(format!("host {}: {err}", host.as_deref().unwrap_or("local"))),
-        }
+    match Client::connect(local.autostart(false)).await {
+        Ok(client) => links.push(Link { host: None, client }),
+        Err(err) => unreachable.push(format!("local: {err}")),
     }
-    if links.is_empty() {
+    if links.is_empty() && elsewhere.is_empty() {
         return Err(ClientError::Protocol(format!(
             "no daemon answered: {}",
             unreachable.join("; ")
         )));
     }
-    show(links, None, None, unreachable).await.map(|_| ExitCode::SUCCESS)
+    let arriving = fugue_client::remote::ask_each_as_answered(elsewhere, |(_, options)| async move {
+        Client::connect(options).await.map_err(|e| e.to_string())
+    });
+    show(links, None, None, unreachable, Some(arriving))
+        .await
+        .map(|_| ExitCode::SUCCESS)
 }
 
 /// The overview opened from `fugue attach` (prefix `w`) on pane `from`: Enter
@@ -71,7 +71,7 @@ pub async fn run_all_hosts(
 /// connection of its own: attach's has its event stream.
 pub async fn choose(connect: &fugue_client::ConnectOptions, from: PaneId) -> Result<Option<PaneId>, ClientError> {
     let client = Client::connect(connect.clone().autostart(false)).await?;
-    show(vec![Link { host: None, client }], None, Some(from), Vec::new()).await
+    show(vec![Link { host: None, client }], None, Some(from), Vec::new(), None).await
 }
 
 /// One daemon top shows: this machine's (`host` `None`) or a host's.
@@ -117,32 +117,58 @@ fn qualify_event(host: Option<&str>, event: &mut Event) {
 }
 
 /// Every link's overview, qualified, with where each pane is; a link that
-/// fails is said and left out of this read.
-async fn read_all(links: &[Link], session: Option<&str>, place: &mut Where) -> (Vec<PaneOverview>, Vec<String>) {
-    let reads = futures::future::join_all(links.iter().map(|link| link.client.overview(session))).await;
-    let (mut rows, mut failed) = (Vec::new(), Vec::new());
-    for (n, (link, read)) in links.iter().zip(reads).enumerate() {
+/// fails or takes longer than [`READ_WITHIN`] is said and left out of this
+/// read. Runs on a task of its own: the view goes on meanwhile.
+async fn read_all(links: Vec<(usize, Option<String>, Client)>, session: Option<String>) -> Read {
+    use futures::StreamExt;
+    let reads: Vec<_> = futures::stream::iter(links)
+        .map(|(n, host, client)| {
+            let session = session.clone();
+            async move {
+                let read = tokio::time::timeout(READ_WITHIN, client.overview(session.as_deref())).await;
+                (n, host, read)
+            }
+        })
+        .buffered(fugue_client::remote::ASK_AT_ONCE)
+        .collect()
+        .await;
+    let mut done = Read::default();
+    for (n, host, read) in reads {
+        let name = host.as_deref().unwrap_or("local");
         match read {
-            Ok(read) => {
+            Ok(Ok(read)) => {
                 for mut row in read {
-                    qualify_pane(link.host.as_deref(), &mut row.pane);
-                    place.note(n, &row.pane);
-                    rows.push(row);
+                    qualify_pane(host.as_deref(), &mut row.pane);
+                    done.place.note(n, &row.pane);
+                    done.rows.push(row);
                 }
             }
-            Err(err) => failed.push(format!("host {}: {err}", link.host.as_deref().unwrap_or("local"))),
+            Ok(Err(err)) => done.failed.push(format!("host {name}: {err}")),
+            Err(_) => done.failed.push(format!(
+                "host {name}: did not answer within {} s",
+                READ_WITHIN.as_secs()
+            )),
         }
     }
-    (rows, failed)
+    done
 }
 
-/// Runs the overview over `links`; `chooser`: opened from attach on that pane;
+/// One read of every link's overview.
+#[derive(Default)]
+struct Read {
+    rows: Vec<PaneOverview>,
+    place: Where,
+    failed: Vec<String>,
+}
+
 /// `said`: what to say first (hosts that could not be reached).
+/// `arriving`: daemons elsewhere, each as it connects (or fails to).
 async fn show(
     links: Vec<Link>,
     session: Option<String>,
     chooser: Option<PaneId>,
     said: Vec<String>,
+    mut arriving: Option<Arriving>,
 ) -> Result<Option<PaneId>, ClientError> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
@@ -150,22 +176,7 @@ async fn show(
             "fugue top needs a terminal on stdin and stdout (fugue overview prints the same as a table)".into(),
         ));
     }
-    let mut events = merged_events(&links).await?;
-    let mut view = Shown {
-        top: Top::new(session.clone()),
-        links,
-        session,
-        chooser,
-        place: Where::default(),
-        last_fetch: Instant::now(),
-        refetch: false,
-        gone: 0,
-    };
-    let failed = view.read_again().await;
-    let trouble: Vec<String> = said.into_iter().chain(failed).collect();
-    if !trouble.is_empty() {
-        view.top.say(Err(trouble.join("; ")));
-    }
+    let (mut view, mut events) = Shown::start(links, session, chooser, said).await?;
     if let Some(from) = chooser {
         view.top.select_pane(from);
     }
@@ -187,6 +198,18 @@ async fn show(
                 Some((link, event)) => view.on_event(link, event)?,
                 None => Flow::Quit,
             },
+            arrived = next_arrival(&mut arriving) => match arrived {
+                Some(((host, _), connected)) => view.arrived(host, connected).await,
+                None => {
+                    arriving = None;
+                    Flow::Unchanged
+                }
+            },
+            read = wait_read(&mut view.reading) => {
+                view.reading = None;
+                view.read_done(read);
+                Flow::Changed
+            },
             // A re-read held back by REFETCH_GAP is due.
             _ = tokio::time::sleep_until((view.last_fetch + REFETCH_GAP).into()), if view.refetch => Flow::Unchanged,
             _ = tick.tick() => {
@@ -205,11 +228,7 @@ async fn show(
             Flow::Unchanged => false,
         };
         if view.due() {
-            let failed = view.read_again().await;
-            if !failed.is_empty() {
-                view.top.say(Err(failed.join("; ")));
-            }
-            dirty = true;
+            view.start_read();
         }
     };
     drop(keyboard);
@@ -217,23 +236,25 @@ async fn show(
     Ok(chosen)
 }
 
-/// Every link's events in one stream, each with its link's index; `None` when
-/// that link's connection ended.
-async fn merged_events(links: &[Link]) -> Result<mpsc::Receiver<(usize, Option<Event>)>, ClientError> {
-    let (event_tx, events) = mpsc::channel::<(usize, Option<Event>)>(256);
-    for (n, link) in links.iter().enumerate() {
-        let mut stream = link.client.subscribe().await?;
-        let tx = event_tx.clone();
-        tokio::spawn(async move {
-            while let Some(event) = stream.recv().await {
-                if tx.send((n, Some(event))).await.is_err() {
-                    return;
-                }
-            }
-            let _ = tx.send((n, None)).await;
-        });
+/// Daemons elsewhere as they connect: `(name, options)` and the connection.
+type Arriving = mpsc::Receiver<((String, fugue_client::ConnectOptions), Result<Client, String>)>;
+
+/// The next daemon to connect; pending forever once there are no more.
+async fn next_arrival(
+    arriving: &mut Option<Arriving>,
+) -> Option<((String, fugue_client::ConnectOptions), Result<Client, String>)> {
+    match arriving {
+        Some(arriving) => arriving.recv().await,
+        None => std::future::pending().await,
     }
-    Ok(events)
+}
+
+/// The read in progress; pending forever while none is.
+async fn wait_read(reading: &mut Option<tokio::task::JoinHandle<Read>>) -> Result<Read, tokio::task::JoinError> {
+    match reading {
+        Some(reading) => reading.await,
+        None => std::future::pending().await,
+    }
 }
 
 /// What the overview does after a key, an event or a tick.
@@ -258,21 +279,127 @@ struct Shown {
     refetch: bool,
     /// Links whose connection ended.
     gone: usize,
+    /// Where every link's events go, each with its link's index.
+    event_tx: mpsc::Sender<(usize, Option<Event>)>,
+    /// The read of every link's overview in progress, if any.
+    reading: Option<tokio::task::JoinHandle<Read>>,
+    /// Daemons that could not be reached or read, said in the status line.
+    trouble: Vec<String>,
 }
 
 impl Shown {
-    /// Reads every link's overview again; what could not be read.
-    async fn read_again(&mut self) -> Vec<String> {
-        let (rows, failed) = read_all(&self.links, self.session.as_deref(), &mut self.place).await;
-        self.top.replace(rows);
+    /// The view of `links`, read once; their events on the receiver.
+    async fn start(
+        links: Vec<Link>,
+        session: Option<String>,
+        chooser: Option<PaneId>,
+        said: Vec<String>,
+    ) -> Result<(Shown, mpsc::Receiver<(usize, Option<Event>)>), ClientError> {
+        let (event_tx, events) = mpsc::channel::<(usize, Option<Event>)>(256);
+        let mut view = Shown {
+            top: Top::new(session.clone()),
+            links: Vec::new(),
+            session,
+            chooser,
+            place: Where::default(),
+            last_fetch: Instant::now(),
+            refetch: false,
+            gone: 0,
+            event_tx,
+            reading: None,
+            trouble: said,
+        };
+        for link in links {
+            view.add_link(link).await?;
+        }
+        view.start_read();
+        if let Some(reading) = view.reading.take() {
+            view.read_done(reading.await);
+        }
+        view.say_trouble();
+        Ok((view, events))
+    }
+
+    /// A daemon elsewhere connected (its panes come with the next read), or
+    /// could not be reached (said; the rest go on).
+    async fn arrived(&mut self, host: String, connected: Result<Client, String>) -> Flow {
+        let added = match connected {
+            Ok(client) => self
+                .add_link(Link {
+                    host: Some(host.clone()),
+                    client,
+                })
+                .await
+                .map_err(|e| e.to_string()),
+            Err(err) => Err(err),
+        };
+        match added {
+            Ok(()) => self.refetch = true,
+            Err(err) => {
+                self.trouble.push(format!("host {host}: {err}"));
+                self.say_trouble();
+            }
+        }
+        Flow::Changed
+    }
+
+    /// Follows a daemon: its events join the others', its panes the next read.
+    async fn add_link(&mut self, link: Link) -> Result<(), ClientError> {
+        let n = self.links.len();
+        let mut stream = link.client.subscribe().await?;
+        let tx = self.event_tx.clone();
+        tokio::spawn(async move {
+            while let Some(event) = stream.recv().await {
+                if tx.send((n, Some(event))).await.is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send((n, None)).await;
+        });
+        self.links.push(link);
+        Ok(())
+    }
+
+    /// Starts reading every link's overview again, unless a read runs.
+    fn start_read(&mut self) {
+        if self.reading.is_some() {
+            return;
+        }
+        let links = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(n, link)| (n, link.host.clone(), link.client.clone()))
+            .collect();
+        self.reading = Some(tokio::spawn(read_all(links, self.session.clone())));
         self.last_fetch = Instant::now();
         self.refetch = false;
-        failed
+    }
+
+    fn read_done(&mut self, read: Result<Read, tokio::task::JoinError>) {
+        let Ok(read) = read else { return };
+        self.top.replace(read.rows);
+        self.place = read.place;
+        if !read.failed.is_empty() {
+            self.top.say(Err(read.failed.join("; ")));
+        }
+    }
+
+    /// The daemons that could not be reached, in the status line.
+    fn say_trouble(&mut self) {
+        if !self.trouble.is_empty() {
+            let count = self.trouble.len();
+            let text = match count {
+                1 => self.trouble[0].clone(),
+                _ => format!("{count} daemons not answering: {}", self.trouble.join("; ")),
+            };
+            self.top.say(Err(text));
+        }
     }
 
     fn due(&self) -> bool {
         let since = self.last_fetch.elapsed();
-        (self.refetch && since >= REFETCH_GAP) || since >= REFRESH_EVERY
+        self.reading.is_none() && ((self.refetch && since >= REFETCH_GAP) || since >= REFRESH_EVERY)
     }
 
     /// A key: the model's answer, carried out on the link that holds its pane.

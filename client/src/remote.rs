@@ -378,6 +378,44 @@ where
         .await
 }
 
+/// As [`ask_each`], but each answer as it comes: a slow or black-holed target
+/// delays no other, and a view can show what answered while the rest are
+/// still asked. At most [`ASK_AT_ONCE`] at a time, each within [`ASK_WITHIN`];
+/// the channel closes once every target has answered or timed out.
+pub fn ask_each_as_answered<T, R, F, Fut>(
+    targets: Vec<T>,
+    ask: F,
+) -> tokio::sync::mpsc::Receiver<(T, Result<R, String>)>
+where
+    T: Clone + Send + 'static,
+    R: Send + 'static,
+    F: Fn(T) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<R, String>> + Send + 'static,
+{
+    use futures::StreamExt;
+    let (send, answers) = tokio::sync::mpsc::channel(ASK_AT_ONCE);
+    tokio::spawn(async move {
+        let mut asking = futures::stream::iter(targets)
+            .map(|target| {
+                let asked = ask(target.clone());
+                async move {
+                    let answer = match tokio::time::timeout(ASK_WITHIN, asked).await {
+                        Ok(answer) => answer,
+                        Err(_) => Err(format!("did not answer within {} s", ASK_WITHIN.as_secs())),
+                    };
+                    (target, answer)
+                }
+            })
+            .buffer_unordered(ASK_AT_ONCE);
+        while let Some(answer) = asking.next().await {
+            if send.send(answer).await.is_err() {
+                return;
+            }
+        }
+    });
+    answers
+}
+
 /// Set (to anything) in `fugue proxy`'s environment: connect only to a daemon
 /// that runs, start none.
 pub const PROXY_NO_START: &str = "FUGUE_PROXY_NO_START";

@@ -228,3 +228,57 @@ fn a_black_holed_host_delays_no_other() {
     );
     assert!(took < std::time::Duration::from_secs(20), "the listing took {took:?}");
 }
+
+/// `top --all-hosts` opens at once: this machine's panes and a quick host's
+/// show while a black-holed host is still being asked, which is said in the
+/// status line once its deadline passes.
+#[test]
+fn top_shows_what_answers_while_a_black_holed_host_is_asked() {
+    fugue_tests::require!("tmux");
+    let daemon = Daemon::start();
+    let far = Daemon::start();
+    daemon.cli(&["new-session", "here"]).ok();
+    daemon
+        .cli(&["run", "-s", "here", "--no-shell", "--", "sleep", "600"])
+        .ok();
+    far.cli(&["new-session", "yonder"]).ok();
+    far.cli(&["run", "-s", "yonder", "--no-shell", "--", "sleep", "600"])
+        .ok();
+    let config = daemon.dir.path().join("config");
+    std::fs::create_dir_all(config.join("fugue")).unwrap();
+    std::fs::write(
+        config.join("fugue/hosts.toml"),
+        format!(
+            "[hosts.hole]\naddress = \"exec:sleep 600\"\n\n[hosts.far]\naddress = \"{}\"\n",
+            exec_address(&far)
+        ),
+    )
+    .unwrap();
+    let tmux = Tmux::start(daemon.dir.path(), 150, 24);
+    let started = std::time::Instant::now();
+    tmux.type_line(
+        "main",
+        &format!(
+            "XDG_CONFIG_HOME={} {} --socket {} top --all-hosts",
+            config.display(),
+            bin("fugue").display(),
+            daemon.socket.display()
+        ),
+    );
+    tmux.wait_for("main", "far/yonder:0");
+    let screen = tmux.wait_for("main", "here:0");
+    let shown_after = started.elapsed();
+    assert!(
+        shown_after < std::time::Duration::from_secs(8),
+        "top waited for the black-holed host: {shown_after:?}\n{screen}"
+    );
+    assert!(!screen.contains("host hole"), "{screen}");
+    let later = wait_until("the black-holed host said", std::time::Duration::from_secs(20), || {
+        let screen = tmux.capture("main");
+        screen
+            .contains("host hole: did not answer within 10 s")
+            .then_some(screen)
+    });
+    assert!(later.contains("far/yonder:0") && later.contains("here:0"), "{later}");
+    tmux.send_keys("main", &["q"]);
+}

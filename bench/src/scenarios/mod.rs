@@ -14,6 +14,7 @@ mod agent_tui;
 mod browser;
 mod churn;
 mod durable;
+mod fleet;
 mod idle;
 mod latency;
 mod memory;
@@ -56,6 +57,10 @@ pub(crate) struct Sizes {
     rest_overviews: usize,
     /// Real agent CLIs at rest (scenario 18).
     real_agents: usize,
+    /// Endpoints of the fleet overview (scenario 19), one per run, and the
+    /// daemons behind them.
+    fleet_endpoints: &'static [usize],
+    fleet_daemons: usize,
 }
 
 const FULL: Sizes = Sizes {
@@ -80,6 +85,8 @@ const FULL: Sizes = Sizes {
     rest_secs: 30,
     rest_overviews: 100,
     real_agents: 20,
+    fleet_endpoints: &[100, 500],
+    fleet_daemons: 10,
 };
 
 const QUICK: Sizes = Sizes {
@@ -104,6 +111,8 @@ const QUICK: Sizes = Sizes {
     rest_secs: 5,
     rest_overviews: 20,
     real_agents: 2,
+    fleet_endpoints: &[20],
+    fleet_daemons: 2,
 };
 
 pub(crate) const COLS: u16 = 200;
@@ -121,75 +130,79 @@ pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Er
     let wanted = |n: u32| only.as_ref().is_none_or(|only| only.contains(&n));
     let mut rows = Vec::new();
     if wanted(1) || wanted(2) {
-        eprintln!("[1/18] throughput");
+        eprintln!("[1/19] throughput");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(throughput::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(3) {
-        eprintln!("[3/18] request latency");
+        eprintln!("[3/19] request latency");
         rows.extend(latency::run(dir.path(), &sizes).await?);
     }
     if wanted(4) {
-        eprintln!("[4/18] memory");
+        eprintln!("[4/19] memory");
         rows.extend(memory::run(dir.path(), &sizes).await?);
     }
     if wanted(5) {
-        eprintln!("[5/18] reaction");
+        eprintln!("[5/19] reaction");
         rows.extend(reaction::run(dir.path(), &sizes).await?);
     }
     if wanted(6) {
-        eprintln!("[6/18] idle");
+        eprintln!("[6/19] idle");
         rows.extend(idle::run(dir.path(), &sizes).await?);
     }
     if wanted(7) {
-        eprintln!("[7/18] scale");
+        eprintln!("[7/19] scale");
         rows.extend(scale::run(dir.path(), &sizes).await?);
     }
     if wanted(8) {
-        eprintln!("[8/18] latency under churn");
+        eprintln!("[8/19] latency under churn");
         rows.extend(churn::run(dir.path(), &sizes).await?);
     }
     if wanted(9) {
-        eprintln!("[9/18] agent TUI");
+        eprintln!("[9/19] agent TUI");
         rows.extend(agent_tui::run(dir.path(), &sizes).await?);
     }
     if wanted(10) {
-        eprintln!("[10/18] records and live upgrade");
+        eprintln!("[10/19] records and live upgrade");
         rows.extend(durable::run(dir.path(), &sizes).await?);
     }
     if wanted(11) {
-        eprintln!("[11/18] a browser tab");
+        eprintln!("[11/19] a browser tab");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(browser::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(12) {
-        eprintln!("[12/18] another machine over ssh");
+        eprintln!("[12/19] another machine over ssh");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(remote::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(13) {
-        eprintln!("[13/18] fugue top with many panes");
+        eprintln!("[13/19] fugue top with many panes");
         rows.extend(overview::run(dir.path(), &sizes).await?);
     }
     if wanted(14) {
-        eprintln!("[14/18] an MCP subscriber");
+        eprintln!("[14/19] an MCP subscriber");
         rows.extend(subscription::run(dir.path(), &sizes).await?);
     }
     if wanted(15) {
-        eprintln!("[15/18] CPU per byte of output");
+        eprintln!("[15/19] CPU per byte of output");
         rows.extend(crate::cpu::cpu_per_byte(dir.path(), &sizes).await?);
     }
     if wanted(16) {
-        eprintln!("[16/18] worktrees and diffs against git");
+        eprintln!("[16/19] worktrees and diffs against git");
         rows.extend(worktrees::run(dir.path(), &sizes).await?);
     }
     if wanted(17) {
-        eprintln!("[17/18] agents at rest");
+        eprintln!("[17/19] agents at rest");
         rows.extend(rest::run(dir.path(), &sizes).await?);
     }
     if wanted(18) {
-        eprintln!("[18/18] real agents at rest");
+        eprintln!("[18/19] real agents at rest");
         rows.extend(real_rest::run(dir.path(), &sizes).await?);
+    }
+    if wanted(19) {
+        eprintln!("[19/19] an overview of many daemons");
+        rows.extend(fleet::run(dir.path(), &sizes).await?);
     }
     Ok(rows)
 }

@@ -318,6 +318,22 @@ async fn the_mcp_bridge_addresses_terminals_on_every_host() {
     assert_eq!(find(&far_id).map(|t| t["host"].clone()), Some("box".into()), "{listed}");
     assert!(find(&near_id).is_some_and(|t| t.get("host").is_none()), "{listed}");
     assert_eq!(listed["unreachable"][0]["host"], "gone", "{listed}");
+    // Asked again soon, the host that failed is not dialled again yet (the
+    // wait doubles from 1 s on each failure, so a slow machine's next call
+    // still lands within one).
+    let mut said = Vec::new();
+    for _ in 0..4 {
+        let again = call(&mcp, "fugue_list", serde_json::json!({"all_hosts": true})).await;
+        let error = again["unreachable"][0]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if error.contains("(not tried again for ") {
+            break;
+        }
+        said.push(error);
+    }
+    assert!(said.len() < 4, "never backed off: {said:?}");
     mcp.cancel().await.unwrap();
 }
 

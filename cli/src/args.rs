@@ -565,8 +565,10 @@ pub struct RunArgs {
     /// engine (podman with --engine podman), as a non-root user, with the pane's
     /// directory (or its worktree) mounted read-write and nothing else of this
     /// machine's files. The container is removed when the pane ends. Empty
-    /// command: the image's own. See docs/remote.md, "Sandboxed panes".
-    #[arg(long, value_name = "IMAGE")]
+    /// command: the image's own. Without IMAGE, and for what is not given,
+    /// the profile of the agent started (or [default]) in sandbox.toml beside
+    /// hosts.toml. See docs/remote.md, "Sandboxed panes".
+    #[arg(long, value_name = "IMAGE", num_args = 0..=1, default_missing_value = "")]
     pub sandbox: Option<String>,
     /// The sandbox's network: none (only its own loopback, the default), bridge
     /// (the engine's network, not this machine's loopback) or host (no network

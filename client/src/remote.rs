@@ -135,17 +135,20 @@ fn read_hosts() -> Result<HostsFile, String> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(HostsFile::default()),
         Err(err) => return Err(format!("cannot read {}: {err}", path.display())),
     };
-    toml::from_str(&text).map_err(|e| {
-        // toml's own text spans lines (the line quoted, a caret); one line here.
-        let line = e
-            .span()
-            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
-        let message = e.message().lines().next().unwrap_or("invalid").trim().to_string();
-        match line {
-            Some(line) => format!("{} line {line}: {message}", path.display()),
-            None => format!("{}: {message}", path.display()),
-        }
-    })
+    toml::from_str(&text).map_err(|e| toml_error(&path, &text, &e))
+}
+
+/// A config file's TOML error on one line, naming the file and the line
+/// (toml's own text spans lines: the line quoted, a caret).
+pub(crate) fn toml_error(path: &std::path::Path, text: &str, e: &toml::de::Error) -> String {
+    let line = e
+        .span()
+        .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+    let message = e.message().lines().next().unwrap_or("invalid").trim().to_string();
+    match line {
+        Some(line) => format!("{} line {line}: {message}", path.display()),
+        None => format!("{}: {message}", path.display()),
+    }
 }
 
 /// The hosts file's `[[fleet]]` sources, as written.

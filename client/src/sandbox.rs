@@ -207,6 +207,110 @@ impl Sandbox {
     }
 }
 
+/// What a person asked of a sandbox; what they left out comes from the
+/// profile of the agent being started (`sandbox.toml`), then the defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Asked {
+    pub image: Option<String>,
+    pub network: Option<String>,
+    pub cpus: Option<String>,
+    pub memory: Option<String>,
+    pub engine: Option<String>,
+}
+
+impl Asked {
+    /// Each value of `self`, else `under`'s.
+    fn over(self, under: &Asked) -> Asked {
+        Asked {
+            image: self.image.or_else(|| under.image.clone()),
+            network: self.network.or_else(|| under.network.clone()),
+            cpus: self.cpus.or_else(|| under.cpus.clone()),
+            memory: self.memory.or_else(|| under.memory.clone()),
+            engine: self.engine.or_else(|| under.engine.clone()),
+        }
+    }
+}
+
+/// Where sandbox profiles are: `sandbox.toml` beside the hosts file.
+pub fn profiles_file() -> Option<std::path::PathBuf> {
+    crate::remote::hosts_file().map(|hosts| hosts.with_file_name("sandbox.toml"))
+}
+
+/// The sandbox for `program` (the command's first word): what was `asked`,
+/// then the profile named after the agent `program` runs (`[claude]`,
+/// `[codex]`...) or else `[default]` from [`profiles_file`], then the defaults
+/// (docker, network none, no limits). Checked.
+pub fn resolve(asked: Asked, program: Option<&str>) -> Result<Sandbox, String> {
+    let (path, profiles) = read_profiles()?;
+    let kind = program.and_then(agent_named);
+    let profile = kind
+        .and_then(|kind| profiles.get(kind.as_str()).map(|p| (kind.as_str(), p)))
+        .or_else(|| profiles.get("default").map(|p| ("default", p)));
+    let merged = match profile {
+        Some((_, profile)) => asked.over(profile),
+        None => asked,
+    };
+    let Some(image) = merged.image else {
+        let wanted = kind.map_or("[default]".to_string(), |k| format!("[{}] or [default]", k.as_str()));
+        return Err(format!(
+            "no sandbox image given, and no {wanted} profile with an image in {}",
+            path.map_or("sandbox.toml".into(), |p| p.display().to_string())
+        ));
+    };
+    let sandbox = Sandbox {
+        engine: match merged.engine.as_deref() {
+            Some(name) => Engine::parse(name)?,
+            None => Engine::Docker,
+        },
+        network: merged
+            .network
+            .as_deref()
+            .map(Network::parse)
+            .transpose()?
+            .unwrap_or_default(),
+        cpus: merged.cpus,
+        memory: merged.memory,
+        ..Sandbox::new(image)
+    };
+    sandbox.validate()?;
+    Ok(sandbox)
+}
+
+/// The agent CLI a program is, by its file name (as the daemon tells them apart).
+fn agent_named(program: &str) -> Option<fugue_protocol::AgentKind> {
+    let name = program.rsplit('/').next().unwrap_or(program).to_ascii_lowercase();
+    fugue_protocol::AgentKind::ALL
+        .iter()
+        .copied()
+        .find(|kind| name == kind.as_str() || name.starts_with(&format!("{}-", kind.as_str())))
+}
+
+type Profiles = std::collections::BTreeMap<String, Asked>;
+
+fn read_profiles() -> Result<(Option<std::path::PathBuf>, Profiles), String> {
+    let Some(path) = profiles_file() else {
+        return Ok((None, Profiles::new()));
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Some(path), Profiles::new())),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let profiles: Profiles = toml::from_str(&text).map_err(|e| crate::remote::toml_error(&path, &text, &e))?;
+    for name in profiles.keys() {
+        if name != "default" && fugue_protocol::AgentKind::parse(name).is_err() {
+            let kinds: Vec<&str> = fugue_protocol::AgentKind::ALL.iter().map(|k| k.as_str()).collect();
+            return Err(format!(
+                "{}: unknown profile [{name}]; use [default] or an agent: {}",
+                path.display(),
+                kinds.join(", ")
+            ));
+        }
+    }
+    Ok((Some(path), profiles))
+}
+
 /// Makes `spec` run its program in `sandbox` on this machine's engine, once
 /// the engine answers and has the image. The program runs directly in the
 /// container (a shell of this machine around it would be outside the

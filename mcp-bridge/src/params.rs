@@ -137,8 +137,10 @@ pub struct StartParams {
 /// A terminal's sandbox (see docs/remote.md, "Sandboxed panes").
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SandboxInput {
-    /// The image, already on the engine (nothing is pulled).
-    pub image: String,
+    /// The image, already on the engine (nothing is pulled). Default: the
+    /// image of the profile of the agent the command starts, or of [default],
+    /// in sandbox.toml.
+    pub image: Option<String>,
     /// "none" (default: only the container's own loopback), "bridge" (the
     /// engine's network, not this machine's loopback) or "host" (no network isolation).
     pub network: Option<String>,
@@ -151,25 +153,17 @@ pub struct SandboxInput {
 }
 
 impl SandboxInput {
-    pub fn sandbox(self) -> Result<fugue_client::sandbox::Sandbox, String> {
-        use fugue_client::sandbox::{Network, Sandbox};
-        let sandbox = Sandbox {
-            engine: match self.engine.as_deref() {
-                Some(name) => fugue_client::remote::Engine::parse(name)?,
-                None => fugue_client::remote::Engine::Docker,
-            },
-            network: self
-                .network
-                .as_deref()
-                .map(Network::parse)
-                .transpose()?
-                .unwrap_or_default(),
+    /// The sandbox for `program` (the command's first word): these values,
+    /// then its profile's.
+    pub fn sandbox(self, program: Option<&str>) -> Result<fugue_client::sandbox::Sandbox, String> {
+        let asked = fugue_client::sandbox::Asked {
+            image: self.image,
+            network: self.network,
             cpus: self.cpus,
             memory: self.memory,
-            ..Sandbox::new(self.image)
+            engine: self.engine,
         };
-        sandbox.validate()?;
-        Ok(sandbox)
+        fugue_client::sandbox::resolve(asked, program)
     }
 }
 

@@ -13,24 +13,21 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// The sandbox `run` asks for, if any, checked.
+/// The sandbox `run` asks for, if any: its flags, then the profile of the
+/// agent it starts, checked.
 pub fn requested(args: &RunArgs) -> Result<Option<Sandbox>, ClientError> {
     let Some(image) = &args.sandbox else {
         return Ok(None);
     };
-    let engine = match &args.engine {
-        Some(name) => Engine::parse(name).map_err(invalid)?,
-        None => Engine::Docker,
-    };
-    let sandbox = Sandbox {
-        engine,
-        network: args.network.unwrap_or_default(),
+    let asked = sandbox::Asked {
+        image: Some(image.clone()).filter(|i| !i.is_empty()),
+        network: args.network.map(|n| n.as_str().to_string()),
         cpus: args.cpus.clone(),
         memory: args.memory.clone(),
-        ..Sandbox::new(image.clone())
+        engine: args.engine.clone(),
     };
-    sandbox.validate().map_err(invalid)?;
-    Ok(Some(sandbox))
+    let program = args.command.first().map(String::as_str);
+    sandbox::resolve(asked, program).map(Some).map_err(invalid)
 }
 
 /// Makes `spec` run its program in `sandbox` (`fugue_client::sandbox::sandboxed`).

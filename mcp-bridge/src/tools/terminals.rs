@@ -46,7 +46,8 @@ an interactive shell, which stays when the command ends. At most 10 running term
                 rows: p.rows.unwrap_or(40),
             });
         }
-        let sandbox = p.sandbox.map(SandboxInput::sandbox).transpose()?;
+        let program = spec.command.as_deref().and_then(|c| c.split_whitespace().next());
+        let sandbox = p.sandbox.map(|s| s.sandbox(program)).transpose()?;
         if sandbox.is_some() && host.is_some() {
             return Err("a sandbox runs on this machine's container engine: leave out host".into());
         }

@@ -487,3 +487,83 @@ fn a_sandbox_in_a_worktree_sees_its_git_directory_but_cannot_write_hooks() {
         containers_of(&pane).is_empty().then_some(())
     });
 }
+
+/// Profiles in sandbox.toml: what `run --sandbox` leaves out comes from the
+/// profile of the agent it starts, else `[default]`; a flag wins over both.
+#[test]
+fn sandbox_profiles_fill_in_what_was_not_given() {
+    fugue_tests::require!("docker", "dockerd");
+    if !engine_or_skip() {
+        return;
+    }
+    let image = fugue_image();
+    let daemon = Daemon::start();
+    let dir = project(&daemon, "profiled");
+    let cwd = dir.display().to_string();
+    let config = daemon.dir.path().join("config");
+    std::fs::create_dir_all(config.join("fugue")).unwrap();
+    let config_env = config.display().to_string();
+    let env = [("XDG_CONFIG_HOME", config_env.as_str())];
+    daemon.cli(&["new-session", "work"]).ok();
+    // No profile and no image: said, no pane.
+    let none = daemon
+        .cli_with_env(&["run", "-s", "work", "--sandbox", "--cwd", &cwd, "--", "claude"], &env)
+        .err();
+    assert!(
+        none.contains("no sandbox image given, and no [claude] or [default] profile with an image"),
+        "{none}"
+    );
+    std::fs::write(
+        config.join("fugue/sandbox.toml"),
+        format!(
+            "[default]\nimage = \"{image}\"\nmemory = \"64m\"\n\n[claude]\nimage = \"{image}\"\ncpus = \"0.25\"\nmemory = \"96m\"\n"
+        ),
+    )
+    .unwrap();
+    let limits = |pane: &str| {
+        let ids = wait_until("the pane's container", DEADLINE, || {
+            containers_of(pane).first().cloned()
+        });
+        docker(&[
+            "inspect",
+            "--format",
+            "{{.HostConfig.NanoCpus}} {{.HostConfig.Memory}}",
+            &ids,
+        ])
+    };
+    let agent = daemon
+        .cli_with_env(&["run", "-s", "work", "--sandbox", "--cwd", &cwd, "--", "claude"], &env)
+        .ok();
+    assert_eq!(limits(&agent), "250000000 100663296", "the [claude] profile");
+    let other = daemon
+        .cli_with_env(
+            &[
+                "run",
+                "-s",
+                "work",
+                "--sandbox",
+                "--memory",
+                "128m",
+                "--cwd",
+                &cwd,
+                "--",
+                "sleep",
+                "600",
+            ],
+            &env,
+        )
+        .ok();
+    assert_eq!(limits(&other), "0 134217728", "[default], --memory over it");
+    std::fs::write(config.join("fugue/sandbox.toml"), "[nomad]\nimage = \"x\"\n").unwrap();
+    let bad = daemon
+        .cli_with_env(&["run", "-s", "work", "--sandbox", "--", "sleep", "1"], &env)
+        .err();
+    assert!(bad.contains("unknown profile [nomad]"), "{bad}");
+    assert_eq!(bad.lines().count(), 1, "{bad}");
+    for pane in [&agent, &other] {
+        daemon.cli(&["release", pane]).ok();
+    }
+    wait_until("the containers to go", DEADLINE, || {
+        (containers_of(&agent).is_empty() && containers_of(&other).is_empty()).then_some(())
+    });
+}

@@ -34,6 +34,9 @@ pub struct Defaults {
     /// Whether `fugue web` was started with `--project`: without one the page
     /// opens on the overview of every session, not on a project's tabs.
     pub project_given: bool,
+    /// The daemon is elsewhere (`--host`): a project is a directory there,
+    /// which this machine cannot check.
+    pub remote: bool,
 }
 
 impl FromRef<AppState> for Arc<Security> {
@@ -45,6 +48,8 @@ impl FromRef<AppState> for Arc<Security> {
 pub struct Config {
     pub listen: SocketAddr,
     pub socket: Option<PathBuf>,
+    /// A daemon elsewhere to serve instead of this machine's.
+    pub host: Option<fugue_client::remote::Remote>,
     /// Read a fixed token from here instead of making one up.
     pub token_file: Option<PathBuf>,
     /// Names besides the loopback ones the server may be reached by.
@@ -86,6 +91,10 @@ pub async fn run(config: Config) -> Result<(), String> {
     let socket = fugue_protocol::socket::locate_socket(config.socket.as_deref()).path;
     let mut options = ConnectOptions::default().client_name("fugue-web");
     options.socket = config.socket;
+    let remote = config.host.is_some();
+    if let Some(host) = config.host {
+        options = options.host(host);
+    }
     let daemon = SharedClient::new(options);
     // Starts fugued if it is not running, and says so now rather than on the
     // first request if it cannot be reached.
@@ -98,6 +107,7 @@ pub async fn run(config: Config) -> Result<(), String> {
             project: config.project.display().to_string(),
             session: config.session,
             project_given: config.project_given,
+            remote,
         }),
     };
     let app = routes::router()
@@ -108,7 +118,12 @@ pub async fn run(config: Config) -> Result<(), String> {
         .with_state(state);
 
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let announced = announce(&socket, &format!("{scheme}://{url_host}:{}", bound.port()));
+    // This machine's daemon links notifications to the page; one elsewhere
+    // reads no file here.
+    let announced = match remote {
+        true => None,
+        false => announce(&socket, &format!("{scheme}://{url_host}:{}", bound.port())),
+    };
     println!("{}", security.login_url(&url_host));
     use std::io::Write;
     let _ = std::io::stdout().flush();

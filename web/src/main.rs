@@ -15,6 +15,11 @@ struct Args {
     /// fugued's socket (default: the usual one).
     #[arg(long)]
     socket: Option<PathBuf>,
+    /// Serve the daemon elsewhere: a hosts.toml name, [user@]host[:port] (ssh),
+    /// docker://, podman://, k8s:// or exec: (as fugue --host). Projects are
+    /// then directories there: --project is required and nothing is checked here.
+    #[arg(long, env = "FUGUE_HOST", requires = "project")]
+    host: Option<String>,
     /// Read a fixed token from this file (mode 600) instead of making a new one.
     #[arg(long, value_name = "FILE")]
     token_file: Option<PathBuf>,
@@ -69,14 +74,29 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    let host = match args.host.as_deref().map(fugue_client::remote::resolve).transpose() {
+        Ok(host) => host,
+        Err(err) => {
+            eprintln!("fugue-web: {err}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    if host.is_some() && args.project.as_ref().is_some_and(|p| !p.is_absolute()) {
+        eprintln!("fugue-web: --project must be an absolute directory on the daemon's machine with --host");
+        return std::process::ExitCode::from(2);
+    }
+    let remote = host.is_some();
     let config = fugue_web::Config {
         listen: args.listen,
         socket: args.socket,
+        host,
         token_file: args.token_file,
         allow_hosts: args.allow_hosts,
         tls: args.tls_cert.zip(args.tls_key),
         project_given: args.project.is_some(),
         project: match args.project.map_or_else(std::env::current_dir, Ok) {
+            // A directory there, taken as given.
+            Ok(dir) if remote => dir,
             Ok(dir) => std::path::absolute(&dir).unwrap_or(dir),
             Err(err) => {
                 eprintln!("fugue-web: cannot tell the current directory: {err}");

@@ -356,6 +356,7 @@ async fn defaults(axum::extract::State(state): axum::extract::State<AppState>) -
         project: state.defaults.project.clone(),
         session: state.defaults.session.clone(),
         project_given: state.defaults.project_given,
+        remote: state.defaults.remote,
     })
 }
 

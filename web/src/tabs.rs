@@ -124,9 +124,11 @@ pub struct Scope {
 }
 
 impl Scope {
-    pub fn new(project: &str, session: &str) -> ApiResult<Self> {
+    /// `remote`: the daemon is elsewhere, where the project is; only its form
+    /// is checked here (the daemon refuses a directory it does not have).
+    pub fn new(project: &str, session: &str, remote: bool) -> ApiResult<Self> {
         let path = Path::new(project);
-        if project.is_empty() || !path.is_absolute() || !path.is_dir() {
+        if project.is_empty() || !path.is_absolute() || (!remote && !path.is_dir()) {
             return Err(ApiError::invalid(format!(
                 "project must be the absolute path of an existing directory, got {project:?}"
             )));
@@ -138,7 +140,10 @@ impl Scope {
                 "session must be 1-{MAX_SESSION_NAME} characters without control characters, got {session:?}"
             )));
         }
-        let project = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let project = match remote {
+            true => path.to_path_buf(),
+            false => path.canonicalize().unwrap_or_else(|_| path.to_path_buf()),
+        };
         let fugue_session = fugue_session_name(&project, session);
         Ok(Self { project, fugue_session })
     }
@@ -246,9 +251,9 @@ async fn tab_of(client: &Client, scope: Option<&Scope>, id: &str) -> ApiResult<P
     }
 }
 
-fn optional_scope(project: Option<&str>, session: Option<&str>) -> ApiResult<Option<Scope>> {
+fn optional_scope(project: Option<&str>, session: Option<&str>, remote: bool) -> ApiResult<Option<Scope>> {
     match (project, session) {
-        (Some(project), Some(session)) => Scope::new(project, session).map(Some),
+        (Some(project), Some(session)) => Scope::new(project, session, remote).map(Some),
         (None, None) => Ok(None),
         _ => Err(ApiError::invalid("give both project and session, or neither")),
     }
@@ -260,7 +265,7 @@ pub async fn list(
     headers: HeaderMap,
     QueryParams(query): QueryParams<TabScope>,
 ) -> ApiResult<Json<TabList>> {
-    let scope = Scope::new(&query.project, &query.session)?;
+    let scope = Scope::new(&query.project, &query.session, state.defaults.remote)?;
     let client = state.daemon.get().await?;
     let panes = panes_of(&client, &scope).await?;
     // Reconcile: a tab whose terminal is gone (it was running when a daemon went
@@ -289,7 +294,7 @@ pub async fn create(
     headers: HeaderMap,
     JsonBody(body): JsonBody<CreateTab>,
 ) -> ApiResult<Json<TabView>> {
-    let scope = Scope::new(&body.project, &body.session)?;
+    let scope = Scope::new(&body.project, &body.session, state.defaults.remote)?;
     let client = state.daemon.get().await?;
     match client
         .create_session(&scope.fugue_session, Some(&scope.project), Vec::new())
@@ -318,7 +323,11 @@ pub async fn delete(
     UrlPath(id): UrlPath<String>,
     QueryParams(query): QueryParams<OptionalScope>,
 ) -> ApiResult<Json<Success>> {
-    let scope = optional_scope(query.project.as_deref(), query.session.as_deref())?;
+    let scope = optional_scope(
+        query.project.as_deref(),
+        query.session.as_deref(),
+        state.defaults.remote,
+    )?;
     let client = state.daemon.get().await?;
     let pane = tab_of(&client, scope.as_ref(), &id).await?;
     client.release_pane(&pane.id.to_string()).await?;
@@ -333,7 +342,11 @@ pub async fn rename(
     QueryParams(query): QueryParams<OptionalScope>,
     JsonBody(body): JsonBody<RenameTab>,
 ) -> ApiResult<Json<RenamedTab>> {
-    let scope = optional_scope(query.project.as_deref(), query.session.as_deref())?;
+    let scope = optional_scope(
+        query.project.as_deref(),
+        query.session.as_deref(),
+        state.defaults.remote,
+    )?;
     let client = state.daemon.get().await?;
     let pane = tab_of(&client, scope.as_ref(), &id).await?;
     let name = match body.name.trim() {
@@ -361,7 +374,7 @@ pub async fn reorder(
             "reorder needs project and session (in the query or the body)",
         ));
     };
-    let scope = Scope::new(project, session)?;
+    let scope = Scope::new(project, session, state.defaults.remote)?;
     let client = state.daemon.get().await?;
     let panes = panes_of(&client, &scope).await?;
     check_order(&body.ordered_ids, &panes)?;

@@ -1841,3 +1841,59 @@ async fn an_agent_hibernates_and_wakes_over_http() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert!(refused.to_string().contains("no agent CLI"), "{refused}");
 }
+
+/// `fugue-web --host docker://C`: the page serves the daemon in a container;
+/// a project is a directory there (`/work` exists only in the container), the
+/// tab's shell runs there, and its output comes back over the WebSocket.
+#[tokio::test]
+async fn fugue_web_serves_a_daemon_in_a_container() {
+    fugue_tests::require!("docker", "dockerd");
+    if !fugue_tests::containers::engine_or_skip() {
+        return;
+    }
+    assert!(!Path::new("/work/.fugue-web-test").exists());
+    let daemon = Daemon::start();
+    let container = fugue_tests::containers::Container::start(&["--network", "none"]);
+    let address = container.address();
+    let web = Web::start(&daemon, &["--host", &address, "--project", "/work"]);
+    let (status, defaults) = web.call(Method::GET, "/api/web/defaults", None).await;
+    assert_eq!(status, StatusCode::OK, "{defaults}");
+    assert_eq!(
+        (&defaults["project"], &defaults["remote"]),
+        (&json!("/work"), &json!(true))
+    );
+    let id = web.new_tab(Path::new("/work"), "boxed").await;
+    // The pane is the container's daemon's, in its /work.
+    let at = |args: &[&str]| {
+        let mut all = vec!["--host", address.as_str()];
+        all.extend_from_slice(args);
+        fugue_tests::cli_with_env(&daemon.socket, &daemon.dir, &all, &[])
+    };
+    let status: Value = serde_json::from_str(&at(&["--json", "status", &id]).ok()).unwrap();
+    assert_eq!(status["cwd"], "/work", "{status}");
+    assert!(
+        daemon.cli(&["--json", "panes"]).ok().trim() == "[]",
+        "a pane was made here"
+    );
+    let mut stream = web
+        .ws(&format!("/ws/panes/{id}"), &[("authorization", &web.bearer())])
+        .await
+        .expect("attach over the WebSocket");
+    stream
+        .send(Message::Binary(
+            b"echo in-box-$((5*5)) > .fugue-web-test; read -r x < .fugue-web-test; echo \"$x\"\r"
+                .to_vec()
+                .into(),
+        ))
+        .await
+        .unwrap();
+    ws_output_until(&mut stream, "the shell's echo from the container", "in-box-25").await;
+    assert!(
+        !Path::new("/work/.fugue-web-test").exists(),
+        "the file was written here"
+    );
+    // A directory the container does not have: the daemon there says so.
+    let body = json!({"project": "/nowhere-in-the-box", "session": "x"});
+    let (status, error) = web.call(Method::POST, "/api/terminal/sessions", Some(body)).await;
+    assert!(status.is_client_error(), "{status}: {error}");
+}

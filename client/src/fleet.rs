@@ -149,32 +149,10 @@ async fn list_source(source: &Source) -> Result<Vec<Endpoint>, String> {
 /// The running containers with `label`, as `docker://NAME` endpoints.
 async fn list_containers(engine: Engine, label: &str, source: &Source) -> Result<Vec<Endpoint>, String> {
     let filter = format!("label={label}");
-    let run = tokio::process::Command::new(engine.program())
-        .args(["ps", "--filter", &filter, "--format", "{{.Names}}"])
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = match tokio::time::timeout(LIST_WITHIN, run).await {
-        Err(_) => {
-            return Err(format!(
-                "{} did not list within {} s",
-                engine.program(),
-                LIST_WITHIN.as_secs()
-            ))
-        }
-        Ok(Err(e)) => return Err(format!("cannot run {}: {e}", engine.program())),
-        Ok(Ok(out)) => out,
-    };
-    if !out.status.success() {
-        let said = String::from_utf8_lossy(&out.stderr);
-        let line = said
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("no reason given");
-        return Err(crate::protocol::limits::clean_label(line, 300));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout)
+    let names = engine
+        .ask(&["ps", "--filter", &filter, "--format", "{{.Names}}"], LIST_WITHIN)
+        .await?;
+    Ok(names
         .lines()
         .map(str::trim)
         .filter(|name| !name.is_empty())

@@ -94,6 +94,43 @@ impl Engine {
             Engine::Podman => "podman",
         }
     }
+
+    /// Runs the engine's CLI with `args` and no input, within `within`; its
+    /// stdout, or its own complaint on one line. In a process group of its
+    /// own: run from a sandbox's wrapper while its pane's terminal hangs up,
+    /// it must not get the hang-up meant for the pane.
+    pub(crate) async fn ask(self, args: &[&str], within: std::time::Duration) -> Result<String, String> {
+        let run = tokio::process::Command::new(self.program())
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true)
+            .output();
+        let out = match tokio::time::timeout(within, run).await {
+            Err(_) => {
+                return Err(format!(
+                    "{} did not answer within {} s",
+                    self.program(),
+                    within.as_secs()
+                ))
+            }
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(format!("{} is not installed here (not on PATH)", self.program()))
+            }
+            Ok(Err(e)) => return Err(format!("cannot run {}: {e}", self.program())),
+            Ok(Ok(out)) => out,
+        };
+        if out.status.success() {
+            return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        }
+        let said = String::from_utf8_lossy(&out.stderr);
+        let line = said
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("no reason given");
+        Err(crate::protocol::limits::clean_label(line, 300))
+    }
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -366,19 +403,22 @@ where
 {
     use futures::StreamExt;
     futures::stream::iter(targets)
-        .map(|target| {
-            let asked = ask(target.clone());
-            async move {
-                let answer = match tokio::time::timeout(ASK_WITHIN, asked).await {
-                    Ok(answer) => answer,
-                    Err(_) => Err(format!("did not answer within {} s", ASK_WITHIN.as_secs())),
-                };
-                (target, answer)
-            }
-        })
+        .map(|target| within_deadline(target.clone(), ask(target)))
         .buffered(ASK_AT_ONCE)
         .collect()
         .await
+}
+
+/// `target`'s answer, or an error once [`ASK_WITHIN`] passes.
+async fn within_deadline<T, R>(
+    target: T,
+    asked: impl std::future::Future<Output = Result<R, String>>,
+) -> (T, Result<R, String>) {
+    let answer = match tokio::time::timeout(ASK_WITHIN, asked).await {
+        Ok(answer) => answer,
+        Err(_) => Err(format!("did not answer within {} s", ASK_WITHIN.as_secs())),
+    };
+    (target, answer)
 }
 
 /// As [`ask_each`], but each answer as it comes: a slow or black-holed target
@@ -399,16 +439,7 @@ where
     let (send, answers) = tokio::sync::mpsc::channel(ASK_AT_ONCE);
     tokio::spawn(async move {
         let mut asking = futures::stream::iter(targets)
-            .map(|target| {
-                let asked = ask(target.clone());
-                async move {
-                    let answer = match tokio::time::timeout(ASK_WITHIN, asked).await {
-                        Ok(answer) => answer,
-                        Err(_) => Err(format!("did not answer within {} s", ASK_WITHIN.as_secs())),
-                    };
-                    (target, answer)
-                }
-            })
+            .map(|target| within_deadline(target.clone(), ask(target)))
             .buffer_unordered(ASK_AT_ONCE);
         while let Some(answer) = asking.next().await {
             if send.send(answer).await.is_err() {

@@ -14,7 +14,6 @@
 
 use crate::remote::Engine;
 use crate::ClientError;
-use std::process::Stdio;
 use std::time::Duration;
 
 /// The label naming the pane a container belongs to.
@@ -377,62 +376,30 @@ fn worktree_common_dir(dir: &std::path::Path) -> Option<std::path::PathBuf> {
     gitdir.join(common.trim()).canonicalize().ok()
 }
 
-/// Runs `engine ARGS` with no input; its stdout, or its own one-line complaint.
-async fn ask_engine(engine: Engine, args: &[&str]) -> Result<String, String> {
-    let run = tokio::process::Command::new(engine.program())
-        .args(args)
-        .stdin(Stdio::null())
-        // A group of its own: run from a sandbox's wrapper while its pane's
-        // terminal hangs up, it must not get the hang-up meant for the pane.
-        .process_group(0)
-        .kill_on_drop(true)
-        .output();
-    let out = match tokio::time::timeout(ENGINE_WITHIN, run).await {
-        Err(_) => {
-            return Err(format!(
-                "{} did not answer within {} s",
-                engine.program(),
-                ENGINE_WITHIN.as_secs()
-            ))
-        }
-        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("{} is not installed here (not on PATH)", engine.program()))
-        }
-        Ok(Err(e)) => return Err(format!("cannot run {}: {e}", engine.program())),
-        Ok(Ok(out)) => out,
-    };
-    if out.status.success() {
-        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
-    }
-    let said = String::from_utf8_lossy(&out.stderr);
-    let line = said
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("no reason given");
-    Err(crate::protocol::limits::clean_label(line, 300))
-}
-
 /// Checks, before a pane is made, that the engine answers and has `image`
 /// (no image is pulled: a sandbox runs what the person already has).
 pub async fn check_ready(sandbox: &Sandbox) -> Result<(), ClientError> {
     let invalid = |m: String| ClientError::Daemon(crate::protocol::ErrorReply::invalid(m));
     sandbox.validate().map_err(invalid)?;
     let engine = sandbox.engine.program();
-    ask_engine(sandbox.engine, &["version", "--format", "{{.Server.Version}}"])
+    sandbox
+        .engine
+        .ask(&["version", "--format", "{{.Server.Version}}"], ENGINE_WITHIN)
         .await
         .map_err(|why| invalid(format!("the {engine} engine does not answer: {why}")))?;
-    ask_engine(
-        sandbox.engine,
-        &["image", "inspect", "--format", "{{.Id}}", &sandbox.image],
-    )
-    .await
-    .map_err(|_| {
-        invalid(format!(
-            "no image '{}' on the {engine} engine; build or pull it first (fugue pulls nothing)",
-            sandbox.image
-        ))
-    })?;
+    sandbox
+        .engine
+        .ask(
+            &["image", "inspect", "--format", "{{.Id}}", &sandbox.image],
+            ENGINE_WITHIN,
+        )
+        .await
+        .map_err(|_| {
+            invalid(format!(
+                "no image '{}' on the {engine} engine; build or pull it first (fugue pulls nothing)",
+                sandbox.image
+            ))
+        })?;
     Ok(())
 }
 
@@ -447,7 +414,10 @@ pub fn container_name(pane: &str) -> String {
 pub async fn remove_container_of(engine: Engine, pane: &str) -> Result<bool, String> {
     // `rm --force` of no container succeeds silently on newer engines, and
     // names what it removed.
-    match ask_engine(engine, &["rm", "--force", &container_name(pane)]).await {
+    match engine
+        .ask(&["rm", "--force", &container_name(pane)], ENGINE_WITHIN)
+        .await
+    {
         Ok(removed) => Ok(!removed.is_empty()),
         Err(why) if why.contains("No such container") || why.contains("no such container") => Ok(false),
         Err(why) => Err(why),

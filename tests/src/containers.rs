@@ -130,6 +130,11 @@ fn build_image() -> String {
         .status()
         .expect("run tar and docker import");
     assert!(status.success(), "docker import of the test image failed");
+    // Images of earlier builds are of no more use: one per build would pile up.
+    let tags = docker(&["images", "fugue-test", "--format", "{{.Repository}}:{{.Tag}}"]);
+    for old in tags.lines().filter(|t| *t != tag) {
+        let _ = Command::new("docker").args(["rmi", "--force", old]).output();
+    }
     tag
 }
 

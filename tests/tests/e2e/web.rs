@@ -1897,3 +1897,48 @@ async fn fugue_web_serves_a_daemon_in_a_container() {
     let (status, error) = web.call(Method::POST, "/api/terminal/sessions", Some(body)).await;
     assert!(status.is_client_error(), "{status}: {error}");
 }
+
+/// `POST /api/panes` with a sandbox starts the pane's command in a container
+/// of its own, as `fugue run --sandbox` does; a bad sandbox is a 400 naming
+/// what was wrong, and nothing starts.
+#[tokio::test]
+async fn the_http_api_starts_a_sandboxed_pane() {
+    use fugue_tests::containers::{docker, engine_or_skip, fugue_image};
+    fugue_tests::require!("docker", "dockerd");
+    if !engine_or_skip() {
+        return;
+    }
+    let daemon = Daemon::start();
+    let dir = daemon.dir.path().join("boxed");
+    std::fs::create_dir(&dir).unwrap();
+    std::os::unix::fs::chown(&dir, Some(1000), Some(1000)).unwrap();
+    daemon.cli(&["new-session", "web"]).ok();
+    let web = Web::start(&daemon, &[]);
+    let image = fugue_image();
+    let body = json!({"session": "web", "command": ["sh", "-c", "echo in-$(id -u); exec sleep 600"],
+                      "cwd": dir, "sandbox": {"image": image, "memory": "64m"}});
+    let (status, pane) = web.call(Method::POST, "/api/panes", Some(body)).await;
+    assert_eq!(status, StatusCode::OK, "{pane}");
+    let id = pane["id"].as_str().unwrap().to_string();
+    wait_for("the sandboxed pane's output", DEADLINE, || async {
+        daemon.cli(&["read", &id]).ok().contains("in-1000").then_some(())
+    })
+    .await;
+    let filter = format!("label=fugue.pane={id}");
+    let ids = docker(&["ps", "--quiet", "--filter", &filter]);
+    assert_eq!(
+        docker(&["inspect", "--format", "{{.HostConfig.Memory}}", &ids]),
+        "67108864"
+    );
+    let bad = json!({"session": "web", "command": ["true"], "sandbox": {"image": image, "network": "wide"}});
+    let (status, error) = web.call(Method::POST, "/api/panes", Some(bad)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
+    assert!(error.to_string().contains("unknown sandbox network 'wide'"), "{error}");
+    daemon.cli(&["release", &id]).ok();
+    wait_for("the container to go", DEADLINE, || async {
+        docker(&["ps", "--all", "--quiet", "--filter", &filter])
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+}

@@ -36,6 +36,17 @@ pub enum Source {
     Docker { label: String },
     /// The same on Podman.
     Podman { label: String },
+    /// Running pods matching a label `selector` in `namespaces`, through the
+    /// user's kubectl (its kubeconfig, `context` or the current one); reached
+    /// as `k8s://[CONTEXT/]NAMESPACE/POD[:CONTAINER]`.
+    Kubernetes {
+        selector: String,
+        namespaces: Vec<String>,
+        #[serde(default)]
+        context: Option<String>,
+        #[serde(default)]
+        container: Option<String>,
+    },
     /// The hosts file's hosts.
     Ssh,
 }
@@ -46,6 +57,7 @@ impl Source {
         match self {
             Source::Docker { label } => format!("docker label {label}"),
             Source::Podman { label } => format!("podman label {label}"),
+            Source::Kubernetes { selector, .. } => format!("pods {selector}"),
             Source::Ssh => "hosts file".to_string(),
         }
     }
@@ -53,6 +65,31 @@ impl Source {
     fn check(&self) -> Result<(), String> {
         match self {
             Source::Docker { label } | Source::Podman { label } => check_label(label),
+            Source::Kubernetes {
+                selector,
+                namespaces,
+                context,
+                container,
+            } => {
+                check_label(selector)?;
+                if namespaces.is_empty() {
+                    return Err("a kubernetes fleet source needs namespaces = [\"NAMESPACE\", ...]".into());
+                }
+                // A context may hold `/` and `:` (EKS names contexts after ARNs).
+                let context_ok = context.as_deref().is_none_or(crate::remote::is_plain_word);
+                let names = namespaces.iter().chain(container);
+                let bad = names
+                    .into_iter()
+                    .find(|n| !crate::remote::is_kube_name(n))
+                    .or(context.as_ref().filter(|_| !context_ok));
+                match bad {
+                    Some(bad) => Err(format!(
+                        "bad name '{}' in a kubernetes fleet source",
+                        crate::protocol::limits::clean_label(bad, 80)
+                    )),
+                    None => Ok(()),
+                }
+            }
             Source::Ssh => Ok(()),
         }
     }
@@ -143,6 +180,68 @@ async fn list_source(source: &Source) -> Result<Vec<Endpoint>, String> {
             .collect()),
         Source::Docker { label } => list_containers(Engine::Docker, label, source).await,
         Source::Podman { label } => list_containers(Engine::Podman, label, source).await,
+        Source::Kubernetes {
+            selector,
+            namespaces,
+            context,
+            container,
+        } => {
+            let mut endpoints = Vec::new();
+            for namespace in namespaces {
+                for pod in list_pods(context.as_deref(), namespace, selector).await? {
+                    endpoints.push(Endpoint {
+                        remote: pod_remote(context.as_deref(), namespace, &pod, container.as_deref()),
+                        source: source.describe(),
+                    });
+                }
+            }
+            Ok(endpoints)
+        }
+    }
+}
+
+/// The running pods of `namespace` that match `selector`. kubectl lists them
+/// all (the API server pages for it); only names and phases come back.
+async fn list_pods(context: Option<&str>, namespace: &str, selector: &str) -> Result<Vec<String>, String> {
+    let mut args = Vec::new();
+    if let Some(context) = context {
+        args.extend(["--context", context]);
+    }
+    args.extend([
+        "get",
+        "pods",
+        "--namespace",
+        namespace,
+        "--selector",
+        selector,
+        "--output",
+        "jsonpath={range .items[*]}{.metadata.name} {.status.phase}{\"\\n\"}{end}",
+    ]);
+    let listed = crate::remote::ask_tool("kubectl", &args, LIST_WITHIN).await?;
+    Ok(listed
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .filter(|(name, phase)| *phase == "Running" && crate::remote::is_kube_name(name))
+        .map(|(name, _)| name.to_string())
+        .collect())
+}
+
+fn pod_remote(context: Option<&str>, namespace: &str, pod: &str, container: Option<&str>) -> Remote {
+    let address = format!(
+        "k8s://{}{namespace}/{pod}{}",
+        context.map(|c| format!("{c}/")).unwrap_or_default(),
+        container.map(|c| format!(":{c}")).unwrap_or_default()
+    );
+    Remote {
+        name: address,
+        transport: Transport::Kubernetes {
+            context: context.map(str::to_string),
+            namespace: namespace.to_string(),
+            pod: pod.to_string(),
+            container: container.map(str::to_string),
+        },
+        fugue_path: "fugue".to_string(),
+        socket: None,
     }
 }
 
@@ -193,7 +292,8 @@ pub fn follow(source: &Source) -> Option<tokio::sync::mpsc::Receiver<Result<Chan
     let (engine, label) = match source {
         Source::Docker { label } => (Engine::Docker, label.clone()),
         Source::Podman { label } => (Engine::Podman, label.clone()),
-        Source::Ssh => return None,
+        // Pods are listed when asked; following them (a watch) is not built.
+        Source::Kubernetes { .. } | Source::Ssh => return None,
     };
     let (send, receive) = tokio::sync::mpsc::channel(64);
     let described = source.describe();

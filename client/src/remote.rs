@@ -100,37 +100,38 @@ impl Engine {
     /// own: run from a sandbox's wrapper while its pane's terminal hangs up,
     /// it must not get the hang-up meant for the pane.
     pub(crate) async fn ask(self, args: &[&str], within: std::time::Duration) -> Result<String, String> {
-        let run = tokio::process::Command::new(self.program())
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .process_group(0)
-            .kill_on_drop(true)
-            .output();
-        let out = match tokio::time::timeout(within, run).await {
-            Err(_) => {
-                return Err(format!(
-                    "{} did not answer within {} s",
-                    self.program(),
-                    within.as_secs()
-                ))
-            }
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(format!("{} is not installed here (not on PATH)", self.program()))
-            }
-            Ok(Err(e)) => return Err(format!("cannot run {}: {e}", self.program())),
-            Ok(Ok(out)) => out,
-        };
-        if out.status.success() {
-            return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
-        }
-        let said = String::from_utf8_lossy(&out.stderr);
-        let line = said
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty())
-            .unwrap_or("no reason given");
-        Err(crate::protocol::limits::clean_label(line, 300))
+        ask_tool(self.program(), args, within).await
     }
+}
+
+/// Runs the user's `program` (an engine's CLI, kubectl) with `args` and no
+/// input, within `within`; its stdout, or its own complaint on one line. In a
+/// process group of its own (see [`Engine::ask`]).
+pub(crate) async fn ask_tool(program: &str, args: &[&str], within: std::time::Duration) -> Result<String, String> {
+    let run = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .output();
+    let out = match tokio::time::timeout(within, run).await {
+        Err(_) => return Err(format!("{program} did not answer within {} s", within.as_secs())),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!("{program} is not installed here (not on PATH)"))
+        }
+        Ok(Err(e)) => return Err(format!("cannot run {program}: {e}")),
+        Ok(Ok(out)) => out,
+    };
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    let line = said
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("no reason given");
+    Err(crate::protocol::limits::clean_label(line, 300))
 }
 
 #[derive(Debug, Deserialize, Default)]
@@ -286,7 +287,15 @@ fn parse_address(text: &str) -> Result<Option<Transport>, String> {
 
 /// A word that goes to another program's command line as one argument: not
 /// empty, not an option, no spaces or control characters.
-fn plain_word(word: &str) -> bool {
+/// A name a `k8s://` address may hold (a namespace, pod, container or
+/// context): no option, no blank, no control character, no `/` or `:` that
+/// would split it differently when read back.
+pub(crate) fn is_kube_name(word: &str) -> bool {
+    is_plain_word(word) && word.len() <= 253 && !word.contains(['/', ':'])
+}
+
+/// A word that is no option and holds no blank or control character.
+pub(crate) fn is_plain_word(word: &str) -> bool {
     !word.is_empty() && !word.starts_with('-') && !word.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
@@ -325,7 +334,7 @@ fn kubernetes_address(rest: &str) -> Result<Transport, String> {
     let words_ok = [Some(namespace), Some(pod), container, context]
         .into_iter()
         .flatten()
-        .all(plain_word);
+        .all(is_plain_word);
     if !words_ok {
         return Err(bad());
     }

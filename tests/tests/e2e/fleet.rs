@@ -172,3 +172,133 @@ fn a_bad_fleet_source_is_one_line_naming_it() {
     assert!(err.contains("hosts.toml") && err.contains("nomad"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
 }
+
+/// A small Kubernetes API server for the real kubectl: discovery, and the pod
+/// list of namespace `agents` (`running` pods named worker-N, one pending);
+/// every pod list's query is kept. Anything else (an exec) is a 404 Status.
+struct FakeApiServer {
+    port: u16,
+    queries: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl FakeApiServer {
+    fn start(running: usize) -> FakeApiServer {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let queries = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = queries.clone();
+        let mut pods: Vec<serde_json::Value> = (0..running)
+            .map(|n| serde_json::json!({"metadata": {"name": format!("worker-{n}"), "namespace": "agents"}, "status": {"phase": "Running"}}))
+            .collect();
+        pods.push(serde_json::json!({"metadata": {"name": "pending-0", "namespace": "agents"}, "status": {"phase": "Pending"}}));
+        let pod_list =
+            serde_json::json!({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": pods}).to_string();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&request).to_string();
+                let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+                let (status, body) = match path {
+                    "/api" => ("200 OK", r#"{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[]}"#.to_string()),
+                    "/apis" => ("200 OK", r#"{"kind":"APIGroupList","apiVersion":"v1","groups":[]}"#.to_string()),
+                    "/api/v1" => ("200 OK", r#"{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["get","list","watch"],"shortNames":["po"]}]}"#.to_string()),
+                    "/version" => ("200 OK", r#"{"major":"1","minor":"32","gitVersion":"v1.32.0"}"#.to_string()),
+                    "/api/v1/namespaces/agents/pods" => {
+                        kept.lock().unwrap().push(query.to_string());
+                        ("200 OK", pod_list.clone())
+                    }
+                    _ => ("404 Not Found", r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"not here","reason":"NotFound","code":404}"#.to_string()),
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        FakeApiServer { port, queries }
+    }
+
+    /// A kubeconfig whose only context is this server.
+    fn kubeconfig(&self, dir: &std::path::Path) -> std::path::PathBuf {
+        let path = dir.join("kubeconfig");
+        std::fs::write(
+            &path,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:{}\n\
+                 contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\n\
+                 users:\n- name: fake\n  user: {{}}\n",
+                self.port
+            ),
+        )
+        .unwrap();
+        path
+    }
+}
+
+/// A Kubernetes source, against the real kubectl and a small API server:
+/// running pods that match the selector are the fleet (a pending one is not),
+/// reached as k8s://NAMESPACE/POD:CONTAINER; a selector that matches 10 000
+/// is listed up to the bound and the rest counted, never dialled.
+#[test]
+fn kubernetes_pods_are_found_by_selector_and_bounded() {
+    fugue_tests::require!("kubectl");
+    let daemon = Daemon::start();
+    let config = hosts_file(
+        &daemon,
+        "[[fleet]]\nkind = \"kubernetes\"\nselector = \"app=agent\"\nnamespaces = [\"agents\"]\ncontainer = \"main\"\n",
+    );
+    let home = daemon.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let run = |server: &FakeApiServer| {
+        let kubeconfig = server.kubeconfig(daemon.dir.path());
+        let env = [
+            ("XDG_CONFIG_HOME", config.as_str()),
+            ("KUBECONFIG", kubeconfig.to_str().unwrap()),
+            ("HOME", home.to_str().unwrap()),
+        ];
+        let out = cli_with_env(&daemon.socket, &daemon.dir, &["--json", "fleet"], &env);
+        serde_json::from_str::<serde_json::Value>(&out.ok()).unwrap()
+    };
+    let few = FakeApiServer::start(3);
+    let listed = run(&few);
+    let names: Vec<&str> = listed["endpoints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["endpoint"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "k8s://agents/worker-0:main",
+            "k8s://agents/worker-1:main",
+            "k8s://agents/worker-2:main"
+        ],
+        "{listed}"
+    );
+    assert!(listed["endpoints"][0]["answers"] == false, "{listed}");
+    assert_eq!(listed["endpoints"][0]["source"], "pods app=agent");
+    let queries = few.queries.lock().unwrap().clone();
+    assert!(
+        queries.iter().any(|q| q.contains("labelSelector=app%3Dagent")),
+        "{queries:?}"
+    );
+
+    let many = FakeApiServer::start(10_000);
+    let started = std::time::Instant::now();
+    let listed = run(&many);
+    assert_eq!(listed["endpoints"].as_array().unwrap().len(), 500, "bounded");
+    assert_eq!(listed["over"], 9_500, "the rest counted");
+    eprintln!("10 000 pods listed, 500 asked, in {:?}", started.elapsed());
+}

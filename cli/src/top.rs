@@ -38,32 +38,106 @@ pub async fn run(client: &Client, session: Option<String>) -> Result<ExitCode, C
         .map(|_| ExitCode::SUCCESS)
 }
 
-/// `fugue top --all-hosts` and `--fleet`: this machine's daemon at once, and
-/// each daemon elsewhere as it connects (at most 32 dialled together, each
-/// within 10 s): one that is slow or black-holed delays no other and is said
-/// once its deadline passes. Their panes read HOST/SESSION:INDEX.
+/// `fugue top --all-hosts`: this machine's daemon at once, and each daemon
+/// elsewhere as it connects (at most 32 dialled together, each within 10 s):
+/// one that is slow or black-holed delays no other and is said once its
+/// deadline passes. Their panes read HOST/SESSION:INDEX.
 pub async fn run_all_hosts(
     local: fugue_client::ConnectOptions,
     elsewhere: Vec<(String, fugue_client::ConnectOptions)>,
+    unreachable: Vec<String>,
+) -> Result<ExitCode, ClientError> {
+    let nobody_else = elsewhere.is_empty();
+    let arriving = fugue_client::remote::ask_each_as_answered(elsewhere, |(_, options)| async move {
+        Client::connect(options).await.map_err(|e| e.to_string())
+    });
+    show_everywhere(local, unreachable, arriving, nobody_else).await
+}
+
+/// This machine's daemon, then the others as they arrive; `nobody_else`: no
+/// other will, so this one must answer.
+async fn show_everywhere(
+    local: fugue_client::ConnectOptions,
     mut unreachable: Vec<String>,
+    arriving: Arriving,
+    nobody_else: bool,
 ) -> Result<ExitCode, ClientError> {
     let mut links = Vec::new();
     match Client::connect(local.autostart(false)).await {
         Ok(client) => links.push(Link { host: None, client }),
         Err(err) => unreachable.push(format!("local: {err}")),
     }
-    if links.is_empty() && elsewhere.is_empty() {
+    if links.is_empty() && nobody_else {
         return Err(ClientError::Protocol(format!(
             "no daemon answered: {}",
             unreachable.join("; ")
         )));
     }
-    let arriving = fugue_client::remote::ask_each_as_answered(elsewhere, |(_, options)| async move {
-        Client::connect(options).await.map_err(|e| e.to_string())
-    });
     show(links, None, None, unreachable, Some(arriving))
         .await
         .map(|_| ExitCode::SUCCESS)
+}
+
+/// `fugue top --fleet`: as `--all-hosts` over the fleet's endpoints, and then
+/// each endpoint its sources report starting (`docker events`) joins the view
+/// once its daemon answers (it may still be starting: asked again every
+/// 500 ms for 10 s). One that stops is said when its connection ends.
+pub async fn run_fleet(
+    local: fugue_client::ConnectOptions,
+    elsewhere: Vec<(String, fugue_client::ConnectOptions)>,
+    unreachable: Vec<String>,
+    sources: Vec<fugue_client::fleet::Source>,
+) -> Result<ExitCode, ClientError> {
+    let mut listed = fugue_client::remote::ask_each_as_answered(elsewhere, |(_, options)| async move {
+        Client::connect(options).await.map_err(|e| e.to_string())
+    });
+    let (arriving, merged) = mpsc::channel(fugue_client::remote::ASK_AT_ONCE);
+    let forward = arriving.clone();
+    tokio::spawn(async move {
+        while let Some(arrived) = listed.recv().await {
+            if forward.send(arrived).await.is_err() {
+                return;
+            }
+        }
+    });
+    for mut changes in sources.iter().filter_map(fugue_client::fleet::follow) {
+        let arriving = arriving.clone();
+        tokio::spawn(async move {
+            while let Some(change) = changes.recv().await {
+                let Ok(fugue_client::fleet::Change::Added(endpoint)) = change else {
+                    continue;
+                };
+                let name = endpoint.remote.name.clone();
+                let options = fugue_client::ConnectOptions::default()
+                    .client_name("fugue-cli")
+                    .host(endpoint.remote)
+                    .autostart(false);
+                let arriving = arriving.clone();
+                tokio::spawn(async move {
+                    let connected = connect_when_up(options.clone()).await;
+                    let _ = arriving.send(((name, options), connected)).await;
+                });
+            }
+        });
+    }
+    drop(arriving);
+    show_everywhere(local, unreachable, merged, false).await
+}
+
+/// Connects to a daemon that may still be starting (a container's fugued just
+/// launched): every 500 ms for 10 s.
+async fn connect_when_up(options: fugue_client::ConnectOptions) -> Result<Client, String> {
+    let within = fugue_client::remote::ASK_WITHIN;
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match tokio::time::timeout(left, Client::connect(options.clone())).await {
+            Ok(Ok(client)) => return Ok(client),
+            Err(_) => return Err(format!("did not answer within {} s", within.as_secs())),
+            Ok(Err(err)) if Instant::now() + Duration::from_millis(500) >= deadline => return Err(err.to_string()),
+            Ok(Err(_)) => tokio::time::sleep(Duration::from_millis(500)).await,
+        }
+    }
 }
 
 /// The overview opened from `fugue attach` (prefix `w`) on pane `from`: Enter

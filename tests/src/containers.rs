@@ -148,6 +148,12 @@ static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0)
 impl Container {
     /// Starts one with `extra` arguments for `docker run` (`--network none`...).
     pub fn start(extra: &[&str]) -> Container {
+        Container::start_running(extra, "exec sleep 3600")
+    }
+
+    /// Starts one whose command is `sh -c SCRIPT` (then it stays up as the
+    /// script says), with `extra` arguments for `docker run`.
+    pub fn start_running(extra: &[&str], script: &str) -> Container {
         let name = format!(
             "fugue-test-{}-{}",
             std::process::id(),
@@ -156,7 +162,7 @@ impl Container {
         let image = fugue_image();
         let mut args = vec!["run", "-d", "--name", &name, "--workdir", "/work"];
         args.extend_from_slice(extra);
-        args.extend([image.as_str(), "/bin/sleep", "3600"]);
+        args.extend([image.as_str(), "/bin/sh", "-c", script]);
         docker(&args);
         Container { name }
     }

@@ -17,6 +17,10 @@ pub async fn run(ctx: &Context<'_>, command: &AgentCommand) -> Result<ExitCode, 
             let mut local = ConnectOptions::default().client_name("fugue-cli");
             local.socket = ctx.cli.socket.clone();
             let (targets, unreachable) = super::remote::elsewhere(*fleet).await?;
+            if *fleet {
+                let sources = fugue_client::fleet::sources().map_err(crate::args::invalid)?;
+                return crate::top::run_fleet(local, targets, unreachable, sources).await;
+            }
             return crate::top::run_all_hosts(local, targets, unreachable).await;
         }
     }

@@ -94,6 +94,14 @@ fn a_fleet_is_found_by_label_and_followed_as_containers_come_and_go() {
         let screen = tmux.wait_for("main", &format!("{}/boxed:0", working.address()));
         assert!(screen.contains("here:0"), "{screen}");
         tmux.wait_for("main", &format!("host {}", idle.address()));
+        // A labelled container that starts now, its fugued and a pane made
+        // by its own command, joins the open view (followed through docker
+        // events; its daemon asked again while it starts).
+        let late = Container::start_running(
+            &["--network", "none", "--label", &label],
+            "fugue new-session late && fugue run -s late --no-shell -- sleep 600 && exec sleep 3600",
+        );
+        tmux.wait_for("main", &format!("{}/late:0", late.address()));
         tmux.send_keys("main", &["q"]);
     }
 

@@ -112,18 +112,47 @@ impl Drop for Sending {
     }
 }
 
+/// How long an input box that shows nothing of a paste gets before the paste
+/// is sent again (a CLI whose input box does not listen yet drops it: a woken
+/// Gemini CLI on a loaded machine, CI 2026-11-28).
+const REPASTE_AFTER: Duration = Duration::from_secs(1);
+
+/// Whether the agent's input box still shows no draft [`REPASTE_AFTER`] after
+/// a paste. Only for an agent whose input box fugue reads (else nothing can
+/// be told and the paste is not repeated).
+async fn input_box_still_empty(pane: &PaneHandle) -> bool {
+    let empty =
+        |status: &AgentInfo| status.agent.is_some() && status.draft.is_none() && status.state == AgentState::Idle;
+    if !empty(&pane.agent_status().await) {
+        return false;
+    }
+    tokio::time::sleep(REPASTE_AFTER).await;
+    empty(&pane.agent_status().await)
+}
+
 /// Refuses while the agent waits for a person or holds a draft, then pastes,
 /// sends Enter once the paste is in, and watches for the turn.
 async fn submit(pane: &PaneHandle, text: Vec<u8>) -> Result<PromptReceipt, ErrorReply> {
     refuse_unless_ready(&pane.agent_status().await)?;
     pane.agent.looked_at();
     let before = pane.output.end_offset();
-    pane.input.write(text, true).await?;
+    pane.input.write(text.clone(), true).await?;
     paste_taken_in(pane, before).await;
+    let mut notes = Vec::new();
+    if input_box_still_empty(pane).await {
+        // Taken by nothing (a woken CLI that says Ready before its input box
+        // listens): the box is empty, so a second paste cannot double it.
+        let before = pane.output.end_offset();
+        pane.input.write(text, true).await?;
+        paste_taken_in(pane, before).await;
+        notes.push(format!(
+            "pasted again: the input box was still empty {} ms after the first paste",
+            REPASTE_AFTER.as_millis()
+        ));
+    }
     pane.input.send_keys(&["Enter".into()]).await?;
     let sent_at = Instant::now();
     let (mut started, mut status) = watch_turn_start(pane, sent_at + RESUBMIT_AFTER).await;
-    let mut notes = Vec::new();
     // Nothing sat in the box before the paste (a draft is refused), so a draft
     // now is the prompt, not taken by the first Enter.
     if !started && status.draft.is_some() {

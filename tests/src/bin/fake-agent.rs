@@ -4,7 +4,9 @@
 //! (approve) or Escape (deny). An argument is taken as the first prompt.
 //! With `FAKE_AGENT_PASTE_GUARD_MS=N` it ignores an Enter that comes within N ms
 //! of the end of a bracketed paste, as Gemini CLI 0.61 does. A turn works for
-//! `FAKE_AGENT_WORK_MS` (default 800) before it asks.
+//! `FAKE_AGENT_WORK_MS` (default 800) before it asks. With
+//! `FAKE_AGENT_DROP_FIRST_INPUT` set its first input is lost, as a woken CLI
+//! whose input box does not listen yet loses it.
 //! With `CLAUDE_CONFIG_DIR` set it keeps Claude Code's status file there
 //! (`sessions/<pid>.json`: idle, busy or waiting, and its session id), as
 //! Claude Code 2.1.139+ does. `--resume ID` continues session ID (and says so).
@@ -135,6 +137,8 @@ fn main() {
         print!("\x1b[?2004h");
         let _ = std::io::stdout().flush();
     }
+    // As a CLI whose input box does not listen yet: its first input is lost.
+    let mut drop_first = std::env::var_os("FAKE_AGENT_DROP_FIRST_INPUT").is_some();
     let mut paste_ended: Option<Instant> = None;
     let mut line = String::new();
     let mut buf = [0u8; 4096];
@@ -143,6 +147,9 @@ fn main() {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
+        if std::mem::take(&mut drop_first) {
+            continue;
+        }
         let raw = String::from_utf8_lossy(&buf[..n]).into_owned();
         if raw.contains("\x1b[201~") {
             paste_ended = Some(Instant::now());

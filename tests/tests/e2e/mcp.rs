@@ -775,6 +775,30 @@ async fn a_prompt_is_submitted_where_enter_right_after_a_paste_is_ignored(via: V
     );
     wait_state(&mcp, &slow_id, "waiting_for_permission").await;
 
+    // An agent whose input box drops the first paste (a woken CLI not yet
+    // listening): the box still empty, the prompt is pasted again.
+    let drop_first = json!({"purpose": "agent", "command": bin("fake-agent"), "shell": false,
+                            "env": {"FAKE_AGENT_DROP_FIRST_INPUT": "1"}});
+    let deafened = ok(&mcp, "fugue_start", drop_first).await;
+    let deafened_id = deafened["terminal_id"].as_str().unwrap().to_string();
+    wait_state(&mcp, &deafened_id, "idle").await;
+    let prompted = ok(
+        &mcp,
+        "fugue_send_prompt",
+        json!({"terminal_id": deafened_id, "text": "build it"}),
+    )
+    .await;
+    assert_eq!(prompted["outcome"], "started", "{prompted}");
+    assert!(
+        prompted["evidence"][0].as_str().unwrap_or("").contains("pasted again"),
+        "{prompted}"
+    );
+    let screen = ok(&mcp, "fugue_capture", json!({"terminal_id": deafened_id})).await;
+    assert!(
+        !screen.to_string().contains("build itbuild it"),
+        "the prompt went in twice: {screen}"
+    );
+
     // An agent that takes no Enter for a minute after a paste: nothing starts.
     let deaf = ok(&mcp, "fugue_start", start(60_000)).await;
     let deaf_id = deaf["terminal_id"].as_str().unwrap().to_string();

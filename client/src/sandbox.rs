@@ -153,8 +153,16 @@ impl Sandbox {
     /// The engine's arguments that start the container of pane `pane`: a TTY,
     /// the label, `dir` and `also` mounted read-write at their own paths and
     /// nothing else of the host's, `user` (`UID:GID`), no capabilities, no
-    /// privilege gain.
-    pub fn run_args(&self, pane: &str, dir: &str, also: &[Mount], user: &str, program: &[String]) -> Vec<String> {
+    /// privilege gain. `hook_dir`: the pane's hook directory (an agent's hook
+    /// socket, from the daemon), mounted read-only where the agent's hooks find it.
+    pub fn run_args(
+        &self,
+        pane: &str,
+        (dir, also): (&str, &[Mount]),
+        hook_dir: Option<&str>,
+        user: &str,
+        program: &[String],
+    ) -> Vec<String> {
         let mut args: Vec<String> = [
             "run",
             "--rm",
@@ -191,6 +199,22 @@ impl Sandbox {
             let path = mount.path.display();
             let mode = if mount.read_only { ":ro" } else { "" };
             args.extend(["--volume".to_string(), format!("{path}:{path}{mode}")]);
+        }
+        if let Some(hook_dir) = hook_dir {
+            // The socket takes this pane's hook reports and nothing else; the
+            // pane's id and hook token (which only such reports need) go in
+            // by name, their values from the wrapper's environment.
+            let inside = crate::protocol::SANDBOX_HOOK_DIR;
+            args.extend([
+                "--volume".to_string(),
+                format!("{hook_dir}:{inside}:ro"),
+                "--env".to_string(),
+                format!("FUGUE_SOCKET={inside}/{}", crate::protocol::SANDBOX_HOOK_SOCKET),
+                "--env".to_string(),
+                "FUGUE_PANE".to_string(),
+                "--env".to_string(),
+                "FUGUE_PANE_TOKEN".to_string(),
+            ]);
         }
         for (flag, value) in [("--cpus", &self.cpus), ("--memory", &self.memory)] {
             if let Some(value) = value {
@@ -491,7 +515,13 @@ mod tests {
             pass_env: vec!["API_KEY".into()],
             ..Sandbox::new("img:1")
         };
-        let args = sandbox.run_args("P1", "/w", &[], "1000:1000", &["sh".into(), "-c".into(), "id".into()]);
+        let args = sandbox.run_args(
+            "P1",
+            ("/w", &[]),
+            None,
+            "1000:1000",
+            &["sh".into(), "-c".into(), "id".into()],
+        );
         let line = args.join(" ");
         assert!(
             line.starts_with("run --rm --interactive --tty --name fugue-pane-P1 --label fugue.pane=P1 --network bridge --user 1000:1000"),

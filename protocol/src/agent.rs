@@ -357,6 +357,18 @@ pub struct PermissionAnswered {
     pub already: bool,
 }
 
+/// Where a sandboxed pane's hook directory (its hook socket, its agent's hook
+/// settings) is mounted in the container: the daemon names files there, the
+/// sandbox wrapper mounts it.
+pub const SANDBOX_HOOK_DIR: &str = "/run/fugue";
+
+/// The hook socket's name in that directory.
+pub const SANDBOX_HOOK_SOCKET: &str = "hook.sock";
+
+/// The variable naming a sandboxed pane's hook directory on the host, set by
+/// the daemon for the sandbox wrapper.
+pub const HOOK_DIR_VAR: &str = "FUGUE_HOOK_DIR";
+
 /// What one hook of an agent CLI reported (the JSON it gave its hook command,
 /// boiled down). Event names are the agent's own (`PermissionRequest`, `Stop`,
 /// `BeforeAgent`, ...).

@@ -158,11 +158,7 @@ impl ModelStub {
 
     /// Everything the stub recorded so far, in order.
     pub fn events(&self) -> Vec<Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+        events_in(&self.log)
     }
 
     /// Unix ms of the `n`th (from 0) recorded `event` (turn_started, tool_requested,
@@ -176,6 +172,15 @@ impl ModelStub {
                 .and_then(|e| e["at"].as_u64())
         })
     }
+}
+
+/// Everything a model stub logging to `log` recorded so far, in order.
+pub fn events_in(log: &Path) -> Vec<Value> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 impl Drop for ModelStub {
@@ -237,6 +242,30 @@ impl Launch {
 /// so its last 20 characters go into `customApiKeyResponses.approved`.
 const ANTHROPIC_KEY: &str = "sk-ant-api03-fugue-test-key-not-a-real-one-0000";
 
+/// Claude Code's `~/.claude.json`: onboarding done, `project` trusted, the
+/// test key approved.
+pub fn claude_config(project: &Path) -> serde_json::Value {
+    json!({
+        "hasCompletedOnboarding": true,
+        "theme": "dark",
+        "projects": {project.display().to_string(): {
+            "hasTrustDialogAccepted": true,
+            "hasCompletedProjectOnboarding": true,
+        }},
+        "customApiKeyResponses": {"approved": [&ANTHROPIC_KEY[ANTHROPIC_KEY.len() - 20..]], "rejected": []},
+    })
+}
+
+/// Claude Code's environment for the model stub at `base` (`http://HOST:PORT`).
+pub fn claude_env(base: &str) -> Vec<(String, String)> {
+    vec![
+        ("ANTHROPIC_BASE_URL".into(), base.into()),
+        ("ANTHROPIC_API_KEY".into(), ANTHROPIC_KEY.into()),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
+        ("DISABLE_AUTOUPDATER".into(), "1".into()),
+    ]
+}
+
 /// Writes `cli`'s configuration into a private HOME under `root` and says how to
 /// start it in a fresh project directory, with `prompt` as its first prompt.
 pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch {
@@ -262,22 +291,8 @@ pub fn prepare(cli: Cli, stub: &ModelStub, root: &Path, prompt: &str) -> Launch 
     let mut typed_prompt = None;
     let args = match cli {
         Cli::Claude => {
-            let config = json!({
-                "hasCompletedOnboarding": true,
-                "theme": "dark",
-                "projects": {project.display().to_string(): {
-                    "hasTrustDialogAccepted": true,
-                    "hasCompletedProjectOnboarding": true,
-                }},
-                "customApiKeyResponses": {"approved": [&ANTHROPIC_KEY[ANTHROPIC_KEY.len() - 20..]], "rejected": []},
-            });
-            write(".claude.json", config.to_string());
-            env.extend([
-                ("ANTHROPIC_BASE_URL".into(), base),
-                ("ANTHROPIC_API_KEY".into(), ANTHROPIC_KEY.into()),
-                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
-                ("DISABLE_AUTOUPDATER".into(), "1".into()),
-            ]);
+            write(".claude.json", claude_config(&project).to_string());
+            env.extend(claude_env(&base));
             vec!["--permission-mode".into(), "default".into(), prompt.into()]
         }
         Cli::Codex => {

@@ -80,12 +80,44 @@ fn libraries(program: &Path) -> Vec<PathBuf> {
 /// The image's tag, building it first if this build's binaries have none.
 pub fn fugue_image() -> String {
     static IMAGE: OnceLock<String> = OnceLock::new();
-    IMAGE.get_or_init(build_image).clone()
+    IMAGE.get_or_init(|| build_image("fugue-test", contents(), &[])).clone()
 }
 
-fn build_image() -> String {
+/// Where the agent image's model stub listens, beside the agent.
+pub const AGENT_STUB_PORT: u16 = 4100;
+
+/// [`fugue_image`] with a real Claude Code (`claude_exe`) in it, and the model
+/// stub beside it: the image's `claude` starts `model-stub --port
+/// AGENT_STUB_PORT` (logging to `$MODEL_STUB_LOG`), then the real CLI, so an
+/// agent sandboxed with no network still has its model.
+pub fn agent_image(claude_exe: &Path) -> String {
+    static IMAGE: OnceLock<String> = OnceLock::new();
+    IMAGE
+        .get_or_init(|| {
+            let mut files = contents();
+            files.retain(|(_, to)| *to != "/usr/local/bin/claude");
+            files.extend([
+                (claude_exe.to_path_buf(), "/usr/local/lib/claude/claude"),
+                (bin("model-stub"), "/usr/local/bin/model-stub"),
+                (PathBuf::from("/usr/bin/touch"), "/usr/bin/touch"),
+                (PathBuf::from("/bin/cat"), "/bin/cat"),
+                (PathBuf::from("/bin/ls"), "/bin/ls"),
+            ]);
+            let claude = format!(
+                "#!/bin/sh\nmodel-stub --port {AGENT_STUB_PORT} --log \"${{MODEL_STUB_LOG:-/tmp/model-stub.log}}\" >/dev/null 2>&1 &\n\
+                 exec /usr/local/lib/claude/claude \"$@\"\n"
+            );
+            build_image("fugue-agent-test", files, &[("/usr/local/bin/claude", claude)])
+        })
+        .clone()
+}
+
+/// Builds (unless one of that content is there) and tags the image `repository`
+/// of `contents` (each file with the libraries it loads) and `scripts`
+/// (executable text at a path); old tags of `repository` are removed.
+fn build_image(repository: &str, contents: Vec<(PathBuf, &'static str)>, scripts: &[(&str, String)]) -> String {
     let mut files: BTreeSet<(PathBuf, PathBuf)> = BTreeSet::new();
-    for (from, to) in contents() {
+    for (from, to) in contents {
         let from = std::fs::canonicalize(&from).unwrap_or(from);
         for library in libraries(&from) {
             let real = std::fs::canonicalize(&library).unwrap_or_else(|_| library.clone());
@@ -100,7 +132,8 @@ fn build_image() -> String {
             .expect("read a file for the image")
             .hash(&mut hasher);
     }
-    let tag = format!("fugue-test:{:016x}", hasher.finish());
+    scripts.hash(&mut hasher);
+    let tag = format!("{repository}:{:016x}", hasher.finish());
     let known = Command::new("docker")
         .args(["image", "inspect", &tag])
         .output()
@@ -113,6 +146,13 @@ fn build_image() -> String {
         let target = root.path().join(to.strip_prefix("/").unwrap_or(to));
         std::fs::create_dir_all(target.parent().expect("a file's directory")).unwrap();
         std::fs::copy(from, &target).unwrap_or_else(|e| panic!("copy {} into the image: {e}", from.display()));
+    }
+    for (path, text) in scripts {
+        use std::os::unix::fs::PermissionsExt;
+        let target = root.path().join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(target.parent().expect("a file's directory")).unwrap();
+        std::fs::write(&target, text).unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     for dir in ["tmp", "root", "work"] {
         let path = root.path().join(dir);
@@ -131,7 +171,7 @@ fn build_image() -> String {
         .expect("run tar and docker import");
     assert!(status.success(), "docker import of the test image failed");
     // Images of earlier builds are of no more use: one per build would pile up.
-    let tags = docker(&["images", "fugue-test", "--format", "{{.Repository}}:{{.Tag}}"]);
+    let tags = docker(&["images", repository, "--format", "{{.Repository}}:{{.Tag}}"]);
     for old in tags.lines().filter(|t| *t != tag) {
         let _ = Command::new("docker").args(["rmi", "--force", old]).output();
     }

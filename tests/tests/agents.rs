@@ -1462,3 +1462,140 @@ async fn claude_code_delegates_and_gets_the_result() {
     let _ = mcp.cancel().await;
     end_processes_with_home(&launch.home);
 }
+
+/// A real Claude Code sandboxed with no network, its model stub in the same
+/// container: its hooks reach fugued through a socket of its pane's own (the
+/// state it reports is read from a hook), its permission prompt is approved
+/// through fugue-mcp, and the file the approved command makes lands in the
+/// mounted directory, owned by the directory's user. The hook socket answers
+/// nothing but that pane's hook reports, and goes with the pane.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_in_a_sandbox_reports_hooks_and_is_approved_through_fugue_mcp() {
+    use fugue_tests::containers;
+    if !containers::engine_or_skip() {
+        return;
+    }
+    let image = tokio::task::block_in_place(|| containers::agent_image(&Cli::Claude.executable()));
+    let daemon = Daemon::start();
+    let project = daemon.dir.path().join("sandboxed");
+    let home = project.join(".home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join(".claude.json"),
+        fugue_tests::agents::claude_config(&project).to_string(),
+    )
+    .unwrap();
+    let stub_log = project.join(".model-stub.log");
+    // The sandbox runs as the directory's owner (fugued runs as root here).
+    for path in [&project, &home, &home.join(".claude.json")] {
+        rustix::fs::chown(
+            path,
+            Some(rustix::process::Uid::from_raw(1000)),
+            Some(rustix::process::Gid::from_raw(1000)),
+        )
+        .unwrap();
+    }
+    let base = format!("http://127.0.0.1:{}", containers::AGENT_STUB_PORT);
+    let mut env = fugue_tests::agents::claude_env(&base);
+    env.extend([
+        ("HOME".to_string(), home.display().to_string()),
+        ("MODEL_STUB_LOG".to_string(), stub_log.display().to_string()),
+    ]);
+    let mut args: Vec<String> = ["--json", "run", "-s", "sb", "--size", "120x40", "--no-shell"]
+        .map(String::from)
+        .to_vec();
+    args.extend(["--cwd".into(), project.display().to_string()]);
+    args.extend(["--sandbox".into(), image, "--network".into(), "none".into()]);
+    for (key, value) in &env {
+        args.extend(["-e".to_string(), format!("{key}={value}")]);
+    }
+    args.extend(
+        [
+            "--",
+            "claude",
+            "--permission-mode",
+            "default",
+            "Create a file for me. FILE=boxed.txt",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fugue_cli(&daemon, &["new", "sb", "--cwd", project.to_str().unwrap()]).ok();
+    let pane = fugue_cli(&daemon, &args).json()["id"]
+        .as_str()
+        .expect("pane id")
+        .to_string();
+
+    let mcp = bridge(&daemon).await;
+    wait_state(&mcp, &pane, "waiting_for_permission").await;
+    let status = ok(&mcp, "fugue_agent_status", json!({"terminal_id": pane})).await;
+    let client = daemon.client().await;
+    let explained = client.agent_status(&pane).await.expect("agent status");
+    let hooks: Vec<&str> = explained
+        .signals
+        .iter()
+        .filter(|s| s.source == fugue_client::protocol::StateSource::Hook)
+        .map(|s| s.reading.as_str())
+        .collect();
+    assert!(
+        !hooks.is_empty(),
+        "a hook reached fugued from the sandbox: {status}\nsignals: {:?}",
+        explained.signals
+    );
+
+    // The pane's hook socket: a hook report of its own pane's, nothing else.
+    let sockets = daemon.socket.parent().unwrap().join("sandbox-hooks");
+    let hook_dir = std::fs::read_dir(&sockets)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&pane))
+        .expect("the pane's hook directory");
+    // (The directory is the sandbox user's, so the client's own checks would
+    // refuse it to root: the stream is made here.)
+    let socket = hook_dir.join("hook.sock");
+    let stream = tokio::net::UnixStream::connect(&socket)
+        .await
+        .expect("connect to the hook socket");
+    let scoped = fugue_client::Client::handshake(stream, socket, "fugue-tests")
+        .await
+        .expect("handshake on the hook socket");
+    let refused = scoped.list_sessions().await.expect_err("a list on the hook socket");
+    assert!(
+        refused.to_string().contains("takes only pane") && refused.to_string().contains("hook reports"),
+        "{refused}"
+    );
+    // Another pane's hook report is refused too, whatever token it carries.
+    let other = fugue_client::protocol::AgentHook {
+        event: "Stop".into(),
+        ..Default::default()
+    };
+    let refused = scoped
+        .agent_hook("00000000-0000-0000-0000-000000000000", "token", other)
+        .await
+        .expect_err("another pane's hook report on this pane's hook socket");
+    assert!(refused.to_string().contains("takes only pane"), "{refused}");
+
+    approve_and_finish(&mcp, &pane).await;
+    let made = project.join("boxed.txt");
+    assert!(made.exists(), "the approved command ran in the sandbox");
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&made).unwrap()),
+        1000
+    );
+    let events = fugue_tests::agents::events_in(&stub_log);
+    assert!(events.iter().any(|e| e["event"] == "tool_result"), "{events:?}");
+
+    fugue_cli(&daemon, &["release", &pane]).ok();
+    wait_until("the hook socket's directory to go", DEADLINE, || {
+        (!hook_dir.exists()).then_some(())
+    });
+    let container = fugue_client::sandbox::container_name(&pane);
+    wait_until("the sandbox container to go", DEADLINE, || {
+        let out = std::process::Command::new("docker")
+            .args(["ps", "-aq", "--filter", &format!("name=^{container}$")])
+            .output()
+            .ok()?;
+        out.stdout.is_empty().then_some(())
+    });
+}

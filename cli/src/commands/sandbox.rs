@@ -89,8 +89,15 @@ async fn run_container(args: &SandboxRunArgs) -> Result<ExitCode, String> {
     }
     let dir_text = dir.display().to_string();
     let also = sandbox::worktree_git_mounts(&dir);
+    // The daemon's socket for this pane's agent hooks, when it made one.
+    let hook_dir = std::env::var(fugue_client::protocol::HOOK_DIR_VAR)
+        .ok()
+        .filter(|d| Path::new(d).is_dir());
+    if let Some(hook_dir) = &hook_dir {
+        give_hook_dir(Path::new(hook_dir), &user);
+    }
     let mut child = tokio::process::Command::new(program)
-        .args(sandbox.run_args(&pane, &dir_text, &also, &user, &args.program))
+        .args(sandbox.run_args(&pane, (&dir_text, &also), hook_dir.as_deref(), &user, &args.program))
         .spawn()
         .map_err(|e| format!("cannot run {program}: {e}"))?;
     let mut ending = ended.clone();
@@ -152,6 +159,32 @@ fn pane_ending() -> Result<tokio::sync::watch::Receiver<bool>, String> {
 fn say(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "fugue sandbox: {line}");
+}
+
+/// Makes the pane's hook directory the sandbox user's, when that is not this
+/// user (root running the sandbox as someone else): it is this user's only
+/// (mode 0700), and the agent's hooks must reach the socket in it.
+fn give_hook_dir(dir: &Path, user: &str) {
+    let Some((uid, gid)) = user.split_once(':') else {
+        return;
+    };
+    let (Ok(uid), Ok(gid)) = (uid.parse::<u32>(), gid.parse::<u32>()) else {
+        return;
+    };
+    if uid == rustix::process::geteuid().as_raw() {
+        return;
+    }
+    let owner = Some(rustix::process::Uid::from_raw(uid));
+    let group = Some(rustix::process::Gid::from_raw(gid));
+    let entries = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path());
+    for path in std::iter::once(dir.to_path_buf()).chain(entries) {
+        if let Err(e) = rustix::fs::chown(&path, owner, group) {
+            say(&format!(
+                "cannot give {} to the sandbox's user: {e}; its agent's hooks are off",
+                path.display()
+            ));
+        }
+    }
 }
 
 /// The user the sandbox runs as, never root: this user when it is not root;

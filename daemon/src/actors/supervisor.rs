@@ -4,6 +4,7 @@
 //! there is no call cycle and the session module does not know this one.
 
 use crate::actors::session::{RestoreCounts, RestoredPane, SessionActor, SessionArgs, SessionMsg, SessionReport};
+use crate::agent::hook_socket::HookSockets;
 use crate::budget::Budget;
 use crate::config::{now_ms, DaemonConfig};
 use crate::event_bus::{EventBus, Published};
@@ -127,6 +128,8 @@ pub struct SupervisorArgs {
     pub store: Store,
     /// What clients make the daemon hold (events are charged to it).
     pub memory: Arc<Budget>,
+    /// Sandboxed agents' hook sockets, which the daemon's connections serve.
+    pub hook_sockets: HookSockets,
 }
 
 pub struct SupervisorState {
@@ -140,6 +143,7 @@ pub struct SupervisorState {
     pane_sessions: HashMap<PaneId, SessionId>,
     events: EventBus,
     memory: Arc<Budget>,
+    hook_sockets: HookSockets,
     shutting_down: bool,
     /// Frozen for a live upgrade: sessions are being handed over.
     upgrading: bool,
@@ -207,6 +211,7 @@ impl Actor for SupervisorActor {
             pane_sessions: HashMap::new(),
             events,
             memory: args.memory,
+            hook_sockets: args.hook_sockets,
             shutting_down: false,
             upgrading: false,
         })
@@ -385,6 +390,7 @@ impl SupervisorState {
             parent: myself.get_derived(),
             events: self.events.clone(),
             store: self.store.clone(),
+            hook_sockets: self.hook_sockets.clone(),
         };
         let (actor, _) = Actor::spawn_linked(None, SessionActor, args, myself.get_cell())
             .await

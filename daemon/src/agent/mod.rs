@@ -7,6 +7,7 @@
 //!   tree under `/proc`, Claude Code's status file, the Codex transcript it holds
 //!   open. Apart from `watch`, which uses `tracker`, whose look reads them.
 //! - `hooks`: the hooks fugue gives the agents it starts (Claude Code's settings).
+//! - `hook_socket`: a sandboxed pane's own socket, taking its hook reports only.
 //! - `tracker`: one pane's agent: what was seen between looks, the look, and the
 //!   state published for requests and waits.
 //! - `watch`: one task per pane process that looks when something changed and
@@ -16,6 +17,7 @@
 
 pub(crate) mod detect;
 pub(crate) mod file_watch;
+pub(crate) mod hook_socket;
 pub(crate) mod hooks;
 pub(crate) mod process_files;
 pub(crate) mod process_watch;

@@ -283,9 +283,45 @@ pub struct Lifecycle {
     pub generation: tokio::sync::watch::Receiver<u64>,
 }
 
+/// What a connection may ask.
+#[derive(Debug, Clone)]
+pub enum Scope {
+    /// Anything: the daemon's own socket.
+    Everything,
+    /// Hook reports for this pane only: a sandboxed pane's hook socket
+    /// ([`crate::agent::hook_socket`]).
+    HooksOf(String),
+}
+
+impl Scope {
+    /// Why `request` is refused on a connection of this scope, if it is.
+    fn refuses(&self, request: &Request) -> Option<ErrorReply> {
+        let Scope::HooksOf(pane) = self else {
+            return None;
+        };
+        match request {
+            Request::ReportHook(report) if report.pane == *pane => None,
+            Request::Ping(_) => None,
+            other => Some(ErrorReply::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "this socket takes only pane {pane}'s agent hook reports, not {}",
+                    other.name()
+                ),
+            )),
+        }
+    }
+}
+
 /// Serves one connection until the client leaves or breaks the protocol, or
 /// the daemon closes every connection (see [`Lifecycle`]).
-pub async fn serve(stream: UnixStream, handler: Arc<Handler>, lifecycle: Lifecycle, handshakes: Arc<Handshakes>) {
+pub async fn serve(
+    stream: UnixStream,
+    handler: Arc<Handler>,
+    lifecycle: Lifecycle,
+    handshakes: Arc<Handshakes>,
+    scope: Scope,
+) {
     let (read, mut write) = stream.into_split();
     let mut reader = FrameReader::new(read);
     let Some((slot, evicted)) = handshakes.register() else {
@@ -299,7 +335,7 @@ pub async fn serve(stream: UnixStream, handler: Arc<Handler>, lifecycle: Lifecyc
     let hello = handshake(&mut reader, &mut write, evicted).await;
     handshakes.finish(slot);
     if let Some(hello) = hello {
-        serve_client(hello, reader, write, handler, lifecycle).await;
+        serve_client(hello, reader, write, handler, (lifecycle, scope)).await;
     }
     handshakes.closed.notify_waiters();
 }
@@ -309,7 +345,7 @@ async fn serve_client(
     mut reader: FrameReader,
     mut write: OwnedWriteHalf,
     handler: Arc<Handler>,
-    lifecycle: Lifecycle,
+    (lifecycle, scope): (Lifecycle, Scope),
 ) {
     let client = hello.display_name();
     if hello.protocol_version != PROTOCOL_VERSION {
@@ -353,7 +389,7 @@ async fn serve_client(
         conn.out.progress.clone(),
     ));
     tokio::select! {
-        _ = read_loop(reader, handler, &conn) => {}
+        _ = read_loop(reader, handler, &conn, &scope) => {}
         _ = generation.changed() => {}
         _ = conn.cut.cancelled() => {}
     }
@@ -364,7 +400,7 @@ async fn serve_client(
     let _ = write_task.await;
 }
 
-async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Client>) {
+async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Client>, scope: &Scope) {
     let out = &conn.out;
     let budget = Arc::new(Semaphore::new(IN_FLIGHT_BYTES));
     let replies = Arc::new(Semaphore::new(REPLY_BYTES));
@@ -416,6 +452,15 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             continue;
         }
         // Refused requests cost nothing further: answer and read on.
+        if let Some(reply) = scope.refuses(&request) {
+            tracing::info!(
+                id,
+                request = request.name(),
+                "request refused: outside the connection's scope"
+            );
+            let _ = out.send(ServerFrame::Reply { id, result: Err(reply) }).await;
+            continue;
+        }
         if let Err(reply) = request.validate() {
             tracing::debug!(id, request = request.name(), reason = %reply.message, "request refused");
             let _ = out.send(ServerFrame::Reply { id, result: Err(reply) }).await;

@@ -2,6 +2,7 @@
 //! from our own uid only, shutting down on a signal or a Shutdown request, and
 //! the steps of a live upgrade (on SIGUSR2 or an UpgradeDaemon request).
 
+use crate::agent::hook_socket::HookSockets;
 use crate::config::DaemonConfig;
 mod connection;
 
@@ -170,10 +171,12 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
         None => (Store::disabled(), Default::default()),
     };
     let memory = crate::budget::Budget::new("the daemon's client memory", config.client_memory);
+    let hook_sockets = HookSockets::default();
     let args = SupervisorArgs {
         config: config.clone(),
         store: store.clone(),
         memory: memory.clone(),
+        hook_sockets: hook_sockets.clone(),
     };
     let (supervisor, supervisor_task) = Actor::spawn(None, SupervisorActor, args)
         .await
@@ -211,6 +214,21 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
         upgrade: upgrade.clone(),
         generation: generations,
     };
+    // Sandboxed agents' hook sockets: the same connections, each scoped to
+    // its pane's hook reports.
+    hook_sockets.serve_with({
+        let (handler, lifecycle, handshakes) = (handler.clone(), lifecycle.clone(), handshakes.clone());
+        Arc::new(move |stream, pane| {
+            let scope = connection::Scope::HooksOf(pane);
+            tokio::spawn(connection::serve(
+                stream,
+                handler.clone(),
+                lifecycle.clone(),
+                handshakes.clone(),
+                scope,
+            ));
+        })
+    });
     let upgrader = Upgrader {
         supervisor: supervisor.clone(),
         store: store.clone(),
@@ -252,6 +270,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
             handler.clone(),
             lifecycle.clone(),
             handshakes.clone(),
+            connection::Scope::Everything,
         ));
     }
 

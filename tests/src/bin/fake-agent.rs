@@ -31,7 +31,7 @@ fn raw_mode() {
 
 /// The session it runs: the one resumed, or a new one named after its pid.
 fn session_id() -> String {
-    let args: Vec<String> = std::env::args().collect();
+    let args = cli_args();
     match args.get(1).map(String::as_str) {
         Some("--resume") => args.get(2).cloned().unwrap_or_default(),
         _ => format!("0b7c4f52-2f0e-4c1e-9a57-{:012x}", std::process::id()),
@@ -108,11 +108,26 @@ fn work(prompt: &str, input: &mut impl Read) -> String {
     }
 }
 
+/// Its arguments, without the `--settings FILE` that fugue's hooks add (as
+/// Claude Code takes them; this agent runs no hooks).
+fn cli_args() -> Vec<String> {
+    let mut args = Vec::new();
+    let mut given = std::env::args();
+    while let Some(arg) = given.next() {
+        if arg == "--settings" {
+            given.next();
+            continue;
+        }
+        args.push(arg);
+    }
+    args
+}
+
 fn main() {
     raw_mode();
     let mut input = std::io::stdin().lock();
     let mut last = String::from("ready");
-    match std::env::args().nth(1) {
+    match cli_args().get(1).cloned() {
         Some(flag) if flag == "--resume" => {
             // A CLI loading a long conversation takes a while to be ready.
             let loading = std::env::var("FAKE_AGENT_RESUME_MS")

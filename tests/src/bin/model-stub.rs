@@ -10,7 +10,8 @@
 //! last sentence and ends the turn. Requests without tools (titles, summaries,
 //! "who speaks next" checks) get a short plain answer.
 //!
-//! `model-stub --log FILE` listens on 127.0.0.1 (an ephemeral port), prints
+//! `model-stub --log FILE [--port N]` listens on 127.0.0.1 (an ephemeral port
+//! unless `--port` names one: in a sandbox, beside the agent), prints
 //! `listening PORT` on stdout, and appends one JSON line per event to FILE, each
 //! with a Unix-ms `at`, so a test can tell when a real transition happened:
 //! `turn_started`, `tool_requested`, `tool_result`, `turn_finished`.
@@ -145,12 +146,14 @@ async fn main() {
     let mut args = std::env::args().skip(1);
     let mut log_path = None;
     let mut chunk_ms = 250u64;
+    let mut port = 0u16;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--log" => log_path = args.next(),
             "--chunk-ms" => chunk_ms = args.next().and_then(|v| v.parse().ok()).unwrap_or(chunk_ms),
+            "--port" => port = args.next().and_then(|v| v.parse().ok()).unwrap_or(port),
             other => {
-                eprintln!("model-stub: unknown argument {other}; use --log FILE [--chunk-ms N]");
+                eprintln!("model-stub: unknown argument {other}; use --log FILE [--chunk-ms N] [--port N]");
                 std::process::exit(2);
             }
         }
@@ -167,7 +170,7 @@ async fn main() {
         mcp_seen: Mutex::new(Vec::new()),
         chunk_delay: Duration::from_millis(chunk_ms),
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .expect("bind 127.0.0.1");
     let port = listener.local_addr().expect("local address").port();

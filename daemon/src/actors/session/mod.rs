@@ -11,6 +11,7 @@ mod restore;
 mod spawn;
 
 use crate::actors::pane::{Exited, FrozenPane, PaneActor, PaneArgs, PaneInput, PaneMsg, PaneProcess};
+use crate::agent::hook_socket::{HookSocket, HookSockets};
 use crate::agent::{self, hooks, watch as agent_watch, Tracker};
 use crate::config::{now_ms, DaemonConfig};
 use crate::event_bus::EventBus;
@@ -241,6 +242,7 @@ pub struct SessionArgs {
     pub parent: DerivedActorRef<SessionReport>,
     pub events: EventBus,
     pub store: Store,
+    pub hook_sockets: HookSockets,
 }
 
 struct PaneEntry {
@@ -255,6 +257,8 @@ struct PaneEntry {
     reaped: Reaped,
     output: Arc<PaneOutput>,
     agent: Arc<Tracker>,
+    /// A sandboxed agent's hook socket (see [`crate::agent::hook_socket`]).
+    hook_socket: Option<HookSocket>,
     /// When the current process started (clock ticks after boot, from /proc), to
     /// recognise it after a crash.
     pid_start: Option<u64>,
@@ -297,6 +301,7 @@ impl PaneEntry {
         self.input = started.input;
         self.exit = started.exit;
         self.reaped = started.reaped;
+        self.hook_socket = started.hook_socket;
     }
 
     fn record(&self) -> PaneRecord {
@@ -327,6 +332,8 @@ struct Started {
     exit: watch::Receiver<Option<Exited>>,
     reaped: Reaped,
     pid: u32,
+    /// A sandboxed agent's own hook socket, open while this process is the pane's.
+    hook_socket: Option<HookSocket>,
 }
 
 pub struct SessionState {
@@ -521,6 +528,7 @@ impl SessionState {
             input: started.input,
             exit: started.exit,
             reaped: started.reaped,
+            hook_socket: started.hook_socket,
             output,
             pid_start,
             run_started: Instant::now(),

@@ -165,6 +165,7 @@ starting; Codex and Gemini CLI through their hooks)"
         if let Some(dir) = config.socket.parent() {
             hooks::wire(&mut launch, dir);
         }
+        let hook_socket = self.sandbox_hook_socket(&mut launch, id);
         let spawned = pty::spawn(launch, extra_env).await?;
         let pid = spawned.pid;
         let exit_watch = process::watch_exit(pid, spawned.pidfd);
@@ -179,7 +180,33 @@ starting; Codex and Gemini CLI through their hooks)"
             )
             .await?;
         started.agent.set_hook_token(hook_token);
-        Ok(started)
+        Ok(Started { hook_socket, ..started })
+    }
+
+    /// A sandboxed agent's hook socket, with its hooks wired to it; `None`
+    /// for any other launch, or when the socket cannot be made (the agent then
+    /// runs without hooks, its state read from its screen, and the log says why).
+    fn sandbox_hook_socket(&self, launch: &mut Launch, id: PaneId) -> Option<HookSocket> {
+        if !hooks::wants_sandbox_hooks(launch) {
+            return None;
+        }
+        let runtime = self.args.config.socket.parent()?;
+        // Named for the process too: a restart's socket is made before the
+        // one it replaces is closed.
+        let unique = uuid::Uuid::new_v4().simple().to_string();
+        let dir = runtime.join("sandbox-hooks").join(format!("{id}-{}", &unique[..8]));
+        let opened = self
+            .args
+            .hook_sockets
+            .open(&dir, &id.to_string())
+            .and_then(|socket| hooks::wire_sandboxed(launch, socket.dir()).map(|()| socket));
+        match opened {
+            Ok(socket) => Some(socket),
+            Err(err) => {
+                tracing::warn!(%err, dir = %dir.display(), pane = %id, "cannot make a sandboxed agent's hook socket; its hooks are off");
+                None
+            }
+        }
     }
 
     /// The pane actor for pane `id`, with its process if it has one.
@@ -283,6 +310,7 @@ starting; Codex and Gemini CLI through their hooks)"
             exit: exit_rx,
             reaped,
             pid,
+            hook_socket: None,
         })
     }
 }

@@ -53,6 +53,7 @@ async fn session(max_running: usize) -> Session {
         parent: recorder.get_derived(),
         events: EventBus::new(Budget::new("events", 1 << 20)),
         store: Store::disabled(),
+        hook_sockets: Default::default(),
     };
     let (actor, _) = Actor::spawn(None, SessionActor, args).await.unwrap();
     Session {

@@ -18,6 +18,9 @@ use std::time::Duration;
 
 /// The label naming the pane a container belongs to.
 pub const PANE_LABEL: &str = "fugue.pane";
+/// The label naming the socket of the daemon that pane is of (fugued removes
+/// what a crash left of its own, and nothing of another daemon's).
+pub const SOCKET_LABEL: &str = "fugue.socket";
 /// The CLI's hidden subcommand that runs a pane's sandbox.
 pub const SUBCOMMAND: &str = "sandbox-run";
 /// How long a question to the engine (`image inspect`, `ps`, `rm`) may take.
@@ -150,14 +153,14 @@ impl Sandbox {
         command
     }
 
-    /// The engine's arguments that start the container of pane `pane`: a TTY,
-    /// the label, `dir` and `also` mounted read-write at their own paths and
+    /// The engine's arguments that start the container of pane `pane` of the
+    /// daemon on `socket`: a TTY, the labels, `dir` and `also` mounted read-write at their own paths and
     /// nothing else of the host's, `user` (`UID:GID`), no capabilities, no
     /// privilege gain. `hook_dir`: the pane's hook directory (an agent's hook
     /// socket, from the daemon), mounted read-only where the agent's hooks find it.
     pub fn run_args(
         &self,
-        pane: &str,
+        (pane, socket): (&str, Option<&str>),
         (dir, also): (&str, &[Mount]),
         hook_dir: Option<&str>,
         user: &str,
@@ -195,6 +198,9 @@ impl Sandbox {
         .iter()
         .map(|s| s.to_string())
         .collect();
+        if let Some(socket) = socket {
+            args.extend(["--label".to_string(), format!("{SOCKET_LABEL}={socket}")]);
+        }
         for mount in also {
             let path = mount.path.display();
             let mode = if mount.read_only { ":ro" } else { "" };
@@ -516,7 +522,7 @@ mod tests {
             ..Sandbox::new("img:1")
         };
         let args = sandbox.run_args(
-            "P1",
+            ("P1", Some("/run/f.sock")),
             ("/w", &[]),
             None,
             "1000:1000",
@@ -528,6 +534,7 @@ mod tests {
             "{line}"
         );
         assert!(line.contains("--volume /w:/w --workdir /w"), "{line}");
+        assert!(line.contains("--label fugue.socket=/run/f.sock"), "{line}");
         assert!(line.ends_with("--cpus 2 --env API_KEY img:1 sh -c id"), "{line}");
         assert_eq!(args.iter().filter(|a| *a == "--volume").count(), 1, "{line}");
         let wrapped = sandbox.wrap("/bin/fugue", &["claude".into()]);

@@ -15,7 +15,8 @@
 //! - Beside the layers: [`budget`] (what clients make the daemon hold),
 //!   `event_bus` (events encoded once for every subscriber), [`notify`]
 //!   (notification sinks), the store and [`handover`] (what survives a restart
-//!   or an upgrade), `memory` (giving freed memory back).
+//!   or an upgrade), `memory` (giving freed memory back), `sandbox` (removing
+//!   the containers sandboxed panes' wrappers could not).
 //!
 //! Program output is untrusted input: `terminal::string_limit` bounds the control
 //! strings it may send before either parser sees them. Client input is bounded by
@@ -31,6 +32,7 @@ mod memory;
 pub mod notify;
 pub mod policy;
 mod requests;
+mod sandbox;
 pub mod serve;
 mod store;
 mod sync;

@@ -89,6 +89,8 @@ async fn run_container(args: &SandboxRunArgs) -> Result<ExitCode, String> {
     }
     let dir_text = dir.display().to_string();
     let also = sandbox::worktree_git_mounts(&dir);
+    // The daemon's socket, to label the container with (fugued set it).
+    let socket = std::env::var("FUGUE_SOCKET").ok();
     // The daemon's socket for this pane's agent hooks, when it made one.
     let hook_dir = std::env::var(fugue_client::protocol::HOOK_DIR_VAR)
         .ok()
@@ -97,7 +99,13 @@ async fn run_container(args: &SandboxRunArgs) -> Result<ExitCode, String> {
         give_hook_dir(Path::new(hook_dir), &user);
     }
     let mut child = tokio::process::Command::new(program)
-        .args(sandbox.run_args(&pane, (&dir_text, &also), hook_dir.as_deref(), &user, &args.program))
+        .args(sandbox.run_args(
+            (&pane, socket.as_deref()),
+            (&dir_text, &also),
+            hook_dir.as_deref(),
+            &user,
+            &args.program,
+        ))
         .spawn()
         .map_err(|e| format!("cannot run {program}: {e}"))?;
     let mut ending = ended.clone();

@@ -280,6 +280,21 @@ impl Handler {
         Ok(handle.info)
     }
 
+    /// The ids of the panes whose process runs or is about to run again.
+    pub(crate) async fn running_panes(&self) -> std::collections::HashSet<String> {
+        let panes = self.list_panes(None).await.unwrap_or_default();
+        panes
+            .into_iter()
+            .filter(|p| {
+                matches!(
+                    p.state,
+                    fugue_protocol::PaneState::Running | fugue_protocol::PaneState::Restarting
+                )
+            })
+            .map(|p| p.id.to_string())
+            .collect()
+    }
+
     async fn list_panes(&self, session: Option<String>) -> Result<Vec<PaneInfo>, ErrorReply> {
         let sessions = match session {
             Some(target) => vec![self.session(&target).await?],

@@ -214,6 +214,17 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
         upgrade: upgrade.clone(),
         generation: generations,
     };
+    // Containers a crash left (their wrappers went with it), off the start's path.
+    tokio::spawn({
+        let (handler, socket) = (handler.clone(), config.socket.clone());
+        async move {
+            let running = handler.running_panes().await;
+            let removed = crate::sandbox::reconcile(&socket, &running).await;
+            if removed > 0 {
+                tracing::info!(removed, "removed sandbox containers whose panes no longer run");
+            }
+        }
+    });
     // Sandboxed agents' hook sockets: the same connections, each scoped to
     // its pane's hook reports.
     hook_sockets.serve_with({

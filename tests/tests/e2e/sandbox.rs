@@ -567,3 +567,90 @@ fn sandbox_profiles_fill_in_what_was_not_given() {
         (containers_of(&agent).is_empty() && containers_of(&other).is_empty()).then_some(())
     });
 }
+
+/// What a wrapper killed outright leaves, fugued removes: the container of a
+/// pane that ended for good (no restart to remove it), and, after fugued
+/// itself was killed with its wrappers (here fugued stopped, so it cannot see
+/// the wrapper end, the wrapper killed, then fugued), every container labelled with
+/// its socket whose pane no longer runs, when it starts again. A container of
+/// another daemon's (another socket's label) is left alone.
+#[test]
+fn containers_left_by_killed_wrappers_are_reconciled_by_fugued() {
+    fugue_tests::require!("docker", "dockerd");
+    if !engine_or_skip() {
+        return;
+    }
+    use rustix::process::{kill_process, Pid, Signal};
+    let signal = |pid: u64, signal: Signal| {
+        let _ = kill_process(Pid::from_raw(pid as i32).unwrap(), signal);
+    };
+    let image = fugue_image();
+    let mut daemon = Daemon::start();
+    let dir = project(&daemon, "reconciled");
+    daemon.cli(&["new-session", "work"]).ok();
+    let run = || {
+        let cwd = dir.display().to_string();
+        daemon
+            .cli(&[
+                "run",
+                "-s",
+                "work",
+                "--sandbox",
+                &image,
+                "--cwd",
+                &cwd,
+                "--",
+                "sleep",
+                "600",
+            ])
+            .ok()
+    };
+    let wrapper_of = |pane: &str| {
+        let json = daemon.cli(&["--json", "status", pane]).ok();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        value["pid"].as_u64().unwrap_or(0)
+    };
+    let running = |pane: &str| {
+        let filter = format!("label=fugue.pane={pane}");
+        !docker(&["ps", "--quiet", "--filter", &filter]).is_empty()
+    };
+    // Another daemon's container, by its labels: never fugued's to remove.
+    let foreign = fugue_tests::containers::Container::start(&[
+        "--label",
+        "fugue.pane=00000000-0000-0000-0000-000000000000",
+        "--label",
+        "fugue.socket=/elsewhere/fugue.sock",
+    ]);
+
+    // A pane that ends for good, its wrapper killed: its container goes.
+    let ended = run();
+    wait_until("the first sandbox to run", DEADLINE, || running(&ended).then_some(()));
+    signal(wrapper_of(&ended), Signal::KILL);
+    wait_until("the ended pane's container to be removed by fugued", DEADLINE, || {
+        containers_of(&ended).is_empty().then_some(())
+    });
+
+    // A crash that takes fugued and a wrapper (neither can clean up).
+    let lost = run();
+    wait_until("the second sandbox to run", DEADLINE, || running(&lost).then_some(()));
+    let wrapper = wrapper_of(&lost);
+    signal(u64::from(daemon.pid()), Signal::STOP);
+    signal(wrapper, Signal::KILL);
+    // (A zombie until fugued, stopped, reaps it.)
+    wait_until("the wrapper to be dead", DEADLINE, || {
+        let stat = std::fs::read_to_string(format!("/proc/{wrapper}/stat")).unwrap_or_default();
+        let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+        matches!(state, None | Some(Some('Z'))).then_some(())
+    });
+    daemon.signal_and_wait(libc::SIGKILL);
+    assert!(running(&lost), "the container outlived its wrapper and fugued");
+    daemon.restart(&[]);
+    wait_until("the lost pane's container to be removed at start", DEADLINE, || {
+        containers_of(&lost).is_empty().then_some(())
+    });
+    assert!(
+        !containers_of("00000000-0000-0000-0000-000000000000").is_empty(),
+        "another daemon's container stays"
+    );
+    drop(foreign);
+}

@@ -35,6 +35,11 @@ impl SessionState {
             tracing::info!(pane = %id, ?status, after = ?wait, "restarting pane");
         } else {
             myself.send_after(self.args.config.exited_ttl, move || SessionMsg::ExpirePane(id));
+            // Its wrapper removes the container unless it was killed outright;
+            // then this does (a restart's wrapper removes the old one itself).
+            if let Some(engine) = crate::sandbox::engine_of(&pane.info.command) {
+                crate::sandbox::remove_left_container(engine, id);
+            }
         }
         let info = self.panes[index].info();
         self.persist(index);

@@ -88,6 +88,11 @@ pub async fn run_fleet(
     unreachable: Vec<String>,
     sources: Vec<fugue_client::fleet::Source>,
 ) -> Result<ExitCode, ClientError> {
+    // Each endpoint is shown once: a watch reports the pods there when it
+    // starts, an engine a container that starts again.
+    let shown: Arc<std::sync::Mutex<std::collections::HashSet<String>>> = Arc::new(std::sync::Mutex::new(
+        elsewhere.iter().map(|(name, _)| name.clone()).collect(),
+    ));
     let mut listed = fugue_client::remote::ask_each_as_answered(elsewhere, |(_, options)| async move {
         Client::connect(options).await.map_err(|e| e.to_string())
     });
@@ -101,13 +106,16 @@ pub async fn run_fleet(
         }
     });
     for mut changes in sources.iter().filter_map(fugue_client::fleet::follow) {
-        let arriving = arriving.clone();
+        let (arriving, shown) = (arriving.clone(), shown.clone());
         tokio::spawn(async move {
             while let Some(change) = changes.recv().await {
                 let Ok(fugue_client::fleet::Change::Added(endpoint)) = change else {
                     continue;
                 };
                 let name = endpoint.remote.name.clone();
+                if !shown.lock().is_ok_and(|mut shown| shown.insert(name.clone())) {
+                    continue;
+                }
                 let options = fugue_client::ConnectOptions::default()
                     .client_name("fugue-cli")
                     .host(endpoint.remote)

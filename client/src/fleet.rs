@@ -285,52 +285,120 @@ pub enum Change {
     Removed(Endpoint),
 }
 
-/// Follows a container source through the engine's event stream: every start
-/// and end of a container with its label, as they happen, until the stream
-/// ends or the receiver is dropped. `None` for a source with no events (ssh).
+/// Follows a source: a container source through the engine's event stream
+/// (every start and end of a container with its label), a Kubernetes source
+/// through a watch of its pods per namespace (a pod that turns Running, one
+/// that stops running or is deleted), as they happen, until the streams end or
+/// the receiver is dropped. `None` for a source with no events (ssh).
 pub fn follow(source: &Source) -> Option<tokio::sync::mpsc::Receiver<Result<Change, String>>> {
-    let (engine, label) = match source {
-        Source::Docker { label } => (Engine::Docker, label.clone()),
-        Source::Podman { label } => (Engine::Podman, label.clone()),
-        // Pods are listed when asked; following them (a watch) is not built.
-        Source::Kubernetes { .. } | Source::Ssh => return None,
-    };
     let (send, receive) = tokio::sync::mpsc::channel(64);
-    let described = source.describe();
-    tokio::spawn(async move {
-        let spawned = tokio::process::Command::new(engine.program())
-            .args([
-                "events",
-                "--filter",
-                "type=container",
-                "--filter",
-                &format!("label={label}"),
-                "--filter",
-                "event=start",
-                "--filter",
-                "event=die",
-                "--format",
-                "{{.Action}} {{.Actor.Attributes.name}}",
-            ])
+    match source {
+        Source::Docker { label } => follow_engine(Engine::Docker, label.clone(), source.describe(), send),
+        Source::Podman { label } => follow_engine(Engine::Podman, label.clone(), source.describe(), send),
+        Source::Kubernetes {
+            selector,
+            namespaces,
+            context,
+            container,
+        } => {
+            for namespace in namespaces {
+                let pods = WatchedPods {
+                    context: context.clone(),
+                    namespace: namespace.clone(),
+                    selector: selector.clone(),
+                    container: container.clone(),
+                    described: source.describe(),
+                };
+                tokio::spawn(pods.follow(send.clone()));
+            }
+        }
+        Source::Ssh => return None,
+    }
+    Some(receive)
+}
+
+/// A program whose output lines are followed as they come (`docker events`,
+/// `kubectl get --watch`); killed when dropped.
+struct Followed {
+    child: tokio::process::Child,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    what: String,
+}
+
+impl Followed {
+    fn start(program: &str, args: &[String]) -> Result<Followed, String> {
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .kill_on_drop(true)
-            .spawn();
-        let mut child = match spawned {
-            Ok(child) => child,
-            Err(e) => {
-                let _ = send
-                    .send(Err(format!("cannot run {} events: {e}", engine.program())))
-                    .await;
+            .spawn()
+            .map_err(|e| format!("cannot run {program}: {e}"))?;
+        let stdout = child.stdout.take().ok_or_else(|| format!("{program} gave no output"))?;
+        let verb = args.iter().find(|a| !a.starts_with('-')).map_or("", String::as_str);
+        Ok(Followed {
+            child,
+            lines: tokio::io::BufReader::new(stdout).lines(),
+            what: format!("{program} {verb}"),
+        })
+    }
+
+    /// The next line; `None` once the program's output ends. A line longer
+    /// than any the engine writes is skipped.
+    async fn next(&mut self) -> Option<String> {
+        loop {
+            let line = self.lines.next_line().await.ok()??;
+            if line.len() <= 1024 {
+                return Some(line);
+            }
+        }
+    }
+
+    /// Why it ended: the first line it said on stderr, if any.
+    async fn ended(mut self) -> String {
+        let mut said = String::new();
+        if let Some(stderr) = self.child.stderr.take() {
+            use tokio::io::AsyncReadExt;
+            let _ = stderr.take(4096).read_to_string(&mut said).await;
+        }
+        match said.lines().next() {
+            Some(first) => format!("{} ended: {first}", self.what),
+            None => format!("{} ended", self.what),
+        }
+    }
+}
+
+fn follow_engine(
+    engine: Engine,
+    label: String,
+    described: String,
+    send: tokio::sync::mpsc::Sender<Result<Change, String>>,
+) {
+    tokio::spawn(async move {
+        let args: Vec<String> = [
+            "events",
+            "--filter",
+            "type=container",
+            "--filter",
+            &format!("label={label}"),
+            "--filter",
+            "event=start",
+            "--filter",
+            "event=die",
+            "--format",
+            "{{.Action}} {{.Actor.Attributes.name}}",
+        ]
+        .map(String::from)
+        .to_vec();
+        let mut followed = match Followed::start(engine.program(), &args) {
+            Ok(followed) => followed,
+            Err(why) => {
+                let _ = send.send(Err(why)).await;
                 return;
             }
         };
-        let Some(stdout) = child.stdout.take() else { return };
-        // Lines are the engine's; a name is at most 255 characters, so a line
-        // past this is not one of them and is skipped.
-        let mut lines = tokio::io::BufReader::new(stdout).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
+        while let Some(line) = followed.next().await {
             let Some((action, name)) = line.split_once(' ') else {
                 continue;
             };
@@ -350,9 +418,85 @@ pub fn follow(source: &Source) -> Option<tokio::sync::mpsc::Receiver<Result<Chan
                 return;
             }
         }
-        let _ = send.send(Err(format!("{} events ended", engine.program()))).await;
+        let _ = send.send(Err(followed.ended().await)).await;
     });
-    Some(receive)
+}
+
+/// One namespace's pods of a Kubernetes source, watched.
+struct WatchedPods {
+    context: Option<String>,
+    namespace: String,
+    selector: String,
+    container: Option<String>,
+    described: String,
+}
+
+impl WatchedPods {
+    /// `kubectl get pods --watch` with its events: the pods there now come as
+    /// ADDED, then every change. A pod is in the fleet while its phase is
+    /// Running; each entry and exit is sent once.
+    async fn follow(self, send: tokio::sync::mpsc::Sender<Result<Change, String>>) {
+        let mut args: Vec<String> = Vec::new();
+        if let Some(context) = &self.context {
+            args.extend(["--context".into(), context.clone()]);
+        }
+        args.extend(
+            [
+                "get",
+                "pods",
+                "--namespace",
+                &self.namespace,
+                "--selector",
+                &self.selector,
+                "--watch",
+                "--output-watch-events",
+                "--output",
+                "jsonpath={.type} {.object.metadata.name} {.object.status.phase}{\"\\n\"}",
+            ]
+            .map(String::from),
+        );
+        let mut followed = match Followed::start("kubectl", &args) {
+            Ok(followed) => followed,
+            Err(why) => {
+                let _ = send.send(Err(why)).await;
+                return;
+            }
+        };
+        let mut running = std::collections::HashSet::new();
+        while let Some(line) = followed.next().await {
+            let mut words = line.split(' ');
+            let (Some(kind), Some(name)) = (words.next(), words.next()) else {
+                continue;
+            };
+            if !remote::is_kube_name(name) {
+                continue;
+            }
+            let now_running = kind != "DELETED" && words.next() == Some("Running");
+            let change = match (now_running, running.contains(name)) {
+                // Past the bound a pod is not followed (the listing counts them).
+                (true, false) if running.len() < FLEET_MAX => {
+                    running.insert(name.to_string());
+                    Change::Added(self.endpoint(name))
+                }
+                (false, true) => {
+                    running.remove(name);
+                    Change::Removed(self.endpoint(name))
+                }
+                _ => continue,
+            };
+            if send.send(Ok(change)).await.is_err() {
+                return;
+            }
+        }
+        let _ = send.send(Err(followed.ended().await)).await;
+    }
+
+    fn endpoint(&self, pod: &str) -> Endpoint {
+        Endpoint {
+            remote: pod_remote(self.context.as_deref(), &self.namespace, pod, self.container.as_deref()),
+            source: self.described.clone(),
+        }
+    }
 }
 
 #[cfg(test)]

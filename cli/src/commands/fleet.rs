@@ -32,7 +32,8 @@ pub async fn run(ctx: &Context<'_>, watch: bool) -> Result<ExitCode, ClientError
     if !watch {
         return Ok(ExitCode::SUCCESS);
     }
-    follow(ctx, &sources).await
+    let listed = found.endpoints.iter().map(|e| e.remote.name.clone()).collect();
+    follow(ctx, &sources, listed).await
 }
 
 fn print_listing(ctx: &Context<'_>, found: &Found, asked: &[(Endpoint, Result<DaemonInfo, String>)], watch: bool) {
@@ -88,7 +89,13 @@ fn describe(endpoint: &Endpoint, answer: &Result<DaemonInfo, String>) -> (Value,
 }
 
 /// Every source's events, one line each, until interrupted or they all end.
-async fn follow(ctx: &Context<'_>, sources: &[Source]) -> Result<ExitCode, ClientError> {
+/// `present`: the endpoints listed; one is added only when it was not (a watch
+/// reports the pods there when it starts), removed only when it was.
+async fn follow(
+    ctx: &Context<'_>,
+    sources: &[Source],
+    mut present: std::collections::HashSet<String>,
+) -> Result<ExitCode, ClientError> {
     let streams: Vec<_> = sources.iter().filter_map(fleet::follow).collect();
     if streams.is_empty() {
         return Err(crate::args::invalid(
@@ -109,8 +116,9 @@ async fn follow(ctx: &Context<'_>, sources: &[Source]) -> Result<ExitCode, Clien
     drop(merged);
     while let Some(change) = changes.recv().await {
         let (event, detail) = match &change {
-            Ok(Change::Added(e)) => ("added", e),
-            Ok(Change::Removed(e)) => ("removed", e),
+            Ok(Change::Added(e)) if present.insert(e.remote.name.clone()) => ("added", e),
+            Ok(Change::Removed(e)) if present.remove(&e.remote.name) => ("removed", e),
+            Ok(_) => continue,
             Err(err) => {
                 let line = match ctx.out.json {
                     true => json!({"event": "error", "error": err}).to_string(),

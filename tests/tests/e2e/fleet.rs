@@ -181,12 +181,14 @@ fn a_bad_fleet_source_is_one_line_naming_it() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
-/// A small Kubernetes API server for the real kubectl: discovery, and the pod
-/// list of namespace `agents` (`running` pods named worker-N, one pending);
-/// every pod list's query is kept. Anything else (an exec) is a 404 Status.
+/// A small Kubernetes API server for the real kubectl: discovery, the pod
+/// list of namespace `agents` (`running` pods named worker-N, one pending),
+/// and watches of it, which stay open for [`FakeApiServer::event`]; every pod
+/// list's query is kept. Anything else (an exec) is a 404 Status.
 struct FakeApiServer {
     port: u16,
     queries: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    watchers: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
 }
 
 impl FakeApiServer {
@@ -201,7 +203,9 @@ impl FakeApiServer {
             .collect();
         pods.push(serde_json::json!({"metadata": {"name": "pending-0", "namespace": "agents"}, "status": {"phase": "Pending"}}));
         let pod_list =
-            serde_json::json!({"kind": "PodList", "apiVersion": "v1", "metadata": {}, "items": pods}).to_string();
+            serde_json::json!({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": pods}).to_string();
+        let watchers = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let watching = watchers.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
@@ -216,6 +220,17 @@ impl FakeApiServer {
                 let head = String::from_utf8_lossy(&request).to_string();
                 let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
                 let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+                if path == "/api/v1/namespaces/agents/pods"
+                    && query.split('&').any(|q| q == "watch=true" || q == "watch=1")
+                {
+                    kept.lock().unwrap().push(query.to_string());
+                    let head =
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+                    if stream.write_all(head.as_bytes()).is_ok() {
+                        watching.lock().unwrap().push(stream);
+                    }
+                    continue;
+                }
                 let (status, body) = match path {
                     "/api" => ("200 OK", r#"{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[]}"#.to_string()),
                     "/apis" => ("200 OK", r#"{"kind":"APIGroupList","apiVersion":"v1","groups":[]}"#.to_string()),
@@ -234,7 +249,31 @@ impl FakeApiServer {
                 );
             }
         });
-        FakeApiServer { port, queries }
+        FakeApiServer {
+            port,
+            queries,
+            watchers,
+        }
+    }
+
+    /// Tells every watch that pod `name` was `kind` (ADDED, MODIFIED,
+    /// DELETED), in `phase`.
+    fn event(&self, kind: &str, name: &str, phase: &str) {
+        use std::io::Write;
+        let event = serde_json::json!({"type": kind, "object": {
+            "kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": name, "namespace": "agents", "resourceVersion": "2"},
+            "status": {"phase": phase},
+        }});
+        let line = format!("{event}\n");
+        for watcher in self.watchers.lock().unwrap().iter_mut() {
+            let _ = write!(watcher, "{:x}\r\n{line}\r\n", line.len());
+            let _ = watcher.flush();
+        }
+    }
+
+    fn watching(&self) -> bool {
+        !self.watchers.lock().unwrap().is_empty()
     }
 
     /// A kubeconfig whose only context is this server.
@@ -309,4 +348,80 @@ fn kubernetes_pods_are_found_by_selector_and_bounded() {
     assert_eq!(listed["endpoints"].as_array().unwrap().len(), 500, "bounded");
     assert_eq!(listed["over"], 9_500, "the rest counted");
     eprintln!("10 000 pods listed, 500 asked, in {:?}", started.elapsed());
+}
+
+/// A Kubernetes source is followed with a watch (the real kubectl's): a pod
+/// that turns Running joins the fleet, a deleted one leaves it, a pending one
+/// does not count, and a pod already listed is not added twice.
+#[test]
+fn kubernetes_pods_are_followed_with_a_watch() {
+    fugue_tests::require!("kubectl");
+    let daemon = Daemon::start();
+    let config = hosts_file(
+        &daemon,
+        "[[fleet]]\nkind = \"kubernetes\"\nselector = \"app=agent\"\nnamespaces = [\"agents\"]\ncontainer = \"main\"\n",
+    );
+    let home = daemon.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let server = FakeApiServer::start(1);
+    let kubeconfig = server.kubeconfig(daemon.dir.path());
+    let mut watch = std::process::Command::new(bin("fugue"))
+        .args([
+            "--socket",
+            daemon.socket.to_str().unwrap(),
+            "--json",
+            "fleet",
+            "--watch",
+        ])
+        .env("XDG_CONFIG_HOME", &config)
+        .env("KUBECONFIG", &kubeconfig)
+        .env("HOME", &home)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (lines, said) = std::sync::mpsc::channel();
+    let stdout = watch.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let next = || -> serde_json::Value {
+        let line = said.recv_timeout(DEADLINE).expect("a line from fleet --watch");
+        serde_json::from_str(&line).unwrap_or_else(|_| panic!("{line}"))
+    };
+    let listing = next();
+    assert_eq!(
+        listing["endpoints"][0]["endpoint"], "k8s://agents/worker-0:main",
+        "{listing}"
+    );
+    wait_until("kubectl to watch the pods", DEADLINE, || {
+        server.watching().then_some(())
+    });
+    // As a real API server does for a watch from the list's version: the pods
+    // there now, as ADDED.
+    server.event("ADDED", "worker-0", "Running");
+    server.event("ADDED", "worker-7", "Pending");
+    server.event("MODIFIED", "worker-7", "Running");
+    let added = next();
+    assert_eq!(added["event"], "added", "{added}");
+    assert_eq!(added["endpoint"], "k8s://agents/worker-7:main", "{added}");
+    assert_eq!(added["source"], "pods app=agent");
+    server.event("MODIFIED", "worker-7", "Running");
+    server.event("DELETED", "worker-0", "Running");
+    let removed = next();
+    assert_eq!(removed["event"], "removed", "{removed}");
+    assert_eq!(removed["endpoint"], "k8s://agents/worker-0:main", "{removed}");
+    let queries = server.queries.lock().unwrap().clone();
+    assert!(
+        queries
+            .iter()
+            .any(|q| q.contains("watch=") && q.contains("labelSelector=app%3Dagent")),
+        "{queries:?}"
+    );
+    let _ = watch.kill();
+    let _ = watch.wait();
 }

@@ -252,7 +252,12 @@ impl Client {
             }
             Ok(Err(ClientError::Closed(_))) => {
                 let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-                Err(failed(format!("{}: {}", remote.describe(), said.get().await)))
+                let said = said.get().await;
+                let hint = match remote::says_fugue_is_missing(&said) {
+                    true => " (is fugue installed there, on its PATH?)",
+                    false => "",
+                };
+                Err(failed(format!("{}: {said}{hint}", remote.describe())))
             }
             Ok(Err(other)) => Err(other),
             Err(_) => Err(failed(format!(

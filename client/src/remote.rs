@@ -104,6 +104,19 @@ impl Engine {
     }
 }
 
+/// Whether what a transport said means there is no `fugue` to run on the far
+/// side (a shell's, env's, docker's or a container runtime's words for it).
+pub fn says_fugue_is_missing(said: &str) -> bool {
+    [
+        "\"fugue\": executable file not found",
+        "fugue: not found",
+        "fugue: command not found",
+        "'fugue': No such file",
+    ]
+    .iter()
+    .any(|words| said.contains(words))
+}
+
 /// Runs the user's `program` (an engine's CLI, kubectl) with `args` and no
 /// input, within `within`; its stdout, or its own complaint on one line. In a
 /// process group of its own (see [`Engine::ask`]).
@@ -639,6 +652,22 @@ impl LastWords {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_fugue_is_recognised_in_each_tool_s_words() {
+        for said in [
+            "error: OCI runtime exec failed: exec failed: unable to start container process: exec: \"fugue\": executable file not found in $PATH: unknown",
+            "sh: 1: fugue: not found",
+            "bash: line 1: fugue: command not found",
+            "env: 'fugue': No such file or directory",
+        ] {
+            assert!(says_fugue_is_missing(said), "{said}");
+        }
+        assert!(!says_fugue_is_missing(
+            "Error from server (NotFound): pods \"x\" not found"
+        ));
+        assert!(!says_fugue_is_missing("No such container: agent-1"));
+    }
 
     #[test]
     fn words_for_the_remote_shell_come_back_as_given() {

@@ -6,6 +6,7 @@
 
 pub mod agents;
 pub mod containers;
+pub mod kube;
 pub mod mcp;
 pub mod procfs;
 pub mod sshd;

@@ -4,6 +4,7 @@
 //! follows the engine's events as labelled containers start and stop.
 
 use fugue_tests::containers::{docker, engine_or_skip, Container};
+use fugue_tests::kube::FakeApiServer;
 use fugue_tests::{bin, cli_with_env, wait_until, Daemon, DEADLINE};
 use std::io::BufRead;
 use std::time::Duration;
@@ -179,118 +180,6 @@ fn a_bad_fleet_source_is_one_line_naming_it() {
     let err = cli_with_env(&daemon.socket, &daemon.dir, &["fleet"], &[("XDG_CONFIG_HOME", &config)]).err();
     assert!(err.contains("hosts.toml") && err.contains("nomad"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
-}
-
-/// A small Kubernetes API server for the real kubectl: discovery, the pod
-/// list of namespace `agents` (`running` pods named worker-N, one pending),
-/// and watches of it, which stay open for [`FakeApiServer::event`]; every pod
-/// list's query is kept. Anything else (an exec) is a 404 Status.
-struct FakeApiServer {
-    port: u16,
-    queries: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-    watchers: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
-}
-
-impl FakeApiServer {
-    fn start(running: usize) -> FakeApiServer {
-        use std::io::{Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let queries = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let kept = queries.clone();
-        let mut pods: Vec<serde_json::Value> = (0..running)
-            .map(|n| serde_json::json!({"metadata": {"name": format!("worker-{n}"), "namespace": "agents"}, "status": {"phase": "Running"}}))
-            .collect();
-        pods.push(serde_json::json!({"metadata": {"name": "pending-0", "namespace": "agents"}, "status": {"phase": "Pending"}}));
-        let pod_list =
-            serde_json::json!({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": pods}).to_string();
-        let watchers = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let watching = watchers.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let mut request = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => request.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&request).to_string();
-                let target = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-                let (path, query) = target.split_once('?').unwrap_or((&target, ""));
-                if path == "/api/v1/namespaces/agents/pods"
-                    && query.split('&').any(|q| q == "watch=true" || q == "watch=1")
-                {
-                    kept.lock().unwrap().push(query.to_string());
-                    let head =
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
-                    if stream.write_all(head.as_bytes()).is_ok() {
-                        watching.lock().unwrap().push(stream);
-                    }
-                    continue;
-                }
-                let (status, body) = match path {
-                    "/api" => ("200 OK", r#"{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[]}"#.to_string()),
-                    "/apis" => ("200 OK", r#"{"kind":"APIGroupList","apiVersion":"v1","groups":[]}"#.to_string()),
-                    "/api/v1" => ("200 OK", r#"{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"pods","singularName":"pod","namespaced":true,"kind":"Pod","verbs":["get","list","watch"],"shortNames":["po"]}]}"#.to_string()),
-                    "/version" => ("200 OK", r#"{"major":"1","minor":"32","gitVersion":"v1.32.0"}"#.to_string()),
-                    "/api/v1/namespaces/agents/pods" => {
-                        kept.lock().unwrap().push(query.to_string());
-                        ("200 OK", pod_list.clone())
-                    }
-                    _ => ("404 Not Found", r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"not here","reason":"NotFound","code":404}"#.to_string()),
-                };
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            }
-        });
-        FakeApiServer {
-            port,
-            queries,
-            watchers,
-        }
-    }
-
-    /// Tells every watch that pod `name` was `kind` (ADDED, MODIFIED,
-    /// DELETED), in `phase`.
-    fn event(&self, kind: &str, name: &str, phase: &str) {
-        use std::io::Write;
-        let event = serde_json::json!({"type": kind, "object": {
-            "kind": "Pod", "apiVersion": "v1",
-            "metadata": {"name": name, "namespace": "agents", "resourceVersion": "2"},
-            "status": {"phase": phase},
-        }});
-        let line = format!("{event}\n");
-        for watcher in self.watchers.lock().unwrap().iter_mut() {
-            let _ = write!(watcher, "{:x}\r\n{line}\r\n", line.len());
-            let _ = watcher.flush();
-        }
-    }
-
-    fn watching(&self) -> bool {
-        !self.watchers.lock().unwrap().is_empty()
-    }
-
-    /// A kubeconfig whose only context is this server.
-    fn kubeconfig(&self, dir: &std::path::Path) -> std::path::PathBuf {
-        let path = dir.join("kubeconfig");
-        std::fs::write(
-            &path,
-            format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: fake\n  cluster:\n    server: http://127.0.0.1:{}\n\
-                 contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\ncurrent-context: fake\n\
-                 users:\n- name: fake\n  user: {{}}\n",
-                self.port
-            ),
-        )
-        .unwrap();
-        path
-    }
 }
 
 /// A Kubernetes source, against the real kubectl and a small API server:

@@ -282,3 +282,130 @@ fn top_shows_what_answers_while_a_black_holed_host_is_asked() {
     assert!(later.contains("far/yonder:0") && later.contains("here:0"), "{later}");
     tmux.send_keys("main", &["q"]);
 }
+
+/// `k8s://NAMESPACE/POD:CONTAINER` with the real kubectl (1.32, WebSocket
+/// exec `v5.channel.k8s.io`) against the test's API server, whose exec runs
+/// `fugue proxy` reaching this test's daemon: commands and `attach` work
+/// through it; a pod that is gone and a pod without fugue are each one line.
+#[test]
+fn kubernetes_exec_carries_commands_and_attach() {
+    fugue_tests::require!("kubectl", "tmux");
+    let daemon = Daemon::start();
+    let server = fugue_tests::kube::FakeApiServer::start(1);
+    server.exec_into(&daemon.socket);
+    let kubeconfig = server.kubeconfig(daemon.dir.path());
+    let home = daemon.dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let env = [
+        ("KUBECONFIG", kubeconfig.to_str().unwrap()),
+        ("HOME", home.to_str().unwrap()),
+    ];
+    let nowhere = daemon.dir.path().join("no-daemon-here.sock");
+    let at = |address: &str, args: &[&str]| {
+        let mut all = vec!["--host", address];
+        all.extend_from_slice(args);
+        cli_with_env(&nowhere, &daemon.dir, &all, &env)
+    };
+    let pod = "k8s://agents/worker-0:main";
+    at(pod, &["new-session", "podded"]).ok();
+    let pane = at(
+        pod,
+        &[
+            "run",
+            "-s",
+            "podded",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "echo in-pod-$((6*7)); exec sleep 600",
+        ],
+    )
+    .ok();
+    wait_until("the pane's output, read through kubectl exec", DEADLINE, || {
+        at(pod, &["read", &pane]).ok().contains("in-pod-42").then_some(())
+    });
+    assert!(
+        daemon.cli(&["ls"]).ok().contains("podded"),
+        "the pod's fugue is the test daemon"
+    );
+    let execs = server.execs.lock().unwrap().clone();
+    assert!(
+        execs
+            .iter()
+            .all(|c| c.ends_with(&["fugue".to_string(), "proxy".to_string()])),
+        "{execs:?}"
+    );
+
+    // attach, typed into as a person would, through kubectl exec -i.
+    let shell = daemon.cli(&["run", "-s", "podded"]).ok();
+    daemon.cli(&["write", &shell, "echo before-$((1+1))", "--enter"]).ok();
+    let tmux = Tmux::start(daemon.dir.path(), 100, 20);
+    let command = format!(
+        "KUBECONFIG={} HOME={} {} --socket /nonexistent/s --host {pod} attach {shell}",
+        kubeconfig.display(),
+        home.display(),
+        bin("fugue").display()
+    );
+    tmux.type_line("main", &command);
+    tmux.wait_for("main", "before-2");
+    tmux.type_line("main", "echo typed-$((6*7))");
+    tmux.wait_for("main", "typed-42");
+    tmux.send_keys("main", &["C-\\"]);
+    tmux.wait_for("main", "[detached from pane");
+
+    let gone = at("k8s://agents/gone-0", &["ls"]).err();
+    assert!(
+        gone.contains("cannot connect to fugued at k8s://agents/gone-0") && gone.contains("not found"),
+        "{gone}"
+    );
+    assert!(!gone.trim_end().contains('\n'), "{gone}");
+    let bare = at("k8s://agents/no-fugue-0", &["ls"]).err();
+    assert!(
+        bare.contains("k8s://agents/no-fugue-0") && bare.contains("is fugue installed there, on its PATH?"),
+        "{bare}"
+    );
+    assert!(!bare.trim_end().contains('\n'), "{bare}");
+    eprintln!("a pod without fugue: {bare}");
+}
+
+/// Against a real cluster, when one is named: `FUGUE_TEST_KUBECONFIG` (its
+/// kubeconfig) and `FUGUE_TEST_K8S_POD` (a `k8s://` address of a pod whose
+/// image has fugue on its PATH). A session and a pane are made there, read
+/// back and removed. Without them it says it is skipped (docs/remote.md).
+#[test]
+fn a_real_cluster_when_one_is_named() {
+    let (Some(kubeconfig), Some(pod)) = (
+        std::env::var_os("FUGUE_TEST_KUBECONFIG"),
+        std::env::var("FUGUE_TEST_K8S_POD").ok(),
+    ) else {
+        eprintln!("skipped: FUGUE_TEST_KUBECONFIG and FUGUE_TEST_K8S_POD name no cluster");
+        return;
+    };
+    fugue_tests::require!("kubectl");
+    let daemon = Daemon::start();
+    let nowhere = daemon.dir.path().join("no-daemon-here.sock");
+    let env = [("KUBECONFIG", kubeconfig.to_str().unwrap())];
+    let at = |args: &[&str]| {
+        let mut all = vec!["--host", pod.as_str()];
+        all.extend_from_slice(args);
+        cli_with_env(&nowhere, &daemon.dir, &all, &env)
+    };
+    let session = format!("fugue-test-{}", std::process::id());
+    at(&["new-session", &session]).ok();
+    let pane = at(&[
+        "run",
+        "-s",
+        &session,
+        "--no-shell",
+        "--",
+        "sh",
+        "-c",
+        "echo in-cluster-$((6*7)); exec sleep 60",
+    ])
+    .ok();
+    wait_until("the pane's output from the cluster", DEADLINE, || {
+        at(&["read", &pane]).ok().contains("in-cluster-42").then_some(())
+    });
+    at(&["kill-session", &session]).ok();
+}

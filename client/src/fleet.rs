@@ -285,6 +285,43 @@ pub enum Change {
     Removed(Endpoint),
 }
 
+/// Every endpoint of the fleet with its panes (the overview of each daemon),
+/// asked as any asking of many daemons is: at most 32 together, each within
+/// 10 s. An endpoint with no daemon says so; none is started.
+pub async fn overview() -> Result<crate::views::FleetView, String> {
+    let sources = sources()?;
+    let found = discover(&sources).await;
+    let asked = remote::ask_each(found.endpoints.clone(), |endpoint| async move {
+        let options = crate::ConnectOptions::default()
+            .client_name("fugue-web")
+            .host(endpoint.remote)
+            .autostart(false);
+        let client = crate::Client::connect(options).await.map_err(|e| e.to_string())?;
+        client.overview(None).await.map_err(|e| e.to_string())
+    })
+    .await;
+    let endpoints = asked
+        .into_iter()
+        .map(|(endpoint, answer)| {
+            let (panes, error) = match answer {
+                Ok(panes) => (panes.iter().map(crate::views::OverviewView::from).collect(), None),
+                Err(why) => (Vec::new(), Some(why)),
+            };
+            crate::views::FleetEndpointView {
+                endpoint: endpoint.remote.name,
+                source: endpoint.source,
+                error,
+                panes,
+            }
+        })
+        .collect();
+    Ok(crate::views::FleetView {
+        endpoints,
+        over: found.over,
+        problems: found.problems,
+    })
+}
+
 /// Follows a source: a container source through the engine's event stream
 /// (every start and end of a container with its label), a Kubernetes source
 /// through a watch of its pods per namespace (a pod that turns Running, one

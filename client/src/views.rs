@@ -524,6 +524,31 @@ pub struct OverviewView {
     pub last_line: String,
 }
 
+/// The fleet's panes, grouped by endpoint (`GET /api/fleet`): every daemon the
+/// hosts file's `[[fleet]]` sources find, with its panes or why it did not answer.
+#[derive(Debug, Clone, Default, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct FleetView {
+    pub endpoints: Vec<FleetEndpointView>,
+    /// Endpoints that matched past the bound (500), counted and not asked.
+    pub over: usize,
+    /// Sources that could not be asked (an engine not running), one line each.
+    pub problems: Vec<String>,
+}
+
+/// One endpoint of the fleet and its panes.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct FleetEndpointView {
+    /// Its `--host` address (`docker://NAME`, `k8s://NS/POD`, a host's name).
+    pub endpoint: String,
+    /// The source that found it (`docker label fugue.enable=true`).
+    pub source: String,
+    /// Why it did not answer; null when it did.
+    pub error: Option<String>,
+    pub panes: Vec<OverviewView>,
+}
+
 impl From<&fugue_protocol::PaneOverview> for OverviewView {
     fn from(overview: &fugue_protocol::PaneOverview) -> Self {
         OverviewView {

@@ -559,6 +559,103 @@
     }
     renderOverview();
     refreshWorktrees(false);
+    if (overviewShown) refreshFleet();
+  }
+
+  // ---- the fleet: every daemon the hosts file's sources find, by endpoint ----
+
+  let fleet = null;
+  let fleetAsking = false;
+  let fleetAskedAt = 0;
+  const FLEET_EVERY_MS = 10000;
+
+  // Asked while the overview shows, at most every 10 s and one at a time (the
+  // server asks every endpoint, 32 together, each within 10 s).
+  async function refreshFleet() {
+    if (fleetAsking || Date.now() - fleetAskedAt < FLEET_EVERY_MS) return;
+    fleetAsking = true;
+    try {
+      fleet = await api('GET', '/api/fleet');
+    } catch (err) {
+      fleet = { endpoints: [], over: 0, problems: [err.message] };
+    } finally {
+      fleetAsking = false;
+      fleetAskedAt = Date.now();
+    }
+    renderFleet();
+  }
+
+  function renderFleet() {
+    const box = $('fleet');
+    const shown = overviewShown && fleet && (fleet.endpoints.length > 0 || fleet.problems.length > 0);
+    box.hidden = !shown;
+    if (!shown) return;
+    const parts = [];
+    const heading = document.createElement('h2');
+    heading.textContent = `Fleet: ${fleet.endpoints.length} endpoint${fleet.endpoints.length === 1 ? '' : 's'}`;
+    parts.push(heading);
+    for (const problem of fleet.problems) parts.push(note(problem));
+    if (fleet.over > 0) parts.push(note(`${fleet.over} more endpoints matched than the 500 a fleet lists; narrow a source`));
+    for (const endpoint of fleet.endpoints) parts.push(fleetGroup(endpoint));
+    box.replaceChildren(...parts);
+  }
+
+  function note(text) {
+    const p = document.createElement('p');
+    p.className = 'fleet-note';
+    p.textContent = text;
+    return p;
+  }
+
+  function fleetGroup(endpoint) {
+    const group = document.createElement('section');
+    group.className = 'fleet-endpoint';
+    group.dataset.endpoint = endpoint.endpoint;
+    const head = document.createElement('h2');
+    const name = document.createElement('span');
+    name.textContent = endpoint.endpoint;
+    const source = document.createElement('span');
+    source.className = 'source';
+    source.textContent = endpoint.source;
+    head.append(name, source);
+    if (endpoint.error) {
+      const why = document.createElement('span');
+      why.className = 'why';
+      why.textContent = endpoint.error;
+      head.append(why);
+    } else if (endpoint.panes.length === 0) {
+      head.append(Object.assign(document.createElement('span'), { className: 'source', textContent: 'no panes' }));
+    }
+    const panes = document.createElement('div');
+    panes.className = 'fleet-panes';
+    panes.append(...endpoint.panes.map((row) => fleetCard(row, endpoint.endpoint)));
+    group.append(head, panes);
+    return group;
+  }
+
+  // A pane elsewhere: what it shows, and how to reach it (this page serves
+  // its own daemon's panes only).
+  function fleetCard(row, endpoint) {
+    const agent = row.agent;
+    const card = document.createElement('article');
+    card.className = needsOf(row) === 'nothing' ? 'pane-card' : 'pane-card needs';
+    card.dataset.label = `${endpoint}/${labelOf(row)}`;
+    const head = document.createElement('header');
+    const label = Object.assign(document.createElement('span'), { className: 'label', textContent: labelOf(row) });
+    const title = Object.assign(document.createElement('span'), { className: 'title', textContent: row.pane.title });
+    const state = agent ? (agent.needs === 'finished_unseen' ? 'finished_unseen' : agent.state) : row.pane.status;
+    const status = Object.assign(document.createElement('span'), {
+      className: `badge ${state}`,
+      textContent: agent ? `${agent.agent}: ${agent.state.replaceAll('_', ' ')}` : row.pane.status,
+    });
+    head.append(label, title, status);
+    const last = Object.assign(document.createElement('pre'), { className: 'last', textContent: row.last_line || ' ' });
+    const hint = Object.assign(document.createElement('code'), {
+      className: 'attach-hint',
+      textContent: `fugue --host ${endpoint} attach ${labelOf(row)}`,
+    });
+    card.append(head, last, hint);
+    return card;
   }
 
   function showOverview(show) {
@@ -572,6 +669,7 @@
     if (show) refreshOverview();
     else views.get(active)?.show();
     renderOverview();
+    renderFleet();
     renderChangesButton();
   }
 

@@ -231,6 +231,26 @@ pub async fn overview(
     Ok(Json(list.iter().map(OverviewView::from).collect()))
 }
 
+/// How long the fleet's overview is served from memory: asking every
+/// endpoint is the costliest question this server asks, and a page asks often.
+const FLEET_FRESH: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The fleet's panes by endpoint; one asking at a time, its answer reused for
+/// [`FLEET_FRESH`] (every page shares it).
+pub async fn fleet(State(state): State<AppState>) -> ApiResult<Json<fugue_client::views::FleetView>> {
+    let mut last = state.fleet.lock().await;
+    if let Some((at, view)) = last.as_ref() {
+        if at.elapsed() < FLEET_FRESH {
+            return Ok(Json(view.clone()));
+        }
+    }
+    let view = fugue_client::fleet::overview()
+        .await
+        .map_err(|why| ApiError::new(axum::http::StatusCode::BAD_REQUEST, "invalid_argument", why))?;
+    *last = Some((std::time::Instant::now(), view.clone()));
+    Ok(Json(view))
+}
+
 pub async fn grep(
     State(state): State<AppState>,
     QueryParams(query): QueryParams<GrepQuery>,

@@ -24,6 +24,8 @@ pub struct AppState {
     pub daemon: SharedClient,
     pub security: Arc<Security>,
     pub defaults: Arc<Defaults>,
+    /// The fleet's overview as last asked, and when (`GET /api/fleet`).
+    pub fleet: Arc<tokio::sync::Mutex<Option<(std::time::Instant, fugue_client::views::FleetView)>>>,
 }
 
 /// The tab bar a page shows when its address names none.
@@ -109,6 +111,7 @@ pub async fn run(config: Config) -> Result<(), String> {
             project_given: config.project_given,
             remote,
         }),
+        fleet: Default::default(),
     };
     let app = routes::router()
         .merge(assets::router())

@@ -152,6 +152,13 @@ pub fn table() -> Vec<Route> {
         .returns::<Vec<OverviewView>>(),
         Route::new(
             M::GET,
+            "/api/fleet",
+            "The fleet's panes by endpoint: every daemon the hosts file's [[fleet]] sources find (at most 500, asked 32 at a time, each within 10 s; reused for 5 s)",
+            api::fleet,
+        )
+        .returns::<fugue_client::views::FleetView>(),
+        Route::new(
+            M::GET,
             "/api/grep",
             "Search every pane's text and scrollback for a regular expression",
             api::grep,

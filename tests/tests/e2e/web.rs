@@ -26,7 +26,12 @@ struct Web {
 
 impl Web {
     fn start(daemon: &Daemon, extra: &[&str]) -> Web {
+        Self::start_with_env(daemon, extra, &[])
+    }
+
+    fn start_with_env(daemon: &Daemon, extra: &[&str], env: &[(&str, &str)]) -> Web {
         let mut child = Self::command(daemon, extra)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .spawn()
             .expect("start fugue-web");
@@ -1941,4 +1946,83 @@ async fn the_http_api_starts_a_sandboxed_pane() {
             .then_some(())
     })
     .await;
+}
+
+/// The fleet in the overview (`GET /api/fleet` and the page, in a real
+/// browser): the hosts file's docker source finds two labelled containers,
+/// one whose fugued has a pane (shown under its endpoint, with how to attach
+/// to it) and one with no daemon (shown with why, and none started there);
+/// an unlabelled container is not in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_shows_the_fleet_by_endpoint() {
+    use fugue_tests::containers::{engine_or_skip, Container};
+    fugue_tests::require!(
+        "docker",
+        "dockerd",
+        "chromium",
+        "node",
+        "tests/browser/node_modules/playwright-core"
+    );
+    if !engine_or_skip() {
+        return;
+    }
+    let daemon = Daemon::start();
+    let label = format!("fugue.test-fleet={}", std::process::id());
+    let config = daemon.dir.path().join("config");
+    std::fs::create_dir_all(config.join("fugue")).unwrap();
+    std::fs::write(
+        config.join("fugue/hosts.toml"),
+        format!("[[fleet]]\nkind = \"docker\"\nlabel = \"{label}\"\n"),
+    )
+    .unwrap();
+    let (working, idle, unlabelled) = tokio::task::block_in_place(|| {
+        let working = Container::start(&["--network", "none", "--label", &label]);
+        let idle = Container::start(&["--network", "none", "--label", &label]);
+        let unlabelled = Container::start(&["--network", "none"]);
+        let address = working.address();
+        let at = |args: &[&str]| {
+            let mut all = vec!["--host", address.as_str()];
+            all.extend_from_slice(args);
+            fugue_tests::cli_with_env(&daemon.socket, &daemon.dir, &all, &[])
+        };
+        at(&["new-session", "boxed"]).ok();
+        at(&[
+            "run",
+            "-s",
+            "boxed",
+            "--title",
+            "in-a-box",
+            "--no-shell",
+            "--",
+            "sleep",
+            "600",
+        ])
+        .ok();
+        (working, idle, unlabelled)
+    });
+    let web = Web::start_with_env(&daemon, &[], &[("XDG_CONFIG_HOME", config.to_str().unwrap())]);
+    let (status, fleet) = web.call(Method::GET, "/api/fleet", None).await;
+    assert_eq!(status, StatusCode::OK, "{fleet}");
+    let endpoints = fleet["endpoints"].as_array().expect("endpoints");
+    let find = |c: &Container| endpoints.iter().find(|e| e["endpoint"] == c.address()).cloned();
+    let boxed = find(&working).unwrap_or_else(|| panic!("{fleet}"));
+    assert_eq!(boxed["error"], Value::Null, "{fleet}");
+    assert_eq!(boxed["source"], format!("docker label {label}"));
+    assert_eq!(boxed["panes"][0]["pane"]["title"], "in-a-box", "{fleet}");
+    assert_eq!(boxed["panes"][0]["pane"]["session"], "boxed", "{fleet}");
+    let silent = find(&idle).unwrap_or_else(|| panic!("{fleet}"));
+    assert!(silent["error"].is_string(), "{fleet}");
+    assert!(find(&unlabelled).is_none(), "{fleet}");
+    assert_eq!(endpoints.len(), 2, "{fleet}");
+
+    let (endpoint, silent) = (working.address(), idle.address());
+    let env = [
+        ("ENDPOINT", std::ffi::OsStr::new(&endpoint)),
+        ("SILENT", std::ffi::OsStr::new(&silent)),
+        ("LABEL", std::ffi::OsStr::new("boxed:0")),
+    ];
+    let shots = ["1-fleet-desktop"];
+    tokio::task::block_in_place(|| run_browser_script("fleet", &web, "browser-artifacts-fleet", &env, &shots));
+    let processes = fugue_tests::containers::docker(&["top", &idle.name]);
+    assert!(!processes.contains("fugued"), "looking started a daemon: {processes}");
 }

@@ -1468,9 +1468,11 @@ async fn claude_code_delegates_and_gets_the_result() {
 /// state it reports is read from a hook), its permission prompt is approved
 /// through fugue-mcp, and the file the approved command makes lands in the
 /// mounted directory, owned by the directory's user. The hook socket answers
-/// nothing but that pane's hook reports, and goes with the pane.
+/// nothing but that pane's hook reports, and goes with the pane. Hibernated,
+/// its container goes; a prompt wakes it in a new one on the same
+/// conversation (its HOME is in the mounted directory).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claude_code_in_a_sandbox_reports_hooks_and_is_approved_through_fugue_mcp() {
+async fn claude_code_in_a_sandbox_reports_hooks_is_approved_and_hibernates() {
     use fugue_tests::containers;
     if !containers::engine_or_skip() {
         return;
@@ -1586,16 +1588,64 @@ async fn claude_code_in_a_sandbox_reports_hooks_and_is_approved_through_fugue_mc
     let events = fugue_tests::agents::events_in(&stub_log);
     assert!(events.iter().any(|e| e["event"] == "tool_result"), "{events:?}");
 
+    // Hibernated: the container goes (its HOME, with the conversation, is in
+    // the mounted directory); a prompt wakes it in a new container on the
+    // same conversation, which the stub sees in what the CLI sends.
+    let container = fugue_client::sandbox::container_name(&pane);
+    let container_args = || {
+        let out = std::process::Command::new("docker")
+            .args(["inspect", "--format", "{{json .Args}}", &container])
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).to_string())
+    };
+    let recorded = wait_for("the sandboxed agent's session to be recorded", DEADLINE, || async {
+        client.pane_status(&pane).await.ok()?.agent_session
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let slept = client.hibernate(&pane).await.expect("hibernate the sandboxed agent");
+    let hibernated_in = started.elapsed();
+    assert_eq!(slept.state, fugue_client::protocol::PaneState::Hibernated);
+    wait_until("the hibernated agent's container to go", DEADLINE, || {
+        container_args().is_none().then_some(())
+    });
+    let sent = fugue_client::ops::send_prompt(&client, &pane, "Now one more. FILE=second.txt", None)
+        .await
+        .expect("the prompt that wakes it");
+    assert!(sent.went_busy, "{sent:?}");
+    println!(
+        "sandboxed claude: hibernated in {} ms, woken and prompted in {} ms",
+        hibernated_in.as_millis(),
+        (started.elapsed() - hibernated_in).as_millis()
+    );
+    let args = container_args().expect("a container again");
+    assert!(args.contains(&recorded.id), "not resumed on its session: {args}");
+    approve_and_finish(&mcp, &pane).await;
+    assert!(project.join("second.txt").exists());
+    let second = fugue_tests::agents::events_in(&stub_log)
+        .into_iter()
+        .find(|e| e["event"] == "turn_started" && e["detail"]["command"] == "touch second.txt")
+        .expect("the second turn reached the stub");
+    let files = &second["detail"]["files"];
+    assert!(
+        files.as_array().is_some_and(|f| f.iter().any(|f| f == "boxed.txt")),
+        "another conversation: the woken CLI sent {files}"
+    );
+
+    let hook_dir = std::fs::read_dir(&sockets)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&pane))
+        .expect("the woken agent's hook directory");
     fugue_cli(&daemon, &["release", &pane]).ok();
     wait_until("the hook socket's directory to go", DEADLINE, || {
         (!hook_dir.exists()).then_some(())
     });
-    let container = fugue_client::sandbox::container_name(&pane);
     wait_until("the sandbox container to go", DEADLINE, || {
-        let out = std::process::Command::new("docker")
-            .args(["ps", "-aq", "--filter", &format!("name=^{container}$")])
-            .output()
-            .ok()?;
-        out.stdout.is_empty().then_some(())
+        container_args().is_none().then_some(())
     });
 }

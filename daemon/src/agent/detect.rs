@@ -166,6 +166,8 @@ pub fn is_sandboxed(command: &[String]) -> bool {
 /// fugue can see.
 pub fn started_with_prompt(kind: AgentKind, command: &[String]) -> bool {
     let Some(m) = markers(kind) else { return false };
+    // The sandbox wrapper's own words (`--pass-env CLAUDE_...`) are not the agent's.
+    let command = unsandboxed(command);
     if m.prompt_flags.is_empty() {
         // It takes no first prompt on its command line (aider's arguments are files).
         return false;
@@ -868,6 +870,10 @@ mod tests {
         assert!(started_with_prompt(AgentKind::Claude, &setup.map(String::from)));
         let script = ["sh", "-c", "echo hi > a.txt; exec /x/fake-agent"];
         assert!(!started_with_prompt(AgentKind::Claude, &script.map(String::from)));
+        // In a sandbox: the wrapper's words (a variable named CLAUDE_...) are not the agent's.
+        let sandboxed = "/bin/fugue sandbox-run --image i --pass-env CLAUDE_CODE_X -- claude --resume abc";
+        assert!(!with(AgentKind::Claude, sandboxed));
+        assert!(with(AgentKind::Claude, &sandboxed.replace("--resume abc", "fix-it")));
     }
 
     #[test]

@@ -236,15 +236,28 @@ impl Sandbox {
     }
 }
 
-/// What a person asked of a sandbox; what they left out comes from the
-/// profile of the agent being started (`sandbox.toml`), then the defaults.
+/// What a person asked of a sandbox (`run --sandbox`'s flags, MCP's
+/// `fugue_start` `sandbox`, the HTTP API's `POST /api/panes` `sandbox`, a
+/// table of sandbox.toml); what they left out comes from the profile of the
+/// agent being started (`sandbox.toml`), then the defaults. See
+/// docs/remote.md, "Sandboxed panes".
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Asked {
+    /// The image, already on the engine (nothing is pulled). Default: the
+    /// image of the profile of the agent the command starts, or of
+    /// `[default]`, in sandbox.toml.
     pub image: Option<String>,
+    /// "none" (default: only the container's own loopback), "bridge" (the
+    /// engine's network, not this machine's loopback) or "host" (no network
+    /// isolation).
     pub network: Option<String>,
+    /// CPUs it may use ("0.5", "2").
     pub cpus: Option<String>,
+    /// Memory it may use ("512m", "2g").
     pub memory: Option<String>,
+    /// "docker" (default) or "podman".
     pub engine: Option<String>,
 }
 

@@ -131,40 +131,7 @@ pub struct StartParams {
     /// this machine's files, as a non-root user; removed with the terminal.
     /// The command runs directly in the container (no shell of this machine).
     /// This machine only (no host).
-    pub sandbox: Option<SandboxInput>,
-}
-
-/// A terminal's sandbox (see docs/remote.md, "Sandboxed panes").
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SandboxInput {
-    /// The image, already on the engine (nothing is pulled). Default: the
-    /// image of the profile of the agent the command starts, or of [default],
-    /// in sandbox.toml.
-    pub image: Option<String>,
-    /// "none" (default: only the container's own loopback), "bridge" (the
-    /// engine's network, not this machine's loopback) or "host" (no network isolation).
-    pub network: Option<String>,
-    /// CPUs it may use ("0.5", "2").
-    pub cpus: Option<String>,
-    /// Memory it may use ("512m", "2g").
-    pub memory: Option<String>,
-    /// "docker" (default) or "podman".
-    pub engine: Option<String>,
-}
-
-impl SandboxInput {
-    /// The sandbox for `program` (the command's first word): these values,
-    /// then its profile's.
-    pub fn sandbox(self, program: Option<&str>) -> Result<fugue_client::sandbox::Sandbox, String> {
-        let asked = fugue_client::sandbox::Asked {
-            image: self.image,
-            network: self.network,
-            cpus: self.cpus,
-            memory: self.memory,
-            engine: self.engine,
-        };
-        fugue_client::sandbox::resolve(asked, program)
-    }
+    pub sandbox: Option<fugue_client::sandbox::Asked>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

@@ -65,24 +65,7 @@ pub struct NewPane {
     /// Run the command in a new container of an image on the web server's
     /// machine's engine, as `fugue run --sandbox` (docs/remote.md, "Sandboxed
     /// panes"); not when the server serves a daemon elsewhere.
-    pub sandbox: Option<SandboxBody>,
-}
-
-/// A pane's sandbox; what is left out comes from the profile of the agent the
-/// command starts in sandbox.toml, then the defaults.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SandboxBody {
-    /// The image, already on the engine (nothing is pulled).
-    pub image: Option<String>,
-    /// `none` (default), `bridge` or `host` (no network isolation).
-    pub network: Option<String>,
-    /// CPUs it may use (`0.5`, `2`).
-    pub cpus: Option<String>,
-    /// Memory it may use (`512m`, `2g`).
-    pub memory: Option<String>,
-    /// `docker` (default) or `podman`.
-    pub engine: Option<String>,
+    pub sandbox: Option<fugue_client::sandbox::Asked>,
 }
 
 fn yes() -> bool {
@@ -289,15 +272,8 @@ pub async fn create_pane(
                 "a sandbox runs on this machine's container engine, and this server serves a daemon elsewhere",
             ));
         }
-        let asked = fugue_client::sandbox::Asked {
-            image: sandbox.image,
-            network: sandbox.network,
-            cpus: sandbox.cpus,
-            memory: sandbox.memory,
-            engine: sandbox.engine,
-        };
         let program = spec.command.as_deref().and_then(|c| c.split_whitespace().next());
-        let sandbox = fugue_client::sandbox::resolve(asked, program).map_err(ApiError::invalid)?;
+        let sandbox = fugue_client::sandbox::resolve(sandbox, program).map_err(ApiError::invalid)?;
         spec = fugue_client::sandbox::sandboxed(&sandbox, spec).await?;
     }
     let info = state.daemon.get().await?.create_pane(spec).await?;

@@ -47,7 +47,10 @@ an interactive shell, which stays when the command ends. At most 10 running term
             });
         }
         let program = spec.command.as_deref().and_then(|c| c.split_whitespace().next());
-        let sandbox = p.sandbox.map(|s| s.sandbox(program)).transpose()?;
+        let sandbox = p
+            .sandbox
+            .map(|asked| fugue_client::sandbox::resolve(asked, program))
+            .transpose()?;
         if sandbox.is_some() && host.is_some() {
             return Err("a sandbox runs on this machine's container engine: leave out host".into());
         }

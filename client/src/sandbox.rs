@@ -456,11 +456,15 @@ pub fn container_name(pane: &str) -> String {
 /// Removes pane `pane`'s container, running or not; whether there was one.
 pub async fn remove_container_of(engine: Engine, pane: &str) -> Result<bool, String> {
     // `rm --force` of no container succeeds silently on newer engines, and
-    // names what it removed.
-    match engine
-        .ask(&["rm", "--force", &container_name(pane)], ENGINE_WITHIN)
-        .await
-    {
+    // names what it removed. Podman's stops first, waiting 10 s for a
+    // program that ignores SIGTERM (a shell as the container's init does):
+    // `--time 0` kills at once, as Docker's does.
+    let name = container_name(pane);
+    let args: &[&str] = match engine {
+        Engine::Docker => &["rm", "--force", &name],
+        Engine::Podman => &["rm", "--force", "--time", "0", &name],
+    };
+    match engine.ask(args, ENGINE_WITHIN).await {
         Ok(removed) => Ok(!removed.is_empty()),
         Err(why) if why.contains("No such container") || why.contains("no such container") => Ok(false),
         Err(why) => Err(why),

@@ -47,7 +47,7 @@ pub fn engine_of(command: &[String]) -> Option<&'static str> {
 pub fn remove_left_container(engine: &'static str, pane: PaneId) {
     tokio::spawn(async move {
         let name = format!("fugue-pane-{pane}");
-        match engine_call(engine, &["rm", "--force", &name]).await {
+        match engine_call(engine, &remove_args(engine, &name)).await {
             Ok(_) => tracing::debug!(%pane, engine, "removed the container an ended sandboxed pane left, if any"),
             Err(err) => tracing::info!(%pane, engine, %err, "could not remove an ended sandboxed pane's container"),
         }
@@ -75,7 +75,7 @@ pub async fn reconcile(socket: &Path, running: &HashSet<String>) -> usize {
             if running.contains(pane) || !name.starts_with("fugue-pane-") {
                 continue;
             }
-            match engine_call(engine, &["rm", "--force", name]).await {
+            match engine_call(engine, &remove_args(engine, name)).await {
                 Ok(_) => {
                     tracing::info!(
                         pane,
@@ -90,6 +90,15 @@ pub async fn reconcile(socket: &Path, running: &HashSet<String>) -> usize {
         }
     }
     removed
+}
+
+/// The engine's arguments that remove container `name` at once (podman's
+/// `rm --force` would first wait 10 s for a program that ignores SIGTERM).
+fn remove_args<'a>(engine: &str, name: &'a str) -> Vec<&'a str> {
+    match engine {
+        "podman" => vec!["rm", "--force", "--time", "0", name],
+        _ => vec!["rm", "--force", name],
+    }
 }
 
 /// Whether `program` is on this daemon's PATH.

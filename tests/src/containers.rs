@@ -15,13 +15,67 @@ use std::sync::OnceLock;
 
 /// Runs `docker ARGS`; its stdout, or panics with what it said.
 pub fn docker(args: &[&str]) -> String {
-    let out = Command::new("docker").args(args).output().expect("run docker");
+    engine("docker", args)
+}
+
+/// Runs `podman ARGS` (with [`podman_conf`]); its stdout, or panics with what it said.
+pub fn podman(args: &[&str]) -> String {
+    engine("podman", args)
+}
+
+fn engine(program: &str, args: &[&str]) -> String {
+    let out = engine_command(program).args(args).output().expect("run the engine");
     assert!(
         out.status.success(),
-        "docker {args:?}: {}",
+        "{program} {args:?}: {}",
         String::from_utf8_lossy(&out.stderr).trim()
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `program` (docker or podman) as the tests run it: podman with [`podman_conf`].
+pub fn engine_command(program: &str) -> Command {
+    let mut command = Command::new(program);
+    if program == "podman" {
+        command.env("CONTAINERS_CONF", podman_conf());
+    }
+    command
+}
+
+/// Podman's configuration for the tests (`CONTAINERS_CONF`): runc, and
+/// open-file and process limits a container may have here. Podman's own
+/// defaults (1048576 open files) are above the hard limits of the machines
+/// fugue is tested on, where even root cannot raise them (no
+/// CAP_SYS_RESOURCE), and its crun cannot run on their hybrid cgroups.
+pub fn podman_conf() -> PathBuf {
+    static CONF: OnceLock<PathBuf> = OnceLock::new();
+    CONF.get_or_init(|| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fugue-tests-containers.conf");
+        let text = "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=4096:4096\"]\n\n[engine]\nruntime = \"runc\"\n";
+        std::fs::create_dir_all(path.parent().expect("target")).expect("the target directory");
+        std::fs::write(&path, text).expect("write the podman configuration");
+        path
+    })
+    .clone()
+}
+
+/// Whether podman runs containers here (`podman info` answers): where it is
+/// not installed its tests are skipped (and say so), unless
+/// `FUGUE_TESTS_REQUIRE_ALL` says every test must run (scripts/test installs it).
+pub fn podman_or_skip() -> bool {
+    let answers = engine_command("podman")
+        .args(["info", "--format", "{{.Version.Version}}"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if answers {
+        return true;
+    }
+    assert!(
+        std::env::var_os("FUGUE_TESTS_REQUIRE_ALL").is_none(),
+        "podman does not answer (scripts/test installs it)"
+    );
+    eprintln!("skipped: podman does not answer (scripts/test installs it)");
+    false
 }
 
 /// Whether a Docker Engine answers (scripts/test starts one).
@@ -80,7 +134,17 @@ fn libraries(program: &Path) -> Vec<PathBuf> {
 /// The image's tag, building it first if this build's binaries have none.
 pub fn fugue_image() -> String {
     static IMAGE: OnceLock<String> = OnceLock::new();
-    IMAGE.get_or_init(|| build_image("fugue-test", contents(), &[])).clone()
+    IMAGE
+        .get_or_init(|| build_image("docker", "fugue-test", contents(), &[]))
+        .clone()
+}
+
+/// [`fugue_image`] in podman's storage (its own, not Docker's).
+pub fn podman_image() -> String {
+    static IMAGE: OnceLock<String> = OnceLock::new();
+    IMAGE
+        .get_or_init(|| build_image("podman", "fugue-test", contents(), &[]))
+        .clone()
 }
 
 /// Where the agent image's model stub listens, beside the agent.
@@ -107,7 +171,7 @@ pub fn agent_image(claude_exe: &Path) -> String {
                 "#!/bin/sh\nmodel-stub --port {AGENT_STUB_PORT} --log \"${{MODEL_STUB_LOG:-/tmp/model-stub.log}}\" >/dev/null 2>&1 &\n\
                  exec /usr/local/lib/claude/claude \"$@\"\n"
             );
-            build_image("fugue-agent-test", files, &[("/usr/local/bin/claude", claude)])
+            build_image("docker", "fugue-agent-test", files, &[("/usr/local/bin/claude", claude)])
         })
         .clone()
 }
@@ -115,7 +179,12 @@ pub fn agent_image(claude_exe: &Path) -> String {
 /// Builds (unless one of that content is there) and tags the image `repository`
 /// of `contents` (each file with the libraries it loads) and `scripts`
 /// (executable text at a path); old tags of `repository` are removed.
-fn build_image(repository: &str, contents: Vec<(PathBuf, &'static str)>, scripts: &[(&str, String)]) -> String {
+fn build_image(
+    program: &str,
+    repository: &str,
+    contents: Vec<(PathBuf, &'static str)>,
+    scripts: &[(&str, String)],
+) -> String {
     let mut files: BTreeSet<(PathBuf, PathBuf)> = BTreeSet::new();
     for (from, to) in contents {
         let from = std::fs::canonicalize(&from).unwrap_or(from);
@@ -134,7 +203,7 @@ fn build_image(repository: &str, contents: Vec<(PathBuf, &'static str)>, scripts
     }
     scripts.hash(&mut hasher);
     let tag = format!("{repository}:{:016x}", hasher.finish());
-    let known = Command::new("docker")
+    let known = engine_command(program)
         .args(["image", "inspect", &tag])
         .output()
         .is_ok_and(|out| out.status.success());
@@ -162,25 +231,31 @@ fn build_image(repository: &str, contents: Vec<(PathBuf, &'static str)>, scripts
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
     }
     let status = Command::new("sh")
+        .env("CONTAINERS_CONF", podman_conf())
         .arg("-c")
         .arg(format!(
-            "tar -C '{}' -c . | docker import --change 'ENV HOME=/root SHELL=/bin/sh PATH=/usr/local/bin:/usr/bin:/bin' - {tag} >/dev/null",
+            "tar -C '{}' -c . | {program} import --change 'ENV HOME=/root SHELL=/bin/sh PATH=/usr/local/bin:/usr/bin:/bin' - {tag} >/dev/null",
             root.path().display()
         ))
         .status()
         .expect("run tar and docker import");
-    assert!(status.success(), "docker import of the test image failed");
+    assert!(status.success(), "{program} import of the test image failed");
     // Images of earlier builds are of no more use: one per build would pile up.
-    let tags = docker(&["images", repository, "--format", "{{.Repository}}:{{.Tag}}"]);
-    for old in tags.lines().filter(|t| *t != tag) {
-        let _ = Command::new("docker").args(["rmi", "--force", old]).output();
+    let tags = engine(program, &["images", repository, "--format", "{{.Repository}}:{{.Tag}}"]);
+    // (Podman names a local image localhost/NAME.)
+    let current = |t: &str| t == tag || t.strip_prefix("localhost/") == Some(tag.as_str());
+    for old in tags.lines().filter(|t| !current(t)) {
+        let _ = engine_command(program).args(["rmi", "--force", old]).output();
     }
     tag
 }
 
-/// A container of [`fugue_image`] kept up by `sleep`, removed when dropped.
+/// A container of [`fugue_image`] (or [`podman_image`]) kept up by `sleep`,
+/// removed when dropped.
 pub struct Container {
     pub name: String,
+    /// `docker` or `podman`.
+    pub engine: &'static str,
 }
 
 static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -194,27 +269,38 @@ impl Container {
     /// Starts one whose command is `sh -c SCRIPT` (then it stays up as the
     /// script says), with `extra` arguments for `docker run`.
     pub fn start_running(extra: &[&str], script: &str) -> Container {
+        Container::start_on("docker", extra, script)
+    }
+
+    /// Starts one on `engine` (docker or podman) running `sh -c SCRIPT`.
+    pub fn start_on(engine_name: &'static str, extra: &[&str], script: &str) -> Container {
         let name = format!(
             "fugue-test-{}-{}",
             std::process::id(),
             NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
-        let image = fugue_image();
+        let image = match engine_name {
+            "podman" => podman_image(),
+            _ => fugue_image(),
+        };
         let mut args = vec!["run", "-d", "--name", &name, "--workdir", "/work"];
         args.extend_from_slice(extra);
         args.extend([image.as_str(), "/bin/sh", "-c", script]);
-        docker(&args);
-        Container { name }
+        engine(engine_name, &args);
+        Container {
+            name,
+            engine: engine_name,
+        }
     }
 
     /// Its `--host` address.
     pub fn address(&self) -> String {
-        format!("docker://{}", self.name)
+        format!("{}://{}", self.engine, self.name)
     }
 }
 
 impl Drop for Container {
     fn drop(&mut self) {
-        let _ = Command::new("docker").args(["rm", "-f", &self.name]).output();
+        let _ = engine_command(self.engine).args(["rm", "-f", &self.name]).output();
     }
 }

@@ -654,3 +654,74 @@ fn containers_left_by_killed_wrappers_are_reconciled_by_fugued() {
     );
     drop(foreign);
 }
+
+/// `--engine podman` on the real podman (runc; the tests' containers.conf
+/// bounds its ulimits, see `containers::podman_conf`): the program runs in a
+/// podman container as the directory's owner, with the limits and network
+/// asked for (read back from `podman inspect`), writing the mounted
+/// directory; the container goes with the pane.
+#[test]
+fn a_sandbox_runs_on_podman() {
+    fugue_tests::require!("podman");
+    if !fugue_tests::containers::podman_or_skip() {
+        return;
+    }
+    use fugue_tests::containers::{podman, podman_conf, podman_image};
+    let image = podman_image();
+    let daemon = Daemon::start();
+    let dir = project(&daemon, "podman");
+    let conf = format!("CONTAINERS_CONF={}", podman_conf().display());
+    daemon.cli(&["new-session", "work"]).ok();
+    let pane = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "work",
+            "--sandbox",
+            &image,
+            "--engine",
+            "podman",
+            "--cpus",
+            "0.5",
+            "--memory",
+            "256m",
+            "-e",
+            &conf,
+            "--cwd",
+            &dir.display().to_string(),
+            "--",
+            "sh",
+            "-c",
+            "id -u > made.txt; echo podman-ran-$(id -u); exec sleep 600",
+        ])
+        .ok();
+    read_until(&daemon, &pane, "podman-ran-1000");
+    let made = dir.join("made.txt");
+    assert_eq!(std::fs::read_to_string(&made).unwrap().trim(), "1000");
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&made).unwrap()),
+        1000
+    );
+    let name = fugue_client::sandbox::container_name(&pane);
+    let inspected = podman(&[
+        "inspect",
+        "--format",
+        "{{.HostConfig.NanoCpus}} {{.HostConfig.Memory}} {{.HostConfig.NetworkMode}} {{.Config.User}}",
+        &name,
+    ]);
+    assert_eq!(inspected, "500000000 268435456 none 1000:1000", "{inspected}");
+    let labelled = podman(&[
+        "ps",
+        "--filter",
+        &format!("label=fugue.pane={pane}"),
+        "--format",
+        "{{.Names}}",
+    ]);
+    assert_eq!(labelled, name);
+    daemon.cli(&["release", &pane]).ok();
+    wait_until("the podman container to go", DEADLINE, || {
+        podman(&["ps", "--all", "--quiet", "--filter", &format!("name=^{name}$")])
+            .is_empty()
+            .then_some(())
+    });
+}

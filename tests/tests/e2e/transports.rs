@@ -409,3 +409,59 @@ fn a_real_cluster_when_one_is_named() {
     });
     at(&["kill-session", &session]).ok();
 }
+
+/// `podman://CONTAINER` against the real podman: the first command starts
+/// fugued inside (through `podman exec -i ... fugue proxy`), a pane runs there
+/// and is read from here; a container that is gone is one line.
+#[test]
+fn podman_reaches_a_daemon_in_a_container() {
+    fugue_tests::require!("podman");
+    if !fugue_tests::containers::podman_or_skip() {
+        return;
+    }
+    let daemon = Daemon::start();
+    let container = fugue_tests::containers::Container::start_on("podman", &["--network", "none"], "exec sleep 3600");
+    let address = container.address();
+    let conf = fugue_tests::containers::podman_conf();
+    let env = [("CONTAINERS_CONF", conf.to_str().unwrap())];
+    let nowhere = daemon.dir.path().join("no-daemon-here.sock");
+    let at = |address: &str, args: &[&str]| {
+        let mut all = vec!["--host", address];
+        all.extend_from_slice(args);
+        cli_with_env(&nowhere, &daemon.dir, &all, &env)
+    };
+    at(&address, &["new-session", "podded"]).ok();
+    let pane = at(
+        &address,
+        &[
+            "run",
+            "-s",
+            "podded",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "echo in-podman-$((6*7)); exec sleep 600",
+        ],
+    )
+    .ok();
+    wait_until("the pane's output, read through podman exec", DEADLINE, || {
+        at(&address, &["read", &pane])
+            .ok()
+            .contains("in-podman-42")
+            .then_some(())
+    });
+    let processes = fugue_tests::containers::podman(&["top", &container.name, "args"]);
+    assert!(
+        processes.contains("fugued") && processes.contains("sleep 600"),
+        "{processes}"
+    );
+    assert!(!daemon.cli(&["ls"]).ok().contains("podded"));
+    let gone = at("podman://fugue-test-no-such-container", &["ls"]).err();
+    assert!(
+        gone.contains("cannot connect to fugued at podman://fugue-test-no-such-container"),
+        "{gone}"
+    );
+    assert!(!gone.trim_end().contains('\n'), "{gone}");
+    eprintln!("a podman container that is gone: {gone}");
+}

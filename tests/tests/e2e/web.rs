@@ -30,11 +30,14 @@ impl Web {
     }
 
     fn start_with_env(daemon: &Daemon, extra: &[&str], env: &[(&str, &str)]) -> Web {
-        let mut child = Self::command(daemon, extra)
-            .envs(env.iter().copied())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("start fugue-web");
+        let mut command = Self::command(daemon, extra);
+        command.envs(env.iter().copied());
+        Self::spawn(command)
+    }
+
+    /// Runs `command` (a fugue-web) and reads the URL it prints.
+    fn spawn(mut command: Command) -> Web {
+        let mut child = command.stdout(Stdio::piped()).spawn().expect("start fugue-web");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -64,10 +67,15 @@ impl Web {
     }
 
     fn command(daemon: &Daemon, extra: &[&str]) -> Command {
+        Self::command_on(daemon, &daemon.socket, extra)
+    }
+
+    /// A fugue-web for `daemon`'s tests whose own socket is `socket`.
+    fn command_on(daemon: &Daemon, socket: &Path, extra: &[&str]) -> Command {
         let mut command = Command::new(bin("fugue-web"));
         command
             .args(["--listen", "127.0.0.1:0", "--socket"])
-            .arg(&daemon.socket)
+            .arg(socket)
             .args(extra)
             .env("FUGUE_LOG", "info")
             // Where the CLI (XDG_STATE_HOME under the daemon's dir) makes them.
@@ -2025,4 +2033,38 @@ async fn the_overview_shows_the_fleet_by_endpoint() {
     tokio::task::block_in_place(|| run_browser_script("fleet", &web, "browser-artifacts-fleet", &env, &shots));
     let processes = fugue_tests::containers::docker(&["top", &idle.name]);
     assert!(!processes.contains("fugued"), "looking started a daemon: {processes}");
+}
+
+/// `fugue-web --host exec:COMMAND`: the page's API and its WebSocket reach the
+/// daemon behind a command whose stdio is `fugue proxy` (a hosted sandbox's
+/// CLI would run it), from a server whose own socket does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fugue_web_serves_a_daemon_through_exec() {
+    let daemon = Daemon::start();
+    let address = format!(
+        "exec:{} --socket {} proxy",
+        bin("fugue").display(),
+        daemon.socket.display()
+    );
+    let project = daemon.dir.path().join("far-project");
+    std::fs::create_dir_all(&project).unwrap();
+    // Its own socket leads nowhere: only the address reaches the daemon.
+    let nowhere = daemon.dir.path().join("no-daemon-here.sock");
+    let extra = ["--host", &address, "--project", project.to_str().unwrap()];
+    let web = Web::spawn(Web::command_on(&daemon, &nowhere, &extra));
+    let id = web.new_tab(&project, "far").await;
+    let (status, overview) = web.call(Method::GET, "/api/overview", None).await;
+    assert_eq!(status, StatusCode::OK, "{overview}");
+    assert!(overview.to_string().contains(&id), "{overview}");
+    let mut stream = web
+        .ws(&format!("/ws/panes/{id}"), &[("authorization", &web.bearer())])
+        .await
+        .expect("attach over the WebSocket");
+    stream
+        .send(Message::Binary(b"echo through-exec-$((6*7))\r".to_vec().into()))
+        .await
+        .unwrap();
+    ws_output_until(&mut stream, "the shell's echo through exec:", "through-exec-42").await;
+    let listed = tokio::task::block_in_place(|| daemon.cli(&["ls"]).ok());
+    assert!(listed.contains("far"), "the pane is the daemon's: {listed}");
 }

@@ -363,7 +363,8 @@ struct Followed {
 }
 
 impl Followed {
-    fn start(program: &str, args: &[String]) -> Result<Followed, String> {
+    /// Runs `program ARGS`; `verb` names it in the message when it ends (`get`, `events`).
+    fn start(program: &str, verb: &str, args: &[String]) -> Result<Followed, String> {
         let mut child = tokio::process::Command::new(program)
             .args(args)
             .stdin(Stdio::null())
@@ -373,7 +374,6 @@ impl Followed {
             .spawn()
             .map_err(|e| format!("cannot run {program}: {e}"))?;
         let stdout = child.stdout.take().ok_or_else(|| format!("{program} gave no output"))?;
-        let verb = args.iter().find(|a| !a.starts_with('-')).map_or("", String::as_str);
         Ok(Followed {
             child,
             lines: tokio::io::BufReader::new(stdout).lines(),
@@ -428,7 +428,7 @@ fn follow_engine(
         ]
         .map(String::from)
         .to_vec();
-        let mut followed = match Followed::start(engine.program(), &args) {
+        let mut followed = match Followed::start(engine.program(), "events", &args) {
             Ok(followed) => followed,
             Err(why) => {
                 let _ = send.send(Err(why)).await;
@@ -492,7 +492,7 @@ impl WatchedPods {
             ]
             .map(String::from),
         );
-        let mut followed = match Followed::start("kubectl", &args) {
+        let mut followed = match Followed::start("kubectl", "get pods --watch", &args) {
             Ok(followed) => followed,
             Err(why) => {
                 let _ = send.send(Err(why)).await;

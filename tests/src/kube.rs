@@ -148,7 +148,7 @@ impl Answers {
             }
             let known = pod.starts_with("worker-") || pod == "no-fugue-0";
             let (status, body) = match known {
-                true => ("200 OK", pod_json(pod)),
+                true => ("200 OK", self::pod(pod, "Running").to_string()),
                 // As the API server says it.
                 false => (
                     "404 Not Found",
@@ -229,10 +229,6 @@ impl Answers {
             .unwrap();
         runtime.block_on(run_exec(stream, command, path, socket));
     }
-}
-
-fn pod_json(name: &str) -> String {
-    pod(name, "Running").to_string()
 }
 
 fn respond(stream: &mut TcpStream, status: &str, body: &str) {

@@ -636,25 +636,11 @@
   // A pane elsewhere: what it shows, and how to reach it (this page serves
   // its own daemon's panes only).
   function fleetCard(row, endpoint) {
-    const agent = row.agent;
-    const card = document.createElement('article');
-    card.className = needsOf(row) === 'nothing' ? 'pane-card' : 'pane-card needs';
-    card.dataset.label = `${endpoint}/${labelOf(row)}`;
-    const head = document.createElement('header');
-    const label = Object.assign(document.createElement('span'), { className: 'label', textContent: labelOf(row) });
-    const title = Object.assign(document.createElement('span'), { className: 'title', textContent: row.pane.title });
-    const state = agent ? (agent.needs === 'finished_unseen' ? 'finished_unseen' : agent.state) : row.pane.status;
-    const status = Object.assign(document.createElement('span'), {
-      className: `badge ${state}`,
-      textContent: agent ? `${agent.agent}: ${agent.state.replaceAll('_', ' ')}` : row.pane.status,
-    });
-    head.append(label, title, status);
-    const last = Object.assign(document.createElement('pre'), { className: 'last', textContent: row.last_line || ' ' });
-    const hint = Object.assign(document.createElement('code'), {
+    const card = paneCard(row, `${endpoint}/${labelOf(row)}`);
+    card.append(Object.assign(document.createElement('code'), {
       className: 'attach-hint',
       textContent: `fugue --host ${endpoint} attach ${labelOf(row)}`,
-    });
-    card.append(head, last, hint);
+    }));
     return card;
   }
 
@@ -694,29 +680,31 @@
     $('overview-empty').hidden = rows.length > 0;
   }
 
-  function cardElement(row) {
+  // A pane's card as every overview shows it: SESSION:INDEX, title, the
+  // agent's state or the pane's status, its last line. `key`: its data-label.
+  function paneCard(row, key) {
     const agent = row.agent;
     const card = document.createElement('article');
     card.className = needsOf(row) === 'nothing' ? 'pane-card' : 'pane-card needs';
-    card.dataset.pane = row.pane.id;
-    card.dataset.label = labelOf(row);
+    card.dataset.label = key;
     const head = document.createElement('header');
-    const label = document.createElement('span');
-    label.className = 'label';
-    label.textContent = labelOf(row);
-    const title = document.createElement('span');
-    title.className = 'title';
-    title.textContent = row.pane.title;
-    const status = document.createElement('span');
+    const label = Object.assign(document.createElement('span'), { className: 'label', textContent: labelOf(row) });
+    const title = Object.assign(document.createElement('span'), { className: 'title', textContent: row.pane.title });
     const state = agent ? (agent.needs === 'finished_unseen' ? 'finished_unseen' : agent.state) : row.pane.status;
-    status.className = `badge ${state}`;
-    status.textContent = agent ? `${agent.agent}: ${agent.state.replaceAll('_', ' ')}` : row.pane.status;
+    const status = Object.assign(document.createElement('span'), {
+      className: `badge ${state}`,
+      textContent: agent ? `${agent.agent}: ${agent.state.replaceAll('_', ' ')}` : row.pane.status,
+    });
     head.append(label, title, status);
-    card.append(head);
-    const last = document.createElement('pre');
-    last.className = 'last';
-    last.textContent = row.last_line || ' ';
-    card.append(last);
+    const last = Object.assign(document.createElement('pre'), { className: 'last', textContent: row.last_line || ' ' });
+    card.append(head, last);
+    return card;
+  }
+
+  function cardElement(row) {
+    const agent = row.agent;
+    const card = paneCard(row, labelOf(row));
+    card.dataset.pane = row.pane.id;
     const actions = document.createElement('div');
     actions.className = 'actions';
     if (agent && agent.state === 'waiting_for_permission' && agent.prompt_id) {

@@ -36,4 +36,5 @@ mod sandbox;
 pub mod serve;
 mod store;
 mod sync;
-pub mod terminal;
+/// The terminal's parts, a crate of their own (`fugue-terminal`).
+pub use fugue_terminal as terminal;

@@ -1,7 +1,7 @@
 //! Locking that survives a panic, and blocking work that cannot grow the
 //! thread count.
 
-use std::sync::{Mutex, MutexGuard};
+pub(crate) use fugue_terminal::sync::lock;
 use tokio::sync::Semaphore;
 
 /// Making a pane's output log file (open, size, reserve, map).
@@ -19,12 +19,4 @@ pub(crate) async fn off_runtime<T: Send + 'static>(
 ) -> Option<T> {
     let _turn = gate.acquire().await.ok()?;
     tokio::task::spawn_blocking(work).await.ok()
-}
-
-/// Locks `mutex` even if a thread panicked while holding it. Every mutex in the
-/// daemon guards data that stays consistent between statements (a panic in one
-/// request or one pane's emulator must not make the table or buffer unusable for
-/// everyone else).
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -50,13 +50,40 @@ pub fn engine_command(program: &str) -> Command {
 pub fn podman_conf() -> PathBuf {
     static CONF: OnceLock<PathBuf> = OnceLock::new();
     CONF.get_or_init(|| {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fugue-tests-containers.conf");
+        let path = target_dir().join("fugue-tests-containers.conf");
         let text = "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=4096:4096\"]\n\n[engine]\nruntime = \"runc\"\n";
-        std::fs::create_dir_all(path.parent().expect("target")).expect("the target directory");
-        std::fs::write(&path, text).expect("write the podman configuration");
+        // Written aside and renamed into place: tests in other processes may
+        // be reading it.
+        let aside = path.with_extension(format!("conf.{}", std::process::id()));
+        std::fs::write(&aside, text).expect("write the podman configuration");
+        std::fs::rename(&aside, &path).expect("put the podman configuration in place");
         path
     })
     .clone()
+}
+
+/// The build's `target/` directory (made if missing).
+fn target_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    std::fs::create_dir_all(&dir).expect("the target directory");
+    dir
+}
+
+/// An exclusive lock on `target/NAME.lock`, held until the file is dropped.
+/// Each test runs in a process of its own (nextest), so a `OnceLock` alone
+/// would build an image once per test: the first process builds it while the
+/// others wait here, then find it built.
+fn exclusive(name: &str) -> std::fs::File {
+    let path = target_dir().join(format!("{name}.lock"));
+    let file = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .unwrap_or_else(|e| panic!("lock {}: {e}", path.display()));
+    file
 }
 
 /// Whether podman runs containers here (`podman info` answers): where it is
@@ -203,6 +230,7 @@ fn build_image(
     }
     scripts.hash(&mut hasher);
     let tag = format!("{repository}:{:016x}", hasher.finish());
+    let _building = exclusive(&format!("fugue-tests-image-{program}-{repository}"));
     let known = engine_command(program)
         .args(["image", "inspect", &tag])
         .output()

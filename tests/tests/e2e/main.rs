@@ -6,6 +6,7 @@
 //! The real agent CLIs have their own binary (`agents.rs`).
 
 mod attach;
+mod browser;
 mod daemon;
 mod differential;
 mod durable;

@@ -1,5 +1,6 @@
 //! `fugue-web` for real: a real fugued, the real fugue-web binary on a loopback
-//! port, a real HTTP and WebSocket client, and (last) a real browser.
+//! port, and a real HTTP and WebSocket client (the page in a real browser is
+//! in `browser.rs`).
 
 use fugue_tests::{bin, private_dir, wait_for, Daemon, DEADLINE};
 use futures::{SinkExt, StreamExt};
@@ -13,30 +14,30 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
 /// A `fugue-web` serving one test's daemon; killed when dropped.
-struct Web {
-    child: Child,
+pub(crate) struct Web {
+    pub(crate) child: Child,
     /// `http://127.0.0.1:PORT`
-    base: String,
-    port: u16,
-    token: String,
+    pub(crate) base: String,
+    pub(crate) port: u16,
+    pub(crate) token: String,
     /// The URL it printed.
-    login: String,
-    http: reqwest::Client,
+    pub(crate) login: String,
+    pub(crate) http: reqwest::Client,
 }
 
 impl Web {
-    fn start(daemon: &Daemon, extra: &[&str]) -> Web {
+    pub(crate) fn start(daemon: &Daemon, extra: &[&str]) -> Web {
         Self::start_with_env(daemon, extra, &[])
     }
 
-    fn start_with_env(daemon: &Daemon, extra: &[&str], env: &[(&str, &str)]) -> Web {
+    pub(crate) fn start_with_env(daemon: &Daemon, extra: &[&str], env: &[(&str, &str)]) -> Web {
         let mut command = Self::command(daemon, extra);
         command.envs(env.iter().copied());
         Self::spawn(command)
     }
 
     /// Runs `command` (a fugue-web) and reads the URL it prints.
-    fn spawn(mut command: Command) -> Web {
+    pub(crate) fn spawn(mut command: Command) -> Web {
         let mut child = command.stdout(Stdio::piped()).spawn().expect("start fugue-web");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
@@ -66,12 +67,12 @@ impl Web {
         }
     }
 
-    fn command(daemon: &Daemon, extra: &[&str]) -> Command {
+    pub(crate) fn command(daemon: &Daemon, extra: &[&str]) -> Command {
         Self::command_on(daemon, &daemon.socket, extra)
     }
 
     /// A fugue-web for `daemon`'s tests whose own socket is `socket`.
-    fn command_on(daemon: &Daemon, socket: &Path, extra: &[&str]) -> Command {
+    pub(crate) fn command_on(daemon: &Daemon, socket: &Path, extra: &[&str]) -> Command {
         let mut command = Command::new(bin("fugue-web"));
         command
             .args(["--listen", "127.0.0.1:0", "--socket"])
@@ -90,13 +91,13 @@ impl Web {
     }
 
     /// An authorised request (Bearer token).
-    fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+    pub(crate) fn request(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
         self.http
             .request(method, format!("{}{path}", self.base))
             .bearer_auth(&self.token)
     }
 
-    async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+    pub(crate) async fn call(&self, method: Method, path: &str, body: Option<Value>) -> (StatusCode, Value) {
         let mut request = self.request(method, path);
         if let Some(body) = body {
             request = request.json(&body);
@@ -107,7 +108,7 @@ impl Web {
         (status, value)
     }
 
-    async fn ws(
+    pub(crate) async fn ws(
         &self,
         path: &str,
         headers: &[(&str, &str)],
@@ -125,14 +126,14 @@ impl Web {
     }
 
     /// Opens a tab (a shell in `project`) and returns its pane's id.
-    async fn new_tab(&self, project: &Path, session: &str) -> String {
+    pub(crate) async fn new_tab(&self, project: &Path, session: &str) -> String {
         let body = json!({"project": project, "session": session});
         let (status, tab) = self.call(Method::POST, "/api/terminal/sessions", Some(body)).await;
         assert_eq!(status, StatusCode::OK, "{tab}");
         tab["id"].as_str().expect("id").to_string()
     }
 
-    fn bearer(&self) -> String {
+    pub(crate) fn bearer(&self) -> String {
         format!("Bearer {}", self.token)
     }
 }
@@ -1141,266 +1142,6 @@ fn only_loopback_without_tls_and_token_files_must_be_private() {
     assert_eq!(web.token, "a-fixed-token-of-some-length");
 }
 
-/// The page in a real browser: tests/browser/tabs.mjs drives Debian's chromium
-/// through add, type, rename, drag, a refused reorder, close, reload and a second
-/// browser; its screenshots land in target/browser-artifacts.
-#[test]
-fn the_tab_bar_works_in_a_real_browser() {
-    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
-    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
-    assert!(
-        Path::new("/usr/bin/chromium").is_file(),
-        "/usr/bin/chromium is missing: the README's test command installs it (apt-get install chromium)"
-    );
-    assert!(
-        browser_dir.join("node_modules/playwright-core").is_dir(),
-        "playwright-core is missing: run `npm ci` in tests/browser (the README's test command does)"
-    );
-    let daemon = Daemon::start();
-    let web = Web::start(&daemon, &[]);
-    let project = private_dir();
-    let _ = std::fs::remove_dir_all(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts"));
-    let (fugue, agent) = (bin("fugue"), bin("fake-agent"));
-    let env = [
-        ("FUGUE_BIN", fugue.as_os_str()),
-        ("FUGUE_SOCKET_PATH", daemon.socket.as_os_str()),
-        ("PROJECT", project.path().as_os_str()),
-        ("FAKE_AGENT", agent.as_os_str()),
-    ];
-    let shots = [
-        "1-echo",
-        "3-refused-reorder",
-        "4-second-browser",
-        "5-exited",
-        "6-agent-needs-you",
-    ];
-    run_browser_script("tabs", &web, "browser-artifacts", &env, &shots);
-}
-
-/// Runs the browser script `tests/browser/SCRIPT.mjs` against `web` with
-/// `env` (and FUGUE_WEB_URL, ARTIFACTS: `target/ARTIFACTS`), then checks it
-/// ended well and left each of `shots`.
-fn run_browser_script(script: &str, web: &Web, artifacts: &str, env: &[(&str, &std::ffi::OsStr)], shots: &[&str]) {
-    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
-    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target").join(artifacts);
-    let output = Command::new("node")
-        .arg(browser_dir.join(format!("{script}.mjs")))
-        .current_dir(&browser_dir)
-        .env("FUGUE_WEB_URL", &web.login)
-        .env("ARTIFACTS", &artifacts)
-        .envs(env.iter().copied())
-        .output()
-        .expect("run node");
-    browser_script_passed(&output, &artifacts, shots);
-}
-
-/// A browser script (tests/browser/*.mjs) ended well: exit 0, its last line
-/// says every step passed, and each named screenshot is in `artifacts`.
-fn browser_script_passed(output: &std::process::Output, artifacts: &Path, shots: &[&str]) {
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    println!("{stdout}");
-    assert!(output.status.success(), "the browser test failed:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("all steps passed"), "{stdout}");
-    for shot in shots {
-        assert!(
-            artifacts.join(format!("{shot}.png")).is_file(),
-            "screenshot {shot} missing"
-        );
-    }
-}
-
-/// The overview in a real browser at a phone's viewport (390x844): every
-/// session's panes, one made through the real MCP bridge and one agent made from
-/// the CLI, its prompt shown and approved from the page (by its prompt_id), and
-/// a pane of another session opened as a tab. tests/browser/overview.mjs drives
-/// it; its screenshots land in target/browser-artifacts.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
-    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
-    let daemon = Daemon::start();
-    // A pane made by an agent, through the real fugue-mcp over stdio.
-    let mcp = fugue_tests::mcp::stdio_bridge(&daemon).await;
-    let started = fugue_tests::mcp::ok(
-        &mcp,
-        "fugue_start",
-        json!({"purpose": "made by an agent", "title": "mcp-made", "command": "sh",
-               "args": ["-c", "echo from-mcp; exec sleep 600"], "shell": false}),
-    )
-    .await;
-    let mcp_label = format!("{}:0", started["session"].as_str().expect("session"));
-    // An agent started from the CLI that asks for permission at once.
-    let agent = tokio::task::block_in_place(|| {
-        daemon.cli(&["new-session", "cli"]).ok();
-        let fake = bin("fake-agent").display().to_string();
-        daemon
-            .cli(&[
-                "run",
-                "-s",
-                "cli",
-                "--title",
-                "agent",
-                "--no-shell",
-                "--",
-                &fake,
-                "ship it",
-            ])
-            .ok()
-    });
-    let web = Web::start(&daemon, &[]);
-    // Its own directory: the tab bar's test, in parallel, empties its own.
-    let mcp_pane = started["terminal_id"].as_str().expect("terminal id");
-    let env = [
-        ("MCP_LABEL", std::ffi::OsStr::new(&mcp_label)),
-        ("MCP_PANE", std::ffi::OsStr::new(mcp_pane)),
-        ("AGENT_LABEL", std::ffi::OsStr::new("cli:0")),
-    ];
-    let shots = ["7-overview-phone", "8-approved-phone", "9-opened-phone"];
-    tokio::task::block_in_place(|| run_browser_script("overview", &web, "browser-artifacts-overview", &env, &shots));
-    // The approval reached the agent: it ran what it asked for.
-    tokio::task::block_in_place(|| {
-        fugue_tests::wait_until("the agent ran after the page approved", DEADLINE, || {
-            let text = daemon.cli(&["capture", &agent]).ok();
-            text.contains("approved: ship it").then_some(())
-        })
-    });
-    let _ = mcp.cancel().await;
-}
-
-/// The Changes view in a real browser at a desktop's and a phone's size: one
-/// agent's uncommitted changes reviewed (a comment on a line and one on the
-/// whole change reach the agent as one prompt, which starts its turn) and
-/// discarded after a question; another worktree's commit merged after one.
-/// tests/browser/changes.mjs drives it; its screenshots land in
-/// target/browser-artifacts-changes.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_changes_view_reviews_merges_and_discards() {
-    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
-    let daemon = Daemon::start();
-    let repo = crate::worktrees::repository(&daemon);
-    let (review, reviewed, merging) = tokio::task::block_in_place(|| {
-        daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
-        let agent = format!(
-            "printf 'hello\\nworld\\n' > a.txt && echo 'new file' > b.txt && \
-export FAKE_AGENT_PASTE_GUARD_MS=50 && exec {}",
-            bin("fake-agent").display()
-        );
-        let (review, reviewed, _) = crate::worktrees::run_in_worktree(&daemon, "review", &agent);
-        let commit = "echo other > c.txt && git add c.txt && \
-git -c user.name=t -c user.email=t@t.invalid commit -qm other && echo other-done; exec sleep 600";
-        let (merging, _, _) = crate::worktrees::run_in_worktree(&daemon, "other", commit);
-        (review, reviewed, merging)
-    });
-    let client = daemon.client().await;
-    fugue_tests::wait_for_text(&client, &review, "? for shortcuts").await;
-    fugue_tests::wait_for_text(&client, &merging, "other-done").await;
-    let web = Web::start(&daemon, &[]);
-    let env = [
-        ("REVIEW_PANE", std::ffi::OsStr::new(&review)),
-        ("MERGE_PANE", std::ffi::OsStr::new(&merging)),
-    ];
-    let shots = [
-        "10-changes-desktop",
-        "11-comments-desktop",
-        "12-changes-phone",
-        "13-merged-phone",
-    ];
-    tokio::task::block_in_place(|| run_browser_script("changes", &web, "browser-artifacts-changes", &env, &shots));
-    // Discarded: the worktree is gone; merged: main has the commit, and the
-    // main checkout's own file is as it was.
-    assert!(!reviewed.exists());
-    assert_eq!(std::fs::read_to_string(repo.join("c.txt")).unwrap(), "other\n");
-    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "hello\n");
-}
-
-/// A fan-out group compared in a real browser: two stand-in agents started
-/// with `fugue fanout`, both done, the group's test passing for one and
-/// failing for the other; at a phone's size the comparison fits, at a
-/// desktop's the passing one is picked (merged) and the other discarded after
-/// the person's yes. tests/browser/compare.mjs drives it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fan_out_group_is_compared_and_picked_in_the_browser() {
-    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
-    let daemon = Daemon::start();
-    let repo = crate::worktrees::repository(&daemon);
-    let started = tokio::task::block_in_place(|| crate::worktrees::fanout_race(&daemon, &repo, "claude:1,codex:1"));
-    let panes: Vec<String> = started["members"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["pane"].as_str().unwrap().to_string())
-        .collect();
-    let client = daemon.client().await;
-    for pane in &panes {
-        fugue_tests::wait_for_text(&client, pane, "Do you want to proceed?").await;
-        let asking = tokio::task::block_in_place(|| {
-            fugue_tests::wait_until("the prompt's id", DEADLINE, || {
-                daemon.cli(&["--json", "agent", pane]).json()["prompt_id"]
-                    .as_str()
-                    .map(String::from)
-            })
-        });
-        tokio::task::block_in_place(|| daemon.cli(&["approve", pane, &asking]).ok());
-        let idle = fugue_client::protocol::WaitUntil {
-            agent_states: vec![fugue_client::protocol::AgentState::Idle],
-            ..Default::default()
-        };
-        client.wait_for(pane, idle, DEADLINE).await.unwrap();
-    }
-    let web = Web::start(&daemon, &[]);
-    let env = [("MEMBER_PANE", std::ffi::OsStr::new(&panes[0]))];
-    let shots = ["14-compare-phone", "15-compare-desktop", "16-picked-desktop"];
-    tokio::task::block_in_place(|| run_browser_script("compare", &web, "browser-artifacts-compare", &env, &shots));
-    let made = std::fs::read_to_string(repo.join("made.txt")).unwrap();
-    assert_eq!(made, format!("claude {}\n", started["members"][0]["port"]));
-}
-
-/// A fresh `fugue web` (no `--project`, no query string) opens on the overview
-/// of every session, at a phone's and a desktop's size, while the CLI runs panes
-/// in two sessions; a project's tab view says how many run elsewhere and opens
-/// the overview in one click. tests/browser/first-view.mjs drives it; its
-/// screenshots land in target/browser-artifacts-first-view.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fresh_page_opens_on_what_runs() {
-    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
-    let daemon = Daemon::start();
-    tokio::task::block_in_place(|| {
-        for session in ["alpha", "beta"] {
-            daemon.cli(&["new-session", session]).ok();
-            daemon
-                .cli(&[
-                    "run",
-                    "-s",
-                    session,
-                    "--title",
-                    session,
-                    "--no-shell",
-                    "--",
-                    "sleep",
-                    "600",
-                ])
-                .ok();
-        }
-    });
-    let web = Web::start(&daemon, &[]);
-    let project = fugue_tests::private_dir();
-    web.new_tab(project.path(), "main").await;
-    let env = [
-        ("LABELS", std::ffi::OsStr::new("alpha:0,beta:0")),
-        ("PROJECT", project.path().as_os_str()),
-        ("ELSEWHERE", std::ffi::OsStr::new("2 panes run elsewhere")),
-    ];
-    let shots = [
-        "1-first-view-phone",
-        "1-first-view-desktop",
-        "2-tabs-elsewhere-phone",
-        "2-tabs-elsewhere-desktop",
-    ];
-    tokio::task::block_in_place(|| {
-        run_browser_script("first-view", &web, "browser-artifacts-first-view", &env, &shots)
-    });
-}
-
 /// HTTPS with the user's certificate; with it, listening beyond loopback is allowed.
 #[test]
 fn tls_serves_https_and_allows_other_addresses() {
@@ -1954,85 +1695,6 @@ async fn the_http_api_starts_a_sandboxed_pane() {
             .then_some(())
     })
     .await;
-}
-
-/// The fleet in the overview (`GET /api/fleet` and the page, in a real
-/// browser): the hosts file's docker source finds two labelled containers,
-/// one whose fugued has a pane (shown under its endpoint, with how to attach
-/// to it) and one with no daemon (shown with why, and none started there);
-/// an unlabelled container is not in it.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_overview_shows_the_fleet_by_endpoint() {
-    use fugue_tests::containers::{engine_or_skip, Container};
-    fugue_tests::require!(
-        "docker",
-        "dockerd",
-        "chromium",
-        "node",
-        "tests/browser/node_modules/playwright-core"
-    );
-    if !engine_or_skip() {
-        return;
-    }
-    let daemon = Daemon::start();
-    let label = format!("fugue.test-fleet={}", std::process::id());
-    let config = daemon.dir.path().join("config");
-    std::fs::create_dir_all(config.join("fugue")).unwrap();
-    std::fs::write(
-        config.join("fugue/hosts.toml"),
-        format!("[[fleet]]\nkind = \"docker\"\nlabel = \"{label}\"\n"),
-    )
-    .unwrap();
-    let (working, idle, unlabelled) = tokio::task::block_in_place(|| {
-        let working = Container::start(&["--network", "none", "--label", &label]);
-        let idle = Container::start(&["--network", "none", "--label", &label]);
-        let unlabelled = Container::start(&["--network", "none"]);
-        let address = working.address();
-        let at = |args: &[&str]| {
-            let mut all = vec!["--host", address.as_str()];
-            all.extend_from_slice(args);
-            fugue_tests::cli_with_env(&daemon.socket, &daemon.dir, &all, &[])
-        };
-        at(&["new-session", "boxed"]).ok();
-        at(&[
-            "run",
-            "-s",
-            "boxed",
-            "--title",
-            "in-a-box",
-            "--no-shell",
-            "--",
-            "sleep",
-            "600",
-        ])
-        .ok();
-        (working, idle, unlabelled)
-    });
-    let web = Web::start_with_env(&daemon, &[], &[("XDG_CONFIG_HOME", config.to_str().unwrap())]);
-    let (status, fleet) = web.call(Method::GET, "/api/fleet", None).await;
-    assert_eq!(status, StatusCode::OK, "{fleet}");
-    let endpoints = fleet["endpoints"].as_array().expect("endpoints");
-    let find = |c: &Container| endpoints.iter().find(|e| e["endpoint"] == c.address()).cloned();
-    let boxed = find(&working).unwrap_or_else(|| panic!("{fleet}"));
-    assert_eq!(boxed["error"], Value::Null, "{fleet}");
-    assert_eq!(boxed["source"], format!("docker label {label}"));
-    assert_eq!(boxed["panes"][0]["pane"]["title"], "in-a-box", "{fleet}");
-    assert_eq!(boxed["panes"][0]["pane"]["session"], "boxed", "{fleet}");
-    let silent = find(&idle).unwrap_or_else(|| panic!("{fleet}"));
-    assert!(silent["error"].is_string(), "{fleet}");
-    assert!(find(&unlabelled).is_none(), "{fleet}");
-    assert_eq!(endpoints.len(), 2, "{fleet}");
-
-    let (endpoint, silent) = (working.address(), idle.address());
-    let env = [
-        ("ENDPOINT", std::ffi::OsStr::new(&endpoint)),
-        ("SILENT", std::ffi::OsStr::new(&silent)),
-        ("LABEL", std::ffi::OsStr::new("boxed:0")),
-    ];
-    let shots = ["1-fleet-desktop"];
-    tokio::task::block_in_place(|| run_browser_script("fleet", &web, "browser-artifacts-fleet", &env, &shots));
-    let processes = fugue_tests::containers::docker(&["top", &idle.name]);
-    assert!(!processes.contains("fugued"), "looking started a daemon: {processes}");
 }
 
 /// `fugue-web --host exec:COMMAND`: the page's API and its WebSocket reach the

@@ -26,6 +26,7 @@
 //! [`Parser`]: struct.Parser.html
 //! [`Perform`]: trait.Perform.html
 //! [Paul Williams' ANSI parser state machine]: https://vt100.net/emu/dec_ansi_parser
+#![cfg_attr(rustfmt, rustfmt::skip)] // fugue: upstream formatting (PATCHES.md)
 #![deny(clippy::all, clippy::if_not_else, clippy::enum_glob_use)]
 #![cfg_attr(not(feature = "std"), no_std)]
 
@@ -35,9 +36,11 @@ use core::str;
 #[cfg(not(feature = "std"))]
 use arrayvec::ArrayVec;
 
+#[rustfmt::skip] // fugue: upstream formatting (PATCHES.md)
 mod params;
 
 #[cfg(feature = "ansi")]
+#[rustfmt::skip] // fugue: upstream formatting (PATCHES.md)
 pub mod ansi;
 pub use params::{Params, ParamsIter};
 

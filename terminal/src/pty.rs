@@ -300,7 +300,7 @@ fn spawn_now(launch: &Launch, extra_env: &[(String, String)]) -> Result<SpawnedP
     let pid = posix_spawn(&program, &argv, &envp, &cwd, &slave)
         .map_err(|e| spawn_failed(format!("cannot start {}: {e}", launch.program.display())))?;
     // From here on the process exists; the guard ends it if anything below fails.
-    let guard = crate::terminal::process::KillOnDrop(pid);
+    let guard = crate::process::KillOnDrop(pid);
     let pidfd = rustix::process::pidfd_open(
         rustix::process::Pid::from_raw(pid as i32).ok_or_else(|| ErrorReply::internal("spawned pid 0"))?,
         rustix::process::PidfdFlags::empty(),

@@ -3,7 +3,7 @@
 //!
 //! - the *log* (the raw log), appended to by the PTY reader task;
 //! - the *text view*, fed from the reader through the emulation pool
-//!   ([`crate::terminal::feed`]);
+//!   ([`crate::feed`]);
 //! - the *screen side* (screen model, and the subscribers that follow the pane
 //!   live), fed by the pool with the same chunks once the text view has them. The
 //!   scrollback stores lines the text view also holds by reference, so the text
@@ -18,11 +18,11 @@
 //!
 //! Locks are taken in the order screen side, then text view.
 
+use crate::output::{LogSnapshot, OutputLog, SearchBatch, TextLines, TextSnapshot};
+use crate::raw_log::LogFile;
+use crate::reports::{Notice, Report, ReportScanner, TerminalSignals};
+use crate::screen::{Captured, FeedReport, LineRange, Screen, ScreenSnapshot, SharedText};
 use crate::sync::lock;
-use crate::terminal::output::{LogSnapshot, OutputLog, SearchBatch, TextLines, TextSnapshot};
-use crate::terminal::raw_log::LogFile;
-use crate::terminal::reports::{Notice, Report, ReportScanner, TerminalSignals};
-use crate::terminal::screen::{Captured, FeedReport, LineRange, Screen, ScreenSnapshot, SharedText};
 use bytes::Bytes;
 use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
 use serde::{Deserialize, Serialize};
@@ -607,7 +607,7 @@ impl PaneOutput {
 
     /// Waits, at most `within`, until the screen has seen the output the text
     /// view had when called. The text view runs ahead of the screen (see
-    /// [`crate::terminal::feed`]): a client that waited for a pattern in the
+    /// [`crate::feed`]): a client that waited for a pattern in the
     /// output and then reads the screen must find it there.
     pub async fn screen_catch_up(&self, within: Duration) {
         let target = self.text_offset();
@@ -640,7 +640,7 @@ impl PaneOutput {
 
     /// Numbered lines for a grep (see [`TextLines::numbered_lines`]): copied
     /// out under the lock, searched outside it.
-    pub fn numbered_lines(&self, from: u64, max_bytes: usize) -> crate::terminal::output::NumberedLines {
+    pub fn numbered_lines(&self, from: u64, max_bytes: usize) -> crate::output::NumberedLines {
         lock(&self.text).numbered_lines(from, max_bytes)
     }
 

@@ -1,6 +1,6 @@
 //! The fast path for plain lines against feeding every byte to the emulator.
 
-use crate::terminal::screen::{LineRange, Screen};
+use crate::screen::{LineRange, Screen};
 use fugue_protocol::PaneSize;
 use proptest::prelude::*;
 
@@ -93,7 +93,7 @@ proptest! {
         slow.set_fast_path(false);
         let mut fast = Screen::new(size, 100_000, 1 << 24);
         // The same chunks for both, cut anywhere (inside sequences too).
-        for chunk in crate::terminal::cut_into(&bytes, &cuts) {
+        for chunk in crate::cut_into(&bytes, &cuts) {
             prop_assert_eq!(slow.feed(chunk), fast.feed(chunk));
         }
         if slow.bursts() > 0 {

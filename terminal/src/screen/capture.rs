@@ -2,7 +2,7 @@
 //! tmux numbers them), and the redraw a newly attached client is sent first.
 
 use super::Screen;
-use crate::terminal::output::TextLines;
+use crate::output::TextLines;
 use alacritty_terminal::grid::Row;
 use alacritty_terminal::index::Column;
 use alacritty_terminal::term::cell::{Cell, Flags};

@@ -33,7 +33,7 @@ struct Line {
 /// (erase-in-line, horizontal moves) are applied, so progress bars end up as their
 /// last state rather than as every frame glued together.
 pub struct TextLines {
-    limiter: crate::terminal::string_limit::StringLimiter,
+    limiter: crate::string_limit::StringLimiter,
     parser: vte::Parser,
     lines: LineStore,
 }
@@ -102,7 +102,7 @@ impl TextLines {
 
     pub fn new(max_lines: usize, max_bytes: usize) -> Self {
         Self {
-            limiter: crate::terminal::string_limit::StringLimiter::new(),
+            limiter: crate::string_limit::StringLimiter::new(),
             parser: vte::Parser::new(),
             lines: LineStore {
                 lines: VecDeque::new(),
@@ -396,7 +396,7 @@ const PINNED_SLACK: usize = 256;
 /// and past it (lines kept for another reader) by an eighth at a time: a ring
 /// that rotates touches all of its capacity, so doubling to 16 384 slots for a
 /// 10 000-line cap would keep 60% more memory resident than the lines need.
-pub(crate) fn push_capped<T>(ring: &mut VecDeque<T>, item: T, cap: usize) {
+pub fn push_capped<T>(ring: &mut VecDeque<T>, item: T, cap: usize) {
     let len = ring.len();
     if len == ring.capacity() {
         let additional = match len < cap {
@@ -861,7 +861,7 @@ mod text_run_tests {
             let mut runs = TextLines::new(1000, 1 << 20);
             let mut parsed = TextLines::new(1000, 1 << 20);
             let mut end = 0;
-            for chunk in crate::terminal::cut_into(&bytes, &cuts) {
+            for chunk in crate::cut_into(&bytes, &cuts) {
                 end += chunk.len() as u64;
                 runs.push(chunk, end);
                 parsed.lines.chunk_end = end;

@@ -14,8 +14,8 @@
 //! then puts it at the back of the line, so a pane that floods cannot starve a
 //! quiet one's screen updates.
 
+use crate::pane_output::PaneOutput;
 use crate::sync::lock;
-use crate::terminal::pane_output::PaneOutput;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -427,7 +427,7 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::terminal::pane_output::OutputLimits;
+    use crate::pane_output::OutputLimits;
     use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
     use std::time::Duration;
 

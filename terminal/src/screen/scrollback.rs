@@ -5,8 +5,8 @@
 
 use super::capture::row_text;
 use super::{Screen, SharedText, HISTORY, SLICE_LINE_FEEDS};
+use crate::output::{push_capped, TextLines};
 use crate::sync::lock;
-use crate::terminal::output::{push_capped, TextLines};
 use alacritty_terminal::grid::{Dimensions, Row};
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};

@@ -131,7 +131,7 @@ pub fn watch_exit(pid: u32, pidfd: OwnedFd) -> ExitWatch {
     let stopped = stop.clone();
     let task = tokio::spawn(async move {
         let wait = async {
-            match crate::terminal::fd::register(pidfd, Interest::READABLE) {
+            match crate::fd::register(pidfd, Interest::READABLE) {
                 Ok(pidfd) => loop {
                     match pidfd.readable().await {
                         Ok(mut ready) => match try_reap(pid) {

@@ -1,9 +1,9 @@
 //! The PTY output path: what every byte a program prints costs before it can be
 //! read, captured or streamed (emulator feed, text view, raw log).
 
-use fugue_daemon::terminal::pane_output::{OutputLimits, PaneOutput};
-use fugue_daemon::terminal::screen::Screen;
 use fugue_protocol::PaneSize;
+use fugue_terminal::pane_output::{OutputLimits, PaneOutput};
+use fugue_terminal::screen::Screen;
 
 fn main() {
     divan::main();

@@ -15,8 +15,8 @@
 //! skip the grid; `capture` reading the screen out (captures, the redraw);
 //! `listener` what the emulator reports while it parses.
 
-use crate::terminal::output::TextLines;
-use crate::terminal::plain::PlainLine;
+use crate::output::TextLines;
+use crate::plain::PlainLine;
 use alacritty_terminal::grid::{Dimensions, Row};
 use alacritty_terminal::index::Line;
 use alacritty_terminal::term::cell::Cell;
@@ -109,7 +109,7 @@ pub struct Screen {
     term: Option<Box<Term<Listener>>>,
     size: PaneSize,
     reports: Listener,
-    limiter: crate::terminal::string_limit::StringLimiter,
+    limiter: crate::string_limit::StringLimiter,
     parser: Processor,
     scrollback: Scrollback,
     /// The text-view line the newest shared scrollback line refers to.
@@ -146,7 +146,7 @@ impl Screen {
             term: None,
             size,
             reports: listener,
-            limiter: crate::terminal::string_limit::StringLimiter::new(),
+            limiter: crate::string_limit::StringLimiter::new(),
             parser: Processor::new(),
             scrollback: Scrollback::new(scrollback_lines, scrollback_bytes),
             last_shared: None,

@@ -1,9 +1,9 @@
 //! Where a pane's memory goes: RSS growth of N panes' output buffers fed with
 //! 10 000 lines of 100 characters, as the memory benchmark feeds them.
-use fugue_daemon::terminal::output::{OutputLog, TextLines};
-use fugue_daemon::terminal::pane_output::{OutputLimits, PaneOutput};
-use fugue_daemon::terminal::screen::Screen;
 use fugue_protocol::PaneSize;
+use fugue_terminal::output::{OutputLog, TextLines};
+use fugue_terminal::pane_output::{OutputLimits, PaneOutput};
+use fugue_terminal::screen::Screen;
 
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")

@@ -6,7 +6,7 @@ use super::capture::row_text;
 use super::listener::Listener;
 use super::scrollback::next_row;
 use super::{Screen, SharedText, PLAIN_ROWS, SLICE_BYTES, SLICE_LINE_FEEDS};
-use crate::terminal::plain::{self, PlainLine};
+use crate::plain::{self, PlainLine};
 use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::{Term, TermMode};

@@ -1,0 +1,28 @@
+//! What each fuzz target runs, one module per target, each a `run(data)`.
+//!
+//! Two callers, one body: cargo fuzz's targets in `fuzz/` (coverage-guided,
+//! by hand: `scripts/fuzz`), and `tests/corpus.rs`, which replays every
+//! committed input of `fuzz/corpus/TARGET/` in the ordinary test run, so a
+//! corpus input that panics fails CI without an instrumented build.
+
+pub mod frame_decoder;
+pub mod git_diff;
+pub mod handover;
+pub mod output_path;
+pub mod plain_lines;
+pub mod requests;
+pub mod wait_pattern;
+
+/// A target's body: one input, any bytes.
+pub type Target = fn(&[u8]);
+
+/// Every target by the name of its corpus directory.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("frame_decoder", frame_decoder::run),
+    ("requests", requests::run),
+    ("output_path", output_path::run),
+    ("plain_lines", plain_lines::run),
+    ("wait_pattern", wait_pattern::run),
+    ("git_diff", git_diff::run),
+    ("handover", handover::run),
+];

@@ -2,7 +2,7 @@
 //!
 //! `args` parses the command line, `commands` acts on it (one module per group
 //! of commands), `render` prints what comes back; `attach` and `top` are the
-//! two full-screen clients (`top_model` is top's state, apart from its terminal).
+//! two full-screen clients (`top_model` is top's state and keys, `top_view` how it draws them).
 // No function here outgrows a screen (cli/clippy.toml sets the limit).
 #![warn(clippy::too_many_lines)]
 
@@ -16,6 +16,7 @@ mod login;
 mod render;
 mod top;
 mod top_model;
+mod top_view;
 
 use std::process::ExitCode;
 

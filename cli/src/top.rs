@@ -752,7 +752,7 @@ impl Screen {
 
     fn draw(&mut self, top: &mut Top) -> Result<(), ClientError> {
         self.terminal
-            .draw(|frame| crate::top_model::draw(frame, top))
+            .draw(|frame| crate::top_view::draw(frame, top))
             .map(|_| ())
             .map_err(terminal_error)
     }

@@ -3,14 +3,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fugue_client::protocol::limits::escape_for_display;
-use fugue_protocol::{
-    AgentInfo, AgentState, Attention, Event, PaneId, PaneOverview, PaneState, PermissionAnswer, SessionId,
-};
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row, Table, TableState, Wrap};
-use ratatui::Frame;
+use fugue_protocol::{AgentInfo, AgentState, Attention, Event, PaneId, PaneOverview, PermissionAnswer, SessionId};
+use ratatui::widgets::TableState;
 use std::time::{Duration, Instant};
 
 /// How long a message stays in the status line.
@@ -38,7 +32,7 @@ impl Sort {
         }
     }
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Sort::Needs => "needs",
             Sort::Session => "session",
@@ -169,17 +163,17 @@ impl Reply {
 
 pub struct Top {
     /// The session shown, or every session.
-    session: Option<String>,
-    rows: Vec<PaneOverview>,
+    pub(crate) session: Option<String>,
+    pub(crate) rows: Vec<PaneOverview>,
     /// Indices into `rows` of what the filter lets through, in the sort's order.
-    shown: Vec<usize>,
+    pub(crate) shown: Vec<usize>,
     /// The selected pane, kept by id across re-reads.
-    selected: Option<PaneId>,
-    table: TableState,
-    filter: String,
-    sort: Sort,
+    pub(crate) selected: Option<PaneId>,
+    pub(crate) table: TableState,
+    pub(crate) filter: String,
+    pub(crate) sort: Sort,
     pub mode: Mode,
-    message: Option<(String, bool, Instant)>,
+    pub(crate) message: Option<(String, bool, Instant)>,
 }
 
 impl Top {
@@ -327,7 +321,7 @@ impl Top {
             .map_or_else(|| short(pane), label)
     }
 
-    fn selected_row(&self) -> Option<&PaneOverview> {
+    pub(crate) fn selected_row(&self) -> Option<&PaneOverview> {
         let id = self.selected?;
         self.rows.iter().find(|r| r.pane.id == id)
     }
@@ -590,11 +584,11 @@ fn input(purpose: InputPurpose) -> Mode {
     }
 }
 
-fn needs(row: &PaneOverview) -> Attention {
+pub(crate) fn needs(row: &PaneOverview) -> Attention {
     row.agent.as_ref().map_or(Attention::Nothing, |a| a.needs)
 }
 
-fn since(row: &PaneOverview) -> u64 {
+pub(crate) fn since(row: &PaneOverview) -> u64 {
     row.agent.as_ref().map_or(row.pane.started_at_ms, |a| a.since_ms)
 }
 
@@ -614,7 +608,7 @@ fn haystack(row: &PaneOverview) -> String {
     parts.join("\u{1}").to_lowercase()
 }
 
-fn label(row: &PaneOverview) -> String {
+pub(crate) fn label(row: &PaneOverview) -> String {
     format!("{}:{}", row.pane.session_name, row.pane.index)
 }
 
@@ -623,12 +617,12 @@ fn short(id: PaneId) -> String {
 }
 
 /// Text a program controls, made safe to draw: no controls, one line.
-fn clean(text: &str, max: usize) -> String {
+pub(crate) fn clean(text: &str, max: usize) -> String {
     escape_for_display(text).chars().take(max).collect()
 }
 
 /// `45s`, `12m`, `3h`, `2d`.
-fn age(ms: u64) -> String {
+pub(crate) fn age(ms: u64) -> String {
     let s = ms / 1000;
     match s {
         0..60 => format!("{s}s"),
@@ -638,287 +632,13 @@ fn age(ms: u64) -> String {
     }
 }
 
-fn needs_text(attention: Attention) -> &'static str {
+pub(crate) fn needs_text(attention: Attention) -> &'static str {
     match attention {
         Attention::Nothing => "",
         Attention::Permission => "PERMISSION",
         Attention::Question => "QUESTION",
         Attention::FinishedUnseen => "finished",
     }
-}
-
-pub fn draw(frame: &mut Frame, top: &mut Top) {
-    if let Mode::Diff(shown) = &top.mode {
-        draw_diff(frame, shown);
-        return;
-    }
-    let [head, body, foot] =
-        Layout::vertical([Constraint::Length(1), Constraint::Min(1), Constraint::Length(1)]).areas(frame.area());
-    draw_head(frame, top, head);
-    draw_table(frame, top, body);
-    draw_foot(frame, top, foot);
-    match &top.mode {
-        Mode::Confirm(confirm) => draw_confirm(frame, confirm, body),
-        Mode::Input { purpose, text } => draw_input(frame, top, *purpose, text, body),
-        _ => {}
-    }
-}
-
-fn draw_head(frame: &mut Frame, top: &Top, area: Rect) {
-    let needing = top.needing();
-    let scope = top
-        .session
-        .as_deref()
-        .map_or("all sessions".to_string(), |s| format!("session {s}"));
-    let mut spans = vec![
-        Span::styled(" fugue top ", Style::new().add_modifier(Modifier::REVERSED)),
-        Span::raw(format!(" {scope} · {} panes · ", top.rows.len())),
-        Span::styled(
-            format!("{needing} need you"),
-            match needing {
-                0 => Style::new(),
-                _ => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-            },
-        ),
-        Span::raw(format!(" · sort {}", top.sort.name())),
-    ];
-    if !top.filter.is_empty() || top.mode == Mode::Filter {
-        spans.push(Span::raw(format!(" · filter /{}", clean(&top.filter, 60))));
-        if top.mode == Mode::Filter {
-            spans.push(Span::styled("_", Style::new().add_modifier(Modifier::SLOW_BLINK)));
-        }
-    }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
-}
-
-fn draw_table(frame: &mut Frame, top: &mut Top, area: Rect) {
-    let now = fugue_client::views::now_ms();
-    let rows: Vec<Row> = top
-        .shown
-        .iter()
-        .map(|&i| {
-            let row = &top.rows[i];
-            let agent = row.agent.as_ref();
-            let attention = needs(row);
-            let status = row.pane.state.as_str();
-            let style = match attention {
-                Attention::Permission | Attention::Question => {
-                    Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD)
-                }
-                Attention::FinishedUnseen => Style::new().fg(Color::Cyan),
-                Attention::Nothing if row.pane.state != PaneState::Running => Style::new().add_modifier(Modifier::DIM),
-                Attention::Nothing => Style::new(),
-            };
-            Row::new(vec![
-                clean(&label(row), PANE_WIDEST),
-                clean(&row.pane.title, 20),
-                status.to_string(),
-                agent.and_then(|a| a.agent).map_or("-", |k| k.as_str()).to_string(),
-                agent.map_or("-", |a| a.state.as_str()).to_string(),
-                needs_text(attention).to_string(),
-                age(now.saturating_sub(since(row))),
-                clean(&row.last_line, 300),
-            ])
-            .style(style)
-        })
-        .collect();
-    // As wide as the widest label shown (a fleet's are `docker://NAME/SESSION:N`).
-    let pane_width = top
-        .shown
-        .iter()
-        .map(|&i| unicode_width::UnicodeWidthStr::width(clean(&label(&top.rows[i]), PANE_WIDEST).as_str()))
-        .max()
-        .unwrap_or(0)
-        .clamp(16, PANE_WIDEST);
-    let widths = [
-        Constraint::Length(pane_width as u16),
-        Constraint::Length(14),
-        Constraint::Length(8),
-        Constraint::Length(8),
-        Constraint::Length(22),
-        Constraint::Length(10),
-        Constraint::Length(4),
-        Constraint::Min(10),
-    ];
-    let header = Row::new(["PANE", "TITLE", "STATUS", "AGENT", "STATE", "NEEDS", "FOR", "LAST LINE"])
-        .style(Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
-    let empty = top.shown.is_empty();
-    let table = Table::new(rows, widths)
-        .header(header)
-        .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
-        .highlight_symbol("▶ ");
-    frame.render_stateful_widget(table, area, &mut top.table);
-    if empty {
-        let text = match top.filter.is_empty() {
-            true => "no panes: start one with c (in a session), or fugue run",
-            false => "no pane matches the filter",
-        };
-        let middle = Rect {
-            y: area.y + area.height / 2,
-            height: 1,
-            ..area
-        };
-        frame.render_widget(Paragraph::new(text).centered(), middle);
-    }
-}
-
-/// The widest the PANE column gets; longer labels are cut.
-const PANE_WIDEST: usize = 40;
-
-fn draw_foot(frame: &mut Frame, top: &Top, area: Rect) {
-    let line = match &top.message {
-        Some((text, error, _)) => Line::styled(
-            clean(text, 500),
-            match error {
-                true => Style::new().fg(Color::Red),
-                false => Style::new().fg(Color::Green),
-            },
-        ),
-        None => Line::styled(
-            "enter attach · n next needing · a approve · d deny · p prompt · D diff · C compare · i interrupt · h hibernate · w wake · x kill · X release · r rename · c new pane · / filter · s sort · q quit",
-            Style::new().add_modifier(Modifier::DIM),
-        ),
-    };
-    frame.render_widget(Paragraph::new(line), area);
-}
-
-/// A pane's diff over the whole screen: added lines green, removed red, hunk
-/// headers cyan; the lines were escaped when the diff was rendered.
-fn draw_diff(frame: &mut Frame, shown: &DiffShown) {
-    let (title, lines, scroll) = (&shown.title, &shown.lines, shown.scroll);
-    let area = frame.area();
-    let [body, foot] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
-    let rows = body.height.saturating_sub(2) as usize;
-    let visible: Vec<Line> = lines
-        .iter()
-        .skip(scroll)
-        .take(rows)
-        .map(|line| {
-            let style = match line.as_bytes().first() {
-                Some(b'+') => Style::new().fg(Color::Green),
-                Some(b'-') => Style::new().fg(Color::Red),
-                Some(b'@') => Style::new().fg(Color::Cyan),
-                _ => Style::new(),
-            };
-            Line::styled(line.as_str(), style)
-        })
-        .collect();
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(format!(" {} ", clean(title, 200)));
-    frame.render_widget(Paragraph::new(visible).block(block), body);
-    let place = format!(
-        "lines {}-{} of {} · j/k scroll · space/PgUp page · g/G ends{} · q back",
-        scroll + 1,
-        (scroll + rows).min(lines.len()),
-        lines.len(),
-        if shown.actions { " · m merge · x discard" } else { "" }
-    );
-    frame.render_widget(
-        Paragraph::new(Line::styled(place, Style::new().add_modifier(Modifier::DIM))),
-        foot,
-    );
-}
-
-/// A box in the middle of `area`, `height` rows high.
-fn popup(area: Rect, height: u16) -> Rect {
-    let width = area.width.saturating_sub(4).min(100);
-    let height = height.min(area.height);
-    Rect {
-        x: area.x + (area.width - width) / 2,
-        y: area.y + (area.height - height) / 2,
-        width,
-        height,
-    }
-}
-
-fn draw_confirm(frame: &mut Frame, confirm: &Confirm, area: Rect) {
-    let (title, lines) = match confirm {
-        Confirm::Answer {
-            label,
-            prompt_id,
-            answer,
-            text,
-            ..
-        } => {
-            let verb = match answer {
-                PermissionAnswer::Approve => "Approve",
-                PermissionAnswer::Deny => "Deny",
-            };
-            let mut lines: Vec<Line> = text.iter().map(|l| Line::raw(clean(l, 200))).collect();
-            lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                format!(
-                    "prompt {prompt_id} · y: {} · any other key: cancel",
-                    verb.to_lowercase()
-                ),
-                Style::new().add_modifier(Modifier::BOLD),
-            ));
-            (format!(" {verb} {label}? "), lines)
-        }
-        Confirm::Kill { label, .. } => (
-            format!(" Kill {label}? "),
-            vec![Line::raw(
-                "TERM, then KILL after the grace period · y: kill · any other key: cancel",
-            )],
-        ),
-        Confirm::Release { label, .. } => (
-            format!(" Release {label}? "),
-            vec![Line::raw(
-                "removed at once, killed if it still runs · y: release · any other key: cancel",
-            )],
-        ),
-        Confirm::Merge { title, .. } => (
-            format!(" Merge {}? ", clean(title, 80)),
-            vec![
-                Line::raw("into the branch it started from; refused, with nothing changed, on uncommitted files or a conflict"),
-                Line::styled(
-                    "y: merge · any other key: cancel",
-                    Style::new().add_modifier(Modifier::BOLD),
-                ),
-            ],
-        ),
-        Confirm::Discard { title, summary, .. } => (
-            format!(" Discard {}? ", clean(title, 80)),
-            vec![
-                Line::raw(format!(
-                    "its pane is released, the worktree and branch removed with {summary}"
-                )),
-                Line::styled(
-                    "this cannot be undone · y: discard · any other key: cancel",
-                    Style::new().add_modifier(Modifier::BOLD),
-                ),
-            ],
-        ),
-    };
-    // As high as the lines are once wrapped to the box's width.
-    let inner = popup(area, 0).width.saturating_sub(2).max(1) as usize;
-    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
-    let rect = popup(area, rows.min(u16::MAX as usize - 2) as u16 + 2);
-    frame.render_widget(Clear, rect);
-    let block = Block::default().borders(Borders::ALL).title(title);
-    frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), rect);
-}
-
-fn draw_input(frame: &mut Frame, top: &Top, purpose: InputPurpose, text: &str, area: Rect) {
-    let title = match purpose {
-        InputPurpose::Prompt(_) => {
-            let who = top.selected_row().map(label).unwrap_or_default();
-            format!(" Prompt for {who} (enter: send · esc: cancel) ")
-        }
-        InputPurpose::Rename(_) => " New title (enter: rename · esc: cancel) ".to_string(),
-        InputPurpose::NewPane(_) => " Command for a new pane in this session (enter: start · esc: cancel) ".to_string(),
-    };
-    let rect = popup(area, 3);
-    frame.render_widget(Clear, rect);
-    let block = Block::default().borders(Borders::ALL).title(title);
-    let shown: String = clean(text, 4096);
-    let visible = rect.width.saturating_sub(3) as usize;
-    let tail: String = shown
-        .chars()
-        .skip(shown.chars().count().saturating_sub(visible))
-        .collect();
-    frame.render_widget(Paragraph::new(format!("{tail}_")).block(block), rect);
 }
 
 #[cfg(test)]
@@ -1042,7 +762,7 @@ mod tests {
         let text = "  +1 -1  modified  a.txt\n1 file(s)\n\na.txt (modified)\n@@ -1 +1 @@\n-old\n+new";
         top.show_diff(pane_id(2), "w:0 · fugue/x".into(), "1 changed file".into(), text);
         let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(60, 10)).unwrap();
-        terminal.draw(|frame| draw(frame, &mut top)).unwrap();
+        terminal.draw(|frame| crate::top_view::draw(frame, &mut top)).unwrap();
         let screen: String = terminal
             .backend()
             .buffer()

@@ -55,13 +55,7 @@ where
     })
 }
 
-/// Milliseconds since the Unix epoch, the unit of every timestamp fugue reports.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub use fugue_protocol::now_ms;
 
 /// Whether a process runs, and how it ended.
 #[derive(Debug, Clone, Serialize)]

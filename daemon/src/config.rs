@@ -58,11 +58,3 @@ impl DaemonConfig {
         }
     }
 }
-
-/// Milliseconds since the Unix epoch, the unit of every timestamp on the wire.
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}

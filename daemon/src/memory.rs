@@ -16,7 +16,7 @@ const MIN_INTERVAL: Duration = Duration::from_millis(500);
 pub fn give_back() {
     static LAST_MS: AtomicU64 = AtomicU64::new(0);
     static PENDING: AtomicBool = AtomicBool::new(false);
-    let now = crate::config::now_ms();
+    let now = fugue_protocol::now_ms();
     let due = LAST_MS.load(Ordering::Relaxed) + MIN_INTERVAL.as_millis() as u64;
     if now >= due {
         LAST_MS.store(now, Ordering::Relaxed);
@@ -33,7 +33,7 @@ pub fn give_back() {
     runtime.spawn(async move {
         tokio::time::sleep(Duration::from_millis(due - now)).await;
         PENDING.store(false, Ordering::Release);
-        LAST_MS.store(crate::config::now_ms(), Ordering::Relaxed);
+        LAST_MS.store(fugue_protocol::now_ms(), Ordering::Relaxed);
         trim_off_runtime();
     });
 }

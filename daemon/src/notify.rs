@@ -336,7 +336,7 @@ async fn needs_event(supervisor: &ActorRef<SupervisorMsg>, pane: PaneId, agent: 
         prompt_id: agent.prompt_id.clone(),
         notification_title: None,
         notification_body: None,
-        at: crate::config::now_ms(),
+        at: fugue_protocol::now_ms(),
         message,
         url: None,
     }
@@ -368,7 +368,7 @@ async fn notification_event(
         prompt_id: None,
         notification_title: Some(title),
         notification_body: Some(body),
-        at: crate::config::now_ms(),
+        at: fugue_protocol::now_ms(),
         url: None,
     }
 }

@@ -256,7 +256,7 @@ impl Store {
 
 /// Where a database that could not be read goes: `state.db.corrupt-<unix time>`.
 fn move_aside(path: &Path) -> PathBuf {
-    let stamp = crate::config::now_ms() / 1000;
+    let stamp = fugue_protocol::now_ms() / 1000;
     let aside = PathBuf::from(format!("{}.corrupt-{stamp}", path.display()));
     let _ = std::fs::rename(path, &aside);
     for suffix in ["-wal", "-shm"] {
@@ -462,7 +462,7 @@ fn write_loop(mut conn: Connection, _lock: File, ops: mpsc::Receiver<Op>, failed
 
 fn write_batch(conn: &mut Connection, ops: &[Op]) -> Result<(), StoreError> {
     let tx = conn.transaction()?;
-    let now = crate::config::now_ms() as i64;
+    let now = fugue_protocol::now_ms() as i64;
     for op in ops {
         match op {
             Op::Session(s) => {

@@ -26,6 +26,15 @@ pub use ids::{PaneId, SessionId};
 pub use messages::*;
 pub use requests::{Request, Response, Rpc};
 
+/// Milliseconds since the Unix epoch, the unit of every timestamp on the wire
+/// (and of every one fugue reports): one clock for the daemon and the clients.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
 /// Generation of the wire protocol. Bumped on every incompatible change (a field of
 /// an existing request, reply or event changed; a request retired); the handshake
 /// refuses peers of another generation. See CONTRIBUTING.md, "A protocol that can grow".

@@ -6,11 +6,12 @@
 use crate::actors::session::{RestoreCounts, RestoredPane, SessionActor, SessionArgs, SessionMsg, SessionReport};
 use crate::agent::hook_socket::HookSockets;
 use crate::budget::Budget;
-use crate::config::{now_ms, DaemonConfig};
+use crate::config::DaemonConfig;
 use crate::event_bus::{EventBus, Published};
 use crate::handover::SessionHandover;
 use crate::store::{Loaded, SessionRecord, Store};
 use crate::terminal::process;
+use fugue_protocol::now_ms;
 use fugue_protocol::target::{self, Candidate};
 use fugue_protocol::{
     DaemonInfo, ErrorCode, ErrorReply, Event, PaneId, PaneState, SessionId, SessionInfo, PROTOCOL_VERSION,

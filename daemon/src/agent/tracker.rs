@@ -143,7 +143,7 @@ impl AgentSide {
                 if turn_ended && !watched {
                     self.finished_at = Some(Instant::now());
                 }
-                let now = crate::config::now_ms();
+                let now = fugue_protocol::now_ms();
                 self.seen = Some((state, now));
                 now
             }
@@ -153,7 +153,7 @@ impl AgentSide {
     /// The signals read at a look, each with since when it has meant what it
     /// means now (its record kept per source).
     fn readings(&mut self, readings: Vec<(StateSource, String, Option<AgentState>)>) -> Vec<SignalReading> {
-        let now = crate::config::now_ms();
+        let now = fugue_protocol::now_ms();
         readings
             .into_iter()
             .map(|(source, reading, means)| {
@@ -380,7 +380,7 @@ impl Tracker {
         let (verdict, evidence_lines, version, hook, signalled, dialog, mut readings) = {
             let mut side = lock(&self.side);
             side.for_process(proc.pid);
-            let age = Duration::from_millis(crate::config::now_ms().saturating_sub(proc.started_at_ms));
+            let age = Duration::from_millis(fugue_protocol::now_ms().saturating_sub(proc.started_at_ms));
             let look = detect::ScreenLook {
                 screen: &inputs.screen,
                 quiet: inputs.quiet,
@@ -763,7 +763,7 @@ fn unknown(proc: &Proc) -> AgentInfo {
         source: StateSource::Screen,
         version: None,
         session_id: None,
-        since_ms: crate::config::now_ms(),
+        since_ms: fugue_protocol::now_ms(),
         prompt_id: None,
         evidence: Vec::new(),
         signals: Vec::new(),
@@ -781,7 +781,7 @@ mod tests {
         Proc {
             command: vec!["sh".into()],
             pid: 1,
-            started_at_ms: crate::config::now_ms(),
+            started_at_ms: fugue_protocol::now_ms(),
             exited: false,
         }
     }
@@ -806,7 +806,7 @@ mod tests {
         // Its own first output counts, even when it came before the daemon noted
         // the start time (a fast program on a loaded machine).
         out.push(title_at_rest);
-        let noted_later = crate::config::now_ms() + 1000;
+        let noted_later = fugue_protocol::now_ms() + 1000;
         let info = tracker.look(&out, &proc(noted_later));
         assert_eq!((info.state, info.source), (AgentState::Idle, StateSource::Terminal));
     }

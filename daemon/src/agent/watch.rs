@@ -128,7 +128,7 @@ pub fn spawn<T: Send + Sync + 'static>(
                 follow_status_file(&mut status_file, tracker.status_file());
                 rest_due = match (watched.rest_after, status.state) {
                     (Some(after), AgentState::Idle) if rest_told != Some(status.since_ms) => {
-                        let idle_for = crate::config::now_ms().saturating_sub(status.since_ms);
+                        let idle_for = fugue_protocol::now_ms().saturating_sub(status.since_ms);
                         let left = after.saturating_sub(Duration::from_millis(idle_for));
                         let at = tokio::time::Instant::now() + left;
                         Some((rest_deferred.map_or(at, |deferred| at.max(deferred)), status.since_ms))
@@ -164,7 +164,7 @@ pub fn spawn<T: Send + Sync + 'static>(
                     AgentKind::Codex => session.is_none(),
                     _ => false,
                 };
-                let age = crate::config::now_ms().saturating_sub(watched.started_at_ms);
+                let age = fugue_protocol::now_ms().saturating_sub(watched.started_at_ms);
                 match unfound && Duration::from_millis(age) < STARTUP_POLL_FOR {
                     true => Some(settle.map_or(STARTUP_POLL, |r| r.min(STARTUP_POLL))),
                     false => settle,

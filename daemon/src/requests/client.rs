@@ -63,7 +63,7 @@ impl Outbox {
     pub fn new(memory: Arc<Budget>) -> (Self, mpsc::UnboundedReceiver<Outgoing>) {
         let (queue, rx) = mpsc::unbounded_channel();
         let budget = Arc::new(Semaphore::new(OUT_QUEUE_BYTES));
-        let progress = Arc::new(AtomicU64::new(crate::config::now_ms()));
+        let progress = Arc::new(AtomicU64::new(fugue_protocol::now_ms()));
         (
             Self {
                 queue,
@@ -85,7 +85,7 @@ impl Outbox {
         match self.queued() {
             0 => std::time::Duration::ZERO,
             _ => {
-                let since = crate::config::now_ms().saturating_sub(self.progress.load(Ordering::Acquire));
+                let since = fugue_protocol::now_ms().saturating_sub(self.progress.load(Ordering::Acquire));
                 std::time::Duration::from_millis(since)
             }
         }
@@ -154,7 +154,7 @@ impl Outbox {
         let cost = bytes.clamp(1, OUT_QUEUE_BYTES) as u32;
         if self.queued() == 0 {
             // An idle client's clock starts with what it is sent now.
-            self.progress.store(crate::config::now_ms(), Ordering::Release);
+            self.progress.store(fugue_protocol::now_ms(), Ordering::Release);
         }
         self.budget
             .clone()

@@ -179,7 +179,7 @@ async fn submit(pane: &PaneHandle, text: Vec<u8>) -> Result<PromptReceipt, Error
             .take(RECEIPT_EVIDENCE_LINES)
             .map(|line| line.chars().take(RECEIPT_EVIDENCE_CHARS).collect())
             .collect(),
-        at_ms: crate::config::now_ms(),
+        at_ms: fugue_protocol::now_ms(),
         key: None,
         repeated: false,
     })

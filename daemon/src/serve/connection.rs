@@ -636,7 +636,7 @@ async fn write_frames(
             return;
         }
         // The client took this frame (or the socket's buffer did).
-        progress.store(crate::config::now_ms(), Ordering::Release);
+        progress.store(fugue_protocol::now_ms(), Ordering::Release);
         // Batch: flush only when nothing else is waiting.
         if frames.is_empty() || outgoing.starts_shutdown || outgoing.starts_upgrade || outgoing.fatal {
             if let Err(err) = writer.flush().await {

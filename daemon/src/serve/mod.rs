@@ -349,7 +349,7 @@ impl Upgrader {
         let handover = Handover {
             version: HANDOVER_VERSION,
             from_version: env!("CARGO_PKG_VERSION").to_string(),
-            started_at_ms: crate::config::now_ms(),
+            started_at_ms: fugue_protocol::now_ms(),
             listener_fd: self.listener_fd,
             lock_fd: self.lock_fd,
             sessions,

@@ -28,6 +28,7 @@ mod panes;
 mod placement;
 mod protocol;
 mod remote;
+mod repository;
 mod rest;
 mod sandbox;
 mod screen;

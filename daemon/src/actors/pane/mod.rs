@@ -496,7 +496,7 @@ impl PaneState {
         }
         self.exit.send_replace(Some(Exited {
             status,
-            at_ms: crate::config::now_ms(),
+            at_ms: fugue_protocol::now_ms(),
         }));
     }
 }

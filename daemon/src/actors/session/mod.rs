@@ -13,7 +13,7 @@ mod spawn;
 use crate::actors::pane::{Exited, FrozenPane, PaneActor, PaneArgs, PaneInput, PaneMsg, PaneProcess};
 use crate::agent::hook_socket::{HookSocket, HookSockets};
 use crate::agent::{self, hooks, watch as agent_watch, Tracker};
-use crate::config::{now_ms, DaemonConfig};
+use crate::config::DaemonConfig;
 use crate::event_bus::EventBus;
 use crate::handover::{self, PaneHandover};
 use crate::store::{PaneRecord, RecordedPane, SavedOutput, Store, SAVED_TEXT_LINES};
@@ -21,6 +21,7 @@ use crate::terminal::pane_output::{OutputLimits, PaneOutput, Replayable, SavedTe
 use crate::terminal::process::{self, ExitWatch, Reaped};
 use crate::terminal::pty::{self, Launch, LaunchRequest};
 use crate::terminal::raw_log::OutputLog;
+use fugue_protocol::now_ms;
 use fugue_protocol::target::{self, Candidate};
 use fugue_protocol::{
     ErrorCode, ErrorReply, Event, ExitStatus, PaneId, PaneInfo, PaneState, SessionId, SizePolicy, SpawnSpec,

@@ -498,6 +498,49 @@ impl Daemon {
         cli_with_env(&self.socket, &self.dir, args, &[])
     }
 
+    /// Waits until `pane`'s output holds `needle` (within one line), as one
+    /// `fugue wait --pattern`: the daemon's `WaitFor` on the pane's output
+    /// events, not a poll. Returns the text read after; fails showing it.
+    pub fn wait_text(&self, pane: &str, needle: &str) -> String {
+        self.wait_in_daemon(pane, &["--pattern", &regex_literal(needle)]);
+        let text = self.cli(&["read", pane, "--lines", "1000"]).ok();
+        assert!(
+            text.contains(needle),
+            "waited {DEADLINE:?} for '{needle}' in pane {pane}'s output; it reads:\n{text}"
+        );
+        text
+    }
+
+    /// Waits until `pane`'s screen shows `needle` (one `fugue wait --screen`);
+    /// returns the screen.
+    pub fn wait_screen(&self, pane: &str, needle: &str) -> String {
+        self.wait_in_daemon(pane, &["--screen", "--pattern", &regex_literal(needle)]);
+        let screen = self.cli(&["capture", pane]).ok();
+        assert!(
+            screen.contains(needle),
+            "waited {DEADLINE:?} for '{needle}' on pane {pane}'s screen; it shows:\n{screen}"
+        );
+        screen
+    }
+
+    /// Waits until `pane`'s agent is in `state` (one `fugue wait
+    /// --agent-state`); returns `fugue agent --json` after.
+    pub fn wait_agent_state(&self, pane: &str, state: &str) -> serde_json::Value {
+        self.wait_in_daemon(pane, &["--agent-state", state]);
+        let agent = self.cli(&["--json", "agent", pane]).json();
+        assert_eq!(agent["state"], state, "waited {DEADLINE:?} for {pane}'s agent: {agent}");
+        agent
+    }
+
+    /// One `fugue wait PANE CONDITION` within [`DEADLINE`]; whether it held
+    /// is for the caller to check (the wait also ends when the process does).
+    fn wait_in_daemon(&self, pane: &str, condition: &[&str]) {
+        let timeout = DEADLINE.as_secs().to_string();
+        let mut args = vec!["wait", pane, "--timeout", timeout.as_str()];
+        args.extend_from_slice(condition);
+        let _ = self.cli(&args);
+    }
+
     /// [`Daemon::cli`] with extra environment variables.
     pub fn cli_with_env(&self, args: &[&str], env: &[(&str, &str)]) -> CliOutput {
         cli_with_env(&self.socket, &self.dir, args, env)

@@ -18,9 +18,7 @@ fn attach_redraws_types_and_detaches_cleanly() {
     daemon.cli(&["new-session", "dev"]).ok();
     let pane = daemon.cli(&["run", "-s", "dev", "--title", "sh"]).ok();
     daemon.cli(&["write", &pane, "echo before-$((20+1))", "--enter"]).ok();
-    wait_until("output before attaching", DEADLINE, || {
-        daemon.cli(&["read", &pane]).ok().contains("before-21").then_some(())
-    });
+    daemon.wait_text(&pane, "before-21");
 
     let tmux = Tmux::start(daemon.dir.path(), 100, 30);
     tmux.type_line("main", &attach_command(&daemon, "dev", ""));
@@ -69,9 +67,7 @@ fn two_clients_see_the_same_output_and_prefix_keys_switch_panes() {
         .ok();
 
     daemon.cli(&["write", &first, "echo ready-$((1+2))", "--enter"]).ok();
-    wait_until("the marker", DEADLINE, || {
-        daemon.cli(&["read", &first]).ok().contains("ready-3").then_some(())
-    });
+    daemon.wait_text(&first, "ready-3");
 
     let tmux = Tmux::start(daemon.dir.path(), 90, 25);
     let other = tmux.new_window();
@@ -288,10 +284,7 @@ fn attach_says_who_needs_you_jumps_there_and_opens_the_overview() {
         .cli(&["run", "-s", "work", "--no-shell", "--", "bash", "--norc", "--noprofile"])
         .ok();
     let agent = daemon.run_fake_claude("ag");
-    wait_until("the agent at rest", DEADLINE, || {
-        let status = daemon.cli(&["--json", "agent", &agent]).json();
-        (status["state"] == "idle").then_some(())
-    });
+    daemon.wait_agent_state(&agent, "idle");
     let tmux = Tmux::start(daemon.dir.path(), 120, 30);
     // What attach writes to its terminal, kept by script(1) (flushed as written).
     let typescript = daemon.dir.path().join("typescript");
@@ -348,10 +341,7 @@ fn attach_says_who_needs_you_jumps_there_and_opens_the_overview() {
     tmux.send_keys("main:0", &["a"]);
     tmux.wait_for("main:0", "Approve ag:0?");
     tmux.send_keys("main:0", &["y"]);
-    wait_until("the agent ran after approval", DEADLINE, || {
-        let text = daemon.cli(&["capture", &agent]).ok();
-        text.contains("approved: ship it").then_some(())
-    });
+    daemon.wait_screen(&agent, "approved: ship it");
     // Enter on the shell's row attaches there again; detaching ends it all.
     tmux.run(&["send-keys", "-t", "main:0", "-l", "/work:"]);
     tmux.send_keys("main:0", &["Enter", "Enter"]);
@@ -385,9 +375,7 @@ fn the_programs_cursor_shape_comes_with_the_redraw_and_goes_on_detach() {
             "printf 'bar-cursor\\033[6 q'; exec sleep 600",
         ])
         .ok();
-    wait_until("the program's output", DEADLINE, || {
-        daemon.cli(&["read", &pane]).ok().contains("bar-cursor").then_some(())
-    });
+    daemon.wait_text(&pane, "bar-cursor");
     let tmux = Tmux::start(daemon.dir.path(), 100, 30);
     let typescript = daemon.dir.path().join("typescript");
     tmux.type_line(

@@ -37,9 +37,7 @@ fn start_reader(daemon: &Daemon, setup: &str) -> String {
             &key_reader(setup),
         ])
         .ok();
-    wait_until("the reader to start", DEADLINE, || {
-        daemon.cli(&["read", &pane]).ok().contains("ready").then_some(())
-    });
+    daemon.wait_text(&pane, "ready");
     pane
 }
 

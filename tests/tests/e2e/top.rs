@@ -86,10 +86,7 @@ fn top_lists_every_session_and_answers_a_waiting_agent() {
     tmux.send_keys("main", &["y"]);
     tmux.wait_for("main", "approved");
     // The agent proceeds: fake-agent reports what it was allowed to do.
-    wait_until("the agent ran after approval", DEADLINE, || {
-        let text = daemon.cli(&["capture", &agent]).ok();
-        text.contains("approved: ship it").then_some(())
-    });
+    daemon.wait_screen(&agent, "approved: ship it");
     tmux.wait_for("main", "0 need you");
 
     // Enter attaches to the selected pane; the detach key comes back to top.

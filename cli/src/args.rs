@@ -618,10 +618,10 @@ impl WaitArgs {
         let wait = fugue_client::ops::WaitFor {
             exit: Some(true),
             pattern: self.pattern.clone(),
-            on: self.screen.then(|| "screen".to_string()),
+            on: self.screen.then_some(fugue_client::protocol::MatchOn::Screen),
             idle_ms: self.idle,
-            agent_state: self.agent_state.clone(),
-            needs: self.needs.clone(),
+            agent_state: self.agent_state.as_deref().map(Into::into),
+            needs: self.needs.as_deref().map(Into::into),
             ..Default::default()
         };
         let (until, _) = wait.until().map_err(invalid)?;

@@ -111,7 +111,7 @@ pub fn signals_text(view: &AgentStateView, now: u64) -> String {
             format!(
                 "{mark} {:<12} {:<22} for {:<8} {}",
                 signal.source,
-                signal.means.as_deref().unwrap_or("(says nothing now)"),
+                signal.means.map_or("(says nothing now)", |means| means.as_str()),
                 human_duration(now.saturating_sub(signal.since)),
                 escape_for_display(&signal.reading)
             )
@@ -123,7 +123,7 @@ pub fn signals_text(view: &AgentStateView, now: u64) -> String {
 pub fn agent_text(view: &AgentStateView, now: u64) -> String {
     let mut text = format!(
         "{}  {} (turn {}, needs {}) from {}, for {}",
-        view.agent.as_deref().unwrap_or("no agent"),
+        view.agent.map_or("no agent", |agent| agent.as_str()),
         view.state,
         view.turn,
         view.needs,
@@ -268,9 +268,9 @@ pub fn overview_table(panes: &[OverviewView], now: u64) -> String {
                 short(&pane.id),
                 format!("{}:{}", pane.session, pane.index),
                 pane.state.status.clone(),
-                field(|a| a.agent.clone().unwrap_or_default()),
-                field(|a| a.state.clone()),
-                field(|a| a.needs.clone()),
+                field(|a| a.agent.map(|agent| agent.to_string()).unwrap_or_default()),
+                field(|a| a.state.to_string()),
+                field(|a| a.needs.to_string()),
                 agent.map_or_else(|| "-".into(), |a| human_duration(now.saturating_sub(a.since))),
                 fit(&view.last_line, 60),
             ]
@@ -360,7 +360,7 @@ pub fn worktrees_table(views: &[WorktreeView]) -> String {
                 dirty,
                 v.record.pane.as_deref().map(short).unwrap_or_else(|| "-".into()),
                 v.pane_state.clone().unwrap_or_else(|| "-".into()),
-                v.agent_state.clone().unwrap_or_else(|| "-".into()),
+                v.agent_state.map_or_else(|| "-".into(), |state| state.to_string()),
             ]
         })
         .collect();
@@ -377,7 +377,7 @@ pub fn compare_text(comparison: &fugue_client::fanout::Comparison) -> String {
         .iter()
         .map(|m| {
             let state = match (&m.agent_state, m.pane_status.as_str()) {
-                (Some(agent), "running") => agent.clone(),
+                (Some(agent), "running") => agent.to_string(),
                 (_, pane) => pane.to_string(),
             };
             let test = match (&m.member.test, &m.problem, m.done, &comparison.test) {
@@ -488,16 +488,16 @@ pub fn diff_text(view: &DiffView, stat_only: bool, color: bool) -> String {
 mod tests {
     use super::*;
     use crate::fixtures::{pane, NOW};
-    use fugue_client::protocol::SessionId;
+    use fugue_client::protocol::{AgentKind, SessionId, StateSource, TurnState};
     use fugue_client::views::{GrepMatchView, SignalView, WaitView};
 
     fn agent(state: &str, needs: &str) -> AgentStateView {
         AgentStateView {
-            agent: Some("claude".into()),
-            state: state.into(),
-            turn: "not_running".into(),
-            needs: needs.into(),
-            source: "hook".into(),
+            agent: Some(AgentKind::Claude),
+            state: state.parse().unwrap(),
+            turn: TurnState::NotRunning,
+            needs: needs.parse().unwrap(),
+            source: StateSource::Hook,
             version: Some("2.1.197".into()),
             session_id: Some("5f0c".into()),
             since: NOW - 95_000,
@@ -505,13 +505,13 @@ mod tests {
             prompt_id: Some("p-1".into()),
             signals: vec![
                 SignalView {
-                    source: "hook".into(),
+                    source: StateSource::Hook,
                     reading: "PermissionRequest Bash".into(),
-                    means: Some(state.into()),
+                    means: Some(state.parse().unwrap()),
                     since: NOW - 95_000,
                 },
                 SignalView {
-                    source: "screen".into(),
+                    source: StateSource::Screen,
                     reading: "\u{202e}spoof".into(),
                     means: None,
                     since: NOW - 2_000,
@@ -622,7 +622,7 @@ mod tests {
         };
         assert_eq!(grep_text(&view), "work:0:42:error\\x1b[2J here");
         let wait = WaitView {
-            condition: "pattern".into(),
+            condition: fugue_client::protocol::WaitCondition::Pattern,
             matched: Some("ok\u{7}".into()),
             elapsed_ms: 12,
             state: fugue_client::views::StateView {

@@ -60,7 +60,7 @@ pub struct DelegateResult {
     pub agent: String,
     /// Its state when this returned: `idle` (its turn ended), `exited`, or,
     /// when `timed_out`, whatever it is doing.
-    pub state: String,
+    pub state: fugue_protocol::AgentState,
     /// The turn did not end within the timeout (the child keeps running).
     pub timed_out: bool,
     pub final_message: FinalMessage,
@@ -189,7 +189,7 @@ its changes{}; fugue_release ends it",
         terminal_id: pane.to_string(),
         session: child.session.clone(),
         agent: job.agent.clone(),
-        state: state.as_str().to_string(),
+        state,
         timed_out,
         final_message,
         worktree: child.worktree.as_ref().map(|w| w.path.clone()),

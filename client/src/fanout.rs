@@ -318,7 +318,7 @@ pub struct MemberView {
     pub branch: Option<String>,
     /// `running`, `exited`, or `gone` (released).
     pub pane_status: String,
-    pub agent_state: Option<String>,
+    pub agent_state: Option<AgentState>,
     /// Done: the agent is idle or exited (its turn ended), so its test is run.
     pub done: bool,
     pub files: usize,
@@ -373,7 +373,7 @@ async fn compare_member(client: &Client, mut member: Member, test: Option<&str>)
     let mut view = MemberView {
         branch: None,
         pane_status,
-        agent_state: agent_state.map(|s| s.as_str().to_string()),
+        agent_state,
         done,
         files: 0,
         added: 0,

@@ -5,7 +5,8 @@
 
 use crate::{Client, ClientError, Result};
 use fugue_protocol::{
-    AgentState, Attention, ErrorReply, MatchOn, PromptOutcome, PromptReceipt, ReadMode, WaitOutcome, WaitUntil,
+    AgentState, Attention, ErrorReply, MatchOn, PromptOutcome, PromptReceipt, ReadMode, StateSource, WaitOutcome,
+    WaitUntil,
 };
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -42,41 +43,82 @@ pub struct WaitFor {
     pub exit: Option<bool>,
     /// A regular expression, matched within single lines.
     pub pattern: Option<String>,
-    /// Where the pattern is looked for: "output" (default: the ANSI-stripped text
-    /// output from `since` on) or "screen" (what the terminal shows now).
-    pub on: Option<String>,
+    /// Where the pattern is looked for: `output` (default: the ANSI-stripped
+    /// text output from `since` on) or `screen` (what the terminal shows now).
+    pub on: Option<MatchOn>,
     /// Output offset to search from (a previous read's or wait's next_offset):
     /// lines that changed after it. Default: all kept output.
     #[serde(alias = "since_offset")]
     pub since: Option<u64>,
     /// Return once the terminal printed nothing for this many milliseconds.
     pub idle_ms: Option<u64>,
-    /// Return when the agent CLI reaches this state, or any of several separated
-    /// by "|" or ",": waiting_for_permission, waiting_for_answer, busy, idle, hibernated,
-    /// starting, unknown or exited.
-    pub agent_state: Option<String>,
-    /// Return when the agent CLI needs a person for this reason, or any of
-    /// several separated by "|" or ",": permission, question, finished_unseen
-    /// (a turn ended while nobody watched), or "any".
-    pub needs: Option<String>,
+    /// Return when the agent CLI reaches any of these states.
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Vec<AgentState>>"))]
+    pub agent_state: Option<Names>,
+    /// Return when the agent CLI needs a person for any of these reasons
+    /// (`finished_unseen`: a turn ended while nobody watched; `any`: all three).
+    #[cfg_attr(feature = "schema", schemars(schema_with = "needs_schema"))]
+    pub needs: Option<Names>,
     /// Give up after this many milliseconds. Default 30000.
     pub timeout_ms: Option<u64>,
+}
+
+/// Names given as a list: an array (`["idle", "busy"]`), or, for one release,
+/// the string of earlier releases with `|` or `,` between them (`"idle|busy"`).
+/// Each name is checked where it is used, with a one-line error naming the
+/// bad one and every good one.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum Names {
+    List(Vec<String>),
+    Joined(String),
+}
+
+impl Names {
+    /// The names as the old joined string, which the protocol's list parsers read.
+    fn joined(&self) -> String {
+        match self {
+            Names::List(names) => names.join("|"),
+            Names::Joined(text) => text.clone(),
+        }
+    }
+}
+
+impl From<&str> for Names {
+    fn from(text: &str) -> Names {
+        Names::Joined(text.into())
+    }
+}
+
+/// The schema of `needs`: an array of `Attention`'s reasons, and `any`.
+#[cfg(feature = "schema")]
+fn needs_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut words: Vec<&str> = Attention::ANY.iter().map(Attention::as_str).collect();
+    words.push("any");
+    schemars::json_schema!({
+        "type": "array",
+        "items": {"type": "string", "enum": words},
+    })
 }
 
 impl WaitFor {
     /// The daemon's conditions and the timeout; a one-line error for a wait
     /// that names nothing to wait for or a word it does not know.
     pub fn until(&self) -> std::result::Result<(WaitUntil, Duration), String> {
-        let on = match self.on.as_deref() {
-            None | Some("output") => MatchOn::Output,
-            Some("screen") => MatchOn::Screen,
-            Some(other) => return Err(format!("on must be \"output\" or \"screen\", got \"{other}\"")),
-        };
+        let on = self.on.unwrap_or_default();
         if on == MatchOn::Screen && self.pattern.is_none() {
             return Err("on \"screen\" needs a pattern to look for".into());
         }
-        let agent_states = self.agent_state.as_deref().map(AgentState::parse_list).transpose()?;
-        let agent_needs = self.needs.as_deref().map(Attention::parse_list).transpose()?;
+        let agent_states = self
+            .agent_state
+            .as_ref()
+            .map(|names| AgentState::parse_list(&names.joined()))
+            .transpose()?;
+        let agent_needs = self
+            .needs
+            .as_ref()
+            .map(|names| Attention::parse_list(&names.joined()))
+            .transpose()?;
         let until = WaitUntil {
             exit: self.exit.unwrap_or(false),
             pattern: self.pattern.clone(),
@@ -142,15 +184,15 @@ pub async fn wait_reaction(client: &Client, pane: &str, since: u64, quiet_ms: u6
 pub struct PromptSent {
     /// `started` (the agent showed a turn running or asked for permission) or
     /// `prompt_stalled` (no turn within 5 s: it may still sit in the input box).
-    pub outcome: String,
+    pub outcome: PromptOutcome,
     /// Whether the agent started a turn within 5 seconds (its busy marker or a
     /// permission prompt appeared; redrawing the input box does not count).
     pub went_busy: bool,
     /// The agent's state then.
-    pub state: String,
+    pub state: AgentState,
     /// Where that state was read (hook, terminal, session_file, screen), and
     /// the lines or reports that showed it.
-    pub source: String,
+    pub source: StateSource,
     pub evidence: Vec<String>,
     /// Unix ms when the turn was seen started (or the deadline passed).
     pub at: u64,
@@ -180,10 +222,10 @@ it may still sit in the input box: look at its screen"
             false => message,
         };
         PromptSent {
-            outcome: receipt.outcome.as_str().into(),
+            outcome: receipt.outcome,
             went_busy: receipt.outcome == PromptOutcome::Started,
-            state: state.into(),
-            source: receipt.source.as_str().into(),
+            state: receipt.state,
+            source: receipt.source,
             evidence: receipt.evidence,
             at: receipt.at_ms,
             key: receipt.key,
@@ -229,10 +271,38 @@ mod tests {
         };
         assert!(bad.until().unwrap_err().contains("unknown agent state 'sleepy'"));
         let screen_alone = WaitFor {
-            on: Some("screen".into()),
+            on: Some(MatchOn::Screen),
             exit: Some(true),
             ..Default::default()
         };
         assert!(screen_alone.until().unwrap_err().contains("needs a pattern"));
+    }
+
+    /// Lists are arrays now; the joined string of earlier releases still
+    /// means the same, and a bad name in either says which.
+    #[test]
+    fn lists_are_arrays_and_the_old_string_still_reads() {
+        let array: WaitFor =
+            serde_json::from_str(r#"{"agent_state": ["idle", "waiting_for_answer"], "needs": ["question"]}"#).unwrap();
+        let joined: WaitFor =
+            serde_json::from_str(r#"{"agent_state": "idle|waiting_for_answer", "needs": "question"}"#).unwrap();
+        let (from_array, _) = array.until().unwrap();
+        let (from_joined, _) = joined.until().unwrap();
+        assert_eq!(from_array, from_joined);
+        assert_eq!(
+            from_array.agent_states,
+            [AgentState::Idle, AgentState::WaitingForAnswer]
+        );
+        assert_eq!(from_array.agent_needs, [Attention::Question]);
+        let any: WaitFor = serde_json::from_str(r#"{"needs": ["any"]}"#).unwrap();
+        assert_eq!(any.until().unwrap().0.agent_needs, Attention::ANY);
+        let bad: WaitFor = serde_json::from_str(r#"{"agent_state": ["idle", "sleepy"]}"#).unwrap();
+        let error = bad.until().unwrap_err();
+        assert!(
+            error.contains("unknown agent state 'sleepy'") && error.contains("hibernated"),
+            "{error}"
+        );
+        let wrong_on = serde_json::from_str::<WaitFor>(r#"{"pattern": "x", "on": "everywhere"}"#).unwrap_err();
+        assert!(wrong_on.to_string().contains("`output`"), "{wrong_on}");
     }
 }

@@ -5,7 +5,10 @@
 //! With the `schema` feature the views also describe themselves as JSON Schema
 //! (the MCP bridge publishes them as its tools' output schemas).
 
-use fugue_protocol::{CaptureResult, DaemonInfo, OutputChunk, PaneInfo, SessionInfo, WaitOutcome};
+use fugue_protocol::{
+    AgentKind, AgentState, Attention, CaptureResult, DaemonInfo, OutputChunk, PaneInfo, SessionInfo, StateSource,
+    TurnState, WaitCondition, WaitOutcome,
+};
 use serde::Serialize;
 
 #[cfg(feature = "schema")]
@@ -125,8 +128,7 @@ pub struct PaneView {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct AgentSessionView {
-    /// claude, codex, gemini, qwen, opencode or aider.
-    pub agent: String,
+    pub agent: AgentKind,
     pub id: String,
 }
 
@@ -154,7 +156,7 @@ impl From<&PaneInfo> for PaneView {
             restarts: info.restarts,
             last_exit: info.last_exit.map(|e| e.to_string()),
             agent_session: info.agent_session.as_ref().map(|s| AgentSessionView {
-                agent: s.agent.as_str().into(),
+                agent: s.agent,
                 id: s.id.clone(),
             }),
         }
@@ -324,8 +326,8 @@ impl From<CaptureResult> for CaptureView {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct WaitView {
-    /// Which condition ended the wait: exit, pattern, idle, agent_state, agent_needs or timeout.
-    pub condition: String,
+    /// Which condition ended the wait.
+    pub condition: WaitCondition,
     /// The text the pattern matched.
     pub matched: Option<String>,
     pub elapsed_ms: u64,
@@ -338,7 +340,7 @@ pub struct WaitView {
 impl From<WaitOutcome> for WaitView {
     fn from(outcome: WaitOutcome) -> Self {
         Self {
-            condition: outcome.condition.as_str().into(),
+            condition: outcome.condition,
             matched: outcome.matched,
             elapsed_ms: outcome.elapsed_ms,
             state: (&outcome.pane).into(),
@@ -352,20 +354,21 @@ impl From<WaitOutcome> for WaitView {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct AgentStateView {
-    /// claude, codex, gemini, qwen, opencode or aider; null when no agent CLI was recognised.
-    pub agent: Option<String>,
-    /// In one word: starting, busy, waiting_for_permission, idle, unknown (recognised
-    /// but unreadable: never answerable) or exited.
-    pub state: String,
-    /// Is a turn running: running, not_running or unknown.
-    pub turn: String,
-    /// Does the agent need a person: nothing, permission, question (only a person
-    /// answers it) or finished_unseen (a turn ended and nobody looked since).
-    pub needs: String,
-    /// Where the state was read: hook (the agent's own hook, most trusted),
-    /// terminal (the program status or window title it set), session_file (its
-    /// status file) or screen.
-    pub source: String,
+    /// Which agent CLI it is; null when none was recognised.
+    pub agent: Option<AgentKind>,
+    /// What it is doing, in one word. `unknown`: recognised but unreadable
+    /// (never answerable); `waiting_for_answer`: it asked a question only a
+    /// person answers; `hibernated`: put to rest by fugue, a prompt wakes it.
+    pub state: AgentState,
+    /// Is a turn running.
+    pub turn: TurnState,
+    /// Does the agent need a person: `question` only a person answers;
+    /// `finished_unseen`, a turn ended and nobody looked since.
+    pub needs: Attention,
+    /// Where the state was read: `hook` (the agent's own hook, most trusted),
+    /// `terminal` (the program status or window title it set), `session_file`
+    /// (its status file) or `screen`.
+    pub source: StateSource,
     /// The agent's version, when it shows or records it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
@@ -394,15 +397,15 @@ pub struct AgentStateView {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct SignalView {
-    /// hook, terminal, session_file or screen.
-    pub source: String,
+    /// Which signal it is.
+    pub source: StateSource,
     /// What it read: the hook's report, the status file's status, the program
     /// status or window title, the screen's marker lines.
     pub reading: String,
     /// The state it means now, weighed against the screen; absent when it says
     /// nothing now.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub means: Option<String>,
+    pub means: Option<AgentState>,
     /// Unix ms since it has meant that.
     pub since: u64,
 }
@@ -410,9 +413,9 @@ pub struct SignalView {
 impl From<&fugue_protocol::SignalReading> for SignalView {
     fn from(reading: &fugue_protocol::SignalReading) -> Self {
         SignalView {
-            source: reading.source.as_str().into(),
+            source: reading.source,
             reading: reading.reading.clone(),
-            means: reading.means.map(|m| m.as_str().into()),
+            means: reading.means,
             since: reading.since_ms,
         }
     }
@@ -421,11 +424,11 @@ impl From<&fugue_protocol::SignalReading> for SignalView {
 impl From<&fugue_protocol::AgentInfo> for AgentStateView {
     fn from(info: &fugue_protocol::AgentInfo) -> Self {
         AgentStateView {
-            agent: info.agent.map(|a| a.as_str().into()),
-            state: info.state.as_str().into(),
-            turn: info.state.turn().as_str().into(),
-            needs: info.needs.as_str().into(),
-            source: info.source.as_str().into(),
+            agent: info.agent,
+            state: info.state,
+            turn: info.state.turn(),
+            needs: info.needs,
+            source: info.source,
             version: info.version.clone(),
             session_id: info.session_id.clone(),
             since: info.since_ms,

@@ -749,7 +749,7 @@ pub struct WorktreeView {
     /// The pane's state (`running`, `exited`, ...); `None` once it is gone.
     pub pane_state: Option<String>,
     /// Its agent's state, where an agent CLI runs in it.
-    pub agent_state: Option<String>,
+    pub agent_state: Option<fugue_protocol::AgentState>,
 }
 
 /// Every worktree fugue made, with where each stands and its pane's state.
@@ -776,9 +776,7 @@ pub async fn views(client: &crate::Client) -> Result<Vec<WorktreeView>, crate::C
             WorktreeView {
                 status,
                 pane_state: pane.map(|p| p.pane.state.as_str().to_string()),
-                agent_state: pane
-                    .and_then(|p| p.agent.as_ref())
-                    .map(|a| a.state.as_str().to_string()),
+                agent_state: pane.and_then(|p| p.agent.as_ref()).map(|a| a.state),
                 record,
             }
         })

@@ -370,10 +370,10 @@ pub struct AgentView {
     pub terminal_id: String,
     pub session: String,
     pub cwd: String,
-    /// claude, codex, gemini, qwen, opencode or aider.
-    pub agent: String,
-    /// waiting_for_permission, busy, idle or exited.
-    pub state: String,
+    /// Which agent CLI it is.
+    pub agent: fugue_client::protocol::AgentKind,
+    /// What it is doing, in one word.
+    pub state: fugue_client::protocol::AgentState,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

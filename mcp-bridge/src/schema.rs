@@ -86,6 +86,11 @@ fn allows_null(schema: &Value) -> bool {
             return true;
         }
     }
+    if let Some(Value::Array(values)) = schema.get("enum") {
+        if values.iter().any(Value::is_null) {
+            return true;
+        }
+    }
     ["anyOf", "oneOf"].iter().any(|key| match schema.get(*key) {
         Some(Value::Array(alternatives)) => alternatives.iter().any(is_null_schema),
         _ => false,
@@ -107,7 +112,12 @@ fn push_objects<'a>(value: &'a mut Value, stack: &mut Vec<&'a mut Map<String, Va
     }
 }
 
+/// `["T", "null"]` becomes `"T"`, and an optional enum (`Option<AgentState>`:
+/// schemars lists `null` among its values) loses its `null` value.
 fn drop_null_type(object: &mut Map<String, Value>) {
+    if let Some(Value::Array(values)) = object.get_mut("enum") {
+        values.retain(|value| !value.is_null());
+    }
     let Some(Value::Array(types)) = object.get_mut("type") else {
         return;
     };
@@ -163,7 +173,13 @@ pub fn mentions_null(schema: &Value) -> bool {
     while let Some(value) = stack.pop() {
         match value {
             Value::String(s) if s == "null" => return true,
-            Value::Object(object) => stack.extend(object.values()),
+            Value::Object(object) => {
+                let null_value = |values: &Vec<Value>| values.iter().any(Value::is_null);
+                if object.get("enum").and_then(Value::as_array).is_some_and(null_value) {
+                    return true;
+                }
+                stack.extend(object.values());
+            }
             Value::Array(items) => stack.extend(items.iter()),
             _ => {}
         }
@@ -192,11 +208,18 @@ mod tests {
                 "cwd": {"type": ["string", "null"], "description": "where"},
                 "env": {"anyOf": [{"$ref": "#/$defs/Env"}, {"type": "null"}], "description": "vars"},
                 "either": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-                "list": {"type": ["array", "null"], "items": {"type": ["integer", "null"]}}
+                "list": {"type": ["array", "null"], "items": {"type": ["integer", "null"]}},
+                "agent": {"type": ["string", "null"], "enum": ["claude", "codex", null]}
             },
+            "required": ["agent"],
             "$defs": {"Env": {"oneOf": [{"type": "object"}, {"type": "null"}]}}
         });
         let out = cleaned(schema);
+        assert_eq!(
+            out["properties"]["agent"],
+            json!({"type": "string", "enum": ["claude", "codex"]})
+        );
+        assert_eq!(out.get("required"), None);
         assert_eq!(
             out["properties"]["cwd"],
             json!({"type": "string", "description": "where"})

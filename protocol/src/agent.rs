@@ -17,18 +17,26 @@ use serde::{Deserialize, Serialize};
     Deserialize,
     Arbitrary,
     strum::IntoStaticStr,
+    strum::Display,
     strum::EnumString,
     strum::VariantNames,
     strum::VariantArray,
 )]
 #[strum(serialize_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum AgentKind {
+    #[serde(alias = "Claude")]
     Claude,
+    #[serde(alias = "Codex")]
     Codex,
+    #[serde(alias = "Gemini")]
     Gemini,
+    #[serde(alias = "Qwen")]
     Qwen,
     #[strum(serialize = "opencode")]
+    #[serde(rename = "opencode", alias = "OpenCode")]
     OpenCode,
+    #[serde(alias = "Aider")]
     Aider,
 }
 
@@ -57,25 +65,35 @@ impl AgentKind {
     Deserialize,
     Arbitrary,
     strum::IntoStaticStr,
+    strum::Display,
     strum::EnumString,
     strum::VariantNames,
     strum::VariantArray,
 )]
 #[strum(serialize_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum AgentState {
+    #[serde(alias = "WaitingForPermission")]
     WaitingForPermission,
+    #[serde(alias = "Busy")]
     Busy,
+    #[serde(alias = "Idle")]
     Idle,
+    #[serde(alias = "Exited")]
     Exited,
     /// Started, its interface not recognised yet (or its first prompt not run yet).
+    #[serde(alias = "Starting")]
     Starting,
     /// Recognised, but nothing on screen says what it is doing: never answerable.
+    #[serde(alias = "Unknown")]
     Unknown,
     /// It asked a question (a choice or free text) and waits for the answer: a
     /// person answers it, never `approve`/`deny`.
+    #[serde(alias = "WaitingForAnswer")]
     WaitingForAnswer,
     /// Put to rest by fugue (its process ended, its session recorded): a prompt,
     /// an attach or `fugue wake` resumes it.
+    #[serde(alias = "Hibernated")]
     Hibernated,
 }
 
@@ -123,14 +141,19 @@ impl AgentState {
     Deserialize,
     Arbitrary,
     strum::IntoStaticStr,
+    strum::Display,
     strum::EnumString,
     strum::VariantNames,
     strum::VariantArray,
 )]
 #[strum(serialize_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum TurnState {
+    #[serde(alias = "Running")]
     Running,
+    #[serde(alias = "NotRunning")]
     NotRunning,
+    #[serde(alias = "Unknown")]
     Unknown,
 }
 
@@ -151,19 +174,25 @@ impl TurnState {
     Deserialize,
     Arbitrary,
     strum::IntoStaticStr,
+    strum::Display,
     strum::EnumString,
     strum::VariantNames,
     strum::VariantArray,
 )]
 #[strum(serialize_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Attention {
+    #[serde(alias = "Nothing")]
     Nothing,
     /// It asks to be allowed to do something (approve or deny).
+    #[serde(alias = "Permission")]
     Permission,
     /// It asked a question only a person can answer.
+    #[serde(alias = "Question")]
     Question,
     /// A turn finished and nobody has looked since (no client attached to the
     /// pane or typed into it).
+    #[serde(alias = "FinishedUnseen")]
     FinishedUnseen,
 }
 
@@ -208,21 +237,27 @@ fn split_list(text: &str) -> impl Iterator<Item = &str> {
     Deserialize,
     Arbitrary,
     strum::IntoStaticStr,
+    strum::Display,
     strum::EnumString,
     strum::VariantNames,
     strum::VariantArray,
 )]
 #[strum(serialize_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum StateSource {
     /// A hook the agent ran (`fugue agent-event`).
+    #[serde(alias = "Hook")]
     Hook,
     /// What the agent told its terminal: a program status (OSC 7501, OSC 9;4)
     /// or its window title. Comes before the status file where it is explicit:
     /// it arrives with the screen, the file a moment later.
+    #[serde(alias = "Terminal")]
     Terminal,
     /// The agent's own status file (Claude Code's `~/.claude/sessions/<pid>.json`).
+    #[serde(alias = "SessionFile")]
     SessionFile,
     /// The rendered screen, matched against the agent's known markers.
+    #[serde(alias = "Screen")]
     Screen,
 }
 
@@ -310,17 +345,21 @@ pub struct PromptReceipt {
     Deserialize,
     Arbitrary,
     strum::IntoStaticStr,
+    strum::Display,
     strum::EnumString,
     strum::VariantNames,
     strum::VariantArray,
 )]
 #[strum(serialize_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum PromptOutcome {
     /// The agent showed a turn running (its busy marker) or asked for permission.
+    #[serde(alias = "Started")]
     Started,
     /// Pasted and Enter sent, but no turn showed within 5 s: the prompt may
     /// still sit in the input box.
     #[strum(serialize = "prompt_stalled")]
+    #[serde(rename = "prompt_stalled", alias = "Stalled")]
     Stalled,
 }
 

@@ -213,11 +213,39 @@ pub struct WaitUntil {
     pub agent_needs: Vec<Attention>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, Arbitrary)]
+/// Where a wait's pattern is looked for.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Default,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum MatchOn {
+    /// The ANSI-stripped text output (from the wait's `since` on).
     #[default]
+    #[serde(alias = "Output")]
     Output,
+    /// What the terminal shows now.
+    #[serde(alias = "Screen")]
     Screen,
+}
+
+impl MatchOn {
+    pub fn as_str(&self) -> &'static str {
+        self.into()
+    }
 }
 
 /// Which condition ended a wait.
@@ -231,17 +259,25 @@ pub enum MatchOn {
     Deserialize,
     Arbitrary,
     strum::IntoStaticStr,
+    strum::Display,
     strum::EnumString,
     strum::VariantNames,
     strum::VariantArray,
 )]
 #[strum(serialize_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum WaitCondition {
+    #[serde(alias = "Exit")]
     Exit,
+    #[serde(alias = "Pattern")]
     Pattern,
+    #[serde(alias = "Idle")]
     Idle,
+    #[serde(alias = "AgentState")]
     AgentState,
+    #[serde(alias = "AgentNeeds")]
     AgentNeeds,
+    #[serde(alias = "Timeout")]
     Timeout,
 }
 

@@ -1,6 +1,9 @@
 //! The names of the protocol's enums as people and JSON see them, derived with
 //! strum (`snake_case` unless a variant says otherwise), and parsing them back
-//! with an error that lists what would work.
+//! with an error that lists what would work. serde writes the same names (a
+//! test holds them equal), and with the `schema` feature each enum's JSON
+//! Schema is a string enum of them: the MCP tools' schemas and the OpenAPI
+//! document list the values instead of a hand-kept sentence.
 
 use std::str::FromStr;
 use strum::VariantNames;
@@ -14,6 +17,43 @@ pub fn parse<T: FromStr + VariantNames>(text: &str, what: &str, extra: &[&str]) 
     })
 }
 
+/// `impl JsonSchema` for string enums: `{"type": "string", "enum": [names]}`
+/// from strum's names, inlined (no `$ref`: a plain enum is what every MCP
+/// client's schema reader takes, Gemini's strict one included).
+#[cfg(feature = "schema")]
+macro_rules! string_enum_schemas {
+    ($($enum:ty),+ $(,)?) => {$(
+        impl schemars::JsonSchema for $enum {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($enum).into()
+            }
+
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "type": "string",
+                    "enum": <$enum as VariantNames>::VARIANTS,
+                })
+            }
+        }
+    )+};
+}
+
+#[cfg(feature = "schema")]
+string_enum_schemas!(
+    crate::AgentKind,
+    crate::AgentState,
+    crate::TurnState,
+    crate::Attention,
+    crate::StateSource,
+    crate::PromptOutcome,
+    crate::WaitCondition,
+    crate::MatchOn,
+);
+
 #[cfg(test)]
 mod tests {
     use crate::{
@@ -21,6 +61,34 @@ mod tests {
         TurnState, WaitCondition,
     };
     use strum::VariantArray;
+
+    /// serde's name of every variant is strum's (what the CLI prints and
+    /// parses, and the JSON Schema lists), and the name serde wrote before
+    /// (the variant's own, as in records kept on disk) still reads.
+    fn serde_names_are_strum_names<T>(as_str: fn(&T) -> &'static str)
+    where
+        T: VariantArray + Copy + std::fmt::Debug + PartialEq + serde::Serialize + serde::de::DeserializeOwned,
+    {
+        for variant in T::VARIANTS {
+            let json = serde_json::to_value(variant).unwrap();
+            assert_eq!(json, as_str(variant), "{variant:?}");
+            let old = serde_json::Value::String(format!("{variant:?}"));
+            assert_eq!(serde_json::from_value::<T>(old).unwrap(), *variant);
+        }
+    }
+
+    #[test]
+    fn json_says_what_the_cli_says() {
+        use crate::MatchOn;
+        serde_names_are_strum_names(AgentKind::as_str);
+        serde_names_are_strum_names(AgentState::as_str);
+        serde_names_are_strum_names(TurnState::as_str);
+        serde_names_are_strum_names(Attention::as_str);
+        serde_names_are_strum_names(StateSource::as_str);
+        serde_names_are_strum_names(PromptOutcome::as_str);
+        serde_names_are_strum_names(WaitCondition::as_str);
+        serde_names_are_strum_names(MatchOn::as_str);
+    }
 
     /// Every name, in declaration order: they are what JSON, the CLI, MCP and
     /// HTTP say, so a renamed variant must not change one unnoticed.

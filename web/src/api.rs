@@ -657,7 +657,7 @@ pub async fn wait(
 ) -> ApiResult<Json<WaitView>> {
     let mut wait = body.wait;
     if body.on_screen && wait.on.is_none() {
-        wait.on = Some("screen".into());
+        wait.on = Some(fugue_protocol::MatchOn::Screen);
     }
     if wait.timeout_ms.is_some_and(|ms| ms == 0 || ms > MAX_WAIT_MS) {
         return Err(ApiError::invalid(format!(

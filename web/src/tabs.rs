@@ -10,7 +10,7 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::HeaderMap;
 use axum::Json;
 use fugue_client::protocol::target::MAX_SESSION_NAME;
-use fugue_client::protocol::{ErrorCode, PaneInfo, PaneState, SpawnSpec};
+use fugue_client::protocol::{AgentKind, AgentState, Attention, ErrorCode, PaneInfo, PaneState, SpawnSpec};
 use fugue_client::views::PaneView;
 use fugue_client::Client;
 use schemars::JsonSchema;
@@ -51,14 +51,13 @@ pub struct TabView {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AgentBadge {
-    /// `claude`, `codex`, `gemini`, ...
-    pub kind: String,
-    /// `waiting_for_permission`, `waiting_for_answer`, `busy`, `idle`,
-    /// `starting`, `unknown`, `exited` or `hibernated`.
-    pub state: String,
-    /// Whether it needs a person: `nothing`, `permission`, `question` or
-    /// `finished_unseen` (a turn ended and nobody looked since).
-    pub needs: String,
+    /// Which agent CLI it is.
+    pub kind: AgentKind,
+    /// What it is doing, in one word.
+    pub state: AgentState,
+    /// Whether it needs a person (`finished_unseen`: a turn ended and nobody
+    /// looked since).
+    pub needs: Attention,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -195,9 +194,9 @@ async fn tab_view(client: &Client, pane: &PaneInfo, ws_url: String) -> TabView {
     };
     let agent = agent.and_then(|a| {
         a.agent.map(|kind| AgentBadge {
-            kind: kind.as_str().into(),
-            state: a.state.as_str().into(),
-            needs: a.needs.as_str().into(),
+            kind,
+            state: a.state,
+            needs: a.needs,
         })
     });
     let view = PaneView::from(pane);

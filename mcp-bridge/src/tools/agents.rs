@@ -39,8 +39,8 @@ impl FugueTools {
                     terminal_id: pane.id.to_string(),
                     session: pane.session_name.clone(),
                     cwd: pane.cwd.clone(),
-                    agent: status.agent?.as_str().into(),
-                    state: status.state.as_str().into(),
+                    agent: status.agent?,
+                    state: status.state,
                 })
             })
             .collect();

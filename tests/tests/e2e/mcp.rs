@@ -1483,6 +1483,68 @@ async fn long_calls_become_tasks_for_clients_that_declare_them(via: Via) {
     assert_eq!(refused.code.0, -32021, "{}", refused.message);
 }
 
+/// The enums' values are in the schemas (not in sentences kept by hand): the
+/// agent's state in fugue_agent_status's output, and fugue_wait's lists as
+/// arrays of them. A list still reads as the joined string of earlier
+/// releases, and a bad name is a tool error naming it and every good one.
+async fn tool_schemas_list_their_values(via: Via) {
+    use fugue_client::protocol::{AgentState, MatchOn};
+    use strum::VariantNames;
+    let daemon = Daemon::start();
+    let mcp = connect(via, &daemon, TestClient::default(), false).await;
+    let tools = mcp.list_all_tools().await.unwrap();
+    let tool = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let states = json!(AgentState::VARIANTS);
+    let status = serde_json::Value::Object((*tool("fugue_agent_status").output_schema.clone().unwrap()).clone());
+    assert_eq!(status["properties"]["state"]["enum"], states, "{status}");
+    assert_eq!(
+        status["properties"]["agent"]["enum"],
+        json!(["claude", "codex", "gemini", "qwen", "opencode", "aider"]),
+        "{status}"
+    );
+    let wait = serde_json::Value::Object((*tool("fugue_wait").input_schema).clone());
+    let properties = &wait["properties"];
+    assert_eq!(properties["agent_state"]["type"], "array", "{wait}");
+    assert_eq!(properties["agent_state"]["items"]["enum"], states, "{wait}");
+    assert_eq!(
+        properties["needs"]["items"]["enum"],
+        json!(["permission", "question", "finished_unseen", "any"]),
+        "{wait}"
+    );
+    assert_eq!(properties["on"]["enum"], json!(MatchOn::VARIANTS), "{wait}");
+
+    let started = ok(
+        &mcp,
+        "fugue_start",
+        json!({"purpose": "values", "command": "sh", "args": ["-c", "echo said-it; exec sleep 600"], "shell": false}),
+    )
+    .await;
+    let id = started["terminal_id"].as_str().unwrap();
+    for agent_state in [json!(["idle", "waiting_for_answer"]), json!("idle|waiting_for_answer")] {
+        let ended = ok(
+            &mcp,
+            "fugue_wait",
+            json!({"terminal_id": id, "pattern": "said-it", "agent_state": agent_state, "timeout_ms": 10000}),
+        )
+        .await;
+        assert_eq!(ended["condition"], "pattern", "{agent_state}: {ended}");
+    }
+    let refused = fugue_tests::mcp::call(
+        &mcp,
+        "fugue_wait",
+        json!({"terminal_id": id, "agent_state": ["idle", "sleepy"], "timeout_ms": 1000}),
+    )
+    .await;
+    let said = fugue_tests::mcp::text(&refused);
+    assert_eq!(refused.is_error, Some(true), "{said}");
+    assert!(said.contains("'sleepy'") && said.contains("hibernated"), "{said}");
+}
+
 macro_rules! over_both_transports {
     ($($name:ident),* $(,)?) => {
         mod over_pipe {
@@ -1505,6 +1567,7 @@ over_both_transports!(
     delegation_returns_the_child_s_result_as_a_task,
     only_what_fugue_serves_is_declared_and_answered,
     tool_schemas_name_no_null,
+    tool_schemas_list_their_values,
     terminals_are_resources_and_subscribers_hear_of_changes,
     tools_are_listed_with_described_parameters_and_annotations,
     sessions_by_name_and_uuid,

@@ -128,6 +128,73 @@ pub fn engine_or_skip() -> bool {
     false
 }
 
+/// Waits until `check` holds, looking again each time the engine reports an
+/// event matching `filters` (`docker events --filter ...`, one process for
+/// the whole wait) instead of asking every few milliseconds. The events are
+/// followed before the first look, so a change between the look and the
+/// subscription is not missed. Panics with `what` after `deadline`.
+pub fn until_engine_event<T>(
+    engine_name: &str,
+    filters: &[&str],
+    what: &str,
+    deadline: std::time::Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    use std::io::BufRead;
+    let mut command = engine_command(engine_name);
+    command.args(["events", "--format", "{{.ID}} {{.Status}}"]);
+    for filter in filters {
+        command.args(["--filter", filter]);
+    }
+    let mut events = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("follow the engine's events");
+    let stdout = events.stdout.take().expect("the events' stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if line.is_err() || tx.send(()).is_err() {
+                return;
+            }
+        }
+    });
+    let end = std::time::Instant::now() + deadline;
+    let found = loop {
+        if let Some(value) = check() {
+            break Some(value);
+        }
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break None;
+        }
+        // An event, or (the follower not yet listening when the change came)
+        // a second's pause: the engine's own stream is what is waited on.
+        let _ = rx.recv_timeout(left.min(std::time::Duration::from_secs(1)));
+    };
+    let _ = events.kill();
+    let _ = events.wait();
+    found.unwrap_or_else(|| panic!("timed out after {deadline:?} waiting for {what}"))
+}
+
+/// Waits until no container labelled `label` (`KEY=VALUE`) is left on Docker,
+/// woken by the engine's destroy events.
+pub fn wait_containers_gone(label: &str, what: &str) {
+    let label_filter = format!("label={label}");
+    until_engine_event(
+        "docker",
+        &[&label_filter, "event=destroy"],
+        what,
+        crate::DEADLINE,
+        || {
+            docker(&["ps", "--all", "--quiet", "--filter", &label_filter])
+                .is_empty()
+                .then_some(())
+        },
+    )
+}
+
 /// Programs the image holds, at these paths: fugue's two, shells for panes,
 /// `sleep` to keep a container up, `id` to say who runs, and the fake agent
 /// as `claude` (a sandboxed agent).

@@ -10,8 +10,10 @@ pub mod kube;
 pub mod mcp;
 pub mod procfs;
 pub mod sshd;
+pub mod tmux;
 
 pub use procfs::{children, comm, process_gone, rss_anon_kib, rss_kib, threads};
+pub use tmux::Tmux;
 
 use fugue_client::{Client, ConnectOptions};
 use std::path::{Path, PathBuf};
@@ -791,120 +793,6 @@ pub fn cli_with_env(socket: &Path, dir: &tempfile::TempDir, args: &[&str], env: 
         status: output.status,
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-/// A private tmux server for driving `fugue attach` as a person would.
-pub struct Tmux {
-    name: String,
-    dir: PathBuf,
-    /// The server's pid: ended by pid too when dropped, since `kill-server`
-    /// cannot find a server whose socket directory is already gone.
-    server: Option<u32>,
-}
-
-impl Tmux {
-    /// Starts a server with one session `main` of `cols`x`rows` running `bash --norc`.
-    pub fn start(dir: &Path, cols: u16, rows: u16) -> Tmux {
-        assert!(
-            Command::new("tmux").arg("-V").output().is_ok(),
-            "tmux is not installed (.ci/run installs it)"
-        );
-        let name = format!(
-            "fugue-test-{}-{}",
-            std::process::id(),
-            NEXT_TMUX.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-        let mut tmux = Tmux {
-            name,
-            dir: dir.to_path_buf(),
-            server: None,
-        };
-        let size = (cols.to_string(), rows.to_string());
-        tmux.run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "main",
-            "-x",
-            &size.0,
-            "-y",
-            &size.1,
-            "bash --norc --noprofile",
-        ]);
-        tmux.server = tmux.run(&["display-message", "-p", "#{pid}"]).trim().parse().ok();
-        tmux
-    }
-
-    fn command(&self) -> Command {
-        let mut cmd = Command::new("tmux");
-        cmd.args(["-L", &self.name, "-f", "/dev/null"])
-            .env("TMUX_TMPDIR", &self.dir)
-            .env("TERM", "xterm-256color")
-            .env("HOME", &self.dir)
-            .env("PS1", "$ ")
-            .env_remove("TMUX");
-        cmd
-    }
-
-    pub fn run(&self, args: &[&str]) -> String {
-        let out = self.command().args(args).output().expect("run tmux");
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Opens another window running bash; returns its target (`main:N`).
-    pub fn new_window(&self) -> String {
-        self.run(&[
-            "new-window",
-            "-t",
-            "main",
-            "-P",
-            "-F",
-            "#{session_name}:#{window_index}",
-            "bash --norc --noprofile",
-        ])
-        .trim()
-        .to_string()
-    }
-
-    /// Types literal text into a window, then presses Enter.
-    pub fn type_line(&self, target: &str, text: &str) {
-        self.run(&["send-keys", "-t", target, "-l", text]);
-        self.run(&["send-keys", "-t", target, "Enter"]);
-    }
-
-    pub fn send_keys(&self, target: &str, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", target];
-        args.extend_from_slice(keys);
-        self.run(&args);
-    }
-
-    pub fn capture(&self, target: &str) -> String {
-        self.run(&["capture-pane", "-p", "-t", target])
-    }
-
-    /// Waits until the window shows `needle`; returns the screen.
-    pub fn wait_for(&self, target: &str, needle: &str) -> String {
-        wait_until(&format!("'{needle}' in tmux window {target}"), DEADLINE, || {
-            let screen = self.capture(target);
-            screen.contains(needle).then_some(screen)
-        })
-    }
-}
-
-static NEXT_TMUX: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.command().arg("kill-server").output();
-        if let Some(pid) = self.server.filter(|pid| !process_gone(*pid)) {
-            send_signal(pid, libc::SIGTERM);
-        }
     }
 }
 

@@ -373,9 +373,8 @@ fn top_shows_every_host_and_acts_on_a_host_pane() {
     tmux.send_keys("main", &["/"]);
     tmux.run(&["send-keys", "-t", "main", "-l", "box/far"]);
     tmux.send_keys("main", &["Enter", "Enter"]);
-    let attached = wait_until("attached over ssh", DEADLINE, || {
-        let screen = tmux.capture("main");
-        (!screen.contains("fugue top ") && screen.contains("far-away-6")).then_some(screen)
+    let attached = tmux.until("main", "attached over ssh", |screen| {
+        (!screen.contains("fugue top ") && screen.contains("far-away-6")).then(|| screen.to_string())
     });
     assert!(!attached.contains("LAST LINE"), "{attached}");
     tmux.send_keys("main", &["C-\\"]);

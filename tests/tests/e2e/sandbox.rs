@@ -4,7 +4,7 @@
 //! network and the limits asked for (read back from the engine), and the
 //! container goes when the pane does.
 
-use fugue_tests::containers::{docker, engine_or_skip, fugue_image};
+use fugue_tests::containers::{docker, engine_or_skip, fugue_image, wait_containers_gone};
 use fugue_tests::{wait_until, Daemon, DEADLINE};
 use std::path::Path;
 
@@ -158,9 +158,7 @@ fn a_sandboxed_pane_is_isolated_limited_and_removed_with_its_pane() {
 
     // Released, the container goes; a program that ends takes its container too.
     daemon.cli(&["release", &boxed]).ok();
-    wait_until("the released pane's container to go", DEADLINE, || {
-        containers_of(&boxed).is_empty().then_some(())
-    });
+    wait_containers_gone(&format!("fugue.pane={boxed}"), "the released pane's container to go");
     let ending = daemon
         .cli(&[
             "run",
@@ -176,19 +174,17 @@ fn a_sandboxed_pane_is_isolated_limited_and_removed_with_its_pane() {
             "exit 3",
         ])
         .ok();
-    let (code, _) = wait_until("the sandboxed program to end", DEADLINE, || {
-        let json = daemon.cli(&["--json", "status", &ending]).ok();
-        let value: serde_json::Value = serde_json::from_str(&json).ok()?;
-        value["exit_code"].as_i64().map(|code| (code, value))
-    });
-    assert_eq!(code, 3, "the program's own exit status");
-    wait_until("the ended pane's container to go", DEADLINE, || {
-        containers_of(&ending).is_empty().then_some(())
-    });
+    // `fugue wait` with no condition: until the process exits (the daemon's
+    // own reap), then how it ended.
+    let _ = daemon.cli(&["wait", &ending, "--timeout", "15"]);
+    let ended = daemon.cli(&["--json", "status", &ending]).json();
+    assert_eq!(ended["exit_code"], 3, "the program's own exit status: {ended}");
+    wait_containers_gone(&format!("fugue.pane={ending}"), "the ended pane's container to go");
     daemon.cli(&["release", &on_host]).ok();
-    wait_until("the host-network pane's container to go", DEADLINE, || {
-        containers_of(&on_host).is_empty().then_some(())
-    });
+    wait_containers_gone(
+        &format!("fugue.pane={on_host}"),
+        "the host-network pane's container to go",
+    );
 }
 
 /// Each bad request is one line naming what was wrong, and makes no pane.
@@ -269,13 +265,7 @@ fn an_agent_in_a_sandbox_is_prompted_and_approved() {
             "claude",
         ])
         .ok();
-    let state = |want: &str| {
-        wait_until(&format!("the sandboxed agent to be {want}"), DEADLINE, || {
-            let json = daemon.cli(&["--json", "agent", &pane]).ok();
-            let value: serde_json::Value = serde_json::from_str(&json).ok()?;
-            (value["state"] == want).then_some(value)
-        })
-    };
+    let state = |want: &str| daemon.wait_agent_state(&pane, want);
     let idle = state("idle");
     assert_eq!(idle["agent"], "claude", "{idle}");
     let receipt = daemon.cli(&["prompt", &pane, "build it"]).ok();
@@ -288,9 +278,7 @@ fn an_agent_in_a_sandbox_is_prompted_and_approved() {
     assert!(screen.contains("approved: build it"), "{screen}");
     assert_eq!(containers_of(&pane).len(), 1);
     daemon.cli(&["release", &pane]).ok();
-    wait_until("the agent's container to go", DEADLINE, || {
-        containers_of(&pane).is_empty().then_some(())
-    });
+    wait_containers_gone(&format!("fugue.pane={pane}"), "the agent's container to go");
 }
 
 /// A wrapper killed outright (SIGKILL: no clean-up) leaves its container; the
@@ -346,9 +334,7 @@ fn a_container_left_by_a_killed_wrapper_is_removed_by_the_next() {
     });
     assert_ne!(first, second);
     daemon.cli(&["release", &pane]).ok();
-    wait_until("the container to go", DEADLINE, || {
-        containers_of(&pane).is_empty().then_some(())
-    });
+    wait_containers_gone(&format!("fugue.pane={pane}"), "the container to go");
 }
 
 /// Through the MCP bridge (the official SDK's client validates): fugue_start
@@ -397,9 +383,7 @@ async fn the_mcp_bridge_starts_a_sandboxed_terminal() {
     .await;
     assert!(bad.contains("unknown sandbox network 'wide'"), "{bad}");
     ok(&mcp, "fugue_release", json!({"terminal_id": id})).await;
-    wait_until("the terminal's container to go", DEADLINE, || {
-        containers_of(&id).is_empty().then_some(())
-    });
+    wait_containers_gone(&format!("fugue.pane={id}"), "the terminal's container to go");
     let _ = mcp.cancel().await;
 }
 
@@ -483,9 +467,7 @@ fn a_sandbox_in_a_worktree_sees_its_git_directory_but_cannot_write_hooks() {
     daemon
         .cli_with_env(&["release", &pane, "--discard"], &[("FUGUE_WORKTREE_ROOT", &root)])
         .ok();
-    wait_until("the container to go", DEADLINE, || {
-        containers_of(&pane).is_empty().then_some(())
-    });
+    wait_containers_gone(&format!("fugue.pane={pane}"), "the container to go");
 }
 
 /// Profiles in sandbox.toml: what `run --sandbox` leaves out comes from the
@@ -563,9 +545,9 @@ fn sandbox_profiles_fill_in_what_was_not_given() {
     for pane in [&agent, &other] {
         daemon.cli(&["release", pane]).ok();
     }
-    wait_until("the containers to go", DEADLINE, || {
-        (containers_of(&agent).is_empty() && containers_of(&other).is_empty()).then_some(())
-    });
+    for pane in [&agent, &other] {
+        wait_containers_gone(&format!("fugue.pane={pane}"), "the containers to go");
+    }
 }
 
 /// What a wrapper killed outright leaves, fugued removes: the container of a
@@ -626,9 +608,10 @@ fn containers_left_by_killed_wrappers_are_reconciled_by_fugued() {
     let ended = run();
     wait_until("the first sandbox to run", DEADLINE, || running(&ended).then_some(()));
     signal(wrapper_of(&ended), Signal::KILL);
-    wait_until("the ended pane's container to be removed by fugued", DEADLINE, || {
-        containers_of(&ended).is_empty().then_some(())
-    });
+    wait_containers_gone(
+        &format!("fugue.pane={ended}"),
+        "the ended pane's container to be removed by fugued",
+    );
 
     // A crash that takes fugued and a wrapper (neither can clean up).
     let lost = run();
@@ -645,9 +628,10 @@ fn containers_left_by_killed_wrappers_are_reconciled_by_fugued() {
     daemon.signal_and_wait(libc::SIGKILL);
     assert!(running(&lost), "the container outlived its wrapper and fugued");
     daemon.restart(&[]);
-    wait_until("the lost pane's container to be removed at start", DEADLINE, || {
-        containers_of(&lost).is_empty().then_some(())
-    });
+    wait_containers_gone(
+        &format!("fugue.pane={lost}"),
+        "the lost pane's container to be removed at start",
+    );
     assert!(
         !containers_of("00000000-0000-0000-0000-000000000000").is_empty(),
         "another daemon's container stays"

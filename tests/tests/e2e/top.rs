@@ -47,9 +47,8 @@ fn top_lists_every_session_and_answers_a_waiting_agent() {
         assert!(row(&screen, label).is_some(), "{label} missing:\n{screen}");
     }
     // Live: the agent at rest shows as idle, its last line as the program drew it.
-    wait_until("gamma idle in top", DEADLINE, || {
-        let screen = tmux.capture("main");
-        row(&screen, "gamma:0")
+    tmux.until("main", "gamma idle in top", |screen| {
+        row(screen, "gamma:0")
             .filter(|r| r.contains("claude") && r.contains("idle"))
             .map(|_| ())
     });
@@ -72,9 +71,8 @@ fn top_lists_every_session_and_answers_a_waiting_agent() {
 
     // "n" jumps to the pane that needs the person; "a" shows the prompt first.
     tmux.send_keys("main", &["n"]);
-    wait_until("selection on gamma", DEADLINE, || {
-        let screen = tmux.capture("main");
-        row(&screen, "gamma:0").filter(|r| r.starts_with('▶')).map(|_| ())
+    tmux.until("main", "selection on gamma", |screen| {
+        row(screen, "gamma:0").filter(|r| r.starts_with('▶')).map(|_| ())
     });
     tmux.send_keys("main", &["a"]);
     let screen = tmux.wait_for("main", "Approve gamma:0?");
@@ -99,14 +97,12 @@ fn top_lists_every_session_and_answers_a_waiting_agent() {
     tmux.send_keys("main", &["/"]);
     tmux.run(&["send-keys", "-t", "main", "-l", "beta"]);
     tmux.send_keys("main", &["Enter"]);
-    let screen = wait_until("filtered to beta", DEADLINE, || {
-        let screen = tmux.capture("main");
-        (row(&screen, "alpha:0").is_none() && row(&screen, "gamma:0").is_none()).then_some(screen)
+    let screen = tmux.until("main", "filtered to beta", |screen| {
+        (row(screen, "alpha:0").is_none() && row(screen, "gamma:0").is_none()).then(|| screen.to_string())
     });
     assert!(row(&screen, "beta:0").is_some(), "{screen}");
     tmux.send_keys("main", &["q"]);
-    wait_until("top quit", DEADLINE, || {
-        let screen = tmux.capture("main");
+    tmux.until("main", "top quit", |screen| {
         (!screen.contains("fugue top ")).then_some(())
     });
 }
@@ -132,9 +128,8 @@ fn top_kills_after_confirming_and_starts_a_pane() {
     tmux.send_keys("main", &["x"]);
     tmux.wait_for("main", "Kill work:0?");
     tmux.send_keys("main", &["y"]);
-    wait_until("work:0 exited", DEADLINE, || {
-        let screen = tmux.capture("main");
-        row(&screen, "work:0").filter(|r| r.contains("exited")).map(|_| ())
+    tmux.until("main", "work:0 exited", |screen| {
+        row(screen, "work:0").filter(|r| r.contains("exited")).map(|_| ())
     });
     // c starts a pane in the selected pane's session with the typed command.
     tmux.send_keys("main", &["c"]);
@@ -223,9 +218,8 @@ fn top_hibernates_and_wakes_an_idle_agent() {
     tmux.wait_for("main", "rest:0");
     tmux.send_keys("main", &["h"]);
     tmux.wait_for("main", "hibernated: its memory is freed");
-    wait_until("rest:0 shown hibernated", DEADLINE, || {
-        let screen = tmux.capture("main");
-        row(&screen, "rest:0").filter(|r| r.contains("hibernated")).map(|_| ())
+    tmux.until("main", "rest:0 shown hibernated", |screen| {
+        row(screen, "rest:0").filter(|r| r.contains("hibernated")).map(|_| ())
     });
     assert_eq!(daemon.cli(&["--json", "status", &pane]).json()["status"], "hibernated");
     tmux.send_keys("main", &["w"]);

@@ -1,6 +1,7 @@
 //! The repository's own rules, checked on its files: no source file grows
-//! past 900 lines before its tests, and docs/architecture.md names every
-//! module (CONTRIBUTING.md, "Where things are").
+//! past 900 lines before its tests, docs/architecture.md names every module
+//! (CONTRIBUTING.md, "Where things are"), and the tests' polls do not grow in
+//! number.
 
 use std::path::{Path, PathBuf};
 
@@ -112,5 +113,42 @@ fn the_architecture_page_names_every_module() {
         unnamed.is_empty(),
         "docs/architecture.md does not name these modules (as `file.rs`, or `folder/` for a mod.rs): {}",
         unnamed.join(", ")
+    );
+}
+
+/// Polls left in tests/ (calls of the 20 ms polling helpers `wait_until` and
+/// a free-standing `wait_for`): a test waits on the daemon's events (`fugue
+/// wait`, `WaitFor`, subscriptions), tmux's control-mode notices or the
+/// engine's events instead. The number only goes down (issue 53: to 40, each
+/// remaining one saying why no event serves).
+const MOST_POLLS: usize = 129;
+
+#[test]
+fn polls_do_not_grow_in_number() {
+    let mut polls = Vec::new();
+    // (This file names the helpers to find them: it is not counted.)
+    for path in rust_files(&["tests/src", "tests/tests"])
+        .iter()
+        .filter(|p| !p.ends_with("repository.rs"))
+    {
+        let text = std::fs::read_to_string(path).expect("read a test file");
+        for (number, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            let is_definition = code.contains("fn wait_until") || code.contains("fn wait_for");
+            let free_wait_for = code.match_indices("wait_for(").any(|(at, _)| {
+                let before = code[..at].chars().next_back();
+                !matches!(before, Some(c) if c == '.' || c == '_' || c.is_alphanumeric())
+            });
+            if !is_definition && (code.contains("wait_until(") || free_wait_for) {
+                polls.push(format!("{}:{}", relative(path), number + 1));
+            }
+        }
+    }
+    assert!(
+        polls.len() <= MOST_POLLS,
+        "{} polls in tests/, more than the {MOST_POLLS} allowed: wait on an event instead (CONTRIBUTING.md, \
+\"Tests wait on events\"): {}",
+        polls.len(),
+        polls.join(", ")
     );
 }

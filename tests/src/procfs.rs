@@ -84,6 +84,38 @@ pub fn process_gone(pid: u32) -> bool {
     state(pid).is_none_or(|state| state == "Z")
 }
 
+/// Waits until process `pid` is gone (ended: a zombie or reaped), woken by
+/// the kernel: a pidfd turns readable when its process ends, so nothing looks
+/// on a clock. Panics with `what` after [`crate::DEADLINE`].
+pub fn wait_gone(pid: u32, what: &str) {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let Some(target) = rustix::process::Pid::from_raw(pid as i32) else {
+        return;
+    };
+    // No such process to open: it was reaped already.
+    let Ok(pidfd) = rustix::process::pidfd_open(target, rustix::process::PidfdFlags::empty()) else {
+        assert!(process_gone(pid), "pid {pid} could not be followed");
+        return;
+    };
+    let end = std::time::Instant::now() + crate::DEADLINE;
+    loop {
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        let timeout = Timespec::try_from(left).unwrap_or(Timespec { tv_sec: 15, tv_nsec: 0 });
+        let mut fds = [PollFd::new(&pidfd, PollFlags::IN)];
+        match poll(&mut fds, Some(&timeout)) {
+            Ok(n) if n > 0 => return,
+            Err(rustix::io::Errno::INTR) => continue,
+            _ if left.is_zero() || process_gone(pid) => break,
+            _ => continue,
+        }
+    }
+    assert!(
+        process_gone(pid),
+        "timed out after {:?} waiting for {what}",
+        crate::DEADLINE
+    );
+}
+
 /// Whether a process is a zombie (it ended and nobody reaped it yet).
 pub fn is_zombie(pid: u32) -> bool {
     state(pid).is_some_and(|state| state == "Z")

@@ -1,6 +1,6 @@
 //! The daemon process: socket rules, one daemon per socket, auto-start, signals.
 
-use fugue_tests::{cli, private_dir, process_gone, send_signal, wait_until, Daemon, DEADLINE};
+use fugue_tests::{cli, private_dir, send_signal, wait_until, Daemon, DEADLINE};
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Command, Stdio};
 
@@ -132,9 +132,7 @@ fn sigterm_leaves_no_child_process_alive() {
     let status = daemon.signal_and_wait(libc::SIGTERM);
     assert!(status.success(), "fugued exits 0 on SIGTERM: {status:?}");
     for pid in &pids {
-        wait_until(&format!("pid {pid} to be gone"), DEADLINE, || {
-            process_gone(*pid).then_some(())
-        });
+        fugue_tests::procfs::wait_gone(*pid, &format!("pid {pid} to be gone"));
     }
     assert!(!socket.exists());
 }
@@ -191,7 +189,7 @@ fn the_cli_starts_one_daemon_on_first_use_even_when_racing() {
     let started = cli(&socket, &dir, &["daemon", "start"]).ok();
     assert_eq!(started, format!("fugued already running (pid {pid})"));
     cli(&socket, &dir, &["daemon", "stop"]).ok();
-    wait_until("the daemon to exit", DEADLINE, || process_gone(pid).then_some(()));
+    fugue_tests::procfs::wait_gone(pid, "the daemon to exit");
 }
 
 /// The harness fails a test that leaves a fugued running after it ends, naming

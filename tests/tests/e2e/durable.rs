@@ -161,10 +161,13 @@ async fn a_killed_daemon_leaves_lost_panes_and_its_orphans_are_handled() {
 
         daemon.signal_and_wait(libc::SIGKILL);
         // The hang-up ended the pane that did not ignore it; the orphan lives on.
-        wait_for("the first pane to end with its terminal", DEADLINE, || async {
-            (!alive(quiet.pid)).then_some(())
+        // Woken by the kernel when it ends (a pidfd), off the runtime.
+        let quiet_pid = quiet.pid;
+        tokio::task::spawn_blocking(move || {
+            fugue_tests::procfs::wait_gone(quiet_pid, "the first pane to end with its terminal")
         })
-        .await;
+        .await
+        .unwrap();
         assert!(alive(orphan.pid), "the orphan outlived the daemon");
 
         let args: &[&str] = if keep { &["--keep-orphans"] } else { &[] };
@@ -184,10 +187,10 @@ async fn a_killed_daemon_leaves_lost_panes_and_its_orphans_are_handled() {
             assert!(alive(orphan.pid), "--keep-orphans leaves it alone");
             fugue_tests::send_signal(orphan.pid, libc::SIGKILL);
         } else {
-            wait_for("the orphan to be ended", DEADLINE, || async {
-                (!alive(orphan.pid)).then_some(())
-            })
-            .await;
+            let orphan_pid = orphan.pid;
+            tokio::task::spawn_blocking(move || fugue_tests::procfs::wait_gone(orphan_pid, "the orphan to be ended"))
+                .await
+                .unwrap();
         }
     }
 }

@@ -56,7 +56,7 @@ async fn interrupt_stops_the_foreground_job_and_the_shell_survives() {
     })
     .await;
     daemon.cli(&["interrupt", &id]).ok();
-    wait_until("sleep to end", DEADLINE, || process_gone(sleeper).then_some(()));
+    fugue_tests::procfs::wait_gone(sleeper, "sleep to end");
     // bash reports how its job ended: 130 = 128 + SIGINT.
     client
         .write_input(&id, b"echo status-$? shell-\"\"alive\r")
@@ -84,7 +84,7 @@ async fn killing_a_shell_pane_ends_the_shell_and_its_job() {
     // An interactive shell ignores TERM; it must end by the hang-up, not by the
     // SIGKILL 5 s later.
     assert_ne!(info.exit.unwrap().signal, Some(libc::SIGKILL), "{info:?}");
-    wait_until("the job to end", DEADLINE, || process_gone(sleeper).then_some(()));
+    fugue_tests::procfs::wait_gone(sleeper, "the job to end");
 }
 
 #[test]
@@ -116,9 +116,7 @@ fn destroying_a_session_kills_its_processes() {
     daemon.cli(&["kill-session", "dev"]).ok();
     assert_eq!(daemon.cli(&["--json", "panes"]).json(), serde_json::json!([]));
     for pid in pids {
-        wait_until(&format!("pid {pid} to end"), DEADLINE, || {
-            process_gone(pid).then_some(())
-        });
+        fugue_tests::procfs::wait_gone(pid, &format!("pid {pid} to end"));
     }
 }
 

@@ -3,7 +3,7 @@
 //! a daemon restart, and exiting when stdin closes.
 
 use fugue_tests::mcp::{arguments, call, ok, text};
-use fugue_tests::{bin, process_gone, wait_until, Daemon, DEADLINE};
+use fugue_tests::{bin, wait_until, Daemon, DEADLINE};
 use rmcp::model::{CallToolRequestParams, ClientRequest, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
@@ -86,7 +86,7 @@ async fn both_protocol_eras_run_the_terminal_tools() {
 
         // Closing stdin ends the bridge.
         mcp.cancel().await.unwrap();
-        wait_until("fugue-mcp to exit", DEADLINE, || process_gone(pid).then_some(()));
+        fugue_tests::procfs::wait_gone(pid, "fugue-mcp to exit");
     }
 }
 

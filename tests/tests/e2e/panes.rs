@@ -357,9 +357,7 @@ fn exited_panes_expire_after_the_ttl_and_release_removes_at_once() {
         .unwrap() as u32;
     daemon.cli(&["release", &running]).ok();
     assert!(daemon.cli(&["status", &running]).err().contains("pane not found"));
-    wait_until("the released pane's process to end", DEADLINE, || {
-        fugue_tests::process_gone(pid).then_some(())
-    });
+    fugue_tests::procfs::wait_gone(pid, "the released pane's process to end");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -85,9 +85,12 @@ fn every_command_works_on_a_host_over_ssh() {
     on_box(&["new-session", "far"]).ok();
     let pane = on_box(&["run", "-s", "far", "--title", "remote-sh"]).ok();
     on_box(&["write", &pane, "echo far-$((40+2))", "--enter"]).ok();
-    wait_until("the typed command's output, read over ssh", DEADLINE, || {
-        on_box(&["read", &pane]).ok().contains("far-42").then_some(())
-    });
+    // One wait in that daemon (its WaitFor), then the read.
+    let _ = on_box(&["wait", &pane, "--pattern", "far-42", "--timeout", "15"]);
+    assert!(
+        on_box(&["read", &pane]).ok().contains("far-42"),
+        "the typed command's output, read over ssh"
+    );
     assert!(on_box(&["capture", &pane]).ok().contains("far-42"));
     // It is the daemon on that machine: the local CLI on its socket sees the same.
     assert!(setup.daemon.cli(&["read", &pane]).ok().contains("far-42"));
@@ -383,9 +386,9 @@ fn top_shows_every_host_and_acts_on_a_host_pane() {
     tmux.send_keys("main", &["x"]);
     tmux.wait_for("main", "Kill box/far:0?");
     tmux.send_keys("main", &["y"]);
-    wait_until("the host's pane ended", DEADLINE, || {
-        let status = setup.daemon.cli(&["--json", "status", &pane]).json();
-        (status["status"] == "exited").then_some(())
-    });
+    // `fugue wait` with no condition: until the process exits.
+    let _ = setup.daemon.cli(&["wait", &pane, "--timeout", "15"]);
+    let status = setup.daemon.cli(&["--json", "status", &pane]).json();
+    assert_eq!(status["status"], "exited", "the host's pane ended: {status}");
     tmux.send_keys("main", &["q"]);
 }

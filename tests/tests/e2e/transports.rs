@@ -32,9 +32,12 @@ fn exec_carries_every_command_and_says_why_it_failed() {
     at(&["new-session", "far"]).ok();
     let pane = at(&["run", "-s", "far", "--title", "through-exec"]).ok();
     at(&["write", &pane, "echo far-$((40+2))", "--enter"]).ok();
-    wait_until("the typed command's output, read through exec:", DEADLINE, || {
-        at(&["read", &pane]).ok().contains("far-42").then_some(())
-    });
+    // One wait in that daemon (its WaitFor), then the read.
+    let _ = at(&["wait", &pane, "--pattern", "far-42", "--timeout", "15"]);
+    assert!(
+        at(&["read", &pane]).ok().contains("far-42"),
+        "the typed command's output, read through exec:"
+    );
     // It is that daemon: its own CLI sees the same pane.
     assert!(daemon.cli(&["read", &pane]).ok().contains("far-42"));
     let job = at(&["run", "-s", "far", "--no-shell", "--", "sh", "-c", "exit 3"]).ok();
@@ -160,9 +163,12 @@ fn docker_reaches_a_daemon_in_a_container() {
         "echo inside-$((6*7)); exec sleep 600",
     ])
     .ok();
-    wait_until("the pane's output, read through docker exec", DEADLINE, || {
-        at(&["read", &pane]).ok().contains("inside-42").then_some(())
-    });
+    // One wait in that daemon (its WaitFor), then the read.
+    let _ = at(&["wait", &pane, "--pattern", "inside-42", "--timeout", "15"]);
+    assert!(
+        at(&["read", &pane]).ok().contains("inside-42"),
+        "the pane's output, read through docker exec"
+    );
     // It runs in the container: the engine sees fugued and the pane's sleep there.
     let processes = fugue_tests::containers::docker(&["top", &container.name]);
     assert!(processes.contains("fugued"), "{processes}");
@@ -322,9 +328,12 @@ fn kubernetes_exec_carries_commands_and_attach() {
         ],
     )
     .ok();
-    wait_until("the pane's output, read through kubectl exec", DEADLINE, || {
-        at(pod, &["read", &pane]).ok().contains("in-pod-42").then_some(())
-    });
+    // One wait in that daemon (its WaitFor), then the read.
+    let _ = at(pod, &["wait", &pane, "--pattern", "in-pod-42", "--timeout", "15"]);
+    assert!(
+        at(pod, &["read", &pane]).ok().contains("in-pod-42"),
+        "the pane's output, read through kubectl exec"
+    );
     assert!(
         daemon.cli(&["ls"]).ok().contains("podded"),
         "the pod's fugue is the test daemon"
@@ -404,9 +413,12 @@ fn a_real_cluster_when_one_is_named() {
         "echo in-cluster-$((6*7)); exec sleep 60",
     ])
     .ok();
-    wait_until("the pane's output from the cluster", DEADLINE, || {
-        at(&["read", &pane]).ok().contains("in-cluster-42").then_some(())
-    });
+    // One wait in that daemon (its WaitFor), then the read.
+    let _ = at(&["wait", &pane, "--pattern", "in-cluster-42", "--timeout", "15"]);
+    assert!(
+        at(&["read", &pane]).ok().contains("in-cluster-42"),
+        "the pane's output from the cluster"
+    );
     at(&["kill-session", &session]).ok();
 }
 
@@ -445,12 +457,15 @@ fn podman_reaches_a_daemon_in_a_container() {
         ],
     )
     .ok();
-    wait_until("the pane's output, read through podman exec", DEADLINE, || {
-        at(&address, &["read", &pane])
-            .ok()
-            .contains("in-podman-42")
-            .then_some(())
-    });
+    // One wait in that daemon (its WaitFor), then the read.
+    let _ = at(
+        &address,
+        &["wait", &pane, "--pattern", "in-podman-42", "--timeout", "15"],
+    );
+    assert!(
+        at(&address, &["read", &pane]).ok().contains("in-podman-42"),
+        "the pane's output, read through podman exec"
+    );
     let processes = fugue_tests::containers::podman(&["top", &container.name, "args"]);
     assert!(
         processes.contains("fugued") && processes.contains("sleep 600"),

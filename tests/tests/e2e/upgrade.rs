@@ -96,11 +96,7 @@ async fn a_live_upgrade_keeps_every_pane_and_process() {
     for _ in 0..7 {
         start(&client, sh_spec("up", "echo idle; exec sleep 1000")).await;
     }
-    wait_for("vim to show the file", DEADLINE, || async {
-        let (lines, _, _) = ansi_screen(&client, &vim_id).await;
-        lines.iter().any(|l| l.contains("indented third")).then_some(())
-    })
-    .await;
+    fugue_tests::wait_for_screen(&client, &vim_id, "indented third").await;
     client.write_input(&shell_id, b"echo one-$((1+1))\n").await.unwrap();
     wait_for_text(&client, &shell_id, "one-2").await;
     // A person attached to the shell, in a real terminal.

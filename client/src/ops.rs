@@ -57,6 +57,9 @@ pub struct WaitFor {
     pub agent_state: Option<Names>,
     /// Return when the agent CLI needs a person for any of these reasons
     /// (`finished_unseen`: a turn ended while nobody watched; `any`: all three).
+    // (`default`: with a schema of its own, schemars would call it required,
+    // and Gemini CLI refuses a call without it.)
+    #[serde(default)]
     #[cfg_attr(feature = "schema", schemars(schema_with = "needs_schema"))]
     pub needs: Option<Names>,
     /// Give up after this many milliseconds. Default 30000.

@@ -235,10 +235,8 @@ pub struct WaitUntil {
 pub enum MatchOn {
     /// The ANSI-stripped text output (from the wait's `since` on).
     #[default]
-    #[serde(alias = "Output")]
     Output,
     /// What the terminal shows now.
-    #[serde(alias = "Screen")]
     Screen,
 }
 

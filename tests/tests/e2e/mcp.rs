@@ -479,7 +479,10 @@ async fn error_paths_are_tool_errors_that_say_what_would_work(via: Via) {
     .await;
     assert!(err.contains("bad pattern"), "{err}");
     let err = fails(&mcp, "fugue_wait", json!({"terminal_id": "mcp:0", "on": "sky"})).await;
-    assert!(err.contains("on must be"), "{err}");
+    assert!(
+        err.contains("unknown variant `sky`, expected `output` or `screen`"),
+        "{err}"
+    );
     let err = fails(
         &mcp,
         "fugue_wait",
@@ -1517,6 +1520,9 @@ async fn tool_schemas_list_their_values(via: Via) {
         "{wait}"
     );
     assert_eq!(properties["on"]["enum"], json!(MatchOn::VARIANTS), "{wait}");
+    // Only the terminal is required: Gemini CLI refuses a call that leaves
+    // out a property the schema requires.
+    assert_eq!(wait["required"], json!(["terminal_id"]), "{wait}");
 
     let started = ok(
         &mcp,

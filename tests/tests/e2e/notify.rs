@@ -88,9 +88,7 @@ command = ["sh", "-c", "cat >> '{}'"]
     let daemon = Daemon::start_with(&["--config", config.to_str().unwrap()]);
     daemon.cli(&["new-session", "ag"]).ok();
     let agent = daemon.run_fake_claude("ag");
-    wait_until("the agent at rest", DEADLINE, || {
-        (daemon.cli(&["--json", "agent", &agent]).json()["state"] == "idle").then_some(())
-    });
+    daemon.wait_agent_state(&agent, "idle");
     // A fugue-web serving this daemon: the events link to the pane in its page.
     let mut web = std::process::Command::new(bin("fugue-web"))
         .args(["--socket", daemon.socket.to_str().unwrap(), "--listen", "127.0.0.1:0"])

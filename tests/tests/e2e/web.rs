@@ -1674,10 +1674,7 @@ async fn the_http_api_starts_a_sandboxed_pane() {
     let (status, pane) = web.call(Method::POST, "/api/panes", Some(body)).await;
     assert_eq!(status, StatusCode::OK, "{pane}");
     let id = pane["id"].as_str().unwrap().to_string();
-    wait_for("the sandboxed pane's output", DEADLINE, || async {
-        daemon.cli(&["read", &id]).ok().contains("in-1000").then_some(())
-    })
-    .await;
+    daemon.wait_text(&id, "in-1000");
     let filter = format!("label=fugue.pane={id}");
     let ids = docker(&["ps", "--quiet", "--filter", &filter]);
     assert_eq!(
@@ -1689,12 +1686,7 @@ async fn the_http_api_starts_a_sandboxed_pane() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{error}");
     assert!(error.to_string().contains("unknown sandbox network 'wide'"), "{error}");
     daemon.cli(&["release", &id]).ok();
-    wait_for("the container to go", DEADLINE, || async {
-        docker(&["ps", "--all", "--quiet", "--filter", &filter])
-            .is_empty()
-            .then_some(())
-    })
-    .await;
+    fugue_tests::containers::wait_containers_gone(&format!("fugue.pane={id}"), "the container to go");
 }
 
 /// `fugue-web --host exec:COMMAND`: the page's API and its WebSocket reach the

@@ -13,6 +13,17 @@ pub mod plain_lines;
 pub mod requests;
 pub mod wait_pattern;
 
+/// A pane's output limits, small enough that a fuzz input reaches every cap
+/// (the log's ring, the text view's and the scrollback's line and byte caps).
+pub const SMALL_LIMITS: fugue_daemon::terminal::pane_output::OutputLimits =
+    fugue_daemon::terminal::pane_output::OutputLimits {
+        log_bytes: 4096,
+        text_lines: 64,
+        text_bytes: 8192,
+        scrollback_lines: 32,
+        scrollback_bytes: 4096,
+    };
+
 /// A target's body: one input, any bytes.
 pub type Target = fn(&[u8]);
 

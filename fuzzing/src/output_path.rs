@@ -3,7 +3,7 @@
 //! agent detector, and the filter attach passes it through. It must never panic and stay within its caps whatever is printed.
 
 use fugue_daemon::agent::{Proc, Tracker};
-use fugue_daemon::terminal::pane_output::{OutputLimits, PaneOutput};
+use fugue_daemon::terminal::pane_output::PaneOutput;
 use fugue_protocol::output_filter::OutputFilter;
 use fugue_protocol::{CaptureWhat, PaneSize, ReadMode};
 
@@ -16,13 +16,7 @@ pub fn run(data: &[u8]) {
         cols: 1 + (shape & 0x3f) as u16,
         rows: 1 + (shape >> 6) as u16 * 3,
     };
-    let limits = OutputLimits {
-        log_bytes: 4096,
-        text_lines: 64,
-        text_bytes: 8192,
-        scrollback_lines: 32,
-        scrollback_bytes: 4096,
-    };
+    let limits = crate::SMALL_LIMITS;
     let output = PaneOutput::new(limits, size);
     let (_subscription, _) = output.subscribe();
     // Cut the input where a 0xff byte (rare in real output) says, so sequences

@@ -4,7 +4,7 @@
 //! resuming where the last batch stopped. It must never panic, and it must
 //! find the same first match as one plain pass over every line.
 
-use fugue_daemon::terminal::pane_output::{OutputLimits, PaneOutput};
+use fugue_daemon::terminal::pane_output::PaneOutput;
 use fugue_protocol::PaneSize;
 
 /// One input, as the fuzz target `wait_pattern` and the corpus replay give it.
@@ -19,13 +19,7 @@ pub fn run(data: &[u8]) {
     let Ok(regex) = fugue_protocol::limits::compile_pattern(pattern) else {
         return;
     };
-    let limits = OutputLimits {
-        log_bytes: 4096,
-        text_lines: 64,
-        text_bytes: 8192,
-        scrollback_lines: 32,
-        scrollback_bytes: 4096,
-    };
+    let limits = crate::SMALL_LIMITS;
     let output = PaneOutput::new(limits, PaneSize { cols: 40, rows: 5 });
     for chunk in data[cut + 1..].split(|b| *b == 0xff) {
         let _ = output.push(chunk);

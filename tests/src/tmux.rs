@@ -114,7 +114,10 @@ impl Tmux {
     /// client, and again only after tmux reports output (`%output`), so no
     /// process is started per look and nothing is looked at on a clock.
     pub fn until<T>(&self, target: &str, what: &str, mut check: impl FnMut(&str) -> Option<T>) -> T {
-        let mut control = Control::attach(self);
+        // The client hears the output of its own session's panes: attach to
+        // the target's (`case` or `main:1` -> `case`, `main`).
+        let session = target.split([':', '.']).next().unwrap_or("main");
+        let mut control = Control::attach(self, session);
         let end = Instant::now() + DEADLINE;
         loop {
             let screen = control.capture(target, end);
@@ -146,10 +149,10 @@ struct Control {
 }
 
 impl Control {
-    fn attach(tmux: &Tmux) -> Control {
+    fn attach(tmux: &Tmux, session: &str) -> Control {
         let mut child = tmux
             .command()
-            .args(["-C", "attach-session", "-t", "main", "-f", "ignore-size"])
+            .args(["-C", "attach-session", "-t", session, "-f", "ignore-size"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -176,18 +179,38 @@ impl Control {
         }
     }
 
-    /// Whether a pane printed something within `left` (what printed before
-    /// this call counts too: tmux's notices wait in the channel).
+    /// Whether to look again within `left`: a pane printed something (what
+    /// printed before this call counts too: tmux's notices wait in the
+    /// channel), or a second passed without a notice. (That second is a
+    /// safety net, not the clock the wait runs on: a change tmux reports no
+    /// output for, such as a window's size, is still seen; a look costs a
+    /// line on this client, no process.)
     fn output_within(&mut self, left: Duration) -> bool {
-        let end = Instant::now() + left;
+        let end = Instant::now() + left.min(Duration::from_secs(1));
         loop {
             let left = end.saturating_duration_since(Instant::now());
             match self.said.recv_timeout(left) {
-                Ok(Said::Output) => return true,
+                Ok(Said::Output) => return self.settled(),
                 Ok(Said::Block(_)) => continue,
-                Err(_) => return false,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return true,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return false,
             }
         }
+    }
+
+    /// After a notice, the notices that follow within 20 ms of each other
+    /// (at most a second of them): a program draws a line in several writes,
+    /// and a look between them would see half of it.
+    fn settled(&mut self) -> bool {
+        let end = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < end {
+            match self.said.recv_timeout(Duration::from_millis(20)) {
+                Ok(_) => continue,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return true,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return false,
+            }
+        }
+        true
     }
 }
 

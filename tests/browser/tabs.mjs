@@ -132,6 +132,13 @@ try {
   // while the order is still the one before, the drag was lost: drag again,
   // within the deadline.
   const before = JSON.stringify(['build', 'Terminal 2', 'Terminal']);
+  // The bar moves the tab at once and tells the server after (its PUT): the
+  // server's order is read once that PUT has been answered (a CI run read it
+  // in between). A lost drag sends none, so the first answer is the drop's.
+  const reorderAnswered = page.waitForResponse(
+    (r) => r.url().includes('/api/terminal/sessions/reorder') && r.request().method() === 'PUT',
+    { timeout: DEADLINE },
+  );
   const dragUntil = Date.now() + DEADLINE;
   for (;;) {
     // A tab measured while it is replaced has no box; measure until one is there.
@@ -149,6 +156,7 @@ try {
     if (moved || Date.now() > dragUntil) break;
   }
   await waitTabNames(page, ['Terminal', 'build', 'Terminal 2'], 'after drag');
+  await reorderAnswered;
   const order = (await serverTabs()).map((t) => t.name);
   if (JSON.stringify(order) !== JSON.stringify(['Terminal', 'build', 'Terminal 2'])) throw new Error(`server order ${order}`);
 

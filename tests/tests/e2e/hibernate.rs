@@ -163,7 +163,10 @@ async fn the_policy_puts_an_idle_agent_to_rest() {
         started.elapsed() >= std::time::Duration::from_millis(500),
         "put to rest at once after the detach"
     );
-    assert_eq!(agent_state(&daemon, &pane), "hibernated");
+    // The agent's state follows the pane's a moment later (its tracker
+    // publishes after the session records the pane: a loaded CI run read
+    // `idle` in between), so it is waited for.
+    daemon.wait_agent_state(&pane, "hibernated");
     let receipt = daemon.cli(&["--json", "prompt", &pane, "after the policy"]).json();
     assert_eq!(receipt["went_busy"], true, "{receipt}");
 }

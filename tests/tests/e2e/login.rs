@@ -126,10 +126,14 @@ fn socket_activation_hands_fugued_its_socket_and_fugued_says_when_ready() {
         &["run", "-s", "dev", "--no-shell", "--", "sh", "-c", "env; echo env-done"],
     )
     .ok();
-    let env = wait_until("the pane's environment", DEADLINE, || {
-        let text = cli(&socket, &dir, &["read", &pane]).ok();
-        text.contains("env-done").then_some(text)
-    });
+    // One wait in the daemon for the pane's last line, then the read.
+    let _ = cli(
+        &socket,
+        &dir,
+        &["wait", &pane, "--pattern", "env-done", "--timeout", "15"],
+    );
+    let env = cli(&socket, &dir, &["read", &pane]).ok();
+    assert!(env.contains("env-done"), "the pane's environment: {env}");
     for variable in ["LISTEN_FDS=", "LISTEN_PID=", "NOTIFY_SOCKET="] {
         assert!(
             !env.lines().any(|l| l.starts_with(variable)),
@@ -143,7 +147,7 @@ fn socket_activation_hands_fugued_its_socket_and_fugued_says_when_ready() {
     assert_eq!(status["pid"], activator.id(), "{status}");
 
     cli(&socket, &dir, &["daemon", "stop"]).ok();
-    wait_until("fugued to exit", DEADLINE, || activator.try_wait().unwrap());
+    fugue_tests::procfs::wait_gone(activator.id(), "fugued to exit");
     assert!(socket_exists(&socket), "the service manager's socket file was removed");
     if activator.try_wait().unwrap().is_none() {
         send_signal(activator.id(), libc::SIGKILL);
@@ -181,7 +185,8 @@ fn an_activated_socket_elsewhere_than_the_daemons_is_refused_clearly() {
     let _trigger = wait_until("the activator to listen", DEADLINE, || {
         std::os::unix::net::UnixStream::connect(&listening).ok()
     });
-    let status = wait_until("fugued to give up", DEADLINE, || activator.try_wait().unwrap());
+    fugue_tests::procfs::wait_gone(activator.id(), "fugued to give up");
+    let status = activator.wait().unwrap();
     assert!(!status.success());
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut activator.stderr.take().unwrap(), &mut stderr).unwrap();

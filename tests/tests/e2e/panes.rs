@@ -466,10 +466,8 @@ fn grep_finds_the_pane_and_line_across_sessions() {
             "echo 'ERROR: network down'; echo done-net; exec sleep 600",
         ])
         .ok();
-    wait_until("both printed", DEADLINE, || {
-        let read = |p: &str| daemon.cli(&["read", p]).ok();
-        (read("build:0").contains("done-build") && read("net:0").contains("done-net")).then_some(())
-    });
+    daemon.wait_text("build:0", "done-build");
+    daemon.wait_text("net:0", "done-net");
 
     let found = daemon.cli(&["grep", "^ERROR"]).ok();
     let lines: Vec<&str> = found.lines().collect();

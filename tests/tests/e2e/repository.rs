@@ -121,7 +121,7 @@ fn the_architecture_page_names_every_module() {
 /// wait`, `WaitFor`, subscriptions), tmux's control-mode notices or the
 /// engine's events instead. The number only goes down (issue 53: to 40, each
 /// remaining one saying why no event serves).
-const MOST_POLLS: usize = 109;
+const MOST_POLLS: usize = 103;
 
 #[test]
 fn polls_do_not_grow_in_number() {

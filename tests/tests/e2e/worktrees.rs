@@ -670,10 +670,10 @@ async fn fanout_and_compare_three_agents_in_tmux() {
     for member in &members {
         let pane = member["pane"].as_str().unwrap();
         fugue_tests::wait_for_text(&client, pane, "Do you want to proceed?").await;
-        let asking = fugue_tests::wait_until("the permission prompt's id", fugue_tests::DEADLINE, || {
-            let agent = daemon.cli(&["--json", "agent", pane]).json();
-            agent["prompt_id"].as_str().map(String::from)
-        });
+        let asking = daemon.wait_agent_state(pane, "waiting_for_permission")["prompt_id"]
+            .as_str()
+            .expect("a permission prompt's id")
+            .to_string();
         daemon.cli(&["approve", pane, &asking]).ok();
         fugue_tests::wait_for_text(&client, pane, "approved: ship it").await;
         let idle = fugue_client::protocol::WaitUntil {
@@ -797,11 +797,10 @@ async fn delegation_blocks_with_progress_and_returns_the_diff() {
     });
     let client = daemon.client().await;
     wait_for_text(&client, &child, "Do you want to proceed?").await;
-    let prompt_id = fugue_tests::wait_until("the prompt's id", fugue_tests::DEADLINE, || {
-        daemon.cli(&["--json", "agent", &child]).json()["prompt_id"]
-            .as_str()
-            .map(String::from)
-    });
+    let prompt_id = daemon.wait_agent_state(&child, "waiting_for_permission")["prompt_id"]
+        .as_str()
+        .expect("a permission prompt's id")
+        .to_string();
     daemon.cli(&["approve", &child, &prompt_id]).ok();
     let result = calling.await.unwrap().expect("a tool result");
     let result = result.structured_content.expect("structured");

@@ -48,6 +48,11 @@ pub fn event_line(event: &Event, value: &Value) -> String {
             name,
         } => format!("{previous_name} -> {name} {}", short(*id)),
         Event::PaneCreated(p) | Event::PaneRestarted(p) | Event::PaneRenamed(p) => pane(p),
+        Event::AgentSessionRecorded(p) => format!(
+            "{} {}",
+            pane(p),
+            p.agent_session.as_ref().map(|s| s.id.as_str()).unwrap_or_default()
+        ),
         Event::PaneExited(p) => format!("{} {}", pane(p), p.exit.map(|e| e.to_string()).unwrap_or_default()),
         Event::PaneRemoved { id, .. } => short(*id),
         Event::PanesReordered { panes, .. } => panes.iter().map(|p| short(*p)).collect::<Vec<_>>().join(" "),

@@ -186,9 +186,11 @@ fn qualify_pane(host: Option<&str>, pane: &mut PaneInfo) {
 
 fn qualify_event(host: Option<&str>, event: &mut Event) {
     match event {
-        Event::PaneCreated(pane) | Event::PaneExited(pane) | Event::PaneRestarted(pane) | Event::PaneRenamed(pane) => {
-            qualify_pane(host, pane)
-        }
+        Event::PaneCreated(pane)
+        | Event::PaneExited(pane)
+        | Event::PaneRestarted(pane)
+        | Event::PaneRenamed(pane)
+        | Event::AgentSessionRecorded(pane) => qualify_pane(host, pane),
         Event::SessionRenamed { name, .. } => {
             if let Some(host) = host {
                 *name = format!("{host}/{name}");
@@ -569,7 +571,8 @@ impl Shown {
             | Event::PaneExited(_)
             | Event::PaneRestarted(_)
             | Event::PaneRemoved { .. }
-            | Event::PaneRenamed(_) => self.refetch |= !self.top.apply(&event),
+            | Event::PaneRenamed(_)
+            | Event::AgentSessionRecorded(_) => self.refetch |= !self.top.apply(&event),
             Event::PanesReordered { .. } | Event::Lagged { .. } => self.refetch = true,
             _ => return Ok(Flow::Unchanged),
         }

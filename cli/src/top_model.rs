@@ -224,7 +224,10 @@ impl Top {
                     last_line: String::new(),
                 });
             }
-            Event::PaneExited(pane) | Event::PaneRestarted(pane) | Event::PaneRenamed(pane) => {
+            Event::PaneExited(pane)
+            | Event::PaneRestarted(pane)
+            | Event::PaneRenamed(pane)
+            | Event::AgentSessionRecorded(pane) => {
                 let Some(row) = self.rows.iter_mut().find(|r| r.pane.id == pane.id) else {
                     return false;
                 };

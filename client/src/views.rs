@@ -591,6 +591,12 @@ pub enum EventView {
         session_id: String,
         pane: PaneView,
     },
+    /// The pane's agent recorded the session it resumes from: it can now be
+    /// hibernated, or restarted on that conversation.
+    AgentSessionRecorded {
+        session_id: String,
+        pane: PaneView,
+    },
     PaneRemoved {
         session_id: String,
         pane_id: String,
@@ -654,6 +660,10 @@ impl EventView {
             Event::PaneRenamed(info) => {
                 let (session_id, pane) = pane(info);
                 EventView::PaneRenamed { session_id, pane }
+            }
+            Event::AgentSessionRecorded(info) => {
+                let (session_id, pane) = pane(info);
+                EventView::AgentSessionRecorded { session_id, pane }
             }
             Event::PaneRemoved { id, session_id } => EventView::PaneRemoved {
                 session_id: session_id.to_string(),

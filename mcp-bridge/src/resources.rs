@@ -262,6 +262,7 @@ async fn watch_events(bridge: &Bridge, resource: &Resource, uri: &str, updates: 
             | Event::PaneRestarted(_)
             | Event::PaneRemoved { .. }
             | Event::PaneRenamed(_)
+            | Event::AgentSessionRecorded(_)
             | Event::PanesReordered { .. }
             | Event::SessionRenamed { .. }
             | Event::Lagged { .. } => true,

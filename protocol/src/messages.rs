@@ -575,6 +575,10 @@ pub enum Event {
         session_id: SessionId,
     },
     PaneRenamed(PaneInfo),
+    /// The agent CLI in a pane recorded the session it resumes from
+    /// (`PaneInfo::agent_session`): from now on the pane can be hibernated and
+    /// woken, or restarted on that conversation.
+    AgentSessionRecorded(PaneInfo),
     PanesReordered {
         session_id: SessionId,
         panes: Vec<PaneId>,

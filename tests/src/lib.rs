@@ -6,6 +6,7 @@
 
 pub mod agents;
 pub mod containers;
+pub mod events;
 pub mod kube;
 pub mod mcp;
 pub mod procfs;
@@ -254,6 +255,9 @@ pub struct Daemon {
     /// The fugued binary it runs: the build's, or a copy (see [`Daemon::start_copy`]).
     pub exe: PathBuf,
     child: Option<Child>,
+    /// Where fugued says it is ready (`NOTIFY_SOCKET`), at each start and
+    /// again after a live upgrade.
+    ready: Option<std::os::unix::net::UnixDatagram>,
     /// Where its records are kept (`XDG_STATE_HOME`), when not under `dir`.
     state_home: Option<PathBuf>,
 }
@@ -380,16 +384,15 @@ impl Daemon {
 
     /// Spawns `command` (fugued on `socket`) and waits until it accepts.
     fn launch_on(socket: PathBuf, dir: tempfile::TempDir, exe: PathBuf, mut command: Command) -> Daemon {
-        let child = command.spawn().expect("start fugued");
-        let daemon = Daemon {
+        let (child, ready) = spawn_ready(dir.path(), &mut command);
+        Daemon {
             socket,
             dir,
             exe,
             child: Some(child),
+            ready: Some(ready),
             state_home: None,
-        };
-        daemon.wait_ready();
-        daemon
+        }
     }
 
     fn command(exe: &Path, dir: &tempfile::TempDir, socket: &Path, args: &[&str]) -> Command {
@@ -420,12 +423,6 @@ impl Daemon {
             .stdout(Stdio::null())
             .stderr(log);
         command
-    }
-
-    fn wait_ready(&self) {
-        wait_until("fugued to accept connections", DEADLINE, || {
-            std::os::unix::net::UnixStream::connect(&self.socket).ok()
-        });
     }
 
     pub fn pid(&self) -> u32 {
@@ -555,8 +552,8 @@ impl Daemon {
         if let Some(state) = &self.state_home {
             command.env("XDG_STATE_HOME", state);
         }
-        self.child = Some(command.spawn().expect("start fugued"));
-        self.wait_ready();
+        let (child, ready) = spawn_ready(self.dir.path(), &mut command);
+        (self.child, self.ready) = (Some(child), Some(ready));
     }
 
     /// Starts a fresh daemon on the same socket in the network namespace of
@@ -569,15 +566,15 @@ impl Daemon {
         if let Some(state) = &self.state_home {
             command.env("XDG_STATE_HOME", state);
         }
-        self.child = Some(command.spawn().expect("start fugued"));
-        self.wait_ready();
+        let (child, ready) = spawn_ready(self.dir.path(), &mut command);
+        (self.child, self.ready) = (Some(child), Some(ready));
     }
 
     /// Sends `signal` and waits for the daemon to exit; returns its exit status.
     pub fn signal_and_wait(&mut self, signal: i32) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("running");
         send_signal(child.id(), signal);
-        wait_until("fugued to exit", DEADLINE, || child.try_wait().expect("try_wait"))
+        procfs::wait_child(&mut child, "fugued to exit")
     }
 
     /// The names of the daemon's sessions.
@@ -609,7 +606,66 @@ impl Daemon {
     /// Waits for the daemon to exit on its own (after a shutdown request).
     pub fn wait_exit(&mut self) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("running");
-        wait_until("fugued to exit", DEADLINE, || child.try_wait().expect("try_wait"))
+        procfs::wait_child(&mut child, "fugued to exit")
+    }
+}
+
+/// Spawns fugued and waits until it says it is ready, as it tells a service
+/// manager (`sd_notify` `READY=1` on `NOTIFY_SOCKET`, a datagram socket in
+/// `dir` of this start's own): no connection attempts on a clock. Returns the
+/// child and the socket, on which it says so again after a live upgrade.
+fn spawn_ready(dir: &Path, command: &mut Command) -> (Child, std::os::unix::net::UnixDatagram) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static STARTS: AtomicUsize = AtomicUsize::new(0);
+    let path = dir.join(format!("ready-{}.sock", STARTS.fetch_add(1, Ordering::Relaxed)));
+    let ready = std::os::unix::net::UnixDatagram::bind(&path).expect("bind the readiness socket");
+    let mut child = command.env("NOTIFY_SOCKET", &path).spawn().expect("start fugued");
+    await_ready(&ready, &mut child, dir);
+    (child, ready)
+}
+
+/// Waits for fugued's next `READY=1` on `ready`; panics with its log if it
+/// ends first or says nothing within [`DEADLINE`].
+fn await_ready(ready: &std::os::unix::net::UnixDatagram, child: &mut Child, dir: &Path) {
+    let end = Instant::now() + DEADLINE;
+    let mut message = [0u8; 512];
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        // A second at most, to notice a daemon that failed to start.
+        ready
+            .set_read_timeout(Some(left.clamp(Duration::from_millis(1), Duration::from_secs(1))))
+            .expect("a read timeout");
+        if let Ok(n) = ready.recv(&mut message) {
+            if String::from_utf8_lossy(&message[..n]).lines().any(|l| l == "READY=1") {
+                return;
+            }
+        }
+        let log = || std::fs::read_to_string(dir.join("fugued.stderr")).unwrap_or_default();
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            panic!("fugued ended before it was ready ({status}); its log:\n{}", log());
+        }
+        assert!(
+            !left.is_zero(),
+            "fugued did not say it was ready within {DEADLINE:?}; its log:\n{}",
+            log()
+        );
+    }
+}
+
+impl Daemon {
+    /// Runs `action` (a live upgrade: `SIGUSR2`, `fugue daemon upgrade`) and
+    /// waits until the daemon says it is ready again, as the new program does.
+    /// What it said before the action is not taken for the answer.
+    pub fn ready_again_after(&mut self, action: impl FnOnce()) {
+        let (Some(ready), Some(child)) = (&self.ready, self.child.as_mut()) else {
+            panic!("the daemon is not running");
+        };
+        ready.set_nonblocking(true).expect("a non-blocking socket");
+        let mut stale = [0u8; 512];
+        while ready.recv(&mut stale).is_ok() {}
+        ready.set_nonblocking(false).expect("a blocking socket");
+        action();
+        await_ready(ready, child, self.dir.path());
     }
 }
 

@@ -116,6 +116,12 @@ pub fn wait_gone(pid: u32, what: &str) {
     );
 }
 
+/// Waits until `child` ends ([`wait_gone`]: woken by its pidfd) and reaps it.
+pub fn wait_child(child: &mut std::process::Child, what: &str) -> std::process::ExitStatus {
+    wait_gone(child.id(), what);
+    child.wait().expect("reap the child")
+}
+
 /// Whether a process is a zombie (it ended and nobody reaped it yet).
 pub fn is_zombie(pid: u32) -> bool {
     state(pid).is_some_and(|state| state == "Z")

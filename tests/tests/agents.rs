@@ -781,15 +781,13 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
         .expect("session");
     let pane = client.create_pane(spec).await.expect("start claude");
     let id = pane.id.to_string();
-    let recorded = first_turn_approved(&client, &id, &launch).await;
+    let recorded = first_turn_approved(&daemon, &client, &id, &launch).await;
     assert_eq!(recorded.agent.as_str(), cli.name());
     drop(client);
 
     daemon.signal_and_wait(libc::SIGKILL);
     // Its PTYs closed with it: the agent ends.
-    wait_until("the agent to end with the daemon", DEADLINE, || {
-        (!std::path::Path::new(&format!("/proc/{}", pane.pid)).exists()).then_some(())
-    });
+    fugue_tests::procfs::wait_gone(pane.pid, "the agent to end with the daemon");
     daemon.restart_in_netns_of(stub.pid());
     let client = daemon.client().await;
     if by_itself {
@@ -817,11 +815,12 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
         };
         assert!(!cmdline.contains("FILE=first.txt"), "the first prompt again: {cmdline}");
         fugue_tests::wait_for_screen_within(&client, &id, "FILE=first.txt", std::time::Duration::from_secs(90)).await;
-        let again = wait_for("the session recorded again", DEADLINE * 4, || async {
-            let info = client.pane_status(&id).await.ok()?;
-            info.agent_session.filter(|_| info.pid == back.pid)
-        })
-        .await;
+        let again = daemon
+            .until_event("the session recorded again", DEADLINE * 4, || async {
+                let info = client.pane_status(&id).await.ok()?;
+                info.agent_session.filter(|_| info.pid == back.pid)
+            })
+            .await;
         assert_eq!(again, recorded, "another session than the one resumed");
         end_processes_with_home(&launch.home);
         return;
@@ -882,6 +881,7 @@ async fn wait_agent_state(client: &fugue_client::Client, id: &str, state: fugue_
 /// prompt, the file made, the agent idle and its session recorded, which it
 /// returns.
 async fn first_turn_approved(
+    daemon: &Daemon,
     client: &fugue_client::Client,
     id: &str,
     launch: &fugue_tests::agents::Launch,
@@ -891,10 +891,7 @@ async fn first_turn_approved(
     client.send_keys(id, &["Enter".to_string()]).await.expect("approve");
     wait_agent_state(client, id, AgentState::Idle).await;
     assert!(launch.project.join("first.txt").exists());
-    wait_for("the agent session to be recorded", DEADLINE, || async {
-        client.pane_status(id).await.ok()?.agent_session
-    })
-    .await
+    daemon.agent_session(id).await
 }
 
 /// An idle agent hibernates: its process ends, its state reads hibernated;
@@ -916,13 +913,11 @@ async fn hibernates_and_a_prompt_wakes_it(cli: Cli) {
         .await
         .expect("start the agent");
     let id = pane.id.to_string();
-    let recorded = first_turn_approved(&client, &id, &launch).await;
+    let recorded = first_turn_approved(&daemon, &client, &id, &launch).await;
 
     let slept = client.hibernate(&id).await.expect("hibernate");
     assert_eq!(slept.state, PaneState::Hibernated);
-    wait_until("the agent's process to end", DEADLINE, || {
-        (!std::path::Path::new(&format!("/proc/{}", pane.pid)).exists()).then_some(())
-    });
+    fugue_tests::procfs::wait_gone(pane.pid, "the agent's process to end");
     assert_eq!(client.agent_status(&id).await.unwrap().state, AgentState::Hibernated);
 
     let woken_at = std::time::Instant::now();
@@ -1601,17 +1596,18 @@ async fn claude_code_in_a_sandbox_reports_hooks_is_approved_and_hibernates() {
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).to_string())
     };
-    let recorded = wait_for("the sandboxed agent's session to be recorded", DEADLINE, || async {
-        client.pane_status(&pane).await.ok()?.agent_session
-    })
-    .await;
+    let recorded = daemon.agent_session(&pane).await;
     let started = std::time::Instant::now();
     let slept = client.hibernate(&pane).await.expect("hibernate the sandboxed agent");
     let hibernated_in = started.elapsed();
     assert_eq!(slept.state, fugue_client::protocol::PaneState::Hibernated);
-    wait_until("the hibernated agent's container to go", DEADLINE, || {
-        container_args().is_none().then_some(())
-    });
+    let container_filter = format!("container={container}");
+    let container_gone = |what: &str| {
+        containers::until_engine_event("docker", &[&container_filter, "event=destroy"], what, DEADLINE, || {
+            container_args().is_none().then_some(())
+        })
+    };
+    container_gone("the hibernated agent's container to go");
     let sent = fugue_client::ops::send_prompt(&client, &pane, "Now one more. FILE=second.txt", None)
         .await
         .expect("the prompt that wakes it");
@@ -1645,7 +1641,5 @@ async fn claude_code_in_a_sandbox_reports_hooks_is_approved_and_hibernates() {
     wait_until("the hook socket's directory to go", DEADLINE, || {
         (!hook_dir.exists()).then_some(())
     });
-    wait_until("the sandbox container to go", DEADLINE, || {
-        container_args().is_none().then_some(())
-    });
+    container_gone("the sandbox container to go");
 }

@@ -33,10 +33,7 @@ async fn an_idle_agent_hibernates_and_a_prompt_resumes_it_in_place() {
     let pane = daemon.run_fake_claude_keeping_status("rest", &["FAKE_AGENT_WORK_MS=3000"]);
     wait_agent(&daemon, &pane, "idle");
     let first = daemon.cli(&["--json", "status", &pane]).json();
-    let session = wait_until("the agent session to be recorded", DEADLINE, || {
-        let info = daemon.cli(&["--json", "status", &pane]).json();
-        info["agent_session"]["id"].as_str().map(String::from)
-    });
+    let session = daemon.agent_session_id(&pane);
 
     // A draft in its input box: refused, nothing ends.
     daemon.cli(&["write", &pane, "hello"]).ok();
@@ -183,11 +180,7 @@ async fn keys_typed_while_an_attach_wakes_the_agent_reach_it() {
     daemon.cli(&["new-session", "rest"]).ok();
     let pane = daemon.run_fake_claude_keeping_status("rest", &["FAKE_AGENT_RESUME_MS=3000", "FAKE_AGENT_NO_SIGNALS=1"]);
     wait_agent(&daemon, &pane, "idle");
-    wait_until("the agent session to be recorded", DEADLINE, || {
-        daemon.cli(&["--json", "status", &pane]).json()["agent_session"]["id"]
-            .as_str()
-            .map(|_| ())
-    });
+    daemon.agent_session_id(&pane);
     daemon.cli(&["hibernate", &pane]).ok();
 
     let tmux = Tmux::start(daemon.dir.path(), 100, 30);

@@ -837,10 +837,7 @@ async fn agent_event_never_gets_in_the_agents_way() {
         status.session_id.as_deref(),
         Some("5ee3a1c0-7e20-4914-9820-0e431ad2b001")
     );
-    let recorded = fugue_tests::wait_for("the session to be recorded", DEADLINE, || async {
-        client.pane_status(&pane).await.ok()?.agent_session
-    })
-    .await;
+    let recorded = daemon.agent_session(&pane).await;
     assert_eq!(recorded.id, "5ee3a1c0-7e20-4914-9820-0e431ad2b001");
     // A hook that changes the state without any output still ends a wait on it.
     let waiting = {

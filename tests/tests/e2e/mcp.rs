@@ -697,11 +697,7 @@ async fn an_agent_hibernates_and_wakes_through_the_tools(via: Via) {
     let agent = ok(&mcp, "fugue_start", start).await;
     let id = agent["terminal_id"].as_str().unwrap().to_string();
     wait_state(&mcp, &id, "idle").await;
-    wait_for("the agent's session to be known", DEADLINE, || async {
-        let status = ok(&mcp, "fugue_agent_status", json!({"terminal_id": id})).await;
-        status["session_id"].as_str().map(|_| ())
-    })
-    .await;
+    daemon.agent_session(&id).await;
     let slept = ok(&mcp, "fugue_hibernate", json!({"terminal_id": id})).await;
     assert_eq!(slept["state"], "hibernated", "{slept}");
     let woke = ok(&mcp, "fugue_wake", json!({"terminal_id": id})).await;

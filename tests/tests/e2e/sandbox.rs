@@ -5,7 +5,7 @@
 //! container goes when the pane does.
 
 use fugue_tests::containers::{docker, engine_or_skip, fugue_image, wait_containers_gone};
-use fugue_tests::{wait_until, Daemon, DEADLINE};
+use fugue_tests::{Daemon, DEADLINE};
 use std::path::Path;
 
 /// The containers the engine holds for pane `pane` (by fugue's label).
@@ -37,10 +37,14 @@ fn probe(port: u16, beside: &Path) -> String {
 }
 
 fn read_until(daemon: &Daemon, pane: &str, what: &str) -> String {
-    wait_until(&format!("pane {pane} to print {what}"), DEADLINE, || {
-        let text = daemon.cli(&["read", pane]).ok();
-        text.contains(what).then_some(text)
-    })
+    daemon.wait_text(pane, what)
+}
+
+/// Waits until `check` holds, looking again at each Docker event of pane
+/// `pane`'s containers.
+fn until_container_event<T>(pane: &str, what: &str, check: impl FnMut() -> Option<T>) -> T {
+    let label = format!("label=fugue.pane={pane}");
+    fugue_tests::containers::until_engine_event("docker", &[&label], what, DEADLINE, check)
 }
 
 #[test]
@@ -318,16 +322,14 @@ fn a_container_left_by_a_killed_wrapper_is_removed_by_the_next() {
             value["restarts"].as_u64().unwrap_or(0),
         )
     };
-    let first = wait_until("the first container", DEADLINE, || {
-        containers_of(&pane).first().cloned()
-    });
+    let first = until_container_event(&pane, "the first container", || containers_of(&pane).first().cloned());
     let (wrapper, _) = pid_of();
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(wrapper as i32).unwrap(),
         rustix::process::Signal::KILL,
     )
     .unwrap();
-    let second = wait_until("the restarted pane's own container", DEADLINE, || {
+    let second = until_container_event(&pane, "the restarted pane's own container", || {
         let ids = containers_of(&pane);
         (pid_of().1 == 1 && ids.len() == 1 && !first.starts_with(&ids[0]) && !ids[0].starts_with(&first))
             .then(|| ids[0].clone())
@@ -503,9 +505,7 @@ fn sandbox_profiles_fill_in_what_was_not_given() {
     )
     .unwrap();
     let limits = |pane: &str| {
-        let ids = wait_until("the pane's container", DEADLINE, || {
-            containers_of(pane).first().cloned()
-        });
+        let ids = until_container_event(pane, "the pane's container", || containers_of(pane).first().cloned());
         docker(&[
             "inspect",
             "--format",
@@ -606,7 +606,7 @@ fn containers_left_by_killed_wrappers_are_reconciled_by_fugued() {
 
     // A pane that ends for good, its wrapper killed: its container goes.
     let ended = run();
-    wait_until("the first sandbox to run", DEADLINE, || running(&ended).then_some(()));
+    until_container_event(&ended, "the first sandbox to run", || running(&ended).then_some(()));
     signal(wrapper_of(&ended), Signal::KILL);
     wait_containers_gone(
         &format!("fugue.pane={ended}"),
@@ -615,16 +615,12 @@ fn containers_left_by_killed_wrappers_are_reconciled_by_fugued() {
 
     // A crash that takes fugued and a wrapper (neither can clean up).
     let lost = run();
-    wait_until("the second sandbox to run", DEADLINE, || running(&lost).then_some(()));
+    until_container_event(&lost, "the second sandbox to run", || running(&lost).then_some(()));
     let wrapper = wrapper_of(&lost);
     signal(u64::from(daemon.pid()), Signal::STOP);
     signal(wrapper, Signal::KILL);
     // (A zombie until fugued, stopped, reaps it.)
-    wait_until("the wrapper to be dead", DEADLINE, || {
-        let stat = std::fs::read_to_string(format!("/proc/{wrapper}/stat")).unwrap_or_default();
-        let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
-        matches!(state, None | Some(Some('Z'))).then_some(())
-    });
+    fugue_tests::procfs::wait_gone(wrapper as u32, "the wrapper to be dead");
     daemon.signal_and_wait(libc::SIGKILL);
     assert!(running(&lost), "the container outlived its wrapper and fugued");
     daemon.restart(&[]);
@@ -703,7 +699,8 @@ fn a_sandbox_runs_on_podman() {
     ]);
     assert_eq!(labelled, name);
     daemon.cli(&["release", &pane]).ok();
-    wait_until("the podman container to go", DEADLINE, || {
+    let named = format!("container={name}");
+    fugue_tests::containers::until_engine_event("podman", &[&named], "the podman container to go", DEADLINE, || {
         podman(&["ps", "--all", "--quiet", "--filter", &format!("name=^{name}$")])
             .is_empty()
             .then_some(())

@@ -208,11 +208,7 @@ fn top_hibernates_and_wakes_an_idle_agent() {
     daemon
         .cli(&["wait", &pane, "--agent-state", "idle", "--timeout", "30"])
         .ok();
-    wait_until("the agent session to be recorded", DEADLINE, || {
-        daemon.cli(&["--json", "status", &pane]).json()["agent_session"]["id"]
-            .as_str()
-            .map(|_| ())
-    });
+    daemon.agent_session_id(&pane);
     let tmux = Tmux::start(daemon.dir.path(), 160, 24);
     tmux.type_line("main", &top_command(&daemon, "rest"));
     tmux.wait_for("main", "rest:0");

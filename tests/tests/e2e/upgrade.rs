@@ -2,9 +2,11 @@
 //! every pane, process, screen and offset goes on. Real daemons run from a copy
 //! of fugued the test replaces, so the swap is real and can be checked.
 
-use fugue_client::protocol::{CaptureWhat, PaneInfo, PaneSize, PaneState, ReadMode, SpawnSpec};
+use fugue_client::protocol::{
+    CaptureWhat, PaneInfo, PaneSize, PaneState, ReadMode, SpawnSpec, WaitCondition, WaitUntil,
+};
 use fugue_client::Client;
-use fugue_tests::{bin, sh_spec, wait_for, wait_for_text, Daemon, Tmux, DEADLINE};
+use fugue_tests::{bin, sh_spec, wait_for_text, Daemon, Tmux, DEADLINE};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
@@ -109,10 +111,8 @@ async fn a_live_upgrade_keeps_every_pane_and_process() {
     );
     tmux.type_line("main", &attach);
     tmux.wait_for("main", "one-2");
-    wait_for("the counter to pass 50", DEADLINE, || async {
-        (counted(&client, &counter_id).await.last().copied().unwrap_or(0) > 50).then_some(())
-    })
-    .await;
+    // (The first number holding `51` is 51 itself.)
+    wait_for_text(&client, &counter_id, "51").await;
 
     let vim_before = ansi_screen(&client, &vim_id).await;
     let before = pids(&client).await;
@@ -139,11 +139,7 @@ async fn a_live_upgrade_keeps_every_pane_and_process() {
 
     // The counter: every number once, in order, across the upgrade.
     let passed = counted(&client, &counter_id).await.last().copied().unwrap_or(0) + 100;
-    wait_for("the counter to go on", DEADLINE, || async {
-        let numbers = counted(&client, &counter_id).await;
-        (numbers.last().copied().unwrap_or(0) > passed).then_some(())
-    })
-    .await;
+    wait_for_text(&client, &counter_id, &(passed + 1).to_string()).await;
     let numbers = counted(&client, &counter_id).await;
     let first = numbers[0];
     let expected: Vec<u64> = (first..first + numbers.len() as u64).collect();
@@ -154,19 +150,23 @@ async fn a_live_upgrade_keeps_every_pane_and_process() {
     tmux.wait_for("main", "after-5");
     wait_for_text(&client, &shell_id, "after-5").await;
     // The shell is the same process: its history is there.
+    let mode = ReadMode::Text { lines: 1, since: None };
+    let from = client.read_output(&shell_id, mode).await.unwrap().next_offset;
     client
         .send_keys(&shell_id, &["Up".into(), "Up".into(), "Enter".into()])
         .await
         .unwrap();
-    wait_for("the recalled command to run again", DEADLINE, || async {
-        let mode = ReadMode::Text {
-            lines: 1000,
-            since: None,
-        };
-        let lines = client.read_output(&shell_id, mode).await.unwrap().lines;
-        (lines.iter().filter(|l| l.trim() == "one-2").count() >= 2).then_some(())
-    })
-    .await;
+    let again = WaitUntil {
+        pattern: Some(r"^\s*one-2\s*$".into()),
+        since: Some(from),
+        ..Default::default()
+    };
+    let recalled = client.wait_for(&shell_id, again, DEADLINE).await.unwrap();
+    assert_eq!(
+        recalled.condition,
+        WaitCondition::Pattern,
+        "the recalled command did not run again: {recalled:?}"
+    );
     // vim still edits its file.
     client.send_keys(&vim_id, &["Escape".into()]).await.unwrap();
     client.write_input(&vim_id, b":wq\r").await.unwrap();
@@ -207,10 +207,7 @@ async fn a_binary_that_cannot_take_over_leaves_the_old_daemon_running() {
     let pane = client.pane_status(&counter_id).await.unwrap();
     assert_eq!((pane.state, pane.pid), (PaneState::Running, counter.pid));
     let seen = counted(&client, &counter_id).await.last().copied().unwrap_or(0);
-    wait_for("the counter to go on", DEADLINE, || async {
-        (counted(&client, &counter_id).await.last().copied().unwrap_or(0) > seen + 20).then_some(())
-    })
-    .await;
+    wait_for_text(&client, &counter_id, &(seen + 21).to_string()).await;
 
     // A missing binary: the same.
     std::fs::remove_file(&daemon.exe).unwrap();
@@ -220,23 +217,12 @@ async fn a_binary_that_cannot_take_over_leaves_the_old_daemon_running() {
 
     // SIGUSR2 upgrades as the command does, once a good binary is there.
     let good = replace_binary(&daemon.exe, &marked_fugued("upgrade-test-build-3"));
-    fugue_tests::send_signal(daemon.pid(), libc::SIGUSR2);
-    wait_for("the daemon to run the new binary", DEADLINE, || async {
-        (running_inode(daemon.pid()) == good).then_some(())
-    })
-    .await;
-    let client = wait_for("the upgraded daemon to answer", DEADLINE, || async {
-        let client = Client::connect(
-            fugue_client::ConnectOptions::default()
-                .socket(&daemon.socket)
-                .autostart(false),
-        )
-        .await
-        .ok()?;
-        let status = client.daemon_status().await.ok()?;
-        status.recovery.starts_with("upgraded in place").then_some(client)
-    })
-    .await;
+    let pid = daemon.pid();
+    daemon.ready_again_after(|| fugue_tests::send_signal(pid, libc::SIGUSR2));
+    assert_eq!(running_inode(daemon.pid()), good, "the daemon runs the new binary");
+    let client = daemon.client().await;
+    let status = client.daemon_status().await.unwrap();
+    assert!(status.recovery.starts_with("upgraded in place"), "{}", status.recovery);
     let pane = client.pane_status(&counter_id).await.unwrap();
     assert_eq!((pane.state, pane.pid), (PaneState::Running, counter.pid));
     let numbers = counted(&client, &counter_id).await;

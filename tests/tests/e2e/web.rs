@@ -1563,11 +1563,7 @@ async fn an_agent_hibernates_and_wakes_over_http() {
     daemon
         .cli(&["wait", &pane, "--agent-state", "idle", "--timeout", "30"])
         .ok();
-    fugue_tests::wait_until("the agent session to be recorded", DEADLINE, || {
-        daemon.cli(&["--json", "status", &pane]).json()["agent_session"]["id"]
-            .as_str()
-            .map(|_| ())
-    });
+    daemon.agent_session_id(&pane);
     let (status, slept) = web
         .call(Method::POST, &format!("/api/panes/{pane}/hibernate"), None)
         .await;

@@ -475,6 +475,8 @@ impl Actor for SessionActor {
                     if state.panes[index].info.agent_session.as_ref() != Some(&agent_session) {
                         state.panes[index].info.agent_session = Some(agent_session);
                         state.persist(index);
+                        let info = state.panes[index].info.clone();
+                        state.args.events.send(Event::AgentSessionRecorded(info));
                     }
                 }
             }

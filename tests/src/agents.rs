@@ -9,7 +9,7 @@
 //! `tests/agents/node_modules` and `tests/agents/venv` (or, with
 //! `FUGUE_AGENTS_DIR`, another install: scripts/agents-latest's newest releases).
 
-use crate::{bin, wait_until, Daemon, DEADLINE};
+use crate::{bin, Daemon, DEADLINE};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -164,13 +164,29 @@ impl ModelStub {
     /// Unix ms of the `n`th (from 0) recorded `event` (turn_started, tool_requested,
     /// tool_result, turn_finished), waiting for it.
     pub fn nth(&self, event: &str, n: usize) -> u64 {
-        wait_until(&format!("the model stub's {event} #{n}"), DEADLINE * 4, || {
+        let what = format!("the model stub's {event} #{n}");
+        crate::files::until_changed(crate::files::watched(&self.log), &what, DEADLINE * 4, || {
             self.events()
                 .iter()
                 .filter(|e| e["event"] == event)
                 .nth(n)
                 .and_then(|e| e["at"].as_u64())
         })
+    }
+
+    /// The first recorded event `find` picks, waiting for it (woken by the
+    /// stub's writes to its log) on a blocking thread: the test's runtime
+    /// goes on serving what the model waits for.
+    pub async fn until<T: Send + 'static>(
+        &self,
+        what: &str,
+        deadline: std::time::Duration,
+        find: impl Fn(&Value) -> Option<T> + Send + 'static,
+    ) -> T {
+        let log = self.log.clone();
+        let watched = crate::files::watched(&log).to_path_buf();
+        crate::files::until_changed_async(&watched, what, deadline, move || events_in(&log).iter().find_map(&find))
+            .await
     }
 }
 

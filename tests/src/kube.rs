@@ -10,7 +10,7 @@ use futures::{SinkExt, StreamExt};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::tungstenite::Message;
@@ -20,7 +20,7 @@ pub struct FakeApiServer {
     pub port: u16,
     /// The query of every pod list and watch, in order.
     pub queries: Arc<Mutex<Vec<String>>>,
-    watchers: Arc<Mutex<Vec<TcpStream>>>,
+    watchers: Arc<Watchers>,
     /// The socket exec'd commands reach fugued on.
     daemon_socket: Arc<Mutex<Option<PathBuf>>>,
     /// Every exec's command line, in order.
@@ -28,10 +28,17 @@ pub struct FakeApiServer {
 }
 
 /// What the server answers: for the request's path and query.
+/// The open watches, and a signal when one opens.
+#[derive(Default)]
+struct Watchers {
+    open: Mutex<Vec<TcpStream>>,
+    opened: Condvar,
+}
+
 struct Answers {
     pod_list: String,
     queries: Arc<Mutex<Vec<String>>>,
-    watchers: Arc<Mutex<Vec<TcpStream>>>,
+    watchers: Arc<Watchers>,
     daemon_socket: Arc<Mutex<Option<PathBuf>>>,
     execs: Arc<Mutex<Vec<Vec<String>>>>,
 }
@@ -99,15 +106,21 @@ impl FakeApiServer {
     pub fn event(&self, kind: &str, name: &str, phase: &str) {
         let event = serde_json::json!({"type": kind, "object": pod(name, phase)});
         let line = format!("{event}\n");
-        for watcher in self.watchers.lock().unwrap().iter_mut() {
+        for watcher in self.watchers.open.lock().unwrap().iter_mut() {
             let _ = write!(watcher, "{:x}\r\n{line}\r\n", line.len());
             let _ = watcher.flush();
         }
     }
 
-    /// Whether a watch is open.
-    pub fn watching(&self) -> bool {
-        !self.watchers.lock().unwrap().is_empty()
+    /// Waits until a watch is open (woken when one opens).
+    pub fn wait_watching(&self) {
+        let open = self.watchers.open.lock().unwrap();
+        let (open, _) = self
+            .watchers
+            .opened
+            .wait_timeout_while(open, crate::DEADLINE, |open| open.is_empty())
+            .unwrap();
+        assert!(!open.is_empty(), "no watch of the pods within {:?}", crate::DEADLINE);
     }
 }
 
@@ -138,7 +151,8 @@ impl Answers {
             self.queries.lock().unwrap().push(query.to_string());
             let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
             if stream.write_all(head.as_bytes()).is_ok() {
-                self.watchers.lock().unwrap().push(stream);
+                self.watchers.open.lock().unwrap().push(stream);
+                self.watchers.opened.notify_all();
             }
             return;
         }

@@ -7,6 +7,7 @@
 pub mod agents;
 pub mod containers;
 pub mod events;
+pub mod files;
 pub mod kube;
 pub mod mcp;
 pub mod procfs;
@@ -93,6 +94,7 @@ pub fn wait_until<T>(what: &str, deadline: Duration, mut check: impl FnMut() -> 
             return value;
         }
         assert!(Instant::now() < end, "timed out after {deadline:?} waiting for {what}");
+        // Paced: the step of this poll helper.
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -109,6 +111,7 @@ where
             return value;
         }
         assert!(Instant::now() < end, "timed out after {deadline:?} waiting for {what}");
+        // Paced: the step of this poll helper.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -200,6 +203,7 @@ async fn wait_in_daemon(
         if outcome.condition != fugue_client::protocol::WaitCondition::Exit || !restarting || left.is_zero() {
             return;
         }
+        // Polled: a restart's backoff has no event to wait on across it (the next wait starts after it).
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -614,7 +618,7 @@ impl Daemon {
 /// manager (`sd_notify` `READY=1` on `NOTIFY_SOCKET`, a datagram socket in
 /// `dir` of this start's own): no connection attempts on a clock. Returns the
 /// child and the socket, on which it says so again after a live upgrade.
-fn spawn_ready(dir: &Path, command: &mut Command) -> (Child, std::os::unix::net::UnixDatagram) {
+pub fn spawn_ready(dir: &Path, command: &mut Command) -> (Child, std::os::unix::net::UnixDatagram) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static STARTS: AtomicUsize = AtomicUsize::new(0);
     let path = dir.join(format!("ready-{}.sock", STARTS.fetch_add(1, Ordering::Relaxed)));
@@ -673,13 +677,7 @@ impl Drop for Daemon {
     fn drop(&mut self) {
         if let Some(mut child) = self.child.take() {
             send_signal(child.id(), libc::SIGTERM);
-            let end = Instant::now() + Duration::from_secs(10);
-            while Instant::now() < end {
-                if let Ok(Some(_)) = child.try_wait() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            procfs::gone_within(child.id(), Duration::from_secs(10));
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -696,11 +694,10 @@ impl Daemon {
         let dir = self.dir.path();
         // A daemon told to stop may take a moment to exit.
         let end = Instant::now() + Duration::from_secs(5);
-        let mut left = daemons_under(dir);
-        while !left.is_empty() && Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(20));
-            left = daemons_under(dir);
+        for pid in daemons_under(dir) {
+            procfs::gone_within(pid, end.saturating_duration_since(Instant::now()));
         }
+        let left = daemons_under(dir);
         if left.is_empty() {
             return;
         }
@@ -751,6 +748,7 @@ pub fn daemons_under(dir: &Path) -> Vec<u32> {
 /// (Until the process has exec'd its program, /proc shows the daemon's
 /// environment: nothing but /proc can tell, so this reads until it changes.)
 pub fn pane_token(pid: u32) -> String {
+    // Polled: only /proc shows a process's environment, and nothing says when exec replaced it.
     wait_until("FUGUE_PANE_TOKEN in the pane's environment", DEADLINE, || {
         let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
         env.split(|b| *b == 0)

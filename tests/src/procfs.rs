@@ -88,32 +88,35 @@ pub fn process_gone(pid: u32) -> bool {
 /// the kernel: a pidfd turns readable when its process ends, so nothing looks
 /// on a clock. Panics with `what` after [`crate::DEADLINE`].
 pub fn wait_gone(pid: u32, what: &str) {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    let Some(target) = rustix::process::Pid::from_raw(pid as i32) else {
-        return;
-    };
-    // No such process to open: it was reaped already.
-    let Ok(pidfd) = rustix::process::pidfd_open(target, rustix::process::PidfdFlags::empty()) else {
-        assert!(process_gone(pid), "pid {pid} could not be followed");
-        return;
-    };
-    let end = std::time::Instant::now() + crate::DEADLINE;
-    loop {
-        let left = end.saturating_duration_since(std::time::Instant::now());
-        let timeout = Timespec::try_from(left).unwrap_or(Timespec { tv_sec: 15, tv_nsec: 0 });
-        let mut fds = [PollFd::new(&pidfd, PollFlags::IN)];
-        match poll(&mut fds, Some(&timeout)) {
-            Ok(n) if n > 0 => return,
-            Err(rustix::io::Errno::INTR) => continue,
-            _ if left.is_zero() || process_gone(pid) => break,
-            _ => continue,
-        }
-    }
     assert!(
-        process_gone(pid),
+        gone_within(pid, crate::DEADLINE),
         "timed out after {:?} waiting for {what}",
         crate::DEADLINE
     );
+}
+
+/// Whether process `pid` is gone within `timeout` (see [`wait_gone`]).
+pub fn gone_within(pid: u32, timeout: std::time::Duration) -> bool {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let Some(target) = rustix::process::Pid::from_raw(pid as i32) else {
+        return true;
+    };
+    // No such process to open: it was reaped already.
+    let Ok(pidfd) = rustix::process::pidfd_open(target, rustix::process::PidfdFlags::empty()) else {
+        return process_gone(pid);
+    };
+    let end = std::time::Instant::now() + timeout;
+    loop {
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        let wait = Timespec::try_from(left).unwrap_or(Timespec { tv_sec: 15, tv_nsec: 0 });
+        let mut fds = [PollFd::new(&pidfd, PollFlags::IN)];
+        match poll(&mut fds, Some(&wait)) {
+            Ok(n) if n > 0 => return true,
+            Err(rustix::io::Errno::INTR) => continue,
+            _ if left.is_zero() || process_gone(pid) => return process_gone(pid),
+            _ => continue,
+        }
+    }
 }
 
 /// Waits until `child` ends ([`wait_gone`]: woken by its pidfd) and reaps it.

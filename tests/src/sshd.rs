@@ -94,6 +94,7 @@ impl Sshd {
             .stderr(Stdio::null())
             .spawn()
             .expect("start sshd");
+        // Polled: sshd -D says nothing when it listens (no readiness message we can read).
         wait_until("sshd to listen", DEADLINE, || {
             std::net::TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ())
         });

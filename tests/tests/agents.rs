@@ -11,7 +11,7 @@
 use fugue_client::protocol::Event;
 use fugue_tests::agents::{end_processes_with_home, prepare, Cli, ModelStub};
 use fugue_tests::mcp::{fails, ok};
-use fugue_tests::{wait_for, wait_until, Daemon, DEADLINE};
+use fugue_tests::{Daemon, DEADLINE};
 use rmcp::service::RunningService;
 use rmcp::RoleClient;
 use serde_json::{json, Value};
@@ -134,6 +134,7 @@ async fn wait_draft(mcp: &Mcp, terminal: &str, want: Option<&str>) {
                 screen(mcp, terminal).await
             );
         }
+        // Polled: a draft shows only in a look (`fugue_agent_status`); no event carries it.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -169,6 +170,7 @@ async fn a_waiting_prompt_holds(mcp: &Mcp, seen: &Arc<Mutex<Seen>>, terminal: &s
         }
         reads += 1;
         // A paced read, not a synchronisation: the state must hold between reads.
+        // Paced: reads 250 ms apart, not a synchronisation: the state must hold between them.
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     let seen = seen.lock().unwrap();
@@ -544,6 +546,7 @@ async fn calls_fugue_tools(cli: Cli) {
                 screen(&mcp, &terminal).await
             );
         }
+        // Polled: the stub's log, with the CLI's screen for the failure (a real agent's pace).
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     let screen = screen(&mcp, &terminal).await;
@@ -811,6 +814,7 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
                     .map(|chunk| chunk.lines.join("\n"));
                 panic!("not resumed: {cmdline:?}\npane: {back:?}\noutput: {text:?}");
             }
+            // Polled: /proc shows the resumed command line only once the restarted process has exec'd.
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         };
         assert!(!cmdline.contains("FILE=first.txt"), "the first prompt again: {cmdline}");
@@ -1404,35 +1408,26 @@ async fn claude_code_delegates_and_gets_the_result() {
                 screen(&mcp, &parent).await
             );
         }
+        // Polled: the child's session, through the parent's MCP, with the stub's log for the failure.
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
     approve_and_finish(&mcp, &child).await;
     // Claude Code declares MCP tasks: the call becomes one at once (the model
     // is told so), and its result reaches the model when the child is done.
-    let started = wait_for(
-        "the delegation's first answer at the parent's model",
-        DEADLINE * 6,
-        || async {
-            stub.events()
-                .into_iter()
-                .find(|e| e["event"] == "mcp_result" && e["detail"]["tool"] == "fugue_delegate")
-                .map(|e| e["detail"].clone())
-        },
-    )
-    .await;
+    let started = stub
+        .until(
+            "the delegation's first answer at the parent's model",
+            DEADLINE * 6,
+            |e| (e["event"] == "mcp_result" && e["detail"]["tool"] == "fugue_delegate").then(|| e["detail"].clone()),
+        )
+        .await;
     assert_eq!(started["is_error"], false, "{started}");
     println!("fugue_delegate -> {}", started["text"]);
-    let result = wait_for(
-        "the delegation's result at the parent's model",
-        DEADLINE * 6,
-        || async {
-            stub.events()
-                .into_iter()
-                .find(|e| e["event"] == "task_result")
-                .map(|e| e["detail"]["text"].as_str().unwrap_or_default().to_string())
-        },
-    )
-    .await;
+    let result = stub
+        .until("the delegation's result at the parent's model", DEADLINE * 6, |e| {
+            (e["event"] == "task_result").then(|| e["detail"]["text"].as_str().unwrap_or_default().to_string())
+        })
+        .await;
     println!("task result -> {}", result.chars().take(800).collect::<String>());
     // The result as the model read it: the tool's JSON in the CLI's note
     // (`<task-notification>... <result>JSON</result>`).
@@ -1638,7 +1633,7 @@ async fn claude_code_in_a_sandbox_reports_hooks_is_approved_and_hibernates() {
         .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&pane))
         .expect("the woken agent's hook directory");
     fugue_cli(&daemon, &["release", &pane]).ok();
-    wait_until("the hook socket's directory to go", DEADLINE, || {
+    fugue_tests::files::until_changed(&sockets, "the hook socket's directory to go", DEADLINE, || {
         (!hook_dir.exists()).then_some(())
     });
     container_gone("the sandbox container to go");

@@ -25,6 +25,7 @@ fn attach_redraws_types_and_detaches_cleanly() {
     // The first redraw shows what the pane showed before we came.
     tmux.wait_for("main", "before-21");
     // The pane took the terminal's size.
+    // Polled: a pane's size change is not an event fugued pushes.
     wait_until("the pane to take the client's size", DEADLINE, || {
         let status = daemon.cli(&["--json", "status", &pane]).json();
         (status["cols"] == 100 && status["rows"] == 30).then_some(())
@@ -110,6 +111,7 @@ fn the_client_reports_the_exit_and_survives_a_daemon_going_away() {
     let second = tmux.new_window();
     tmux.type_line("main:0", &attach_command(&daemon, &pane, ""));
     tmux.type_line(&second, &attach_command(&daemon, &other, ""));
+    // Polled: a pane's size change is not an event fugued pushes.
     wait_until("both attached", DEADLINE, || {
         let s = daemon.cli(&["--json", "status", &pane]).json();
         (s["cols"] == 80).then_some(())
@@ -132,7 +134,7 @@ fn fugue_alone_opens_a_shell_and_attaches() {
     let tmux = Tmux::start(daemon.dir.path(), 90, 20);
     let fugue = format!("{} --socket {}", bin("fugue").display(), daemon.socket.display());
     tmux.type_line("main", &format!("unset FUGUE_PANE; {fugue}"));
-    wait_until("a pane in the default session", DEADLINE, || {
+    daemon.until_event_blocking("a pane in the default session", DEADLINE, || {
         let panes = daemon.cli(&["--json", "panes", "default"]);
         panes
             .status
@@ -217,6 +219,7 @@ fn detaching_from_a_full_screen_program_restores_the_terminal() {
         .ok();
     tmux.type_line("main", &attach_command(&daemon, &pane, ""));
     tmux.wait_for("main", "full screen");
+    // Polled: tmux reports no event for a mode change (alternate screen, mouse).
     wait_until("the program's modes on the terminal", DEADLINE, || {
         (flags() == "1 1 1 1 0").then_some(())
     });
@@ -305,23 +308,13 @@ fn attach_says_who_needs_you_jumps_there_and_opens_the_overview() {
 
     let sent = daemon.cli(&["--json", "prompt", &agent, "ship it"]).json();
     assert_eq!(sent["outcome"], "started", "{sent}");
-    let deadline = std::time::Instant::now() + DEADLINE;
-    while tmux_value(&tmux, "main:0", "#{pane_title}") != "fugue: 1 need you" {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "title {:?}; written {:?}",
-            tmux_value(&tmux, "main:0", "#{pane_title}"),
-            std::fs::read_to_string(&typescript).unwrap_or_default()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    wait_until("the bell rang", DEADLINE, || {
-        (tmux_value(&tmux, "main:0", "#{window_bell_flag}") == "1").then_some(())
+    // Looked at again when tmux reports the attached client's output.
+    tmux.until("main:0", "the title and the bell", |_| {
+        let title = tmux_value(&tmux, "main:0", "#{pane_title}");
+        let bell = tmux_value(&tmux, "main:0", "#{window_bell_flag}");
+        (title == "fugue: 1 need you" && bell == "1").then_some(())
     });
-    let written = wait_until("the notifications", DEADLINE, || {
-        let written = std::fs::read_to_string(&typescript).unwrap_or_default();
-        written.contains("\x1b]777;").then_some(written)
-    });
+    let written = fugue_tests::files::until_file_holds(&typescript, "\x1b]777;");
     assert!(
         written.contains("\x1b]9;fugue: ag:0 asks for permission\x07"),
         "{written:?}"
@@ -347,11 +340,7 @@ fn attach_says_who_needs_you_jumps_there_and_opens_the_overview() {
     // Enter on the shell's row attaches there again; detaching ends it all.
     tmux.run(&["send-keys", "-t", "main:0", "-l", "/work:"]);
     tmux.send_keys("main:0", &["Enter", "Enter"]);
-    let deadline = std::time::Instant::now() + DEADLINE;
-    while !tmux.capture("main:0").contains("attached-42") {
-        assert!(std::time::Instant::now() < deadline, "{}", tmux.capture("main:0"));
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    tmux.wait_for("main:0", "attached-42");
     tmux.send_keys("main:0", &["C-\\"]);
     tmux.wait_for("main:0", "[detached from pane");
 }
@@ -389,10 +378,7 @@ fn the_programs_cursor_shape_comes_with_the_redraw_and_goes_on_detach() {
         ),
     );
     tmux.wait_for("main", "bar-cursor");
-    let written = wait_until("the redraw", DEADLINE, || {
-        let written = std::fs::read_to_string(&typescript).unwrap_or_default();
-        written.contains("bar-cursor").then_some(written)
-    });
+    let written = fugue_tests::files::until_file_holds(&typescript, "bar-cursor");
     assert!(written.contains("\x1b[6 q"), "the redraw sets the bar: {written:?}");
     tmux.send_keys("main", &["C-\\"]);
     tmux.wait_for("main", "[detached from pane");

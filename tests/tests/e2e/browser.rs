@@ -128,12 +128,7 @@ async fn the_overview_shows_every_session_and_approves_at_a_phone_viewport() {
     let shots = ["7-overview-phone", "8-approved-phone", "9-opened-phone"];
     tokio::task::block_in_place(|| run_browser_script("overview", &web, "browser-artifacts-overview", &env, &shots));
     // The approval reached the agent: it ran what it asked for.
-    tokio::task::block_in_place(|| {
-        fugue_tests::wait_until("the agent ran after the page approved", DEADLINE, || {
-            let text = daemon.cli(&["capture", &agent]).ok();
-            text.contains("approved: ship it").then_some(())
-        })
-    });
+    tokio::task::block_in_place(|| daemon.wait_screen(&agent, "approved: ship it"));
     let _ = mcp.cancel().await;
 }
 
@@ -204,11 +199,8 @@ async fn a_fan_out_group_is_compared_and_picked_in_the_browser() {
     for pane in &panes {
         fugue_tests::wait_for_text(&client, pane, "Do you want to proceed?").await;
         let asking = tokio::task::block_in_place(|| {
-            fugue_tests::wait_until("the prompt's id", DEADLINE, || {
-                daemon.cli(&["--json", "agent", pane]).json()["prompt_id"]
-                    .as_str()
-                    .map(String::from)
-            })
+            let agent = daemon.wait_agent_state(pane, "waiting_for_permission");
+            agent["prompt_id"].as_str().expect("the prompt's id").to_string()
         });
         tokio::task::block_in_place(|| daemon.cli(&["approve", pane, &asking]).ok());
         let idle = fugue_client::protocol::WaitUntil {

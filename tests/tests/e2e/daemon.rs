@@ -27,22 +27,19 @@ fn a_stale_socket_is_replaced() {
     // A socket file nobody listens on, as a crashed daemon leaves behind.
     drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
     assert!(socket.exists());
-    let mut child = Command::new(fugue_tests::bin("fugued"))
+    let mut command = Command::new(fugue_tests::bin("fugued"));
+    command
         .args(["--foreground", "--socket"])
         .arg(&socket)
         .env("XDG_STATE_HOME", dir.path())
-        .stderr(std::fs::File::create(dir.path().join("fugued.log")).unwrap())
-        .spawn()
-        .unwrap();
+        .stderr(std::fs::File::create(dir.path().join("fugued.log")).unwrap());
+    let (mut child, _ready) = fugue_tests::spawn_ready(dir.path(), &mut command);
     // `daemon status` never starts a daemon: an `ls` here could auto-start a
     // second one that races this one for the socket.
-    let pid = child.id();
-    wait_until("the daemon to answer", DEADLINE, || {
-        let status = cli(&socket, &dir, &["--json", "daemon", "status"]);
-        (status.status.success() && status.json()["pid"] == pid).then_some(())
-    });
+    let status = cli(&socket, &dir, &["--json", "daemon", "status"]);
+    assert_eq!(status.json()["pid"], child.id(), "{}", status.stdout);
     send_signal(child.id(), libc::SIGTERM);
-    let status = wait_until("exit", DEADLINE, || child.try_wait().unwrap());
+    let status = fugue_tests::procfs::wait_child(&mut child, "fugued to exit");
     let log = std::fs::read_to_string(dir.path().join("fugued.log")).unwrap_or_default();
     assert!(
         status.success(),
@@ -124,6 +121,7 @@ fn sigterm_leaves_no_child_process_alive() {
         }
     }
     // Grandchildren too: the shell pane's sleep.
+    // Polled: a shell's child starting shows only in /proc.
     pids.extend(wait_until("the shell to start sleep", DEADLINE, || {
         let kids = fugue_tests::children(pids[0]);
         (!kids.is_empty()).then_some(kids)

@@ -388,14 +388,17 @@ impl Pair {
     async fn tmux_settled(&self, marker: &str) -> Screen {
         // (tmux reports no event for a redraw to this test: its captures are
         // compared until they hold still.)
+        // Polled: tmux reports no event for a reflow after a resize; captures are compared until they hold still.
         wait_for(&format!("'{marker}' on tmux's screen, settled"), DEADLINE, || async {
             let mut last = self.tmux_screen();
             if !last.rows.iter().any(|r| r.contains(marker)) {
+                // Paced: the step of the settle poll above.
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 return None;
             }
             let since = Instant::now();
             while since.elapsed() < SETTLE {
+                // Paced: the step of the settle poll above.
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 let now = self.tmux_screen();
                 if now != last {
@@ -544,11 +547,10 @@ async fn dec_line_drawing() {
     fugue_tests::require!("tmux");
     let script = r#"printf '\033(0lqqk\nx  x\nmqqj\033(B plain q\n\033)0\016lqk\017 shifted\ndone'; exec sleep 60"#;
     let pair = Pair::for_case(script, no_files).await;
-    let tmux = wait_for("the drawing on tmux's screen", DEADLINE, || async {
-        let screen = pair.tmux_screen();
-        screen.rows.iter().any(|r| r == "done").then_some(screen)
-    })
-    .await;
+    pair.tmux.until("case", "the drawing on tmux's screen", |screen| {
+        screen.lines().any(|r| r == "done").then_some(())
+    });
+    let tmux = pair.tmux_screen();
     // tmux departure: its capture shows the letters that selected the characters;
     // xterm shows the lines. Everything up to the first space was drawn in the set.
     let lines = |text: &str| -> String {

@@ -28,14 +28,26 @@ async fn pane(client: &Client, id: &str) -> PaneInfo {
 
 /// Waits until the records hold `needle` on the saved screen of pane `id`.
 async fn wait_checkpointed(db: &Path, id: &str, needle: &str) {
-    wait_for(&format!("'{needle}' in the saved screen of {id}"), DEADLINE, || async {
-        let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
-        let screen: String = conn
-            .query_row("SELECT screen FROM pane_output WHERE pane_id = ?1", [id], |row| {
+    let what = format!("'{needle}' in the saved screen of {id}");
+    let (id, needle) = (id.to_string(), needle.to_string());
+    fugue_tests::files::until_recorded(db, &what, move |records| {
+        let screen: String = records
+            .query_row("SELECT screen FROM pane_output WHERE pane_id = ?1", [&id], |row| {
                 row.get(0)
             })
             .ok()?;
-        screen.contains(needle).then_some(())
+        screen.contains(&needle).then_some(())
+    })
+    .await
+}
+
+/// Waits until the records hold the session `name`.
+async fn wait_session_recorded(db: &Path, name: &'static str) {
+    fugue_tests::files::until_recorded(db, &format!("session {name} to be written"), move |records| {
+        let n: i64 = records
+            .query_row("SELECT count(*) FROM sessions WHERE name = ?1", [name], |r| r.get(0))
+            .ok()?;
+        (n == 1).then_some(())
     })
     .await
 }
@@ -235,11 +247,12 @@ async fn a_failing_command_is_restarted_with_backoff_until_it_succeeds() {
     capped.max_restarts = Some(1);
     let capped = client.create_pane(capped).await.unwrap();
     let capped_id = capped.id.to_string();
-    wait_for("the capped pane to give up", DEADLINE, || async {
-        let info = pane(&client, &capped_id).await;
-        (info.state == PaneState::Exited && info.restarts == 1).then_some(())
-    })
-    .await;
+    daemon
+        .until_event("the capped pane to give up", DEADLINE, || async {
+            let info = pane(&client, &capped_id).await;
+            (info.state == PaneState::Exited && info.restarts == 1).then_some(())
+        })
+        .await;
 }
 
 #[tokio::test]
@@ -249,7 +262,7 @@ async fn an_always_pane_comes_back_when_the_daemon_starts_again() {
     client.create_session("dev", None, Vec::new()).await.unwrap();
     let mut spec = SpawnSpec::new("dev");
     spec.command = Some("sh".into());
-    spec.args = vec!["-c".into(), "echo serving on 8080; exec sleep 1000".into()];
+    spec.args = vec!["-c".into(), "echo serving on 8080 as $$; exec sleep 1000".into()];
     spec.shell = false;
     spec.restart = RestartPolicy::Always;
     let server = client.create_pane(spec).await.unwrap();
@@ -266,11 +279,9 @@ async fn an_always_pane_comes_back_when_the_daemon_starts_again() {
     assert_ne!(back.pid, server.pid);
     assert_eq!(back.restarts, 1);
     assert!(alive(back.pid));
-    wait_for("the server's second start in its output", DEADLINE, || async {
-        let lines = text(&client, &id).await;
-        (lines.iter().filter(|l| l.contains("serving")).count() == 2).then_some(())
-    })
-    .await;
+    wait_for_text(&client, &id, &format!("serving on 8080 as {}", back.pid)).await;
+    let lines = text(&client, &id).await;
+    assert_eq!(lines.iter().filter(|l| l.contains("serving")).count(), 2, "{lines:?}");
     let status = client.daemon_status().await.unwrap();
     assert!(status.recovery.contains("1 restarted"), "{}", status.recovery);
 }
@@ -381,19 +392,7 @@ async fn a_full_disk_costs_only_the_records_it_could_not_write() {
     wait_for_text(&client, &first.id.to_string(), "first").await;
     let db = daemon.state_db();
     // A session's record is on disk (the writer gathers 20 ms of changes first).
-    let written = |name: &'static str| {
-        let db = db.clone();
-        async move {
-            wait_for(&format!("session {name} to be written"), DEADLINE, || async {
-                let conn = rusqlite::Connection::open(&db).ok()?;
-                let n: i64 = conn
-                    .query_row("SELECT count(*) FROM sessions WHERE name = ?1", [name], |r| r.get(0))
-                    .ok()?;
-                (n == 1).then_some(())
-            })
-            .await
-        }
-    };
+    let written = |name: &'static str| wait_session_recorded(&db, name);
     written("before").await;
 
     // Fill the filesystem to the last byte.
@@ -413,6 +412,7 @@ async fn a_full_disk_costs_only_the_records_it_could_not_write() {
     );
     let busy = client.create_pane(spec).await.unwrap().id.to_string();
     wait_for_text(&client, &busy, "line 3000 of a full disk").await;
+    // Polled: failed writes are a figure of `daemon status`, pushed nowhere.
     let failed = wait_for("records to fail on the full disk", DEADLINE, || async {
         let status = client.daemon_status().await.ok()?;
         (status.unpersisted_writes > 0).then_some(status.unpersisted_writes)

@@ -8,7 +8,7 @@
 //! on fugue's list (`tests/esctest2/fugue-passes.txt`) fails. A test that newly
 //! passes is printed, to be added to the list.
 
-use fugue_tests::{wait_until, Daemon, Tmux};
+use fugue_tests::{Daemon, Tmux};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -139,7 +139,9 @@ fn run_in_tmux(dir: &Path, runner: &Path) -> BTreeSet<String> {
         "-c",
         &command,
     ]);
-    wait_until("esctest to end in tmux", SUITE_DEADLINE, || done.exists().then_some(()));
+    fugue_tests::files::until_changed(dir, "esctest to end in tmux", SUITE_DEADLINE, || {
+        done.exists().then_some(())
+    });
     passed(&log)
 }
 

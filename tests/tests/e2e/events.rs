@@ -2,7 +2,7 @@
 //! and events never take the place of replies.
 
 use fugue_client::protocol::{Event, SpawnSpec};
-use fugue_tests::{sh_spec, wait_for_text, wait_until, Daemon, DEADLINE};
+use fugue_tests::{sh_spec, wait_for_text, Daemon, DEADLINE};
 use std::time::Duration;
 
 #[tokio::test]
@@ -365,9 +365,15 @@ printf '\033]99;i=1:d=0;Kitty title\033\\\033]99;i=1:p=body;Kitty body\033\\'; s
     );
     let short = &pane.id.to_string()[..8];
     let expected = format!("notification {short} Claude: Needs your approval");
-    wait_until("fugue events to print the notification", DEADLINE, || {
-        lines.try_iter().find(|l| *l == expected)
-    });
+    let end = std::time::Instant::now() + DEADLINE;
+    let mut printed = Vec::new();
+    while !printed.contains(&expected) {
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => printed.push(line),
+            Err(_) => panic!("fugue events did not print {expected:?} within {DEADLINE:?}: {printed:?}"),
+        }
+    }
     let _ = cli.kill();
     let _ = cli.wait();
 }

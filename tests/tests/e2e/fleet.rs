@@ -147,6 +147,7 @@ fn a_fleet_is_found_by_label_and_followed_as_containers_come_and_go() {
     };
     // The watch is up once the engine streams to it; a container started
     // before that would be missed, so start one until the watch sees it.
+    // Polled: the engine says nothing when a watch's stream is up; containers are started until one is seen.
     let late = wait_until("the watch to see a labelled container start", DEADLINE, || {
         let late = Container::start(&["--network", "none", "--label", &label]);
         let seen = {
@@ -287,9 +288,7 @@ fn kubernetes_pods_are_followed_with_a_watch() {
         listing["endpoints"][0]["endpoint"], "k8s://agents/worker-0:main",
         "{listing}"
     );
-    wait_until("kubectl to watch the pods", DEADLINE, || {
-        server.watching().then_some(())
-    });
+    server.wait_watching();
     // As a real API server does for a watch from the list's version: the pods
     // there now, as ADDED.
     server.event("ADDED", "worker-0", "Running");

@@ -56,6 +56,7 @@ async fn worst_round_trip(daemon: &Daemon, stop: impl std::future::Future<Output
         }
         worst = worst.max(started.elapsed());
         tokio::select! {
+            // Paced: the rate of the measured client's requests.
             _ = tokio::time::sleep(Duration::from_millis(5)) => {}
             _ = &mut stop => return worst,
         }
@@ -330,6 +331,7 @@ async fn many_connections_together_stay_within_the_daemon_budget() {
         }
         stalled.push(raw);
     }
+    // Polled: the memory budget is a figure of `daemon status`, pushed nowhere.
     let status = wait_for("the budget in use", DEADLINE, || async {
         let status = client.daemon_status().await.unwrap();
         (status.client_memory_used > 8 << 20).then_some(status)
@@ -814,6 +816,7 @@ async fn pipelined_requests_hold_what_they_are_charged() {
                 break (growth, used.saturating_sub(used_before));
             }
             // Polling the daemon's own figures, not a sleep standing in for them.
+            // Polled: the memory figures of `daemon status` settle; they are pushed nowhere.
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
         println!("{name} x8000 unread: anonymous RSS +{growth} MiB, charged {used} MiB");
@@ -843,6 +846,7 @@ async fn an_attachment_is_charged_while_it_lasts() {
     // status request itself, a reply not yet taken): a few KiB either way.
     assert!(attached + (8 << 10) >= before + (1 << 20), "{before} -> {attached}");
     follower.detach(&pane).await.unwrap();
+    // Polled: the memory budget is a figure of `daemon status`, pushed nowhere.
     wait_for("the attachment's charge back", DEADLINE, || async {
         (used().await < before + (1 << 20)).then_some(())
     })

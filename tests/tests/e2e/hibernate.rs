@@ -5,7 +5,7 @@
 //! waits for a person or holds a draft is refused, saying why.
 
 use fugue_client::protocol::{AgentState, Event};
-use fugue_tests::{bin, wait_until, Daemon, Tmux, DEADLINE};
+use fugue_tests::{bin, Daemon, Tmux, DEADLINE};
 
 fn agent_state(daemon: &Daemon, pane: &str) -> String {
     daemon.cli(&["--json", "agent", pane]).json()["state"]
@@ -37,11 +37,10 @@ async fn an_idle_agent_hibernates_and_a_prompt_resumes_it_in_place() {
 
     // A draft in its input box: refused, nothing ends.
     daemon.cli(&["write", &pane, "hello"]).ok();
-    wait_until("the draft to show", DEADLINE, || {
-        daemon.cli(&["--json", "agent", &pane]).json()["draft"]
-            .as_str()
-            .map(|_| ())
-    });
+    daemon.wait_screen(&pane, "hello");
+    // (`fugue agent` looks afresh: the draft on the screen is read now.)
+    let drafted = daemon.cli(&["--json", "agent", &pane]).json();
+    assert!(drafted["draft"].as_str().is_some(), "{drafted}");
     let refused = daemon.cli(&["hibernate", &pane]).err();
     assert!(refused.contains("draft"), "{refused}");
     // Busy with a turn: refused.
@@ -65,9 +64,7 @@ async fn an_idle_agent_hibernates_and_a_prompt_resumes_it_in_place() {
     let slept = daemon.cli(&["--json", "hibernate", &pane]).json();
     assert_eq!(slept["status"], "hibernated", "{slept}");
     let pid = first["pid"].as_u64().unwrap();
-    wait_until("the agent's process to end", DEADLINE, || {
-        (!std::path::Path::new(&format!("/proc/{pid}")).exists()).then_some(())
-    });
+    fugue_tests::procfs::wait_gone(pid as u32, "the agent's process to end");
     assert_eq!(agent_state(&daemon, &pane), "hibernated");
     assert!(daemon.cli(&["panes", "rest"]).ok().contains("hibernated"));
     assert!(daemon.cli(&["capture", &pane]).ok().contains("approved: hello"));
@@ -141,17 +138,14 @@ async fn the_policy_puts_an_idle_agent_to_rest() {
     // A person attached: the agent is not put to rest under them.
     let person = daemon.client().await;
     person.attach(&pane, true, None).await.unwrap();
-    wait_until("the policy to pass over the attached pane", DEADLINE, || {
-        daemon
-            .log()
-            .contains("not hibernated by policy: a person is attached")
-            .then_some(())
-    });
+    daemon
+        .until_logged_async("not hibernated by policy: a person is attached")
+        .await;
     assert_eq!(daemon.cli(&["--json", "status", &pane]).json()["status"], "running");
     assert_eq!(agent_state(&daemon, &pane), "idle");
     person.detach(&pane).await.unwrap();
     let started = std::time::Instant::now();
-    wait_until("the policy to hibernate the idle agent", DEADLINE, || {
+    daemon.until_event_blocking("the policy to hibernate the idle agent", DEADLINE, || {
         let info = daemon.cli(&["--json", "status", &pane]).json();
         (info["status"] == "hibernated").then_some(())
     });
@@ -207,20 +201,15 @@ async fn keys_typed_while_an_attach_wakes_the_agent_reach_it() {
         "the keys were typed after the wake, not during it"
     );
     tmux.wait_for("main", "resumed session");
-    let deadline = std::time::Instant::now() + DEADLINE;
-    loop {
-        let agent = daemon.cli(&["--json", "agent", &pane]).json();
-        if agent["draft"] == "kept" {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the held keys never reached the agent: {agent}\npane:\n{}\nthe person's terminal:\n{}",
-            daemon.cli(&["capture", &pane]).ok(),
-            tmux.capture("main")
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    daemon.wait_screen(&pane, "kept");
+    // (`fugue agent` looks afresh at the screen that shows it.)
+    let agent = daemon.cli(&["--json", "agent", &pane]).json();
+    assert_eq!(
+        agent["draft"],
+        "kept",
+        "the held keys did not reach the agent as typed: {agent}\nthe person's terminal:\n{}",
+        tmux.capture("main")
+    );
     // The attach goes on: what is typed now reaches the agent too.
     tmux.run(&["send-keys", "-t", "main", "-l", " and after"]);
     tmux.wait_for("main", "kept and after");

@@ -10,7 +10,7 @@ use fugue_client::protocol::{
 };
 use fugue_client::Client;
 use fugue_protocol::requests as rq;
-use fugue_tests::{rss_kib, wait_for, wait_for_text, wait_until, Daemon, RawConnection, DEADLINE};
+use fugue_tests::{rss_kib, wait_for_text, Daemon, RawConnection, DEADLINE};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -358,27 +358,21 @@ async fn many_large_reads_that_are_never_collected() {
     let daemon = Daemon::start();
     let client = daemon.client().await;
     session_with(&client, "s").await;
-    let mut spec = fugue_tests::sh_spec("s", "head -c 5000000 /dev/zero | tr '\\0' r; exec sleep 600");
+    let script = "head -c 5000000 /dev/zero | tr '\\0' r; printf '\\nlog-full\\n'; exec sleep 600";
+    let mut spec = fugue_tests::sh_spec("s", script);
     spec.output_byte_limit = Some(4 << 20);
     let pane = client.create_pane(spec).await.unwrap().id.to_string();
-    wait_for("the log to fill", DEADLINE, || {
-        let client = client.clone();
-        let pane = pane.clone();
-        async move {
-            let read = client
-                .read_output(
-                    &pane,
-                    ReadMode::Raw {
-                        since: None,
-                        max_bytes: Some(1),
-                    },
-                )
-                .await
-                .ok()?;
-            (read.next_offset >= 5_000_000).then_some(())
-        }
-    })
-    .await;
+    wait_for_text(&client, &pane, "log-full").await;
+    let one_byte = ReadMode::Raw {
+        since: None,
+        max_bytes: Some(1),
+    };
+    let read = client.read_output(&pane, one_byte).await.unwrap();
+    assert!(
+        read.next_offset >= 5_000_000,
+        "the log did not fill: {}",
+        read.next_offset
+    );
     let base = rss_kib(daemon.pid());
     let mut greedy = RawConnection::welcomed(&daemon);
     for id in 0..200 {
@@ -636,9 +630,8 @@ async fn sigkill_then_restart_on_the_same_socket() {
     session_with(&client, "before").await;
     // Records are written off the request path: wait until this one is on disk.
     let db = daemon.state_db();
-    wait_for("the session in the records", DEADLINE, || async {
-        let conn = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
-        let n: i64 = conn
+    fugue_tests::files::until_recorded(&db, "the session in the records", |records| {
+        let n: i64 = records
             .query_row("SELECT count(*) FROM sessions WHERE name = 'before'", [], |r| r.get(0))
             .ok()?;
         (n == 1).then_some(())
@@ -709,12 +702,7 @@ print("closed" if not data else "answered", os.geteuid())
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    wait_until("the refusal to be logged", DEADLINE, || {
-        daemon
-            .log()
-            .contains("refused connection from another user")
-            .then_some(())
-    });
+    daemon.until_logged_async("refused connection from another user").await;
     bystander(&daemon).await;
 
     // A fake server run by `nobody` in a directory `nobody` owns: the client checks

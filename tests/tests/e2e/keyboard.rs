@@ -3,7 +3,7 @@
 //! through `fugue send-keys` and through `fugue attach` in a terminal without the
 //! protocol (tmux), and focus events from several attached terminals at once.
 
-use fugue_tests::{bin, wait_until, Daemon, Tmux, DEADLINE};
+use fugue_tests::{bin, Daemon, Tmux};
 
 /// A program that writes `setup` (terminal modes it asks for), says `ready`,
 /// then prints every byte it reads in hex until it reads an `x`. (Python: bash's
@@ -47,9 +47,7 @@ fn read_hex(daemon: &Daemon, pane: &str) -> String {
 }
 
 fn wait_hex(daemon: &Daemon, pane: &str, hex: &str) {
-    wait_until(&format!("'{hex}' read by the program"), DEADLINE, || {
-        read_hex(daemon, pane).contains(hex).then_some(())
-    });
+    daemon.wait_text(pane, hex);
 }
 
 fn attach_command(daemon: &Daemon, pane: &str) -> String {

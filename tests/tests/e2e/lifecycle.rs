@@ -51,6 +51,7 @@ async fn interrupt_stops_the_foreground_job_and_the_shell_survives() {
     let pane = client.create_pane(SpawnSpec::new("dev")).await.unwrap();
     let id = pane.id.to_string();
     client.write_input(&id, b"sleep 30\r").await.unwrap();
+    // Polled: a shell's child starting shows only in /proc.
     let sleeper = wait_for("sleep to run in the shell", DEADLINE, || async {
         children(pane.pid).into_iter().find(|pid| comm(*pid) == "sleep")
     })
@@ -74,6 +75,7 @@ async fn killing_a_shell_pane_ends_the_shell_and_its_job() {
     let pane = client.create_pane(SpawnSpec::new("dev")).await.unwrap();
     let id = pane.id.to_string();
     client.write_input(&id, b"sleep 300\r").await.unwrap();
+    // Polled: a shell's child starting shows only in /proc.
     let sleeper = wait_for("sleep to run", DEADLINE, || async {
         children(pane.pid).into_iter().find(|p| comm(*p) == "sleep")
     })
@@ -160,6 +162,7 @@ async fn panes_cost_no_threads_and_leave_no_zombies() {
     for pane in &panes {
         client.release_pane(&pane.id.to_string()).await.unwrap();
     }
+    // Polled: a zombie being reaped is seen only in /proc (a pidfd wakes at the exit, not the reaping).
     wait_until("every pane process to be reaped", DEADLINE, || {
         (children(daemon.pid()).is_empty() && panes.iter().all(|p| process_gone(p.pid))).then_some(())
     });

@@ -99,6 +99,7 @@ fn socket_activation_hands_fugued_its_socket_and_fugued_says_when_ready() {
         .stderr(Stdio::null())
         .spawn()
         .expect("systemd-socket-activate (Debian's systemd package; scripts/test installs it)");
+    // Polled: systemd-socket-activate says nothing when it listens.
     wait_until("the activator to listen", DEADLINE, || {
         socket_exists(&socket).then_some(())
     });
@@ -182,6 +183,7 @@ fn an_activated_socket_elsewhere_than_the_daemons_is_refused_clearly() {
         .spawn()
         .expect("systemd-socket-activate");
     // The file appears at bind(), a moment before listen(): connecting is the test.
+    // Polled: systemd-socket-activate says nothing when it listens.
     let _trigger = wait_until("the activator to listen", DEADLINE, || {
         std::os::unix::net::UnixStream::connect(&listening).ok()
     });

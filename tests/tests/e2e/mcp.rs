@@ -377,6 +377,7 @@ async fn interrupt_exec_and_waiting_for_exit(via: Via) {
         json!({"terminal_id": id, "input": "sleep 30; echo after-$?", "submit": true}),
     )
     .await;
+    // Polled: a shell's child starting shows only in /proc.
     wait_until("sleep to start", DEADLINE, || {
         let pid = daemon.cli(&["--json", "status", id]).json()["pid"].as_u64().unwrap() as u32;
         fugue_tests::children(pid)
@@ -957,16 +958,17 @@ async fn a_terminal_started_with_a_restart_policy_comes_back(via: Via) {
     )
     .await;
     let id = started["terminal_id"].as_str().unwrap().to_string();
-    let list = fugue_tests::wait_for("the restart to be tried and given up", DEADLINE, || async {
-        let list = ok(&mcp, "fugue_list", json!({})).await;
-        let terminal = list["terminals"]
-            .as_array()?
-            .iter()
-            .find(|t| t["id"] == id.as_str())?
-            .clone();
-        (terminal["restarts"] == 1 && terminal["status"] == "exited").then_some(terminal)
-    })
-    .await;
+    let list = daemon
+        .until_event("the restart to be tried and given up", DEADLINE, || async {
+            let list = ok(&mcp, "fugue_list", json!({})).await;
+            let terminal = list["terminals"]
+                .as_array()?
+                .iter()
+                .find(|t| t["id"] == id.as_str())?
+                .clone();
+            (terminal["restarts"] == 1 && terminal["status"] == "exited").then_some(terminal)
+        })
+        .await;
     assert_eq!(list["restart"], "on-failure", "{list}");
     assert_eq!(list["last_exit"], "exited with code 4", "{list}");
 }
@@ -998,7 +1000,7 @@ async fn grep_says_which_terminal_printed_it(via: Via) {
     .await;
     let id = started["terminal_id"].as_str().unwrap().to_string();
     daemon.cli(&["new-session", "people"]).ok();
-    daemon
+    let other = daemon
         .cli(&[
             "run",
             "-s",
@@ -1010,10 +1012,10 @@ async fn grep_says_which_terminal_printed_it(via: Via) {
             "echo 'panic: out of memory'; exec sleep 600",
         ])
         .ok();
-    let both = wait_until("both printed", DEADLINE, || {
-        let found = daemon.cli(&["--json", "grep", "panic"]).json();
-        (found["matches"].as_array().map(Vec::len) == Some(2)).then_some(found)
-    });
+    daemon.wait_text(&id, "panic: index");
+    daemon.wait_text(other.trim(), "panic: out of");
+    let both = daemon.cli(&["--json", "grep", "panic"]).json();
+    assert_eq!(both["matches"].as_array().map(Vec::len), Some(2), "{both}");
     assert_eq!(both["panes_searched"], 2, "{both}");
     let own = ok(&mcp, "fugue_grep", json!({"pattern": "^panic: "})).await;
     assert_eq!(own["matches"].as_array().unwrap().len(), 1, "{own}");
@@ -1262,6 +1264,7 @@ async fn task_end(mcp: &Mcp, id: &str) -> rmcp::model::DetailedTask {
         }
         assert!(std::time::Instant::now() < deadline, "task {id} did not end: {got:?}");
         let every = got.task.poll_interval_ms.unwrap_or(100).min(500);
+        // Polled: MCP tasks are polled by design (`tasks/get` at the server's `pollInterval`).
         tokio::time::sleep(std::time::Duration::from_millis(every)).await;
     }
 }
@@ -1293,6 +1296,7 @@ async fn delegation_returns_the_child_s_result_as_a_task(via: Via) {
         json!({"prompt": "ship it", "shared_checkout": true, "name": "child"}),
     )
     .await;
+    // Polled: MCP tasks are polled by design (`tasks/get`); the bridge pushes no status.
     let asked = wait_for("the task says the child waits for a person", DEADLINE, || async {
         let got = mcp
             .get_task(rmcp::model::GetTaskParams::new(&task.task_id))
@@ -1410,6 +1414,7 @@ async fn long_calls_become_tasks_for_clients_that_declare_them(via: Via) {
             json!({"terminal_id": id, "pattern": "never-printed", "timeout_ms": 60000}),
         )
         .await;
+        // Polled: the daemon's count of held waits is a figure of `daemon status`, pushed nowhere.
         wait_for("the daemon holds the wait", DEADLINE, || async {
             (held().await > before).then_some(())
         })
@@ -1419,6 +1424,7 @@ async fn long_calls_become_tasks_for_clients_that_declare_them(via: Via) {
             .expect("tasks/cancel");
         let ended = task_end(&mcp, &task.task_id).await;
         assert_eq!(ended.status(), rmcp::model::TaskStatus::Cancelled, "{era:?}");
+        // Polled: the daemon's count of held waits is a figure of `daemon status`, pushed nowhere.
         wait_for("the daemon lets the cancelled wait go", DEADLINE, || async {
             (held().await <= before).then_some(())
         })

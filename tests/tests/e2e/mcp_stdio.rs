@@ -3,7 +3,7 @@
 //! a daemon restart, and exiting when stdin closes.
 
 use fugue_tests::mcp::{arguments, call, ok, text};
-use fugue_tests::{bin, wait_until, Daemon, DEADLINE};
+use fugue_tests::{bin, Daemon, DEADLINE};
 use rmcp::model::{CallToolRequestParams, ClientRequest, ProtocolVersion};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, PeerRequestOptions, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
@@ -143,9 +143,7 @@ async fn a_cancelled_wait_stops_in_the_daemon() {
         other => panic!("expected the client-side timeout, got {other:?}"),
     }
     // The cancellation travels bridge -> daemon.
-    wait_until("the daemon to drop the wait", DEADLINE, || {
-        daemon.log().contains("request cancelled by the client").then_some(())
-    });
+    daemon.until_logged_async("request cancelled by the client").await;
     let still = ok(&mcp, "fugue_list", json!({})).await;
     assert_eq!(still["terminals"][0]["status"], "running");
     mcp.cancel().await.unwrap();
@@ -173,10 +171,7 @@ async fn the_bridge_survives_a_daemon_restart() {
             .await
         })
     };
-    fugue_tests::wait_for("the wait to reach the daemon", DEADLINE, || async {
-        daemon.log().contains("request=\"WaitFor\"").then_some(())
-    })
-    .await;
+    daemon.until_logged_async("request=\"WaitFor\"").await;
     let status = daemon.signal_and_wait(libc::SIGTERM);
     assert!(status.success());
     let failed = tokio::time::timeout(DEADLINE, waiting)

@@ -2,7 +2,7 @@
 //! receives the webhook, a command writes what it got to a file, and a webhook
 //! that never answers plus a command that hangs slow down nobody.
 
-use fugue_tests::{bin, wait_until, Daemon, DEADLINE};
+use fugue_tests::{bin, Daemon, DEADLINE};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::mpsc;
@@ -120,10 +120,7 @@ command = ["sh", "-c", "cat >> '{}'"]
     assert!(hook["prompt_id"].as_str().is_some_and(|id| !id.is_empty()), "{hook}");
     assert_eq!(hook["message"], "ag:0: claude asks for permission", "{hook}");
     assert_eq!(hook["url"], format!("{base}/?view=all&pane={agent}"), "{hook}");
-    let lines = wait_until("the command sink wrote", DEADLINE, || {
-        let text = std::fs::read_to_string(&received).unwrap_or_default();
-        text.contains("\"permission\"").then_some(text)
-    });
+    let lines = tokio::task::block_in_place(|| fugue_tests::files::until_file_holds(&received, "\"permission\""));
     let line: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
     assert_eq!(line["prompt_id"], hook["prompt_id"], "{line}");
 
@@ -140,10 +137,7 @@ command = ["sh", "-c", "cat >> '{}'"]
             r"printf '\033]9;Build done\007'; exec sleep 600",
         ])
         .ok();
-    let text = wait_until("the notification in the command sink", DEADLINE, || {
-        let text = std::fs::read_to_string(&received).unwrap_or_default();
-        text.contains("\"notification\"").then_some(text)
-    });
+    let text = tokio::task::block_in_place(|| fugue_tests::files::until_file_holds(&received, "\"notification\""));
     let note: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
     assert_eq!(note["notification_body"], "Build done", "{note}");
     assert_eq!(note["label"], "ag:1", "{note}");
@@ -174,9 +168,6 @@ fn a_wrong_sink_is_skipped_and_the_daemon_starts() {
     std::fs::write(&config, "[[notify]]\nwebhook = \"ftp://nowhere\"\n").unwrap();
     let daemon = Daemon::start_with(&["--config", config.to_str().unwrap()]);
     daemon.cli(&["new-session", "fine"]).ok();
-    let log = wait_until("the warning in the log", DEADLINE, || {
-        let log = std::fs::read_to_string(daemon.dir.path().join("fugued.stderr")).unwrap_or_default();
-        log.contains("notification sink skipped").then_some(log)
-    });
+    let log = daemon.until_logged("notification sink skipped");
     assert!(log.contains("is no http:// or https:// URL"), "{log}");
 }

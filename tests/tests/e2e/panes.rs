@@ -2,7 +2,7 @@
 //! targets, order, and the limits.
 
 use fugue_client::protocol::{PaneState, SpawnSpec};
-use fugue_tests::{wait_for, wait_for_text, wait_until, Daemon, DEADLINE};
+use fugue_tests::{wait_for, wait_for_text, Daemon, DEADLINE};
 use std::time::Duration;
 
 fn spec(session: &str, command: &str, args: &[&str], shell: bool) -> SpawnSpec {
@@ -233,6 +233,7 @@ async fn a_large_paste_is_written_whole() {
         .unwrap();
     let id = pane.id.to_string();
     // stty must run before the paste, or the line discipline edits it.
+    // Polled: a shell's child starting shows only in /proc.
     wait_for("stty raw to apply", DEADLINE, || async {
         let kids = fugue_tests::children(pane.pid);
         kids.iter().any(|k| fugue_tests::comm(*k) == "head").then_some(())
@@ -341,7 +342,7 @@ fn exited_panes_expire_after_the_ttl_and_release_removes_at_once() {
     // Readable right after exit...
     assert!(daemon.cli(&["read", &done]).ok().contains("bye"));
     // ...and gone once the TTL passed.
-    wait_until("the exited pane to expire", fugue_tests::DEADLINE, || {
+    daemon.until_event_blocking("the exited pane to expire", fugue_tests::DEADLINE, || {
         daemon
             .cli(&["status", &done])
             .status

@@ -410,6 +410,7 @@ fn a_burst_of_a_thousand_clients_is_welcomed() {
         .collect();
     // The clients' own pause before their Hello (the scenario, not a wait on
     // the daemon): long enough for every connection to be in its handshake.
+    // Paced: the clients' pause before their Hello is the scenario.
     std::thread::sleep(Duration::from_millis(50));
     let hello = fugue_client::protocol::codec::encode_frame(&ClientFrame::Hello(Hello {
         protocol_version: PROTOCOL_VERSION,

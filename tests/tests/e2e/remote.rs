@@ -182,12 +182,11 @@ fn what_starts_no_daemon_here_starts_none_on_a_host() {
         std::os::unix::net::UnixStream::connect(&setup.daemon.socket).is_ok(),
         "ls over ssh started no daemon on the host"
     );
+    let started = setup.fugue(&["--host", "box", "--json", "daemon", "status"]).json()["pid"]
+        .as_u64()
+        .expect("the pid of the daemon ls started");
     setup.fugue(&["--host", "box", "daemon", "stop"]).ok();
-    wait_until("the host's daemon to stop", DEADLINE, || {
-        std::os::unix::net::UnixStream::connect(&setup.daemon.socket)
-            .is_err()
-            .then_some(())
-    });
+    fugue_tests::procfs::wait_gone(started as u32, "the host's daemon to stop");
 }
 
 /// `fugue --host box attach`, typed into as a person would (inside tmux):
@@ -214,14 +213,7 @@ fn attach_works_over_ssh() {
     tmux.wait_for("main", "before-2");
     tmux.type_line("main", "echo typed-$((6*7))");
     tmux.wait_for("main", "typed-42");
-    wait_until("the typing in the pane itself", DEADLINE, || {
-        setup
-            .daemon
-            .cli(&["read", &pane])
-            .ok()
-            .contains("typed-42")
-            .then_some(())
-    });
+    setup.daemon.wait_text(&pane, "typed-42");
     // The ssh connection drops (killed here): attach reconnects through a new
     // one and redraws, and typing goes on.
     let ssh = format!("ssh -F {}", setup.sshd.client_config.display());
@@ -241,6 +233,7 @@ fn attach_works_over_ssh() {
     assert!(killed.success());
     // A new ssh means the client noticed and is reconnecting; what is typed
     // from then on waits for the new connection.
+    // Polled: a new ssh process shows only in /proc.
     wait_until("attach to reconnect through a new ssh", DEADLINE, || {
         ssh_pids().iter().any(|pid| !before.contains(pid)).then_some(())
     });

@@ -40,6 +40,7 @@ fn quiet_agent_is_looked_at_only_on_change(cli: &dyn Fn(&[&str]) -> String, clau
     cli(&["wait", pane, "--agent-state", "idle", "--timeout", "20"]);
     // Output has stopped; the looks it caused (and their settle thresholds) end.
     let mut last = (looks(cli), Instant::now());
+    // Polled: the measure is the absence of looks for 2 s (looks are counted, not pushed).
     let settled = wait_until("the looks to settle", Duration::from_secs(30), || {
         let now = looks(cli);
         if now != last.0 {
@@ -49,6 +50,7 @@ fn quiet_agent_is_looked_at_only_on_change(cli: &dyn Fn(&[&str]) -> String, clau
     });
     let until = Instant::now() + WINDOW;
     while Instant::now() < until {
+        // Paced: the test is that nothing happens in WINDOW; it looks every 500 ms.
         std::thread::sleep(Duration::from_millis(500));
         let now = looks(cli);
         assert_eq!(now, settled, "a quiet agent pane was looked at {} times", now - settled);
@@ -59,6 +61,7 @@ fn quiet_agent_is_looked_at_only_on_change(cli: &dyn Fn(&[&str]) -> String, clau
     let file = config.join(format!("sessions/{pid}.json"));
     let text = std::fs::read_to_string(&file).expect("the fake agent's status file");
     std::fs::write(&file, text.replace("\"idle\"", "\"busy\"")).unwrap();
+    // Polled: a look that changes nothing pushes no event; the daemon's look counter is read.
     wait_until("a look after the status file changed", DEADLINE, || {
         (looks(cli) > settled).then_some(())
     });
@@ -124,12 +127,10 @@ fn a_quiet_agent_pane_is_not_looked_at_without_privileges() {
             .spawn()
             .expect("start fugued as nobody"),
     );
-    let listening = Instant::now() + DEADLINE;
-    while !socket.exists() {
-        let log = std::fs::read_to_string(&log).unwrap_or_default();
-        assert!(Instant::now() < listening, "fugued as nobody did not listen:\n{log}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let dir = socket.parent().expect("the socket's directory");
+    fugue_tests::files::until_changed(dir, "fugued as nobody to listen", DEADLINE, || {
+        socket.exists().then_some(())
+    });
     let cli = |args: &[&str]| {
         let out = as_nobody(&home.join("fugue"))
             .arg("--socket")

@@ -62,14 +62,8 @@ async fn alternate_screen_on_and_off() {
     assert_eq!(alt.title, "alt-title");
     assert!(!alt.lines.iter().any(|l| l.contains("main screen")));
     client.write_input(&pane, b"\r").await.unwrap();
-    let back = wait_for("the main screen back", DEADLINE, || async {
-        let c = client
-            .capture(&pane, CaptureWhat::Screen, (None, None), false, false)
-            .await
-            .unwrap();
-        (!c.alternate_screen).then_some(c)
-    })
-    .await;
+    let back = screen_with(&client, &pane, "main screen").await;
+    assert!(!back.alternate_screen);
     assert_eq!(back.lines[0], "main screen");
 }
 
@@ -200,6 +194,7 @@ async fn size_policy_decides_between_attached_clients() {
         "latest: the last to attach decides"
     );
     small.write_input(&pane, b"x").await.unwrap();
+    // Polled: a pane's size change is not an event fugued pushes.
     wait_for("the typist's size", DEADLINE, || async {
         (current().await == PaneSize { cols: 60, rows: 20 }).then_some(())
     })
@@ -209,6 +204,7 @@ async fn size_policy_decides_between_attached_clients() {
     client.set_size_policy(&pane, SizePolicy::Smallest).await.unwrap();
     assert_eq!(current().await, PaneSize { cols: 60, rows: 20 });
     big.client_resize(&pane, PaneSize { cols: 50, rows: 40 }).await.unwrap();
+    // Polled: a pane's size change is not an event fugued pushes.
     wait_for("the smallest of both", DEADLINE, || async {
         (current().await == PaneSize { cols: 50, rows: 20 }).then_some(())
     })

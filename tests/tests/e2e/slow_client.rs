@@ -87,6 +87,7 @@ async fn a_stalled_subscriber_costs_bounded_memory_and_is_resynchronised() {
         std::thread::spawn(move || {
             while sampling.load(Ordering::Relaxed) {
                 peak.fetch_max(rss_kib(pid), Ordering::Relaxed);
+                // Paced: the slow reader's own pace is the scenario.
                 std::thread::sleep(Duration::from_millis(50));
             }
         })
@@ -130,6 +131,7 @@ async fn a_stalled_subscriber_costs_bounded_memory_and_is_resynchronised() {
     );
     // The stalled client has not read for the whole flood; make it at least 10 s.
     let stall = Duration::from_secs(10).saturating_sub(started.elapsed());
+    // Paced: the stall is the scenario.
     tokio::time::sleep(stall).await;
     sampling.store(false, Ordering::Relaxed);
     sampler.join().unwrap();

@@ -2,7 +2,7 @@
 //! against a real daemon with panes in three sessions and fake-agent (drawn
 //! like Claude Code) asking for permission.
 
-use fugue_tests::{bin, wait_until, Daemon, Tmux, DEADLINE};
+use fugue_tests::{bin, Daemon, Tmux};
 
 fn top_command(daemon: &Daemon, extra: &str) -> String {
     format!(
@@ -137,10 +137,7 @@ fn top_kills_after_confirming_and_starts_a_pane() {
     tmux.run(&["send-keys", "-t", "main", "-l", "echo made-in-top"]);
     tmux.send_keys("main", &["Enter"]);
     tmux.wait_for("main", "started work:1");
-    wait_until("work:1 runs the command", DEADLINE, || {
-        let text = daemon.cli(&["read", "work:1"]).ok();
-        text.contains("made-in-top").then_some(())
-    });
+    daemon.wait_text("work:1", "made-in-top");
     // A prompt for a pane with no agent CLI: refused, said in the status line.
     tmux.send_keys("main", &["a"]);
     tmux.wait_for("main", "no permission prompt to answer");

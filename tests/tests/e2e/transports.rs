@@ -4,7 +4,7 @@
 //! and the MCP bridge. Each runs from a CLI whose own socket does not exist, so
 //! only the address can reach the daemon.
 
-use fugue_tests::{bin, cli_with_env, wait_until, CliOutput, Daemon, Tmux, DEADLINE};
+use fugue_tests::{bin, cli_with_env, CliOutput, Daemon, Tmux};
 
 /// `exec:` reaching `daemon`'s proxy.
 fn exec_address(daemon: &Daemon) -> String {
@@ -84,12 +84,11 @@ fn what_starts_no_daemon_starts_none_through_exec() {
     );
     let listed = fugue_at(&daemon, &address, &["ls"]).ok();
     assert!(listed.to_lowercase().contains("no sessions"), "{listed}");
+    let started = fugue_at(&daemon, &address, &["--json", "daemon", "status"]).json()["pid"]
+        .as_u64()
+        .expect("the pid of the daemon ls started");
     fugue_at(&daemon, &address, &["daemon", "stop"]).ok();
-    wait_until("the daemon ls started to stop", DEADLINE, || {
-        std::os::unix::net::UnixStream::connect(&daemon.socket)
-            .is_err()
-            .then_some(())
-    });
+    fugue_tests::procfs::wait_gone(started as u32, "the daemon ls started to stop");
 }
 
 /// `fugue --host exec:... attach`, typed into inside tmux.
@@ -279,12 +278,7 @@ fn top_shows_what_answers_while_a_black_holed_host_is_asked() {
         "top waited for the black-holed host: {shown_after:?}\n{screen}"
     );
     assert!(!screen.contains("host hole"), "{screen}");
-    let later = wait_until("the black-holed host said", std::time::Duration::from_secs(20), || {
-        let screen = tmux.capture("main");
-        screen
-            .contains("host hole: did not answer within 10 s")
-            .then_some(screen)
-    });
+    let later = tmux.wait_for("main", "host hole: did not answer within 10 s");
     assert!(later.contains("far/yonder:0") && later.contains("here:0"), "{later}");
     tmux.send_keys("main", &["q"]);
 }

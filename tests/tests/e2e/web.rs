@@ -462,14 +462,14 @@ async fn a_daemon_restart_is_survived_and_lost_tabs_are_reconciled_away() {
     }
     // Wait until both panes are on disk, then kill the daemon outright.
     let db = daemon.state_db();
-    wait_for("both tabs in the records", DEADLINE, || async {
-        let conn = rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
-        let n: i64 = conn.query_row("SELECT count(*) FROM panes", [], |r| r.get(0)).ok()?;
+    fugue_tests::files::until_recorded(&db, "both tabs in the records", |records| {
+        let n: i64 = records.query_row("SELECT count(*) FROM panes", [], |r| r.get(0)).ok()?;
         (n == 2).then_some(())
     })
     .await;
     daemon.signal_and_wait(libc::SIGKILL);
     daemon.restart(&[]);
+    // Polled: fugue-web reconnects on its own backoff and says so to nobody.
     let list = wait_for("fugue-web to reach the new daemon", DEADLINE, || async {
         let (status, list) = web
             .call(
@@ -863,6 +863,7 @@ async fn a_websocket_attaches_with_a_redraw_then_streams_and_takes_input() {
         ))
         .await
         .unwrap();
+    // Polled: a pane's size change is not an event fugued pushes.
     wait_for("the browser's size", DEADLINE, || async {
         let pane = daemon.cli(&["--json", "status", &id]).json();
         (pane["cols"] == 70 && pane["rows"] == 15).then_some(())
@@ -1382,11 +1383,8 @@ async fn every_output_leaves_unsafe_characters_escaped() {
             ])
             .ok();
         let agent = daemon.run_fake_claude("bidi");
-        fugue_tests::wait_until("the agent at rest and the lines printed", DEADLINE, || {
-            let idle = daemon.cli(&["--json", "agent", &agent]).json()["state"] == "idle";
-            let printed = daemon.cli(&["grep", "MARK two"]).ok().contains("MARK two");
-            (idle && printed).then_some(())
-        });
+        daemon.wait_agent_state(&agent, "idle");
+        daemon.wait_text(plain.trim(), "MARK two");
         (plain, agent)
     });
     // The prompt's text reaches the agent's screen, its evidence and the receipt.

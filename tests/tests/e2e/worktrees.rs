@@ -787,7 +787,7 @@ async fn delegation_blocks_with_progress_and_returns_the_diff() {
         async move { peer.call_tool(call).await }
     });
     // The child asks; the person approves it from the CLI.
-    let child = fugue_tests::wait_until("the child's pane", fugue_tests::DEADLINE, || {
+    let child = daemon.until_event_blocking("the child's pane", fugue_tests::DEADLINE, || {
         let status = daemon.cli(&["--json", "status", "helper:0"]);
         status
             .status

@@ -11,7 +11,7 @@ use std::time::Duration;
 /// The session `fugue` alone and `fugue run` without `-s` use.
 pub const DEFAULT_SESSION: &str = "default";
 
-/// fugue: a terminal supervisor for AI agents and the people who work beside them.
+/// `fugue`: a terminal supervisor for AI agents and the people who work beside them.
 ///
 /// Targets: a session is a name, a full UUID or a unique UUID prefix (4+ hex digits);
 /// a pane is a full UUID, a unique prefix, or SESSION:INDEX / SESSION:TITLE.
@@ -210,8 +210,12 @@ pub enum WorktreeCommand {
     Diff {
         pane: String,
         /// Files with lines added and removed, no patch.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "patch")]
         stat: bool,
+        /// A git-format patch that `git apply` takes on the base commit:
+        /// untracked files, modes and binary files included.
+        #[arg(long)]
+        patch: bool,
     },
     /// Review what a pane changed in its worktree: the diff opens in $VISUAL or
     /// $EDITOR; each comment written under a line goes to the pane's agent as
@@ -423,14 +427,19 @@ pub enum WaitCommand {
 /// The agent CLIs in panes: overview, state, permission answers, prompts.
 #[derive(Subcommand, Debug)]
 pub enum AgentCommand {
+    /// Every pane (of one session, or of all) with what its agent CLI is doing,
     /// how long it has been so, and its last line of output; panes whose agent
     /// needs a person first.
     Overview { session: Option<String> },
-    /// filter (/) and sort (s)
+    /// A live, full-screen overview of every pane (of one session, or of all),
+    /// the panes whose agent needs a person first: attach (Enter), jump to the
+    /// next pane that needs you (n), approve or deny its prompt after reading it
+    /// (a, d), send a prompt (p), interrupt, kill, release, rename, start a pane,
+    /// filter (/) and sort (s).
     Top {
         session: Option<String>,
         /// This machine's and every host's in hosts.toml (their panes as
-        /// HOST/SESSION:INDEX); a host that cannot be reached is said
+        /// HOST/SESSION:INDEX); a host that cannot be reached says so in its row.
         #[arg(long, conflicts_with = "session")]
         all_hosts: bool,
         /// This machine's and every daemon of the fleet (`fugue fleet`), their

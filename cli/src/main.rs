@@ -11,6 +11,8 @@ mod attach;
 pub(crate) mod commands;
 #[cfg(test)]
 mod fixtures;
+#[cfg(test)]
+mod help;
 mod hooks;
 mod login;
 mod render;

@@ -668,7 +668,10 @@ async fn act_on_agent(client: &Client, reply: Reply) -> Result<String, String> {
         }
         Reply::Wake(pane) => {
             let woken = client.wake(&pane.to_string()).await.map_err(|e| e.to_string())?;
-            format!("awake: {} runs again on its session", woken.session_name)
+            match woken.started_fresh {
+                Some(why) => format!("awake: {why}"),
+                None => format!("awake: {} runs again on its session", woken.pane.session_name),
+            }
         }
         _ => String::new(),
     };

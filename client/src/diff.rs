@@ -31,6 +31,23 @@ pub struct DiffView {
     /// The patch was longer than fugue reads (8 MiB): later files have counts
     /// but no hunks.
     pub truncated: bool,
+    /// With `format: patch`: the changes as a git patch that `git apply`
+    /// takes on the base commit (untracked and binary files included); the
+    /// files then come without hunks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<String>,
+}
+
+/// How a diff is given: files with their hunks (fugue's layout), or a git
+/// patch as well.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum DiffFormat {
+    #[default]
+    Files,
+    /// A git-format patch (`git diff --binary`), as `git apply` takes it.
+    Patch,
 }
 
 /// One changed file.
@@ -67,6 +84,35 @@ pub struct DiffHunk {
 pub async fn diff(record: &WorktreeRecord, stat_only: bool) -> Result<DiffView, WorktreeError> {
     with_content_index(record, |index| async move {
         diff_with_index(record, &index, stat_only).await
+    })
+    .await
+}
+
+/// The changes in `record`'s worktree against its base as a git-format patch
+/// (`git diff --binary --full-index`): untracked files included, modes, new,
+/// deleted and renamed files, binary files as whole binary hunks; what `git
+/// apply` takes on the base commit. A patch longer than [`MAX_DIFF_BYTES`] is
+/// refused: a cut patch applies to nothing.
+pub async fn patch(record: &WorktreeRecord) -> Result<Vec<u8>, WorktreeError> {
+    with_content_index(record, |index| async move {
+        let path = Path::new(&record.path);
+        let env = [("GIT_INDEX_FILE", index.as_path())];
+        let base = record.base.as_str();
+        let args = ["diff", "--cached", "--binary", "--full-index", "--no-color", "--no-ext-diff", "-M", base];
+        let (ok, crate::worktree::Captured(bytes, cut), stderr) = git_capped(path, &args, &env, MAX_DIFF_BYTES).await?;
+        if !ok {
+            return Err(WorktreeError::Git(format!("git diff: {}", stderr.trim())));
+        }
+        if cut {
+            return Err(WorktreeError::Invalid(format!(
+                "the patch of worktree {} is longer than {} MiB, the most fugue gives; `git -C {} diff --binary {base}` \
+                 (with its untracked files added) makes it whole",
+                record.name,
+                MAX_DIFF_BYTES >> 20,
+                record.path
+            )));
+        }
+        Ok(bytes)
     })
     .await
 }
@@ -143,6 +189,7 @@ async fn diff_with_index(record: &WorktreeRecord, index: &Path, stat_only: bool)
         removed: files.iter().map(|f| f.removed).sum(),
         files,
         truncated,
+        patch: None,
     })
 }
 

@@ -488,7 +488,8 @@ impl Client {
     }
 
     /// Resumes a hibernated pane's agent in the same pane; answers once it is ready.
-    pub async fn wake(&self, pane: &str) -> Result<PaneInfo> {
+    /// Wakes a hibernated pane's agent; the reply says if it was started afresh.
+    pub async fn wake(&self, pane: &str) -> Result<fugue_protocol::Woken> {
         self.call(rq::WakePane { pane: pane.into() }).await
     }
 

@@ -428,6 +428,7 @@ mod tests {
             added: 1,
             removed: 1,
             truncated: false,
+            patch: None,
         }
     }
 

@@ -156,13 +156,14 @@ impl Sandbox {
     /// The engine's arguments that start the container of pane `pane` of the
     /// daemon on `socket`: a TTY, the labels, `dir` and `also` mounted read-write at their own paths and
     /// nothing else of the host's, `user` (`UID:GID`), no capabilities, no
-    /// privilege gain. `hook_dir`: the pane's hook directory (an agent's hook
+    /// privilege gain, the open-file and process limits of `limits` (the
+    /// wrapper's own). `hook_dir`: the pane's hook directory (an agent's hook
     /// socket, from the daemon), mounted read-only where the agent's hooks find it.
     pub fn run_args(
         &self,
         (pane, socket): (&str, Option<&str>),
         (dir, also): (&str, &[Mount]),
-        hook_dir: Option<&str>,
+        (hook_dir, limits): (Option<&str>, &Limits),
         user: &str,
         program: &[String],
     ) -> Vec<String> {
@@ -184,7 +185,7 @@ impl Sandbox {
             "--security-opt",
             "no-new-privileges",
             "--pids-limit",
-            "4096",
+            &PIDS_LIMIT.to_string(),
             "--volume",
             &format!("{dir}:{dir}"),
             "--workdir",
@@ -230,8 +231,42 @@ impl Sandbox {
         for name in &self.pass_env {
             args.extend(["--env".to_string(), name.clone()]);
         }
+        args.extend(limits.ulimit_args());
         args.push(self.image.clone());
         args.extend(program.iter().cloned());
+        args
+    }
+}
+
+/// Most processes a container may run (`--pids-limit`).
+pub const PIDS_LIMIT: u64 = 4096;
+
+/// The resource limits a container gets: the wrapper's own (inherited from
+/// fugued), as `--ulimit` flags. Without them an engine applies its own
+/// defaults (podman: 1048576 open files), which the runtime cannot set where
+/// the hard limit is lower, and the container fails to start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Open files, soft and hard; `None` when unlimited.
+    pub open_files: Option<(u64, u64)>,
+    /// Processes of the user, soft and hard; `None` when unlimited.
+    pub processes: Option<(u64, u64)>,
+}
+
+impl Limits {
+    /// `--ulimit nofile=SOFT:HARD` and `--ulimit nproc=SOFT:HARD`. Processes
+    /// are capped at [`PIDS_LIMIT`], which the container cannot pass anyway
+    /// (and a higher count than the runtime's own may not be set).
+    fn ulimit_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some((soft, hard)) = self.open_files {
+            args.extend(["--ulimit".to_string(), format!("nofile={soft}:{hard}")]);
+        }
+        let (soft, hard) = self.processes.unwrap_or((PIDS_LIMIT, PIDS_LIMIT));
+        args.extend([
+            "--ulimit".to_string(),
+            format!("nproc={}:{}", soft.min(PIDS_LIMIT), hard.min(PIDS_LIMIT)),
+        ]);
         args
     }
 }
@@ -538,10 +573,14 @@ mod tests {
             pass_env: vec!["API_KEY".into()],
             ..Sandbox::new("img:1")
         };
+        let limits = Limits {
+            open_files: Some((1024, 2048)),
+            processes: Some((100_000, 100_000)),
+        };
         let args = sandbox.run_args(
             ("P1", Some("/run/f.sock")),
             ("/w", &[]),
-            None,
+            (None, &limits),
             "1000:1000",
             &["sh".into(), "-c".into(), "id".into()],
         );
@@ -552,7 +591,10 @@ mod tests {
         );
         assert!(line.contains("--volume /w:/w --workdir /w"), "{line}");
         assert!(line.contains("--label fugue.socket=/run/f.sock"), "{line}");
-        assert!(line.ends_with("--cpus 2 --env API_KEY img:1 sh -c id"), "{line}");
+        assert!(
+            line.ends_with("--cpus 2 --env API_KEY --ulimit nofile=1024:2048 --ulimit nproc=4096:4096 img:1 sh -c id"),
+            "{line}"
+        );
         assert_eq!(args.iter().filter(|a| *a == "--volume").count(), 1, "{line}");
         let wrapped = sandbox.wrap("/bin/fugue", &["claude".into()]);
         assert_eq!(

@@ -130,6 +130,30 @@ pub struct PaneView {
 pub struct AgentSessionView {
     pub agent: AgentKind,
     pub id: String,
+    /// Whether a turn ran in it: a wake resumes it; without one, it starts
+    /// the agent afresh (there is nothing to resume).
+    pub conversation: bool,
+}
+
+/// A pane woken from hibernation: the pane, and why its agent was started
+/// afresh rather than resumed, if it was.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct WokenView {
+    #[serde(flatten)]
+    pub pane: PaneView,
+    /// Set when no turn ran in its recorded session (nothing to resume): the
+    /// agent was started afresh with the pane's own command.
+    pub started_fresh: Option<String>,
+}
+
+impl From<&fugue_protocol::Woken> for WokenView {
+    fn from(woken: &fugue_protocol::Woken) -> Self {
+        Self {
+            pane: PaneView::from(&woken.pane),
+            started_fresh: woken.started_fresh.clone(),
+        }
+    }
 }
 
 impl From<&PaneInfo> for PaneView {
@@ -158,6 +182,7 @@ impl From<&PaneInfo> for PaneView {
             agent_session: info.agent_session.as_ref().map(|s| AgentSessionView {
                 agent: s.agent,
                 id: s.id.clone(),
+                conversation: s.conversation,
             }),
         }
     }

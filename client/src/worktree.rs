@@ -726,15 +726,53 @@ pub async fn pane_diff(
     pane: &str,
     stat_only: bool,
 ) -> Result<crate::diff::DiffView, crate::ClientError> {
+    let record = worktree_of_pane(client, pane).await?;
+    Ok(crate::diff::diff(&record, stat_only).await?)
+}
+
+/// The changes pane `pane` made in its worktree as a git patch (see
+/// [`crate::diff::patch`]).
+pub async fn pane_patch(client: &crate::Client, pane: &str) -> Result<Vec<u8>, crate::ClientError> {
+    let record = worktree_of_pane(client, pane).await?;
+    Ok(crate::diff::patch(&record).await?)
+}
+
+/// The diff in `format` as the front ends give it: with `patch`, the files'
+/// counts and the patch as text (refused if the patch is not UTF-8: a text
+/// that changes its bytes would apply to nothing).
+pub async fn pane_diff_as(
+    client: &crate::Client,
+    pane: &str,
+    stat_only: bool,
+    format: crate::diff::DiffFormat,
+) -> Result<crate::diff::DiffView, crate::ClientError> {
+    if format == crate::diff::DiffFormat::Files {
+        return pane_diff(client, pane, stat_only).await;
+    }
+    let record = worktree_of_pane(client, pane).await?;
+    let mut view = crate::diff::diff(&record, true).await?;
+    let patch = crate::diff::patch(&record).await?;
+    let patch = String::from_utf8(patch).map_err(|_| {
+        WorktreeError::Invalid(format!(
+            "the patch of worktree {} holds bytes that are not UTF-8; `fugue diff {pane} --patch` prints it whole",
+            record.name
+        ))
+    })?;
+    view.patch = Some(patch);
+    Ok(view)
+}
+
+/// The worktree record of pane `pane`, or why it has none.
+async fn worktree_of_pane(client: &crate::Client, pane: &str) -> Result<WorktreeRecord, crate::ClientError> {
     let info = client.pane_status(pane).await?;
-    let Some(record) = of_pane(&info.id.to_string())? else {
-        return Err(WorktreeError::Invalid(format!(
+    match of_pane(&info.id.to_string())? {
+        Some(record) => Ok(record),
+        None => Err(WorktreeError::Invalid(format!(
             "pane {} works in no worktree of fugue's (start one with `fugue run --worktree`)",
             info.id
         ))
-        .into());
-    };
-    Ok(crate::diff::diff(&record, stat_only).await?)
+        .into()),
+    }
 }
 
 /// A worktree as `fugue worktrees`, MCP and HTTP show it: its record, where it

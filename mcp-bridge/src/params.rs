@@ -178,6 +178,9 @@ pub struct DiffParams {
     pub terminal_id: String,
     /// Only files with lines added and removed, no hunks.
     pub stat_only: Option<bool>,
+    /// `files` (default: each file's hunks) or `patch`: the files' counts
+    /// and `patch`, a git patch that `git apply` takes on the base commit.
+    pub format: Option<fugue_client::diff::DiffFormat>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -391,6 +394,10 @@ pub struct AgentStatusView {
     /// Set when this prompt had already been answered: nothing was sent again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub already_answered: Option<String>,
+    /// fugue_wake: set when the agent was started afresh, not resumed, and why
+    /// (no turn ran in its recorded session: there was nothing to resume).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_fresh: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

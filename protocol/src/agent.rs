@@ -430,4 +430,15 @@ pub struct AgentHook {
 pub struct AgentSession {
     pub agent: AgentKind,
     pub id: String,
+    /// Whether a turn ran in it (the agent worked or asked something since it
+    /// was recorded; a resumed session has its conversation): one without has
+    /// nothing to resume (`claude --resume` answers "No conversation found"),
+    /// and a wake starts the agent afresh instead. Records from before it was
+    /// kept say yes.
+    #[serde(default = "has_conversation")]
+    pub conversation: bool,
+}
+
+fn has_conversation() -> bool {
+    true
 }

@@ -38,7 +38,7 @@ pub fn now_ms() -> u64 {
 /// Generation of the wire protocol. Bumped on every incompatible change (a field of
 /// an existing request, reply or event changed; a request retired); the handshake
 /// refuses peers of another generation. See CONTRIBUTING.md, "A protocol that can grow".
-pub const PROTOCOL_VERSION: u32 = 13;
+pub const PROTOCOL_VERSION: u32 = 14;
 
 /// Compatible steps within [`PROTOCOL_VERSION`]: bumped when a request is added
 /// (a new tag). Peers of one generation and different revisions work together for

@@ -508,6 +508,16 @@ pub struct SessionRenamed {
     pub previous_name: String,
 }
 
+/// Reply to [`crate::requests::WakePane`]: the pane, its agent ready.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct Woken {
+    pub pane: PaneInfo,
+    /// Set when the agent was started afresh with the pane's own command, not
+    /// resumed, and why: its recorded session had no conversation (no turn
+    /// ever ran in it).
+    pub started_fresh: Option<String>,
+}
+
 /// Reply to [`crate::requests::WaitForExit`]: `exited` false means the timeout
 /// passed first.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]

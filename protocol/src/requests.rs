@@ -407,8 +407,10 @@ requests! {
     /// for an agent fugue cannot resume.
     38 => HibernatePane { pane: String } -> PaneInfo;
     /// Resume a hibernated pane's agent in the same pane, on its recorded session,
-    /// and reply once it is ready for a prompt (a running pane: at once).
-    39 => WakePane { pane: String } -> PaneInfo;
+    /// and reply once it is ready for a prompt (a running pane: at once). A
+    /// session in which no turn ran has nothing to resume: the agent starts
+    /// afresh with the pane's own command, and the reply says so.
+    39 => WakePane { pane: String } -> Woken;
 }
 
 #[cfg(test)]

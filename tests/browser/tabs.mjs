@@ -181,6 +181,24 @@ try {
   await waitTabNames(page, ['build', 'Terminal', 'Terminal 2'], 'after the refused reorder');
   await screenshot(page, '3-refused-reorder');
   await page.unroute('**/api/terminal/sessions/reorder*');
+
+  begin('an error quoting escape sequences shows them as text');
+  // A refusal whose message quotes what a person typed, escapes and a bidi
+  // override included: the page shows them escaped, as the CLI prints them.
+  await page.route('**/api/terminal/sessions/reorder*', (route) => route.fulfill({
+    status: 400,
+    contentType: 'application/json',
+    body: JSON.stringify({ message: 'pane not found: \'nope\u001b]0;PWNED\u0007\u202etxt\'' }),
+  }));
+  await page.focus('#tabs .tab:nth-child(3)');
+  await page.keyboard.press('Alt+Shift+ArrowLeft');
+  await page.waitForFunction(() => document.querySelector('#error').textContent.includes('PWNED'), null, { timeout: DEADLINE });
+  const quoted = await page.textContent('#error');
+  if (/[\u0000-\u001f\u202e]/.test(quoted) || !quoted.includes('nope\\x1b]0;PWNED\\x07\\u{202e}txt')) {
+    throw new Error(`error shown raw: ${JSON.stringify(quoted)}`);
+  }
+  await waitTabNames(page, ['build', 'Terminal', 'Terminal 2'], 'after the second refused reorder');
+  await page.unroute('**/api/terminal/sessions/reorder*');
   // The browser logs the refused request itself; that one is expected.
   const unexpected = problems.filter((p) => !p.includes('status of 400'));
   problems.length = 0;

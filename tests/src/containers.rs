@@ -49,17 +49,28 @@ pub fn engine_command(program: &str) -> Command {
 /// CAP_SYS_RESOURCE), and its crun cannot run on their hybrid cgroups.
 pub fn podman_conf() -> PathBuf {
     static CONF: OnceLock<PathBuf> = OnceLock::new();
-    CONF.get_or_init(|| {
-        let path = target_dir().join("fugue-tests-containers.conf");
-        let text = "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=4096:4096\"]\n\n[engine]\nruntime = \"runc\"\n";
-        // Written aside and renamed into place: tests in other processes may
-        // be reading it.
-        let aside = path.with_extension(format!("conf.{}", std::process::id()));
-        std::fs::write(&aside, text).expect("write the podman configuration");
-        std::fs::rename(&aside, &path).expect("put the podman configuration in place");
-        path
-    })
-    .clone()
+    let text = "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=4096:4096\"]\n\n[engine]\nruntime = \"runc\"\n";
+    CONF.get_or_init(|| write_conf("fugue-tests-containers.conf", text)).clone()
+}
+
+/// A podman configuration that leaves the limits to podman's defaults (its
+/// 1048576 open files, above this machine's hard limit): what fugue's
+/// sandbox must start a container under by passing its own limits.
+pub fn podman_conf_with_engine_limits() -> PathBuf {
+    static CONF: OnceLock<PathBuf> = OnceLock::new();
+    let text = "[engine]\nruntime = \"runc\"\n";
+    CONF.get_or_init(|| write_conf("fugue-tests-containers-engine-limits.conf", text))
+        .clone()
+}
+
+/// Writes `text` to `target/NAME`: aside, then renamed into place, as tests
+/// in other processes may be reading it.
+fn write_conf(name: &str, text: &str) -> PathBuf {
+    let path = target_dir().join(name);
+    let aside = path.with_extension(format!("conf.{}", std::process::id()));
+    std::fs::write(&aside, text).expect("write the podman configuration");
+    std::fs::rename(&aside, &path).expect("put the podman configuration in place");
+    path
 }
 
 /// The build's `target/` directory (made if missing).

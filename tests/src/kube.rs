@@ -25,9 +25,10 @@ pub struct FakeApiServer {
     daemon_socket: Arc<Mutex<Option<PathBuf>>>,
     /// Every exec's command line, in order.
     pub execs: Arc<Mutex<Vec<Vec<String>>>>,
+    /// The private directory an exec's runtime and home are in.
+    _nowhere: tempfile::TempDir,
 }
 
-/// What the server answers: for the request's path and query.
 /// The open watches, and a signal when one opens.
 #[derive(Default)]
 struct Watchers {
@@ -35,8 +36,13 @@ struct Watchers {
     opened: Condvar,
 }
 
+/// What the server answers: for the request's path and query.
 struct Answers {
     pod_list: String,
+    /// An exec's runtime directory and home: private, with no daemon in it,
+    /// so that a pod that is not told of one reaches none (never the
+    /// person's own on the default socket).
+    nowhere: PathBuf,
     queries: Arc<Mutex<Vec<String>>>,
     watchers: Arc<Watchers>,
     daemon_socket: Arc<Mutex<Option<PathBuf>>>,
@@ -56,15 +62,18 @@ impl FakeApiServer {
         pods.push(pod("pending-0", "Pending"));
         let pod_list = serde_json::json!({"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": pods})
             .to_string();
+        let nowhere = crate::private_dir();
         let server = FakeApiServer {
             port,
             queries: Default::default(),
             watchers: Default::default(),
             daemon_socket: Default::default(),
             execs: Default::default(),
+            _nowhere: nowhere,
         };
         let answers = Arc::new(Answers {
             pod_list,
+            nowhere: server._nowhere.path().to_path_buf(),
             queries: server.queries.clone(),
             watchers: server.watchers.clone(),
             daemon_socket: server.daemon_socket.clone(),
@@ -237,11 +246,12 @@ impl Answers {
             false => format!("{}:/usr/bin:/bin", bin_dir.display()),
         };
         let socket = self.daemon_socket.lock().unwrap().clone();
+        let socket = socket.unwrap_or_else(|| self.nowhere.join("fugue.sock"));
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        runtime.block_on(run_exec(stream, command, path, socket));
+        runtime.block_on(run_exec(stream, command, path, socket, &self.nowhere));
     }
 }
 
@@ -282,7 +292,7 @@ fn percent_decode(text: &str) -> String {
 
 /// Runs `command` for one exec over the upgraded `stream`, as the kubelet
 /// would: channel 0 in (255 closes it), 1 and 2 out, then a Status on 3.
-async fn run_exec(stream: TcpStream, command: Vec<String>, path: String, socket: Option<PathBuf>) {
+async fn run_exec(stream: TcpStream, command: Vec<String>, path: String, socket: PathBuf, nowhere: &Path) {
     stream.set_nonblocking(true).unwrap();
     let stream = tokio::net::TcpStream::from_std(stream).unwrap();
     let ws = tokio_tungstenite::WebSocketStream::from_raw_socket(stream, Role::Server, None).await;
@@ -314,13 +324,13 @@ async fn run_exec(stream: TcpStream, command: Vec<String>, path: String, socket:
         .args(args)
         .env_clear()
         .env("PATH", &path)
+        .env("FUGUE_SOCKET", &socket)
+        .env("XDG_RUNTIME_DIR", nowhere)
+        .env("HOME", nowhere)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    if let Some(socket) = &socket {
-        child.env("FUGUE_SOCKET", socket);
-    }
     let mut child = match child.spawn() {
         Ok(child) => child,
         Err(e) => {

@@ -45,10 +45,24 @@
   const scopeQuery = () =>
     `project=${encodeURIComponent(scope.project)}&session=${encodeURIComponent(scope.session)}`;
 
+  // Control, bidi and zero-width characters as visible escapes (`\x1b`,
+  // `\u{202e}`), as the CLI prints them: a target, name or pattern an error
+  // quotes may hold them, and a person must see them rather than have the
+  // text reordered or hidden.
+  const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+  const NAMED = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+  function visible(text) {
+    return String(text).replace(UNSAFE, (c) => {
+      const code = c.codePointAt(0);
+      if (NAMED[c]) return NAMED[c];
+      return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u{${code.toString(16).padStart(4, '0')}}`;
+    });
+  }
+
   let errorTimer = null;
   function showError(message) {
     const box = $('error');
-    box.textContent = message;
+    box.textContent = visible(message);
     box.hidden = false;
     clearTimeout(errorTimer);
     errorTimer = setTimeout(() => { box.hidden = true; }, 8000);
@@ -621,7 +635,7 @@
     if (endpoint.error) {
       const why = document.createElement('span');
       why.className = 'why';
-      why.textContent = endpoint.error;
+      why.textContent = visible(endpoint.error);
       head.append(why);
     } else if (endpoint.panes.length === 0) {
       head.append(Object.assign(document.createElement('span'), { className: 'source', textContent: 'no panes' }));

@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 use fugue_client::protocol::{CaptureWhat, EnvVar, PaneSize, PermissionAnswer, ReadMode, RestartPolicy, SpawnSpec};
 use fugue_client::views::{
-    AnsweredView, CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView,
+    AnsweredView, CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView, WokenView,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -126,6 +126,10 @@ pub struct Diff {
     /// Only files with lines added and removed, no hunks.
     #[serde(default)]
     pub stat: bool,
+    /// `files` (default: JSON, each file's hunks) or `patch`: the body is a
+    /// git patch (`text/x-diff`) that `git apply` takes on the base commit.
+    #[serde(default)]
+    pub format: fugue_client::diff::DiffFormat,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -362,9 +366,9 @@ pub async fn hibernate(State(state): State<AppState>, Path(pane): Path<String>) 
     Ok(Json(PaneView::from(&info)))
 }
 
-pub async fn wake(State(state): State<AppState>, Path(pane): Path<String>) -> ApiResult<Json<PaneView>> {
-    let info = state.daemon.get().await?.wake(&pane).await?;
-    Ok(Json(PaneView::from(&info)))
+pub async fn wake(State(state): State<AppState>, Path(pane): Path<String>) -> ApiResult<Json<WokenView>> {
+    let woken = state.daemon.get().await?.wake(&pane).await?;
+    Ok(Json(WokenView::from(&woken)))
 }
 
 pub async fn kill_pane(
@@ -486,15 +490,20 @@ pub async fn read(
 }
 
 /// A pane's changes in its worktree: git runs in this process, the user's.
+/// As JSON, or with `format=patch` a git patch (`text/x-diff`).
 pub async fn diff(
     State(state): State<AppState>,
     Path(pane): Path<String>,
     QueryParams(query): QueryParams<Diff>,
-) -> ApiResult<Json<fugue_client::diff::DiffView>> {
+) -> ApiResult<axum::response::Response> {
+    use axum::response::IntoResponse;
     let client = state.daemon.get().await?;
-    Ok(Json(
-        fugue_client::worktree::pane_diff(&client, &pane, query.stat).await?,
-    ))
+    if query.format == fugue_client::diff::DiffFormat::Patch {
+        let patch = fugue_client::worktree::pane_patch(&client, &pane).await?;
+        return Ok(([(axum::http::header::CONTENT_TYPE, "text/x-diff")], patch).into_response());
+    }
+    let view = fugue_client::worktree::pane_diff(&client, &pane, query.stat).await?;
+    Ok(Json(view).into_response())
 }
 
 /// Review comments on a pane's changes, for its agent as one prompt.

@@ -222,10 +222,10 @@ pub fn table() -> Vec<Route> {
         Route::new(
             M::POST,
             "/api/panes/{pane}/wake",
-            "Resume a hibernated agent in its pane on its recorded session; answers once it is ready for a prompt",
+            "Resume a hibernated agent in its pane on its recorded session (afresh, with started_fresh saying why, when no turn ran in it); answers once it is ready for a prompt",
             api::wake,
         )
-        .returns::<PaneView>(),
+        .returns::<fugue_client::views::WokenView>(),
         Route::new(M::POST, "/api/panes/{pane}/write", "Type text into a pane", api::write)
             .body::<api::Write>()
             .returns::<api::Done>(),
@@ -270,7 +270,7 @@ pub fn table() -> Vec<Route> {
         Route::new(
             M::GET,
             "/api/panes/{pane}/diff",
-            "What a pane changed in its worktree against the commit it started from",
+            "What a pane changed in its worktree against the commit it started from; `?format=patch` a git patch (`text/x-diff`) that `git apply` takes on the base commit",
             api::diff,
         )
         .query::<api::Diff>()

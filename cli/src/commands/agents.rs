@@ -70,8 +70,14 @@ pub async fn run(ctx: &Context<'_>, command: &AgentCommand) -> Result<ExitCode, 
             out.print(pane_json(&info), || format!("{} hibernated", info.id));
         }
         AgentCommand::Wake { pane } => {
-            let info = client.wake(pane).await?;
-            out.print(pane_json(&info), || format!("{} awake (pid {})", info.id, info.pid));
+            let woken = client.wake(pane).await?;
+            let info = &woken.pane;
+            let mut json = pane_json(info);
+            json["started_fresh"] = serde_json::json!(woken.started_fresh);
+            out.print(json, || match &woken.started_fresh {
+                Some(why) => format!("{} awake (pid {}), started afresh: {why}", info.id, info.pid),
+                None => format!("{} awake (pid {})", info.id, info.pid),
+            });
         }
     }
     Ok(ExitCode::SUCCESS)

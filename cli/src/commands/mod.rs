@@ -86,10 +86,8 @@ pub async fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(err) => {
-            eprintln!(
-                "fugue: {}; see fugue --help",
-                fugue_client::usage_error_line(&err.render().to_string())
-            );
+            let line = fugue_client::usage_error_line(&err.render().to_string());
+            eprintln!("fugue: {}; see fugue --help", for_a_person(&line));
             return ExitCode::from(2);
         }
     };
@@ -100,10 +98,18 @@ pub async fn main() -> ExitCode {
     match run(&context).await {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("fugue: {err}");
+            eprintln!("fugue: {}", for_a_person(&err.to_string()));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error as a person's terminal shows it: the targets, names and patterns
+/// it quotes may hold escape sequences (`fugue prompt $'\e]0;PWNED\a' x`),
+/// which are printed as visible escapes, never sent to the terminal. (JSON
+/// output keeps them, escaped as JSON does.)
+fn for_a_person(message: &str) -> std::borrow::Cow<'_, str> {
+    fugue_client::protocol::limits::escape_for_display(message)
 }
 
 async fn run(ctx: &Context<'_>) -> Result<ExitCode, ClientError> {

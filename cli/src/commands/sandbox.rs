@@ -102,7 +102,7 @@ async fn run_container(args: &SandboxRunArgs) -> Result<ExitCode, String> {
         .args(sandbox.run_args(
             (&pane, socket.as_deref()),
             (&dir_text, &also),
-            hook_dir.as_deref(),
+            (hook_dir.as_deref(), &own_limits()),
             &user,
             &args.program,
         ))
@@ -212,5 +212,20 @@ fn sandbox_user(dir: &Path) -> (String, Option<String>) {
                 dir.display()
             )),
         ),
+    }
+}
+
+/// This process's open-file and process limits (fugued's, inherited), for
+/// the container: see [`sandbox::Limits`].
+fn own_limits() -> sandbox::Limits {
+    use rustix::process::{getrlimit, Resource};
+    let pair = |resource| {
+        let limit = getrlimit(resource);
+        let hard = limit.maximum?;
+        Some((limit.current.unwrap_or(hard).min(hard), hard))
+    };
+    sandbox::Limits {
+        open_files: pair(Resource::Nofile),
+        processes: pair(Resource::Nproc),
     }
 }

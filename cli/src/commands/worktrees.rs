@@ -28,7 +28,18 @@ pub async fn run(ctx: &Context<'_>, command: &WorktreeCommand) -> Result<ExitCod
             ctx.out
                 .print(crate::render::json_of(&views), || worktrees_table(&views));
         }
-        WorktreeCommand::Diff { pane, stat } => {
+        WorktreeCommand::Diff { pane, patch: true, .. } => {
+            let patch = worktree::pane_patch(&client, pane).await?;
+            use std::io::Write;
+            match std::io::stdout().write_all(&patch) {
+                // A reader that stopped early (`| head`) wanted no more.
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    return Err(worktree::WorktreeError::Invalid(format!("cannot write the patch: {e}")).into());
+                }
+                _ => {}
+            }
+        }
+        WorktreeCommand::Diff { pane, stat, .. } => {
             let view = worktree::pane_diff(&client, pane, *stat).await?;
             let color = !ctx.out.json && std::io::IsTerminal::is_terminal(&std::io::stdout());
             ctx.out

@@ -77,6 +77,9 @@ pub fn spawn<T: Send + Sync + 'static>(
     tokio::spawn(async move {
         let mut changes = output.changes();
         let mut session: Option<String> = None;
+        // Whether a turn ran in `session` (as this process saw it; the session
+        // adds what it recorded of a session this process resumed).
+        let mut conversation = false;
         let mut status_file: Option<(PathBuf, Subscription)> = None;
         let mut processes = ProcessWatch::default();
         // When the policy puts the agent to rest, and the idle spell (its start,
@@ -135,19 +138,30 @@ pub fn spawn<T: Send + Sync + 'static>(
                     }
                     _ => None,
                 };
-                if status.session_id.is_some() && status.session_id != session {
-                    session.clone_from(&status.session_id);
-                    on_session(AgentSession {
-                        agent: kind,
-                        id: status.session_id.clone().unwrap_or_default(),
-                    });
-                }
                 // Every change anyone's look saw, in order (this look's included).
+                let mut turned = false;
                 for change in tracker.take_changes() {
+                    turned |= is_a_turn(change.state);
                     events.send(Event::AgentStateChanged {
                         pane: watched.pane,
                         session_id: watched.session_id,
                         agent: change,
+                    });
+                }
+                let new_session = status.session_id.is_some() && status.session_id != session;
+                if new_session {
+                    // Another session in the same process (`/clear`): a turn
+                    // of the one before is none of it.
+                    conversation = session.is_none() && (conversation || turned);
+                    session.clone_from(&status.session_id);
+                }
+                let first_turn = turned && !conversation && session.is_some();
+                conversation |= turned;
+                if new_session || first_turn {
+                    on_session(AgentSession {
+                        agent: kind,
+                        id: session.clone().unwrap_or_default(),
+                        conversation,
                     });
                 }
             }
@@ -242,4 +256,12 @@ fn follow_status_file(followed: &mut Option<(PathBuf, Subscription)>, found: Opt
         return;
     }
     *followed = file_watch::follow(&found).map(|subscription| (found, subscription));
+}
+
+/// Whether a state means a turn ran: the agent worked, or asked a person.
+fn is_a_turn(state: AgentState) -> bool {
+    matches!(
+        state,
+        AgentState::Busy | AgentState::WaitingForPermission | AgentState::WaitingForAnswer
+    )
 }

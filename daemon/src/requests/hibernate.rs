@@ -6,7 +6,7 @@
 use super::resolve::{ask, SESSION};
 use super::Handler;
 use crate::actors::session::{put_to_rest, PaneHandle, SessionMsg};
-use fugue_protocol::{AgentState, ErrorCode, ErrorReply, PaneInfo, PaneState};
+use fugue_protocol::{AgentState, ErrorCode, ErrorReply, PaneInfo, PaneState, Woken};
 use std::time::Duration;
 use tokio::time::Instant;
 /// How long a woken agent gets to be ready for a prompt: a Node CLI loading a
@@ -29,15 +29,21 @@ impl Handler {
         Ok(self.pane(&info.id.to_string()).await?.current_info())
     }
 
-    pub(super) async fn wake_pane(&self, target: &str) -> Result<PaneInfo, ErrorReply> {
+    pub(super) async fn wake_pane(&self, target: &str) -> Result<Woken, ErrorReply> {
         let pane = self.pane(target).await?;
         let id = pane.info.id;
         if pane.current_info().state != PaneState::Hibernated {
-            return Ok(pane.current_info());
+            return Ok(Woken {
+                pane: pane.current_info(),
+                started_fresh: None,
+            });
         }
-        let woken = ask(&pane.session, |reply| SessionMsg::Wake { pane: id, reply }, SESSION).await??;
+        let (woken, started_fresh) = ask(&pane.session, |reply| SessionMsg::Wake { pane: id, reply }, SESSION).await??;
         wait_ready(&woken).await?;
-        Ok(woken.current_info())
+        Ok(Woken {
+            pane: woken.current_info(),
+            started_fresh,
+        })
     }
 
     /// Wakes the pane `target` if it is hibernated (a prompt or an attach came);

@@ -148,9 +148,11 @@ as it is. Returns the agent's state after."
     )]
     async fn fugue_wake(&self, Parameters(p): Parameters<TerminalParams>) -> Result<Json<AgentStatusView>, String> {
         let (client, terminal) = self.terminal(&p.terminal_id).await?;
-        client.wake(&terminal).await.map_err(describe)?;
+        let woken = client.wake(&terminal).await.map_err(describe)?;
         let status = client.agent_status(&terminal).await.map_err(describe)?;
-        Ok(Json(agent_view(p.terminal_id, status, None)))
+        let mut view = agent_view(p.terminal_id, status, None);
+        view.started_fresh = woken.started_fresh;
+        Ok(Json(view))
     }
 
     #[tool(
@@ -265,6 +267,7 @@ fn agent_view(
         terminal_id,
         status: (&status).into(),
         already_answered,
+        started_fresh: None,
     }
 }
 

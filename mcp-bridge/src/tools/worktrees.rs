@@ -23,7 +23,9 @@ impl FugueTools {
     #[tool(
         description = "What a terminal started with a worktree changed there against the commit it started from, \
 committed or not (untracked files included): files with lines added and removed, and each file's hunks (unless \
-stat_only). The patch is read up to 8 MiB (truncated says so; counts stay whole).",
+stat_only). The patch is read up to 8 MiB (truncated says so; counts stay whole). format: patch gives instead a \
+git patch (patch) that git apply takes on the base commit, untracked and binary files included; one over 8 MiB is \
+refused, never cut.",
         annotations(read_only_hint = true)
     )]
     async fn fugue_diff(&self, Parameters(p): Parameters<DiffParams>) -> Result<Json<DiffView>, String> {
@@ -31,7 +33,8 @@ stat_only). The patch is read up to 8 MiB (truncated says so; counts stay whole)
             return Err("worktrees are on this machine only: no diff for a terminal on another host".into());
         }
         let (client, terminal) = self.terminal(&p.terminal_id).await?;
-        let view = worktree::pane_diff(&client, &terminal, p.stat_only.unwrap_or(false))
+        let format = p.format.unwrap_or_default();
+        let view = worktree::pane_diff_as(&client, &terminal, p.stat_only.unwrap_or(false), format)
             .await
             .map_err(describe)?;
         Ok(Json(view))

@@ -864,6 +864,40 @@ async fn narrower_and_taller_at_once_matches_tmux() {
     resizes_match_tmux(script, (100, 30), &steps).await;
 }
 
+/// Issue 54, item 1: five long lines, a line of wide characters, and a last
+/// line exactly as wide as the screen with no newline after it (the cursor
+/// waits in the pending-wrap column), resized 100x30 -> 70x30 -> 133x24 ->
+/// 41x40 -> 100x30; with and without the wide line and the full last line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wide_characters_and_a_full_last_line_resize_as_tmux() {
+    let steps = [(70u16, 30u16), (133, 24), (41, 40), (100, 30)];
+    for (wide, exact) in [(true, true), (false, true), (true, false), (false, false)] {
+        println!("wide line: {wide}, exactly full last line: {exact}");
+        resizes_match_tmux(&long_lines_script(wide, exact), (100, 30), &steps).await;
+    }
+}
+
+/// The script of [`wide_characters_and_a_full_last_line_resize_as_tmux`]:
+/// `L{i} `, 40+37*i letters (letter k is `a` + (i+k) mod 26), ` end{i}` for
+/// i = 1..5; `wide: ` and 中文字符 x 22 ` end-wide`; then `exact:` and 94
+/// `e`s (100 columns) with no newline. It ends printing READY on a line of its
+/// own, except where the full line must stay last (its `exact:` marks it).
+fn long_lines_script(wide: bool, exact: bool) -> String {
+    let mut lines = String::new();
+    for i in 1..=5usize {
+        let letters: String = (0..40 + 37 * i).map(|k| (b'a' + ((i + k) % 26) as u8) as char).collect();
+        lines.push_str(&format!("L{i} {letters} end{i}\n"));
+    }
+    if wide {
+        lines.push_str(&format!("wide: {} end-wide\n", "中文字符".repeat(22)));
+    }
+    let last = match exact {
+        true => r#"printf "exact:%s" "$(printf "e%.0s" $(seq 1 94))""#.to_string(),
+        false => "printf 'READY\n'".to_string(),
+    };
+    format!("printf '{lines}'; {last}; exec sleep 100000")
+}
+
 /// Runs `script` in fugue and in tmux at `start` (cols, rows), then resizes
 /// both through `steps`, comparing the whole scrollback, the screen and the
 /// cursor after each.
@@ -895,8 +929,10 @@ async fn resizes_match_tmux(script: &str, start: (u16, u16), steps: &[(u16, u16)
         script,
     ]);
     tmux.run(&["set-option", "-g", "window-size", "manual"]);
-    tmux.wait_for("case", "READY");
-    fugue_tests::wait_for_screen(&client, &pane, "READY").await;
+    // The last thing the script prints: READY, or a full line of `exact:`.
+    let ready = if script.contains("exact:") { "exact:" } else { "READY" };
+    tmux.wait_for("case", ready);
+    fugue_tests::wait_for_screen(&client, &pane, ready).await;
     let mut compared = String::new();
     for &(cols, rows) in steps {
         client.resize_pane(&pane, PaneSize { cols, rows }).await.unwrap();
@@ -920,12 +956,26 @@ async fn resizes_match_tmux(script: &str, start: (u16, u16), steps: &[(u16, u16)
             .capture(&pane, CaptureWhat::Screen, (None, None), false, false)
             .await
             .unwrap();
+        // The same text can split differently between history and screen.
+        let tmux_screen = tmux.run(&["capture-pane", "-p", "-t", "case"]);
+        let fugue_screen = screen.lines.join("\n");
+        assert_eq!(
+            fugue_screen.trim_end(),
+            tmux_screen.trim_end(),
+            "the screens differ at {cols}x{rows}{compared}"
+        );
         let cursor = tmux.run(&["display-message", "-p", "-t", "case", "#{cursor_y} #{cursor_x}"]);
+        // tmux departure: a cursor waiting to wrap after a full line is one
+        // past the last column in tmux's count; in fugue's, as xterm reports
+        // it, on the last column.
+        let (y, x) = cursor.trim().split_once(' ').unwrap_or_default();
+        let x = x.parse::<u16>().unwrap_or(u16::MAX).min(cols - 1);
         let fugue_cursor = format!("{} {}", screen.cursor_row, screen.cursor_col);
         assert_eq!(
             fugue_cursor,
-            cursor.trim(),
-            "cursor (row col) differs at {cols}x{rows}{compared}"
+            format!("{y} {x}"),
+            "cursor (row col) differs at {cols}x{rows}{compared}\n--- fugue's screen\n{}",
+            screen.lines.join("\n")
         );
         compared.push_str(&format!(", after {cols}x{rows}"));
     }

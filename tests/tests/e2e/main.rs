@@ -10,6 +10,7 @@ mod browser;
 mod daemon;
 mod differential;
 mod durable;
+mod errors;
 mod esctest;
 mod events;
 mod fleet;

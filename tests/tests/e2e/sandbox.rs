@@ -706,3 +706,49 @@ fn a_sandbox_runs_on_podman() {
             .then_some(())
     });
 }
+
+/// Where the open-file limit is below podman's default (1048576, which the
+/// runtime cannot set: "error setting rlimit type 7"), a sandbox still
+/// starts: the container gets fugued's own limits (`--ulimit`), here a
+/// daemon started with 2048 open files.
+#[test]
+fn a_podman_sandbox_starts_under_a_low_open_file_limit() {
+    fugue_tests::require!("podman");
+    if !fugue_tests::containers::podman_or_skip() {
+        return;
+    }
+    use fugue_tests::containers::{podman, podman_conf_with_engine_limits, podman_image};
+    let image = podman_image();
+    let daemon = Daemon::start_with_rlimit_nofile(2048);
+    let dir = project(&daemon, "podman-limits");
+    let conf = format!("CONTAINERS_CONF={}", podman_conf_with_engine_limits().display());
+    daemon.cli(&["new-session", "work"]).ok();
+    let pane = daemon
+        .cli(&[
+            "run",
+            "-s",
+            "work",
+            "--sandbox",
+            &image,
+            "--engine",
+            "podman",
+            "-e",
+            &conf,
+            "--cwd",
+            &dir.display().to_string(),
+            "--",
+            "sh",
+            "-c",
+            "echo open-files-$(ulimit -n); exec sleep 600",
+        ])
+        .ok();
+    read_until(&daemon, &pane, "open-files-2048");
+    let name = fugue_client::sandbox::container_name(&pane);
+    daemon.cli(&["release", &pane]).ok();
+    let named = format!("container={name}");
+    fugue_tests::containers::until_engine_event("podman", &[&named], "the podman container to go", DEADLINE, || {
+        podman(&["ps", "--all", "--quiet", "--filter", &format!("name=^{name}$")])
+            .is_empty()
+            .then_some(())
+    });
+}

@@ -831,3 +831,88 @@ async fn delegation_blocks_with_progress_and_returns_the_diff() {
     let heard = person.progress.lock().unwrap().clone();
     assert!(heard.iter().any(|m| m.contains("waits for a person")), "{heard:?}");
 }
+
+/// `fugue diff --patch` is a git patch that `git apply` takes on the base
+/// commit, whatever the change: an edit, a deletion (committed), an
+/// executable bit, a new text file and a new binary file (neither added).
+/// HTTP (`format=patch`) and MCP (`format: patch`) give the same text. A
+/// patch over 8 MiB is refused, never cut.
+#[tokio::test]
+async fn a_patch_applies_on_the_base_commit() {
+    let daemon = Daemon::start();
+    let client = daemon.client().await;
+    let repo = repository(&daemon);
+    std::fs::write(repo.join("gone.txt"), "bye\n").unwrap();
+    std::fs::write(repo.join("run.sh"), "echo hi\n").unwrap();
+    git(&repo, &["add", "gone.txt", "run.sh"]);
+    git(&repo, &["commit", "--quiet", "-m", "second"]);
+    daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+    let commit = "git -c user.name=t -c user.email=t@t.invalid commit --quiet -m work";
+    let script = format!(
+        "echo more >> a.txt && git rm --quiet gone.txt && {commit} && chmod +x run.sh && echo new > new.txt && \
+         head -c 3000 /dev/urandom > blob.bin && echo patch-ready; exec sleep 600"
+    );
+    let (pane, dir, _) = run_in_worktree(&daemon, "p", &script);
+    wait_for_text(&client, &pane, "patch-ready").await;
+
+    let out = daemon.cli(&["diff", &pane, "--patch"]);
+    assert!(out.status.success(), "{}", out.stderr);
+    let patch = out.stdout;
+    for part in [
+        "diff --git a/blob.bin b/blob.bin",
+        "GIT binary patch",
+        "new file mode 100644",
+        "deleted file mode 100644",
+        "old mode 100644\nnew mode 100755",
+    ] {
+        assert!(patch.contains(part), "no {part:?} in:\n{patch}");
+    }
+    // On a checkout of the base commit, it applies and gives the worktree's files.
+    let base = daemon.cli(&["--json", "diff", &pane]).json()["base"]
+        .as_str()
+        .expect("the base commit")
+        .to_string();
+    let check = daemon.dir.path().join("check");
+    git(&repo, &["worktree", "add", "--quiet", "--detach", check.to_str().unwrap(), &base]);
+    let file = daemon.dir.path().join("work.patch");
+    std::fs::write(&file, &patch).unwrap();
+    git(&check, &["apply", "--check", file.to_str().unwrap()]);
+    git(&check, &["apply", file.to_str().unwrap()]);
+    for name in ["a.txt", "new.txt", "blob.bin", "run.sh"] {
+        assert_eq!(
+            std::fs::read(check.join(name)).unwrap(),
+            std::fs::read(dir.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+    assert!(!check.join("gone.txt").exists());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(check.join("run.sh")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o111, 0o111, "run.sh is not executable: {mode:o}");
+
+    // The same patch over MCP and HTTP.
+    // (The bridge finds the worktree's record where the CLI made it.)
+    let mut bridge = fugue_tests::mcp::bridge_command(&daemon);
+    bridge.env("XDG_STATE_HOME", daemon.dir.path().join("state"));
+    let mcp = fugue_tests::mcp::serve_stdio(bridge).await;
+    let over_mcp = fugue_tests::mcp::ok(&mcp, "fugue_diff", serde_json::json!({"terminal_id": pane, "format": "patch"})).await;
+    assert_eq!(over_mcp["patch"], patch.as_str());
+    assert!(over_mcp["files"][0]["hunks"].as_array().unwrap().is_empty(), "{over_mcp}");
+    let web = crate::web::Web::start(&daemon, &[]);
+    let response = web
+        .request(reqwest::Method::GET, &format!("/api/panes/{pane}/diff?format=patch"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "text/x-diff");
+    assert_eq!(response.text().await.unwrap(), patch);
+
+    // Past the cap: refused, with nothing printed.
+    let line = "x".repeat(99) + "\n";
+    std::fs::write(dir.join("huge.txt"), line.repeat(90_000)).unwrap();
+    let refused = daemon.cli(&["diff", &pane, "--patch"]);
+    assert!(!refused.status.success());
+    assert!(refused.stdout.is_empty(), "a cut patch was printed");
+    assert!(refused.stderr.contains("longer than 8 MiB"), "{}", refused.stderr);
+    let _ = mcp.cancel().await;
+}

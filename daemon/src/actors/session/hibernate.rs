@@ -6,7 +6,7 @@
 //! then by signals. The session's part only changes the pane's state and
 //! starts the process again; the wake request waits until it is ready.
 
-use super::spawn::resumed_spec;
+use super::spawn::{can_come_back, fresh_spec, resumed_spec};
 use super::*;
 use fugue_protocol::{AgentInfo, AgentState};
 use tokio::time::timeout;
@@ -46,7 +46,7 @@ impl SessionState {
                 info.state.as_str()
             )));
         }
-        if resumed_spec(&pane.spec, &info).is_none() {
+        if !can_come_back(&info) {
             let why = match &info.agent_session {
                 None => "no agent session is recorded for it yet (Claude Code reports one within a second of starting; Codex, Gemini CLI and Qwen Code through their hooks)".to_string(),
                 Some(session) => format!("{} cannot be resumed", session.agent.as_str()),
@@ -88,11 +88,16 @@ impl SessionState {
     }
 
     /// Starts a hibernated pane's agent again on its recorded session, in the
-    /// same pane (same id, output and place), as a restart does.
-    pub(super) async fn wake(&mut self, myself: &ActorRef<SessionMsg>, id: PaneId) -> Result<PaneHandle, ErrorReply> {
+    /// same pane (same id, output and place), as a restart does; with why, if
+    /// it was started afresh (its session had nothing to resume).
+    pub(super) async fn wake(
+        &mut self,
+        myself: &ActorRef<SessionMsg>,
+        id: PaneId,
+    ) -> Result<(PaneHandle, Option<String>), ErrorReply> {
         let index = self.index_of(id)?;
         if self.panes[index].info.state != PaneState::Hibernated {
-            return Ok(self.handle(index, myself));
+            return Ok((self.handle(index, myself), None));
         }
         if self.panes[index].running() {
             return Err(ErrorReply::invalid(format!(
@@ -101,18 +106,22 @@ impl SessionState {
         }
         self.check_running_cap()?;
         let pane = &self.panes[index];
-        let spec = resumed_spec(&pane.spec, &pane.info())
-            .ok_or_else(|| ErrorReply::invalid(format!("pane {id} has no agent session to resume")))?;
+        let info = pane.info();
+        let (spec, fresh) = match (resumed_spec(&pane.spec, &info), fresh_spec(&pane.spec, &info)) {
+            (Some(resumed), _) => (resumed, None),
+            (None, Some((fresh, why))) => (fresh, Some(why)),
+            (None, None) => return Err(ErrorReply::invalid(format!("pane {id} has no agent session to resume"))),
+        };
         let launch = self.launch(&spec)?;
         let started = self.start(myself, id, &launch, spec.shell, &pane.output).await?;
         let pane = &mut self.panes[index];
         pane.run(started, "woken");
         let info = pane.info();
-        tracing::info!(pane = %id, pid = info.pid, "woken");
+        tracing::info!(pane = %id, pid = info.pid, fresh = fresh.as_deref().unwrap_or("no"), "woken");
         self.args.events.send(Event::PaneRestarted(info));
         self.persist(index);
         self.report_counts();
-        Ok(self.handle(index, myself))
+        Ok((self.handle(index, myself), fresh))
     }
 
     fn index_of(&self, id: PaneId) -> Result<usize, ErrorReply> {

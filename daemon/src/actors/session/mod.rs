@@ -128,7 +128,7 @@ pub enum SessionMsg {
     /// Resume a hibernated pane's agent in the same pane.
     Wake {
         pane: PaneId,
-        reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
+        reply: RpcReplyPort<Result<(PaneHandle, Option<String>), ErrorReply>>,
     },
     GetPane {
         lookup: PaneLookup,
@@ -166,6 +166,8 @@ pub enum SessionMsg {
     AgentSession {
         pane: PaneId,
         agent_session: fugue_protocol::AgentSession,
+        /// The command line of the process that reported it.
+        process_command: Vec<String>,
     },
     /// Timer: the pane's exited TTL passed.
     ExpirePane(PaneId),
@@ -469,9 +471,15 @@ impl Actor for SessionActor {
                 myself.stop(Some("destroyed".into()));
             }
             SessionMsg::PaneExited(id) => state.pane_exited(&myself, id),
-            SessionMsg::AgentSession { pane, agent_session } => {
+            SessionMsg::AgentSession {
+                pane,
+                agent_session,
+                process_command,
+            } => {
                 let index = state.panes.iter().position(|p| p.info.id == pane);
                 if let Some(index) = index {
+                    let recorded = state.panes[index].info.agent_session.as_ref();
+                    let agent_session = with_recorded_conversation(agent_session, recorded, &process_command);
                     if state.panes[index].info.agent_session.as_ref() != Some(&agent_session) {
                         state.panes[index].info.agent_session = Some(agent_session);
                         state.persist(index);
@@ -622,6 +630,24 @@ fn default_title(command: &[String]) -> String {
         clean if clean.is_empty() => "program".into(),
         clean => clean,
     }
+}
+
+/// The agent session a pane's watch reported, with what was recorded of it:
+/// a turn that ran in it before (its process was restarted, the daemon too),
+/// or in the session this process resumed, whatever id the agent gives it now
+/// (its command line names the one resumed).
+fn with_recorded_conversation(
+    mut reported: fugue_protocol::AgentSession,
+    recorded: Option<&fugue_protocol::AgentSession>,
+    process_command: &[String],
+) -> fugue_protocol::AgentSession {
+    if let Some(recorded) = recorded {
+        let resumed = process_command.iter().any(|arg| arg.contains(recorded.id.as_str()));
+        if recorded.id == reported.id || resumed {
+            reported.conversation |= recorded.conversation;
+        }
+    }
+    reported
 }
 
 #[cfg(test)]

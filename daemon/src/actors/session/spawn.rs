@@ -27,6 +27,12 @@ or attach to this one",
 starting; Codex and Gemini CLI through their hooks)"
             )));
         };
+        if !session.conversation {
+            return Err(ErrorReply::invalid(format!(
+                "pane {pane}'s agent session {} has no conversation (no turn ran in it): nothing to resume",
+                session.id
+            )));
+        }
         let spec = resumed_spec(&entry.spec, &info)
             .ok_or_else(|| ErrorReply::invalid(format!("{} has no resume command", session.agent.as_str())))?;
         self.create_pane(myself, spec).await
@@ -274,10 +280,12 @@ starting; Codex and Gemini CLI through their hooks)"
                 rest_after: agent::detect_kind(command, &[]).and_then(|kind| self.args.config.hibernate_after.of(kind)),
             };
             let session = myself.clone();
+            let process_command = command.to_vec();
             let on_session = Box::new(move |agent_session| {
                 let _ = session.cast(SessionMsg::AgentSession {
                     pane: id,
                     agent_session,
+                    process_command: process_command.clone(),
                 });
             });
             let session = myself.clone();
@@ -317,15 +325,43 @@ starting; Codex and Gemini CLI through their hooks)"
 
 /// `spec` turned into its agent's resume command on the session `info`
 /// recorded (`claude --resume ID`, `codex resume ID`, ...), in the pane's
-/// directory with its title; `None` without a recorded session or a resume
-/// command for that agent.
+/// directory with its title; `None` without a recorded session with a
+/// conversation in it (nothing to resume) or a resume command for that agent.
 pub(super) fn resumed_spec(spec: &SpawnSpec, info: &PaneInfo) -> Option<SpawnSpec> {
-    let session = info.agent_session.as_ref()?;
+    let session = info.agent_session.as_ref().filter(|s| s.conversation)?;
     let line = agent::resume_command(session.agent, &info.command, &session.id)?;
+    Some(in_place(spec, info, line))
+}
+
+/// Whether the agent of `info` can come back in its pane: resumed on its
+/// recorded session, or, when no turn ran in that session, started afresh.
+pub(super) fn can_come_back(info: &PaneInfo) -> bool {
+    info.agent_session
+        .as_ref()
+        .is_some_and(|s| agent::resume_command(s.agent, &info.command, &s.id).is_some())
+}
+
+/// The pane's own command (`spec`, as it was first started) again, for an
+/// agent whose recorded session has nothing to resume; with why.
+pub(super) fn fresh_spec(spec: &SpawnSpec, info: &PaneInfo) -> Option<(SpawnSpec, String)> {
+    let session = info.agent_session.as_ref().filter(|s| !s.conversation)?;
+    let why = format!(
+        "no turn ran in its recorded session {}: {} started afresh, as the pane first ran it",
+        session.id,
+        session.agent.as_str()
+    );
+    let mut fresh = spec.clone();
+    fresh.cwd = Some(info.cwd.clone());
+    fresh.title = Some(info.title.clone());
+    Some((fresh, why))
+}
+
+/// `spec` running `line` in the pane's directory, with its title.
+fn in_place(spec: &SpawnSpec, info: &PaneInfo, line: Vec<String>) -> SpawnSpec {
     let mut spec = spec.clone();
     spec.command = line.first().cloned();
     spec.args = line[1..].to_vec();
     spec.cwd = Some(info.cwd.clone());
     spec.title = Some(info.title.clone());
-    Some(spec)
+    spec
 }

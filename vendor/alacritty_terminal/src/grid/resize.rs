@@ -9,6 +9,10 @@ use crate::term::cell::{Flags, ResetDiscriminant};
 use crate::grid::row::Row;
 use crate::grid::{Dimensions, Grid, GridCell};
 
+/// fugue patch: the most cells a resize adds at the old width before it
+/// narrows (see `Grid::resize`).
+const MAX_CELLS_ADDED_FIRST: usize = 1 << 18;
+
 impl<T: GridCell + Default + PartialEq> Grid<T> {
     /// Resize the grid's width and/or height.
     pub fn resize<D>(&mut self, reflow: bool, lines: usize, columns: usize)
@@ -19,10 +23,15 @@ impl<T: GridCell + Default + PartialEq> Grid<T> {
         // Use empty template cell for resetting cells due to resize.
         let template = mem::take(&mut self.cursor.template);
 
-        // fugue patch: narrow before adding lines. Adding lines first allocates
-        // them at the old width, so 10000x100 -> 100x10000 built 10000 rows of
-        // 10000 cells (2.4 GB) on the way to a grid of 1M cells.
-        if self.columns > columns && self.lines < lines {
+        // fugue patch: lines before columns, as tmux resizes (what growing the
+        // screen pulls from history is decided at the old width, and the
+        // blank rows it adds are rewrapped with the rest); but narrow first
+        // when the lines added at the old width would cost more cells than
+        // the new grid, or a quarter million, holds: 10000x100 -> 100x10000
+        // built 10000 rows of 10000 cells (2.4 GB) on the way to 1M cells.
+        let added_cells = lines.saturating_sub(self.lines).saturating_mul(self.columns);
+        let affordable = lines.saturating_mul(columns).max(MAX_CELLS_ADDED_FIRST);
+        if self.columns > columns && self.lines < lines && added_cells > affordable {
             self.shrink_columns(reflow, columns);
         }
 

@@ -220,6 +220,23 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// The same CLI started at its empty prompt: no first prompt (which is
+    /// the last argument, after its flag where it has one).
+    pub fn without_prompt(mut self) -> Launch {
+        self.typed_prompt = None;
+        if self.cli != Cli::Aider {
+            self.args.pop();
+            if self
+                .args
+                .last()
+                .is_some_and(|a| a == "--prompt-interactive" || a == "--prompt")
+            {
+                self.args.pop();
+            }
+        }
+        self
+    }
+
     /// How it runs in a pane of `session`: directly (no shell), in its project.
     pub fn spec(&self, session: &str) -> fugue_client::protocol::SpawnSpec {
         let mut spec = fugue_client::protocol::SpawnSpec::new(session);

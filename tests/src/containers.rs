@@ -49,8 +49,10 @@ pub fn engine_command(program: &str) -> Command {
 /// CAP_SYS_RESOURCE), and its crun cannot run on their hybrid cgroups.
 pub fn podman_conf() -> PathBuf {
     static CONF: OnceLock<PathBuf> = OnceLock::new();
-    let text = "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=4096:4096\"]\n\n[engine]\nruntime = \"runc\"\n";
-    CONF.get_or_init(|| write_conf("fugue-tests-containers.conf", text)).clone()
+    let text =
+        "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=4096:4096\"]\n\n[engine]\nruntime = \"runc\"\n";
+    CONF.get_or_init(|| write_conf("fugue-tests-containers.conf", text))
+        .clone()
 }
 
 /// A podman configuration that leaves the limits to podman's defaults (its

@@ -63,6 +63,33 @@ impl Daemon {
         .await
     }
 
+    /// Runs a turn of `pane`'s agent (`fugue prompt`; a permission it asks
+    /// for approved), and waits until it is idle again with the turn recorded
+    /// in its session (a wake resumes it).
+    pub fn run_a_turn(&self, pane: &str, prompt: &str) {
+        let sent = self.cli(&["--json", "prompt", pane, prompt]).json();
+        assert_eq!(sent["went_busy"], true, "{sent}");
+        let timeout = DEADLINE.as_secs().to_string();
+        let waited = [
+            "wait",
+            pane,
+            "--timeout",
+            &timeout,
+            "--agent-state",
+            "idle,waiting_for_permission",
+        ];
+        let _ = self.cli(&waited);
+        let agent = self.cli(&["--json", "agent", pane]).json();
+        if let Some(prompt_id) = agent["prompt_id"].as_str() {
+            self.cli(&["approve", pane, prompt_id]).ok();
+        }
+        self.wait_agent_state(pane, "idle");
+        self.until_event_blocking("the turn recorded in the agent session", DEADLINE, || {
+            let info = self.cli(&["--json", "status", pane]).json();
+            (info["agent_session"]["conversation"] == true).then_some(())
+        });
+    }
+
     /// [`Daemon::agent_session`] read through `fugue status --json`: the
     /// recorded session's id.
     pub fn agent_session_id(&self, pane: &str) -> String {

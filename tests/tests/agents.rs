@@ -988,6 +988,134 @@ macro_rules! hibernation_test {
 }
 
 hibernation_test!(claude_code_hibernates_and_a_prompt_wakes_it, Cli::Claude);
+
+/// An agent left at its empty prompt (no turn ran: its recorded session has
+/// no conversation) comes back ready in the same pane: a wake starts it
+/// afresh with the pane's own command and says so (a resume answered "No
+/// conversation found" and the pane ended). A CLI that records its session
+/// only with a turn cannot hibernate yet, and says so. Prints the outcome.
+async fn wakes_afresh_when_no_turn_ran(cli: Cli) {
+    use fugue_client::protocol::{AgentState, PaneState};
+    let daemon = Daemon::start_offline();
+    let stub = ModelStub::start(&daemon);
+    let launch = prepare(cli, &stub, daemon.dir.path(), "unused").without_prompt();
+    let client = daemon.client().await;
+    client
+        .create_session("agents", None, Vec::new())
+        .await
+        .expect("session");
+    let pane = client
+        .create_pane(launch.spec("agents"))
+        .await
+        .expect("start the agent");
+    let id = pane.id.to_string();
+    wait_agent_state(&client, &id, AgentState::Idle).await;
+    let slept = match client.hibernate(&id).await {
+        Ok(slept) => slept,
+        Err(refused) => {
+            let refused = refused.to_string();
+            println!("{}: at its empty prompt, hibernation refused: {refused}", cli.name());
+            assert!(refused.contains("no agent session is recorded"), "{refused}");
+            end_processes_with_home(&launch.home);
+            return;
+        }
+    };
+    assert_eq!(slept.state, PaneState::Hibernated);
+    let recorded = slept.agent_session.expect("the recorded session");
+    assert!(!recorded.conversation, "a conversation without a turn: {recorded:?}");
+    fugue_tests::procfs::wait_gone(pane.pid, "the agent's process to end");
+    let woken = client.wake(&id).await.expect("the wake");
+    println!("{}: at its empty prompt, woken: {:?}", cli.name(), woken.started_fresh);
+    let why = woken.started_fresh.expect("started afresh, and why");
+    assert!(why.contains("no turn ran"), "{why}");
+    assert_eq!((woken.pane.state, woken.pane.index), (PaneState::Running, pane.index));
+    let cmdline =
+        String::from_utf8_lossy(&std::fs::read(format!("/proc/{}/cmdline", woken.pane.pid)).unwrap_or_default())
+            .replace('\0', " ");
+    assert!(
+        !cmdline.contains(recorded.id.as_str()),
+        "resumed the empty session: {cmdline}"
+    );
+    assert_eq!(client.agent_status(&id).await.unwrap().state, AgentState::Idle);
+    // Ready: a prompt runs a turn.
+    let sent = fugue_client::ops::send_prompt(&client, &id, "Create a file for me. FILE=first.txt", None)
+        .await
+        .expect("a prompt after the wake");
+    assert!(sent.went_busy, "{sent:?}");
+    end_processes_with_home(&launch.home);
+}
+
+macro_rules! fresh_wake_test {
+    ($name:ident, $cli:expr) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            fugue_tests::require!(
+                "unshare",
+                "nsenter",
+                "ip",
+                "tests/agents/node_modules/.fugue-installed-lock.json"
+            );
+            wakes_afresh_when_no_turn_ran($cli).await;
+        }
+    };
+}
+
+fresh_wake_test!(claude_code_wakes_afresh_when_no_turn_ran, Cli::Claude);
+fresh_wake_test!(codex_wakes_afresh_when_no_turn_ran, Cli::Codex);
+fresh_wake_test!(gemini_cli_wakes_afresh_when_no_turn_ran, Cli::Gemini);
+fresh_wake_test!(qwen_code_wakes_afresh_when_no_turn_ran, Cli::Qwen);
+
+/// Claude Code's `/clear` starts a new session: the one recorded follows it
+/// (its SessionStart hook), with no conversation until a turn runs in it, so
+/// a wake never lands in the conversation that was cleared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_clear_is_recorded_as_a_new_session() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    let daemon = Daemon::start_offline();
+    let stub = ModelStub::start(&daemon);
+    let launch = prepare(
+        Cli::Claude,
+        &stub,
+        daemon.dir.path(),
+        "Create a file for me. FILE=first.txt",
+    );
+    let client = daemon.client().await;
+    client
+        .create_session("agents", None, Vec::new())
+        .await
+        .expect("session");
+    let pane = client.create_pane(launch.spec("agents")).await.expect("start claude");
+    let id = pane.id.to_string();
+    let first = first_turn_approved(&daemon, &client, &id, &launch).await;
+    let first = daemon
+        .until_event("the turn recorded", DEADLINE, || async {
+            let session = client.pane_status(&id).await.ok()?.agent_session?;
+            (session.id == first.id && session.conversation).then_some(session)
+        })
+        .await;
+    client.write_input(&id, b"/clear").await.expect("type /clear");
+    client.send_keys(&id, &["Enter".to_string()]).await.expect("send it");
+    let cleared = daemon
+        .until_event("the session /clear started", DEADLINE * 2, || async {
+            let session = client.pane_status(&id).await.ok()?.agent_session?;
+            (session.id != first.id).then_some(session)
+        })
+        .await;
+    println!(
+        "claude: /clear: {} -> {} (conversation: {})",
+        first.id, cleared.id, cleared.conversation
+    );
+    assert!(
+        !cleared.conversation,
+        "the cleared session kept the old one's conversation"
+    );
+    end_processes_with_home(&launch.home);
+}
 hibernation_test!(codex_hibernates_and_a_prompt_wakes_it, Cli::Codex);
 hibernation_test!(gemini_cli_hibernates_and_a_prompt_wakes_it, Cli::Gemini);
 hibernation_test!(qwen_code_hibernates_and_a_prompt_wakes_it, Cli::Qwen);

@@ -38,7 +38,8 @@ impl Handler {
                 started_fresh: None,
             });
         }
-        let (woken, started_fresh) = ask(&pane.session, |reply| SessionMsg::Wake { pane: id, reply }, SESSION).await??;
+        let (woken, started_fresh) =
+            ask(&pane.session, |reply| SessionMsg::Wake { pane: id, reply }, SESSION).await??;
         wait_ready(&woken).await?;
         Ok(Woken {
             pane: woken.current_info(),

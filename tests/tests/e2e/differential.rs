@@ -885,7 +885,9 @@ async fn wide_characters_and_a_full_last_line_resize_as_tmux() {
 fn long_lines_script(wide: bool, exact: bool) -> String {
     let mut lines = String::new();
     for i in 1..=5usize {
-        let letters: String = (0..40 + 37 * i).map(|k| (b'a' + ((i + k) % 26) as u8) as char).collect();
+        let letters: String = (0..40 + 37 * i)
+            .map(|k| (b'a' + ((i + k) % 26) as u8) as char)
+            .collect();
         lines.push_str(&format!("L{i} {letters} end{i}\n"));
     }
     if wide {

@@ -67,7 +67,11 @@ fn errors_print_what_they_quote_escaped() {
             unnamed.push(format!("{args:?}: {said}"));
         }
     }
-    assert!(raw.is_empty(), "errors that print unsafe characters raw:\n{}", raw.join("\n"));
+    assert!(
+        raw.is_empty(),
+        "errors that print unsafe characters raw:\n{}",
+        raw.join("\n")
+    );
     assert!(
         unnamed.is_empty(),
         "errors that do not name what was wrong (escaped as {ESCAPED}):\n{}",
@@ -82,11 +86,25 @@ fn json_keeps_the_quoted_text_exactly() {
     let daemon = Daemon::start();
     daemon.cli(&["new-session", "s"]).ok();
     let pane = daemon
-        .cli(&["run", "-s", "s", "--no-shell", "--", "sh", "-c", "exec sleep 600", HOSTILE])
+        .cli(&[
+            "run",
+            "-s",
+            "s",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            "exec sleep 600",
+            HOSTILE,
+        ])
         .ok();
     let status = daemon.cli(&["--json", "status", pane.trim()]);
     let raw = status.stdout.chars().any(|c| c != '\n' && is_unsafe_char(c));
     assert!(!raw, "raw in JSON: {:?}", status.stdout);
-    assert!(status.stdout.contains("\\u001b]0;PWNED\\u0007\\u202etxt"), "{}", status.stdout);
+    assert!(
+        status.stdout.contains("\\u001b]0;PWNED\\u0007\\u202etxt"),
+        "{}",
+        status.stdout
+    );
     assert_eq!(status.json()["command"][3], HOSTILE);
 }

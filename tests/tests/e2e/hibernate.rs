@@ -174,7 +174,8 @@ async fn keys_typed_while_an_attach_wakes_the_agent_reach_it() {
     daemon.cli(&["new-session", "rest"]).ok();
     let pane = daemon.run_fake_claude_keeping_status("rest", &["FAKE_AGENT_RESUME_MS=3000", "FAKE_AGENT_NO_SIGNALS=1"]);
     wait_agent(&daemon, &pane, "idle");
-    daemon.agent_session_id(&pane);
+    // A turn, so that there is a conversation for the wake to resume.
+    daemon.run_a_turn(&pane, "hello");
     daemon.cli(&["hibernate", &pane]).ok();
 
     let tmux = Tmux::start(daemon.dir.path(), 100, 30);
@@ -215,4 +216,50 @@ async fn keys_typed_while_an_attach_wakes_the_agent_reach_it() {
     tmux.wait_for("main", "kept and after");
     tmux.send_keys("main", &["C-\\"]);
     tmux.wait_for("main", "[detached from pane");
+}
+
+/// An agent that never ran a turn has no conversation to resume: it
+/// hibernates, and a wake starts it afresh in the same pane with the pane's
+/// own command, ready, the reply saying so (a resume would have ended it:
+/// "No conversation found"). Once a turn has run, a wake resumes again.
+#[test]
+fn an_agent_without_a_turn_wakes_afresh_and_one_with_a_turn_resumes() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "rest"]).ok();
+    let pane = daemon.run_fake_claude_keeping_status("rest", &[]);
+    wait_agent(&daemon, &pane, "idle");
+    let first = daemon.agent_session_id(&pane);
+    let status = daemon.cli(&["--json", "status", &pane]).json();
+    assert_eq!(status["agent_session"]["conversation"], false, "{status}");
+    daemon.cli(&["hibernate", &pane]).ok();
+    let woken = daemon.cli(&["--json", "wake", &pane]).json();
+    let why = woken["started_fresh"].as_str().unwrap_or_default();
+    assert!(why.contains("no turn ran") && why.contains(&first), "{woken}");
+    assert_eq!(
+        (woken["id"].as_str(), woken["status"].as_str()),
+        (Some(pane.as_str()), Some("running"))
+    );
+    assert!(
+        !cmdline(woken["pid"].as_u64().unwrap()).contains(&first),
+        "resumed the empty session"
+    );
+    assert_eq!(agent_state(&daemon, &pane), "idle");
+    let said = daemon.cli(&["hibernate", &pane]);
+    assert!(said.status.success(), "{}", said.stderr);
+    let plain = daemon.cli(&["wake", &pane]).ok();
+    assert!(plain.contains("started afresh: no turn ran"), "{plain}");
+
+    // A turn: the session has a conversation now, and a wake resumes it.
+    daemon.run_a_turn(&pane, "hello");
+    let session = daemon.cli(&["--json", "status", &pane]).json()["agent_session"]["id"]
+        .as_str()
+        .expect("the session")
+        .to_string();
+    daemon.cli(&["hibernate", &pane]).ok();
+    let woken = daemon.cli(&["--json", "wake", &pane]).json();
+    assert!(woken["started_fresh"].is_null(), "{woken}");
+    assert!(
+        cmdline(woken["pid"].as_u64().unwrap()).contains(&session),
+        "not resumed on {session}"
+    );
 }

@@ -216,7 +216,8 @@ fn top_hibernates_and_wakes_an_idle_agent() {
     });
     assert_eq!(daemon.cli(&["--json", "status", &pane]).json()["status"], "hibernated");
     tmux.send_keys("main", &["w"]);
-    tmux.wait_for("main", "awake: rest runs again on its session");
+    // (No turn ran: it starts afresh, and says so.)
+    tmux.wait_for("main", "awake: no turn ran in its recorded session");
     let status = daemon.cli(&["--json", "status", &pane]).json();
     assert_eq!(status["status"], "running", "{status}");
     // A pane with no agent: refused, said.

@@ -873,7 +873,10 @@ async fn a_patch_applies_on_the_base_commit() {
         .expect("the base commit")
         .to_string();
     let check = daemon.dir.path().join("check");
-    git(&repo, &["worktree", "add", "--quiet", "--detach", check.to_str().unwrap(), &base]);
+    git(
+        &repo,
+        &["worktree", "add", "--quiet", "--detach", check.to_str().unwrap(), &base],
+    );
     let file = daemon.dir.path().join("work.patch");
     std::fs::write(&file, &patch).unwrap();
     git(&check, &["apply", "--check", file.to_str().unwrap()]);
@@ -895,9 +898,17 @@ async fn a_patch_applies_on_the_base_commit() {
     let mut bridge = fugue_tests::mcp::bridge_command(&daemon);
     bridge.env("XDG_STATE_HOME", daemon.dir.path().join("state"));
     let mcp = fugue_tests::mcp::serve_stdio(bridge).await;
-    let over_mcp = fugue_tests::mcp::ok(&mcp, "fugue_diff", serde_json::json!({"terminal_id": pane, "format": "patch"})).await;
+    let over_mcp = fugue_tests::mcp::ok(
+        &mcp,
+        "fugue_diff",
+        serde_json::json!({"terminal_id": pane, "format": "patch"}),
+    )
+    .await;
     assert_eq!(over_mcp["patch"], patch.as_str());
-    assert!(over_mcp["files"][0]["hunks"].as_array().unwrap().is_empty(), "{over_mcp}");
+    assert!(
+        over_mcp["files"][0]["hunks"].as_array().unwrap().is_empty(),
+        "{over_mcp}"
+    );
     let web = crate::web::Web::start(&daemon, &[]);
     let response = web
         .request(reqwest::Method::GET, &format!("/api/panes/{pane}/diff?format=patch"))

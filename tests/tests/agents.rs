@@ -972,8 +972,10 @@ async fn hibernates_and_a_prompt_wakes_it(cli: Cli) {
     end_processes_with_home(&launch.home);
 }
 
-macro_rules! hibernation_test {
-    ($name:ident, $cli:expr) => {
+/// A test of each real agent CLI, offline against the model stub: `$test`
+/// run with `$cli`.
+macro_rules! offline_agent_test {
+    ($name:ident, $test:ident, $cli:expr) => {
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn $name() {
             fugue_tests::require!(
@@ -982,12 +984,31 @@ macro_rules! hibernation_test {
                 "ip",
                 "tests/agents/node_modules/.fugue-installed-lock.json"
             );
-            hibernates_and_a_prompt_wakes_it($cli).await;
+            $test($cli).await;
         }
     };
 }
 
-hibernation_test!(claude_code_hibernates_and_a_prompt_wakes_it, Cli::Claude);
+offline_agent_test!(
+    claude_code_hibernates_and_a_prompt_wakes_it,
+    hibernates_and_a_prompt_wakes_it,
+    Cli::Claude
+);
+offline_agent_test!(
+    codex_hibernates_and_a_prompt_wakes_it,
+    hibernates_and_a_prompt_wakes_it,
+    Cli::Codex
+);
+offline_agent_test!(
+    gemini_cli_hibernates_and_a_prompt_wakes_it,
+    hibernates_and_a_prompt_wakes_it,
+    Cli::Gemini
+);
+offline_agent_test!(
+    qwen_code_hibernates_and_a_prompt_wakes_it,
+    hibernates_and_a_prompt_wakes_it,
+    Cli::Qwen
+);
 
 /// An agent left at its empty prompt (no turn ran: its recorded session has
 /// no conversation) comes back ready in the same pane: a wake starts it
@@ -1045,25 +1066,26 @@ async fn wakes_afresh_when_no_turn_ran(cli: Cli) {
     end_processes_with_home(&launch.home);
 }
 
-macro_rules! fresh_wake_test {
-    ($name:ident, $cli:expr) => {
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $name() {
-            fugue_tests::require!(
-                "unshare",
-                "nsenter",
-                "ip",
-                "tests/agents/node_modules/.fugue-installed-lock.json"
-            );
-            wakes_afresh_when_no_turn_ran($cli).await;
-        }
-    };
-}
-
-fresh_wake_test!(claude_code_wakes_afresh_when_no_turn_ran, Cli::Claude);
-fresh_wake_test!(codex_wakes_afresh_when_no_turn_ran, Cli::Codex);
-fresh_wake_test!(gemini_cli_wakes_afresh_when_no_turn_ran, Cli::Gemini);
-fresh_wake_test!(qwen_code_wakes_afresh_when_no_turn_ran, Cli::Qwen);
+offline_agent_test!(
+    claude_code_wakes_afresh_when_no_turn_ran,
+    wakes_afresh_when_no_turn_ran,
+    Cli::Claude
+);
+offline_agent_test!(
+    codex_wakes_afresh_when_no_turn_ran,
+    wakes_afresh_when_no_turn_ran,
+    Cli::Codex
+);
+offline_agent_test!(
+    gemini_cli_wakes_afresh_when_no_turn_ran,
+    wakes_afresh_when_no_turn_ran,
+    Cli::Gemini
+);
+offline_agent_test!(
+    qwen_code_wakes_afresh_when_no_turn_ran,
+    wakes_afresh_when_no_turn_ran,
+    Cli::Qwen
+);
 
 /// Claude Code's `/clear` starts a new session: the one recorded follows it
 /// (its SessionStart hook), with no conversation until a turn runs in it, so
@@ -1116,9 +1138,6 @@ async fn claude_code_clear_is_recorded_as_a_new_session() {
     );
     end_processes_with_home(&launch.home);
 }
-hibernation_test!(codex_hibernates_and_a_prompt_wakes_it, Cli::Codex);
-hibernation_test!(gemini_cli_hibernates_and_a_prompt_wakes_it, Cli::Gemini);
-hibernation_test!(qwen_code_hibernates_and_a_prompt_wakes_it, Cli::Qwen);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_resumes_after_the_daemon_is_killed() {

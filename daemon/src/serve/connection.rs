@@ -23,7 +23,7 @@ use crate::sync::lock;
 use bytes::BytesMut;
 use fugue_protocol::codec::{CodecError, IncomingFrame, RawFrames};
 use fugue_protocol::limits::MAX_CLIENT_FRAME_BYTES;
-use fugue_protocol::requests::UnreadableRequest;
+use fugue_protocol::requests::{UnreadableRequest, SMALL_REPLY_BYTES};
 use fugue_protocol::{
     ErrorCode, ErrorReply, Hello, Request, Response, ServerFrame, Welcome, PROTOCOL_REVISION, PROTOCOL_VERSION,
 };
@@ -467,6 +467,14 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             continue;
         }
         let reply_cost = request.reply_bytes().min(REPLY_BYTES) as u32;
+        // The daemon's budget holds a reply's room from before it runs; for a
+        // reply far smaller than its bound as a rule (a 20-line read may be 8
+        // MiB and is a few KiB), only a little, and its real size once built.
+        let charged_when_built = charged_when_built(&request);
+        let admitted = match charged_when_built {
+            true => (reply_cost as usize).min(SMALL_REPLY_BYTES),
+            false => reply_cost as usize,
+        };
         let name = request.name();
         let token = conn.cancel.child_token();
         let work = {
@@ -476,8 +484,15 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
                 let (result, _reserved) = tokio::select! {
                     done = async {
                         let reserved = replies.acquire_many_owned(reply_cost).await.ok();
-                        match admit(&handler, &conn, reply_cost as usize).await {
-                            Ok(reply_held) => (handler.handle(&conn, request).await, Some((reserved, reply_held))),
+                        match admit(&handler, &conn, admitted).await {
+                            Ok(reply_held) => {
+                                let result = handler.handle(&conn, request).await;
+                                let (result, built) = match result {
+                                    Ok(reply) if charged_when_built => charge_built(&conn, reply, admitted),
+                                    other => (other, Charge::none()),
+                                };
+                                (result, Some((reserved, reply_held, built)))
+                            }
                             Err(refused) => (Err(refused), None),
                         }
                     } => done,
@@ -513,6 +528,64 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
             work: Box::pin(work),
             _held: (permit, request_held),
         });
+    }
+}
+
+/// Whether a request's reply is charged to the daemon's budget at its real
+/// size once built, rather than at its bound before it runs: the text reads
+/// and lists any client makes all the time, whose bound is far above what
+/// they return as a rule (200 clients pipelining 20-line reads, each bound
+/// at 8 MiB, were refused at 35 MB of RSS). A text read is built at once
+/// (copied under the output's lock, in the poll that charges it); a list by
+/// one actor at a time, held uncharged only until its task runs again. A raw
+/// read is charged before it runs, at the bytes it asks for: those it gets
+/// as a rule, and a client asking for much and never reading is then cut
+/// before anyone else is refused.
+fn charged_when_built(request: &Request) -> bool {
+    matches!(
+        request,
+        Request::ReadOutput(fugue_protocol::requests::ReadOutput {
+            mode: fugue_protocol::ReadMode::Text { .. },
+            ..
+        }) | Request::ListSessions(_)
+            | Request::ListPanes(_)
+            | Request::Overview(_)
+            | Request::PaneStatus(_)
+    )
+}
+
+/// Charges a built reply's size beyond the `admitted` part to the
+/// connection's budget, at once: a reply that does not fit is dropped and
+/// the request refused (`limit_reached`), as one that did not fit before it
+/// ran would have been.
+fn charge_built(conn: &Client, reply: Response, admitted: usize) -> (Result<Response, ErrorReply>, Charge) {
+    let size = encoded_size(&reply);
+    if size <= admitted {
+        return (Ok(reply), Charge::none());
+    }
+    match conn.memory.try_charge(size - admitted) {
+        Ok(charge) => (Ok(reply), charge),
+        Err(over) => (Err(over.into()), Charge::none()),
+    }
+}
+
+/// The bytes a reply takes encoded, counted as it is encoded (nothing kept).
+fn encoded_size(reply: &Response) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    match bincode::serde::encode_into_std_write(reply, &mut counter, bincode::config::standard()) {
+        Ok(_) => counter.0,
+        // Not encodable: it will be refused when it is written; nothing to hold.
+        Err(_) => 0,
     }
 }
 

@@ -345,7 +345,11 @@ fn mcp_next(session: &str, results: &[McpResult]) -> Option<(usize, Value)> {
         .unwrap_or_default();
     let input = match MCP_SCRIPT[step] {
         "fugue_exec" => json!({"command": format!("echo fugue-mcp-said-{session}"), "session": session}),
-        "fugue_wait" => json!({"terminal_id": terminal, "exit": true, "timeout_ms": 10000}),
+        // `needs` as a list (the schema's array form): each CLI checks a call
+        // against the tool's input schema before it makes it.
+        "fugue_wait" => {
+            json!({"terminal_id": terminal, "exit": true, "needs": ["permission", "question"], "timeout_ms": 10000})
+        }
         "fugue_read" => json!({"terminal_id": terminal}),
         _ => json!({"session": session}),
     };

@@ -852,3 +852,77 @@ async fn an_attachment_is_charged_while_it_lasts() {
     })
     .await;
 }
+
+/// Normal load is never refused for memory (issue 54, item 3): 200 clients,
+/// each pipelining, for 10 rounds, a list of sessions, a list of panes, a
+/// pane's status, a 20-line text read and a create or a release: 10 000
+/// requests, none answered `limit_reached` (before: 432-896, each 20-line
+/// read reserving 8 MiB of the 256 MiB the daemon gives its clients).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn normal_load_is_not_refused_for_memory() {
+    use fugue_client::protocol::ReadMode;
+    const CLIENTS: usize = 200;
+    const ROUNDS: usize = 10;
+    let daemon = Daemon::start();
+    let mut homes = Vec::new();
+    let setup = daemon.client().await;
+    for n in 0..CLIENTS {
+        let session = format!("s{n}");
+        setup.create_session(&session, None, vec![]).await.unwrap();
+        let home = setup
+            .create_pane(sh_spec(&session, "seq 1 50; exec sleep 600"))
+            .await
+            .unwrap();
+        homes.push((session, home.id.to_string()));
+    }
+    let mut clients = Vec::new();
+    for (session, home) in homes {
+        let client = daemon.client().await;
+        clients.push(tokio::spawn(async move {
+            let (mut refused, mut made): (usize, Option<String>) = (0, None);
+            let mut count = |result: Result<(), fugue_client::ClientError>| match result {
+                Ok(()) => {}
+                Err(err) if err.code() == Some(ErrorCode::LimitReached) => refused += 1,
+                Err(err) => panic!("a request failed for another reason: {err}"),
+            };
+            for _ in 0..ROUNDS {
+                let text = ReadMode::Text { lines: 20, since: None };
+                let churn = async {
+                    match made.take() {
+                        Some(pane) => client.release_pane(&pane).await.map(|_| None),
+                        None => client
+                            .create_pane(sh_spec(&session, "exec sleep 600"))
+                            .await
+                            .map(|p| Some(p.id.to_string())),
+                    }
+                };
+                let (sessions, panes, status, read, churned) = tokio::join!(
+                    client.list_sessions(),
+                    client.list_panes(None),
+                    client.pane_status(&home),
+                    client.read_output(&home, text),
+                    churn,
+                );
+                count(sessions.map(|_| ()));
+                count(panes.map(|_| ()));
+                count(status.map(|_| ()));
+                count(read.map(|_| ()));
+                match churned {
+                    Ok(pane) => made = pane,
+                    Err(err) => count(Err(err)),
+                }
+            }
+            refused
+        }));
+    }
+    let mut refused = 0;
+    for client in clients {
+        refused += client.await.expect("a client's task");
+    }
+    let rss = rss_kib(daemon.pid()) / 1024;
+    println!(
+        "{} requests from {CLIENTS} clients: {refused} refused for memory; fugued's RSS {rss} MiB",
+        CLIENTS * ROUNDS * 5
+    );
+    assert_eq!(refused, 0, "normal load was refused for memory");
+}

@@ -646,35 +646,12 @@ fn a_sandbox_runs_on_podman() {
     if !fugue_tests::containers::podman_or_skip() {
         return;
     }
-    use fugue_tests::containers::{podman, podman_conf, podman_image};
-    let image = podman_image();
+    use fugue_tests::containers::{podman, podman_conf};
     let daemon = Daemon::start();
     let dir = project(&daemon, "podman");
-    let conf = format!("CONTAINERS_CONF={}", podman_conf().display());
-    daemon.cli(&["new-session", "work"]).ok();
-    let pane = daemon
-        .cli(&[
-            "run",
-            "-s",
-            "work",
-            "--sandbox",
-            &image,
-            "--engine",
-            "podman",
-            "--cpus",
-            "0.5",
-            "--memory",
-            "256m",
-            "-e",
-            &conf,
-            "--cwd",
-            &dir.display().to_string(),
-            "--",
-            "sh",
-            "-c",
-            "id -u > made.txt; echo podman-ran-$(id -u); exec sleep 600",
-        ])
-        .ok();
+    let script = "id -u > made.txt; echo podman-ran-$(id -u); exec sleep 600";
+    let limits = ["--cpus", "0.5", "--memory", "256m"];
+    let pane = run_on_podman(&daemon, &dir, &podman_conf(), &limits, script);
     read_until(&daemon, &pane, "podman-ran-1000");
     let made = dir.join("made.txt");
     assert_eq!(std::fs::read_to_string(&made).unwrap().trim(), "1000");
@@ -698,13 +675,7 @@ fn a_sandbox_runs_on_podman() {
         "{{.Names}}",
     ]);
     assert_eq!(labelled, name);
-    daemon.cli(&["release", &pane]).ok();
-    let named = format!("container={name}");
-    fugue_tests::containers::until_engine_event("podman", &[&named], "the podman container to go", DEADLINE, || {
-        podman(&["ps", "--all", "--quiet", "--filter", &format!("name=^{name}$")])
-            .is_empty()
-            .then_some(())
-    });
+    release_from_podman(&daemon, &pane);
 }
 
 /// Where the open-file limit is below podman's default (1048576, which the
@@ -717,37 +688,46 @@ fn a_podman_sandbox_starts_under_a_low_open_file_limit() {
     if !fugue_tests::containers::podman_or_skip() {
         return;
     }
-    use fugue_tests::containers::{podman, podman_conf_with_engine_limits, podman_image};
-    let image = podman_image();
     let daemon = Daemon::start_with_rlimit_nofile(2048);
     let dir = project(&daemon, "podman-limits");
-    let conf = format!("CONTAINERS_CONF={}", podman_conf_with_engine_limits().display());
-    daemon.cli(&["new-session", "work"]).ok();
-    let pane = daemon
-        .cli(&[
-            "run",
-            "-s",
-            "work",
-            "--sandbox",
-            &image,
-            "--engine",
-            "podman",
-            "-e",
-            &conf,
-            "--cwd",
-            &dir.display().to_string(),
-            "--",
-            "sh",
-            "-c",
-            "echo open-files-$(ulimit -n); exec sleep 600",
-        ])
-        .ok();
+    let conf = fugue_tests::containers::podman_conf_with_engine_limits();
+    let pane = run_on_podman(
+        &daemon,
+        &dir,
+        &conf,
+        &[],
+        "echo open-files-$(ulimit -n); exec sleep 600",
+    );
     read_until(&daemon, &pane, "open-files-2048");
-    let name = fugue_client::sandbox::container_name(&pane);
-    daemon.cli(&["release", &pane]).ok();
+    release_from_podman(&daemon, &pane);
+}
+
+/// `script` in a podman sandbox (podman configured by `conf`) in `dir`, with
+/// `flags` (`--cpus`, ...), in session `work`; the pane's id.
+fn run_on_podman(
+    daemon: &Daemon,
+    dir: &std::path::Path,
+    conf: &std::path::Path,
+    flags: &[&str],
+    script: &str,
+) -> String {
+    let image = fugue_tests::containers::podman_image();
+    let conf = format!("CONTAINERS_CONF={}", conf.display());
+    let dir = dir.display().to_string();
+    daemon.cli(&["new-session", "work"]).ok();
+    let mut args = vec!["run", "-s", "work", "--sandbox", &image, "--engine", "podman"];
+    args.extend_from_slice(flags);
+    args.extend(["-e", &conf, "--cwd", &dir, "--", "sh", "-c", script]);
+    daemon.cli(&args).ok()
+}
+
+/// Releases a podman sandbox's pane and waits until its container is gone.
+fn release_from_podman(daemon: &Daemon, pane: &str) {
+    let name = fugue_client::sandbox::container_name(pane);
+    daemon.cli(&["release", pane]).ok();
     let named = format!("container={name}");
     fugue_tests::containers::until_engine_event("podman", &[&named], "the podman container to go", DEADLINE, || {
-        podman(&["ps", "--all", "--quiet", "--filter", &format!("name=^{name}$")])
+        fugue_tests::containers::podman(&["ps", "--all", "--quiet", "--filter", &format!("name=^{name}$")])
             .is_empty()
             .then_some(())
     });

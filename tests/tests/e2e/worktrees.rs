@@ -724,6 +724,13 @@ GIT_COMMITTER_EMAIL=t@t.invalid {} --socket {}",
     tmux.send_keys("main", &["q"]);
     tmux.wait_for("main", "D diff");
     tmux.send_keys("main", &["q"]);
+    // Typed before top has ended, the next line would be top's keys (CI saw
+    // it lost): wait for the shell's prompt on a screen without top.
+    tmux.until("main", "the shell's prompt after top", |screen| {
+        let last = screen.lines().rev().find(|line| !line.trim().is_empty())?;
+        let prompt = last.trim_end().ends_with('#') || last.trim_end().ends_with('$');
+        (prompt && !screen.contains("D diff")).then_some(())
+    });
 
     // Pick the first: its work committed and merged; the others discarded
     // once the person says yes.

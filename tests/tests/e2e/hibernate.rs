@@ -154,10 +154,10 @@ async fn the_policy_puts_an_idle_agent_to_rest() {
         started.elapsed() >= std::time::Duration::from_millis(500),
         "put to rest at once after the detach"
     );
-    // The agent's state follows the pane's a moment later (its tracker
-    // publishes after the session records the pane: a loaded CI run read
-    // `idle` in between), so it is waited for.
-    daemon.wait_agent_state(&pane, "hibernated");
+    // The agent reads hibernated from the moment the pane does (before, its
+    // tracker said `idle` until the program had ended: a loaded CI run read
+    // it in between).
+    assert_eq!(agent_state(&daemon, &pane), "hibernated");
     let receipt = daemon.cli(&["--json", "prompt", &pane, "after the policy"]).json();
     assert_eq!(receipt["went_busy"], true, "{receipt}");
 }

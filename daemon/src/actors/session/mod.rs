@@ -64,20 +64,29 @@ impl PaneHandle {
 
     /// What the agent CLI in the pane is doing now (see [`Tracker::status`]).
     pub async fn agent_status(&self) -> fugue_protocol::AgentInfo {
-        let proc = agent::Proc::of(&self.current_info());
-        self.agent.status(&self.output, proc).await
+        self.agent.status(&self.output, self.process()).await
     }
 
     /// What it was last seen doing: the watcher's last look, or (for a pane
-    /// no watcher looks at) a look now, off the runtime.
+    /// no watcher looks at, or one put to rest) a look now, off the runtime.
     pub async fn agent_seen(&self) -> fugue_protocol::AgentInfo {
-        match self.agent.published() {
+        let process = self.process();
+        match self.agent.published().filter(|_| !process.exited) {
             Some(info) => info,
-            None => {
-                let proc = agent::Proc::of(&self.current_info());
-                self.agent.look_off_runtime(&self.output, proc).await
-            }
+            None => self.agent.look_off_runtime(&self.output, process).await,
         }
+    }
+
+    /// The pane's process as the agent's tracker takes it. A pane marked
+    /// hibernated counts as ended, whatever its program is still doing on its
+    /// way out: its agent reads `hibernated` from that moment, as the pane
+    /// does (one fact, the pane's state; `status` and `agent` disagreed for
+    /// a moment before).
+    fn process(&self) -> agent::Proc {
+        let info = self.current_info();
+        let mut process = agent::Proc::of(&info);
+        process.exited |= info.state == PaneState::Hibernated;
+        process
     }
 }
 

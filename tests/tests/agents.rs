@@ -778,11 +778,7 @@ async fn resumes_after_a_crash(cli: Cli, by_itself: bool) {
     if by_itself {
         spec.restart = fugue_client::protocol::RestartPolicy::Always;
     }
-    client
-        .create_session("agents", None, Vec::new())
-        .await
-        .expect("session");
-    let pane = client.create_pane(spec).await.expect("start claude");
+    let pane = start_in_session(&client, spec).await;
     let id = pane.id.to_string();
     let recorded = first_turn_approved(&daemon, &client, &id, &launch).await;
     assert_eq!(recorded.agent.as_str(), cli.name());
@@ -881,6 +877,18 @@ async fn wait_agent_state(client: &fugue_client::Client, id: &str, state: fugue_
     );
 }
 
+/// Session `agents` made, and the agent `spec` starts in a pane of it.
+async fn start_in_session(
+    client: &fugue_client::Client,
+    spec: fugue_client::protocol::SpawnSpec,
+) -> fugue_client::protocol::PaneInfo {
+    client
+        .create_session("agents", None, Vec::new())
+        .await
+        .expect("session");
+    client.create_pane(spec).await.expect("start the agent")
+}
+
 /// The first turn (its prompt asks for first.txt): approved at its permission
 /// prompt, the file made, the agent idle and its session recorded, which it
 /// returns.
@@ -908,14 +916,7 @@ async fn hibernates_and_a_prompt_wakes_it(cli: Cli) {
     let stub = ModelStub::start(&daemon);
     let launch = prepare(cli, &stub, daemon.dir.path(), "Create a file for me. FILE=first.txt");
     let client = daemon.client().await;
-    client
-        .create_session("agents", None, Vec::new())
-        .await
-        .expect("session");
-    let pane = client
-        .create_pane(launch.spec("agents"))
-        .await
-        .expect("start the agent");
+    let pane = start_in_session(&client, launch.spec("agents")).await;
     let id = pane.id.to_string();
     let recorded = first_turn_approved(&daemon, &client, &id, &launch).await;
 
@@ -1021,14 +1022,7 @@ async fn wakes_afresh_when_no_turn_ran(cli: Cli) {
     let stub = ModelStub::start(&daemon);
     let launch = prepare(cli, &stub, daemon.dir.path(), "unused").without_prompt();
     let client = daemon.client().await;
-    client
-        .create_session("agents", None, Vec::new())
-        .await
-        .expect("session");
-    let pane = client
-        .create_pane(launch.spec("agents"))
-        .await
-        .expect("start the agent");
+    let pane = start_in_session(&client, launch.spec("agents")).await;
     let id = pane.id.to_string();
     wait_agent_state(&client, &id, AgentState::Idle).await;
     let slept = match client.hibernate(&id).await {
@@ -1107,11 +1101,7 @@ async fn claude_code_clear_is_recorded_as_a_new_session() {
         "Create a file for me. FILE=first.txt",
     );
     let client = daemon.client().await;
-    client
-        .create_session("agents", None, Vec::new())
-        .await
-        .expect("session");
-    let pane = client.create_pane(launch.spec("agents")).await.expect("start claude");
+    let pane = start_in_session(&client, launch.spec("agents")).await;
     let id = pane.id.to_string();
     let first = first_turn_approved(&daemon, &client, &id, &launch).await;
     let first = daemon

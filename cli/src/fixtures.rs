@@ -34,6 +34,7 @@ pub fn pane(index: u32, title: &str, state: PaneState, exit: Option<ExitStatus>)
         restarts: 0,
         last_exit: None,
         agent_session: None,
+        tmux: None,
     }
 }
 

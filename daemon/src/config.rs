@@ -34,6 +34,8 @@ pub struct DaemonConfig {
     pub notify_config: Option<PathBuf>,
     /// How long an idle agent of each kind waits before it is hibernated.
     pub hibernate_after: crate::policy::HibernateAfter,
+    /// Which panes get the tmux bridge when their environment does not say.
+    pub tmux_bridge: crate::bridge::BridgeDefault,
 }
 
 impl DaemonConfig {
@@ -55,6 +57,7 @@ impl DaemonConfig {
             client_memory: crate::budget::DEFAULT_CLIENT_MEMORY,
             notify_config: None,
             hibernate_after: Default::default(),
+            tmux_bridge: Default::default(),
         }
     }
 }

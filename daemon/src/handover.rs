@@ -217,6 +217,7 @@ mod layout_v1 {
                 restarts: i.restarts,
                 last_exit: i.last_exit,
                 agent_session: None,
+                tmux: None,
             };
             super::PaneHandover {
                 info,

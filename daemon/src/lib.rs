@@ -24,6 +24,7 @@
 
 mod actors;
 pub mod agent;
+pub mod bridge;
 pub mod budget;
 pub mod config;
 mod event_bus;

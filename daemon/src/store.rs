@@ -567,6 +567,7 @@ mod tests {
                 restarts: 2,
                 last_exit: None,
                 agent_session: None,
+                tmux: None,
             },
             spec: SpawnSpec::new("s"),
             pid_start: Some(7),

@@ -30,6 +30,7 @@ fn pane() -> PaneInfo {
         restarts: 0,
         last_exit: None,
         agent_session: None,
+        tmux: None,
     }
 }
 

@@ -19,6 +19,7 @@ pub mod secret;
 pub mod signals;
 pub mod socket;
 pub mod target;
+pub mod tmux;
 
 pub use agent::*;
 pub use error::{ErrorCode, ErrorReply};
@@ -38,7 +39,7 @@ pub fn now_ms() -> u64 {
 /// Generation of the wire protocol. Bumped on every incompatible change (a field of
 /// an existing request, reply or event changed; a request retired); the handshake
 /// refuses peers of another generation. See CONTRIBUTING.md, "A protocol that can grow".
-pub const PROTOCOL_VERSION: u32 = 14;
+pub const PROTOCOL_VERSION: u32 = 15;
 
 /// Compatible steps within [`PROTOCOL_VERSION`]: bumped when a request is added
 /// (a new tag). Peers of one generation and different revisions work together for

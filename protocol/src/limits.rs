@@ -159,6 +159,12 @@ fn check_target(what: &str, text: &str) -> Result<(), ErrorReply> {
     check_bytes(what, text, MAX_TARGET_BYTES)
 }
 
+/// Checks the pane a request says it comes from, and its token.
+pub(crate) fn check_caller(caller: &crate::PaneCaller) -> Result<(), ErrorReply> {
+    check_target("caller pane", &caller.pane)?;
+    check_bytes("caller token", &caller.token, MAX_TARGET_BYTES)
+}
+
 pub fn check_timeout(what: &str, ms: u64) -> Result<(), ErrorReply> {
     if ms > MAX_TIMEOUT_MS {
         return Err(invalid(format!(
@@ -200,7 +206,7 @@ pub fn check_env_var(name: &str, value: &str) -> Result<(), ErrorReply> {
     Ok(())
 }
 
-fn check_path(what: &str, path: &Option<String>) -> Result<(), ErrorReply> {
+pub(crate) fn check_path(what: &str, path: &Option<String>) -> Result<(), ErrorReply> {
     let Some(path) = path else { return Ok(()) };
     check_bytes(what, path, MAX_PATH_BYTES)?;
     if path.contains('\0') {

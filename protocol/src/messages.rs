@@ -116,6 +116,51 @@ pub struct SpawnSpec {
     pub max_restarts: Option<u32>,
 }
 
+/// Where a pane sits in fugue's tmux (`fugue tmux`, and the `tmux` a bridged
+/// pane's programs find on their PATH): its server, tmux session, window and
+/// ids, which stay across a daemon restart and a live upgrade. A window is a
+/// named group of panes with a layout.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct TmuxPlace {
+    /// The server it belongs to: the `-L` name or `-S` path (a label: no file
+    /// is made there), or `default`.
+    pub server: String,
+    /// The tmux session's name and id (`$N`).
+    pub session: String,
+    pub session_id: u32,
+    /// The window's id (`@N`), name and layout (`tiled`, `main-vertical`, ...).
+    pub window_id: u32,
+    pub window_name: String,
+    pub layout: String,
+    /// The window's size, which its panes share by its layout.
+    pub window_size: PaneSize,
+    /// The main pane's share of its layout, in percent (`resize-pane -x 30%`).
+    pub main_percent: Option<u8>,
+    /// The pane's id (`%N`).
+    pub pane_id: u32,
+    /// Made through tmux (`new-session`, `split-window`, ...), so tmux's kill
+    /// commands may end it; `false` for a pane fugue started with the bridge on.
+    pub made_by_tmux: bool,
+    /// The pane whose program made it, when a pane's program did.
+    pub parent: Option<PaneId>,
+}
+
+/// The pane a request comes from, proven as hook reports are: its
+/// `FUGUE_PANE` and the `FUGUE_PANE_TOKEN` its process was given.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct PaneCaller {
+    pub pane: String,
+    pub token: String,
+}
+
+/// What a `fugue tmux` call printed, and its exit status, as tmux's would be.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct TmuxOutput {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: u8,
+}
+
 /// When a pane's process is started again after it ends (with the same spec,
 /// after a backoff doubling from 1 s to 60 s).
 #[derive(
@@ -454,6 +499,9 @@ pub struct PaneInfo {
     /// The session of the agent CLI running in it, once known (to resume it).
     #[serde(default)]
     pub agent_session: Option<AgentSession>,
+    /// Its place in fugue's tmux, when it has one.
+    #[serde(default)]
+    pub tmux: Option<TmuxPlace>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]

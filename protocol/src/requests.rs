@@ -411,6 +411,16 @@ requests! {
     /// session in which no turn ran has nothing to resume: the agent starts
     /// afresh with the pane's own command, and the reply says so.
     39 => WakePane { pane: String } -> Woken;
+    /// A tmux command line (`fugue tmux ARGS...`: what follows `tmux`), run on
+    /// fugue's panes as tmux would (`crate::tmux`). `caller` is the pane the
+    /// calling program runs in, if any: its panes become the caller's children,
+    /// in the caller's session. New panes get `env` and `cwd` (the caller's).
+    40 => Tmux {
+        argv: Vec<String>,
+        caller: Option<PaneCaller>,
+        cwd: String,
+        env: Vec<EnvVar>,
+    } -> TmuxOutput, reply_bytes(_request) = MAX_READ_BYTES + LIST_REPLY_BYTES;
 }
 
 #[cfg(test)]

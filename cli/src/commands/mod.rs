@@ -10,6 +10,7 @@ mod panes;
 mod remote;
 mod sandbox;
 mod sessions;
+mod tmux;
 mod wait;
 mod web;
 mod worktrees;
@@ -135,6 +136,7 @@ async fn run(ctx: &Context<'_>) -> Result<ExitCode, ClientError> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Web { args } => web::run(ctx, args),
+        Command::Tmux { args } => tmux::run(ctx, args).await,
         Command::Proxy => remote::proxy(ctx).await,
         Command::Events => agents::events(ctx).await,
         Command::AgentEvent { agent } => Ok(agents::agent_event(ctx, agent.as_deref()).await),

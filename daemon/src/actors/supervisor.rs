@@ -131,6 +131,8 @@ pub struct SupervisorArgs {
     pub memory: Arc<Budget>,
     /// Sandboxed agents' hook sockets, which the daemon's connections serve.
     pub hook_sockets: HookSockets,
+    /// The ids fugue's tmux hands out.
+    pub tmux_ids: crate::bridge::Ids,
 }
 
 pub struct SupervisorState {
@@ -145,6 +147,7 @@ pub struct SupervisorState {
     events: EventBus,
     memory: Arc<Budget>,
     hook_sockets: HookSockets,
+    tmux_ids: crate::bridge::Ids,
     shutting_down: bool,
     /// Frozen for a live upgrade: sessions are being handed over.
     upgrading: bool,
@@ -213,6 +216,7 @@ impl Actor for SupervisorActor {
             events,
             memory: args.memory,
             hook_sockets: args.hook_sockets,
+            tmux_ids: args.tmux_ids,
             shutting_down: false,
             upgrading: false,
         })
@@ -392,6 +396,7 @@ impl SupervisorState {
             events: self.events.clone(),
             store: self.store.clone(),
             hook_sockets: self.hook_sockets.clone(),
+            tmux_ids: self.tmux_ids.clone(),
         };
         let (actor, _) = Actor::spawn_linked(None, SessionActor, args, myself.get_cell())
             .await

@@ -362,6 +362,7 @@ mod tests {
             restarts: 0,
             last_exit: None,
             agent_session: None,
+            tmux: None,
         };
         let chunk = OutputChunk {
             pane,

@@ -9,6 +9,7 @@ mod hibernate;
 mod prompt;
 mod resolve;
 mod search;
+mod tmux;
 mod wait;
 
 use crate::actors::pane::PaneMsg;
@@ -32,6 +33,8 @@ use tokio_util::sync::CancellationToken;
 
 pub struct Handler {
     pub supervisor: ActorRef<SupervisorMsg>,
+    /// The ids fugue's tmux hands out (`tmux`).
+    pub tmux_ids: crate::bridge::Ids,
     /// What clients make the daemon hold, all connections together.
     pub memory: Arc<Budget>,
     /// Every connected client (to cut the largest when `memory` runs out).
@@ -91,6 +94,7 @@ impl Handler {
             Rq::SendPrompt(r) => Response::SendPrompt(self.send_prompt(r).await?),
             Rq::HibernatePane(r) => Response::HibernatePane(self.hibernate_pane(&r.pane).await?),
             Rq::WakePane(r) => Response::WakePane(self.wake_pane(&r.pane).await?),
+            Rq::Tmux(r) => Response::Tmux(self.tmux(conn, r).await?),
             // Answered by the connection itself, which knows its requests.
             Rq::Cancel(_) => return Err(ErrorReply::internal("cancel is handled by the connection")),
             Rq::SetSizePolicy(r) => {
@@ -276,7 +280,16 @@ impl Handler {
 
     async fn create_pane(&self, spec: SpawnSpec) -> Result<PaneInfo, ErrorReply> {
         let session = self.session(&spec.session).await?;
-        let handle = ask(&session.actor, |reply| SessionMsg::CreatePane { spec, reply }, SESSION).await??;
+        let handle = ask(
+            &session.actor,
+            |reply| SessionMsg::CreatePane {
+                spec,
+                tmux: None,
+                reply,
+            },
+            SESSION,
+        )
+        .await??;
         Ok(handle.info)
     }
 

@@ -48,6 +48,14 @@ impl Handler {
         .await?
     }
 
+    /// The id of the session named exactly `name`, if there is one.
+    pub(super) async fn session_id(&self, name: &str) -> Option<fugue_protocol::SessionId> {
+        let sessions = ask(&self.supervisor, SupervisorMsg::ListSessions, SUPERVISOR)
+            .await
+            .ok()?;
+        sessions.into_iter().find(|s| s.name == name).map(|s| s.id)
+    }
+
     /// Resolves a pane target to a handle for acting on the pane directly.
     pub async fn pane(&self, target: &str) -> Result<PaneHandle, ErrorReply> {
         let (session, lookup) = match PaneTarget::parse(target)? {

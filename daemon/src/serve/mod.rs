@@ -172,11 +172,13 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
     };
     let memory = crate::budget::Budget::new("the daemon's client memory", config.client_memory);
     let hook_sockets = HookSockets::default();
+    let tmux_ids = crate::bridge::Ids::default();
     let args = SupervisorArgs {
         config: config.clone(),
         store: store.clone(),
         memory: memory.clone(),
         hook_sockets: hook_sockets.clone(),
+        tmux_ids: tmux_ids.clone(),
     };
     let (supervisor, supervisor_task) = Actor::spawn(None, SupervisorActor, args)
         .await
@@ -196,6 +198,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
     crate::notify::start(config.notify_config.clone(), config.socket.clone(), supervisor.clone()).await;
     let handler = Arc::new(Handler {
         supervisor: supervisor.clone(),
+        tmux_ids,
         memory,
         clients: Default::default(),
         shutdown: shutdown.clone(),

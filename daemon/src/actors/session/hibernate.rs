@@ -113,7 +113,9 @@ impl SessionState {
             (None, None) => return Err(ErrorReply::invalid(format!("pane {id} has no agent session to resume"))),
         };
         let launch = self.launch(&spec)?;
-        let started = self.start(myself, id, &launch, spec.shell, &pane.output).await?;
+        let started = self
+            .start(myself, id, &launch, spec.shell, &pane.output, pane.info.tmux.as_ref())
+            .await?;
         let pane = &mut self.panes[index];
         pane.run(started, "woken");
         let info = pane.info();

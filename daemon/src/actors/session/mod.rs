@@ -120,6 +120,9 @@ pub enum PaneLookup {
 pub enum SessionMsg {
     CreatePane {
         spec: SpawnSpec,
+        /// Where fugue's tmux places it; `None`: a place of its own when the
+        /// bridge is on for it.
+        tmux: Option<fugue_protocol::TmuxPlace>,
         reply: RpcReplyPort<Result<PaneHandle, ErrorReply>>,
     },
     /// Start the agent pane `pane` ran again on its recorded session, as a new pane.
@@ -149,6 +152,13 @@ pub enum SessionMsg {
     RenamePane {
         id: PaneId,
         title: String,
+        reply: RpcReplyPort<Result<PaneInfo, ErrorReply>>,
+    },
+    /// Fugue's tmux moved a pane, renamed its window or session, or changed
+    /// its window's layout.
+    SetTmux {
+        id: PaneId,
+        place: fugue_protocol::TmuxPlace,
         reply: RpcReplyPort<Result<PaneInfo, ErrorReply>>,
     },
     Reorder {
@@ -255,6 +265,8 @@ pub struct SessionArgs {
     pub events: EventBus,
     pub store: Store,
     pub hook_sockets: HookSockets,
+    /// The ids fugue's tmux hands out (one set for the daemon).
+    pub tmux_ids: crate::bridge::Ids,
 }
 
 struct PaneEntry {
@@ -407,8 +419,8 @@ impl Actor for SessionActor {
         state: &mut SessionState,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            SessionMsg::CreatePane { spec, reply } => {
-                let result = state.create_pane(&myself, spec).await;
+            SessionMsg::CreatePane { spec, tmux, reply } => {
+                let result = state.create_pane(&myself, spec, tmux).await;
                 let _ = reply.send(result);
             }
             SessionMsg::ResumeAgent { pane, reply } => {
@@ -435,6 +447,9 @@ impl Actor for SessionActor {
             }
             SessionMsg::RenamePane { id, title, reply } => {
                 let _ = reply.send(state.rename_pane(id, title));
+            }
+            SessionMsg::SetTmux { id, place, reply } => {
+                let _ = reply.send(state.set_tmux(id, place));
             }
             SessionMsg::Respawn(id) => state.respawn(&myself, id).await,
             SessionMsg::Checkpoint => state.checkpoint(),

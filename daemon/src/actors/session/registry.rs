@@ -54,6 +54,13 @@ impl SessionState {
         Ok(info)
     }
 
+    pub(super) fn set_tmux(&mut self, id: PaneId, place: fugue_protocol::TmuxPlace) -> Result<PaneInfo, ErrorReply> {
+        let index = self.find(&PaneLookup::Id(id))?;
+        self.panes[index].info.tmux = Some(place);
+        self.persist(index);
+        Ok(self.panes[index].info())
+    }
+
     /// Applies a new order only if it names every pane exactly once.
     pub(super) fn reorder(&mut self, targets: &[String]) -> Result<Vec<PaneInfo>, ErrorReply> {
         let mut order = Vec::with_capacity(targets.len());

@@ -61,7 +61,10 @@ impl SessionState {
         let pane = &self.panes[index];
         let spec = Self::spec_to_rerun(&pane.spec, &pane.info());
         let started = match self.launch(&spec) {
-            Ok(launch) => self.start(myself, id, &launch, spec.shell, &pane.output).await,
+            Ok(launch) => {
+                self.start(myself, id, &launch, spec.shell, &pane.output, pane.info.tmux.as_ref())
+                    .await
+            }
             Err(err) => Err(err),
         };
         let pane = &mut self.panes[index];

@@ -9,6 +9,14 @@ impl SessionState {
     pub(super) async fn restore(&mut self, myself: &ActorRef<SessionMsg>, panes: Vec<RestoredPane>) -> RestoreCounts {
         let mut counts = RestoreCounts::default();
         for pane in panes {
+            let place = match &pane {
+                RestoredPane::Recorded(recorded) => recorded.0.info.tmux.as_ref(),
+                RestoredPane::Handed(handed) => handed.info.tmux.as_ref(),
+            };
+            if let Some(place) = place {
+                // Its tmux ids are never handed out again.
+                self.args.tmux_ids.observe(self.args.id, place);
+            }
             match pane {
                 RestoredPane::Recorded(recorded) => {
                     let (record, saved) = *recorded;
@@ -149,7 +157,10 @@ impl SessionState {
         let started = match restart {
             // An agent CLI that recorded its session comes back on it.
             true => match self.launch(&Self::spec_to_rerun(&spec, &info)) {
-                Ok(launch) => self.start(myself, id, &launch, spec.shell, &output).await,
+                Ok(launch) => {
+                    self.start(myself, id, &launch, spec.shell, &output, info.tmux.as_ref())
+                        .await
+                }
                 Err(err) => Err(err),
             },
             false => Err(ErrorReply::internal("not restarted")),

@@ -3,6 +3,7 @@
 //! process, and resuming an agent CLI on its recorded session.
 
 use super::*;
+use fugue_protocol::TmuxPlace;
 
 impl SessionState {
     pub(super) async fn resume_agent(
@@ -35,7 +36,9 @@ starting; Codex and Gemini CLI through their hooks)"
         }
         let spec = resumed_spec(&entry.spec, &info)
             .ok_or_else(|| ErrorReply::invalid(format!("{} has no resume command", session.agent.as_str())))?;
-        self.create_pane(myself, spec).await
+        // The agent comes back where it was in fugue's tmux.
+        let tmux = info.tmux.clone();
+        self.create_pane(myself, spec, tmux).await
     }
 
     /// What a pane runs when its process is started again (its restart policy,
@@ -49,6 +52,7 @@ starting; Codex and Gemini CLI through their hooks)"
         &mut self,
         myself: &ActorRef<SessionMsg>,
         spec: SpawnSpec,
+        tmux: Option<TmuxPlace>,
     ) -> Result<PaneHandle, ErrorReply> {
         self.check_running_cap()?;
         let config = self.args.config.clone();
@@ -68,12 +72,19 @@ starting; Codex and Gemini CLI through their hooks)"
             let work = move || output.keep_log_in(&path);
             tokio::spawn(crate::sync::off_runtime(&crate::sync::FILE_WORK, work));
         }
-        let started = self.start(myself, id, &launch, spec.shell, &output).await?;
         let title = spec
             .title
             .clone()
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| default_title(&launch.display_command));
+        let tmux = tmux.or_else(|| {
+            crate::bridge::wants_bridge(&launch, config.tmux_bridge).then(|| {
+                crate::bridge::root_place(&self.args.tmux_ids, self.args.id, &self.args.name, &title, launch.size)
+            })
+        });
+        let started = self
+            .start(myself, id, &launch, spec.shell, &output, tmux.as_ref())
+            .await?;
         let info = PaneInfo {
             id,
             session_id: self.args.id,
@@ -94,6 +105,7 @@ starting; Codex and Gemini CLI through their hooks)"
             restarts: 0,
             last_exit: None,
             agent_session: None,
+            tmux,
         };
         // pid_start is read by the store's writer, off the request path.
         self.add_pane(info.clone(), spec, started, output, None);
@@ -153,16 +165,22 @@ starting; Codex and Gemini CLI through their hooks)"
         launch: &Launch,
         shell: bool,
         output: &Arc<PaneOutput>,
+        tmux: Option<&TmuxPlace>,
     ) -> Result<Started, ErrorReply> {
         let config = &self.args.config;
         let hook_token = hooks::new_hook_token();
         output.process_starting();
-        let extra_env = vec![
+        let mut extra_env = vec![
             ("FUGUE_SOCKET".to_string(), config.socket.display().to_string()),
             ("FUGUE_SESSION".to_string(), self.args.name.clone()),
             ("FUGUE_PANE".to_string(), id.to_string()),
             (hooks::HOOK_TOKEN_VAR.to_string(), hook_token.clone()),
         ];
+        if let (Some(place), Some(runtime)) = (tmux, config.socket.parent()) {
+            if !crate::agent::detect::is_sandboxed(&launch.display_command) {
+                extra_env.extend(crate::bridge::bridge_env(runtime, place, launch));
+            }
+        }
         let typed = pty::typed_input(launch);
         let size = output.size();
         let command = launch.display_command.clone();

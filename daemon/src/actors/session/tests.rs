@@ -54,6 +54,7 @@ async fn session(max_running: usize) -> Session {
         events: EventBus::new(Budget::new("events", 1 << 20)),
         store: Store::disabled(),
         hook_sockets: Default::default(),
+        tmux_ids: Default::default(),
     };
     let (actor, _) = Actor::spawn(None, SessionActor, args).await.unwrap();
     Session {
@@ -84,7 +85,12 @@ fn sleeper(title: &str) -> SpawnSpec {
 
 async fn create(session: &Session, title: &str) -> Result<PaneHandle, ErrorReply> {
     let spec = sleeper(title);
-    call(&session.actor, |reply| SessionMsg::CreatePane { spec, reply }).await
+    call(&session.actor, |reply| SessionMsg::CreatePane {
+        spec,
+        tmux: None,
+        reply,
+    })
+    .await
 }
 
 async fn titles(session: &Session) -> Vec<String> {

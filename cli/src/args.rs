@@ -65,10 +65,10 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// tmux's command line on fugue's panes (`fugue tmux new-session -d -s app`,
-    /// `split-window`, `send-keys`, `capture-pane -p`, ...): what a bridged
-    /// pane's programs run as `tmux`. The commands and flags it takes are in
-    /// docs/tmux.md.
+    /// Run a tmux command line on fugue's panes (`fugue tmux new-session -d -s
+    /// app`, `split-window`, `send-keys`, `capture-pane -p`, ...): what a
+    /// bridged pane's programs run as `tmux`. The commands and flags it takes
+    /// are in docs/tmux.md.
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Tmux {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

@@ -122,6 +122,49 @@ pub struct PaneView {
     /// The agent CLI's own session (`fugue resume` starts it again).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_session: Option<AgentSessionView>,
+    /// Where it sits in fugue's tmux, when it has a place there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tmux: Option<TmuxPlaceView>,
+}
+
+/// A pane's place in fugue's tmux (`fugue tmux`, the bridge): tmux's names
+/// and ids for it, and the pane whose program made it.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct TmuxPlaceView {
+    /// The tmux server: its `-L`/`-S` label, or `default`.
+    pub server: String,
+    pub session: String,
+    /// `$N`.
+    pub session_id: String,
+    /// `@N`.
+    pub window_id: String,
+    pub window: String,
+    /// How the window lays its panes out: tiled, main-vertical, ...
+    pub layout: String,
+    /// `%N`: what `TMUX_PANE` holds in it.
+    pub pane_id: String,
+    /// Made through tmux (its kill commands may end it), not by fugue for a person.
+    pub made_by_tmux: bool,
+    /// The pane whose program made it (a lead agent, for its teammates).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+}
+
+impl From<&fugue_protocol::TmuxPlace> for TmuxPlaceView {
+    fn from(place: &fugue_protocol::TmuxPlace) -> Self {
+        Self {
+            server: place.server.clone(),
+            session: place.session.clone(),
+            session_id: format!("${}", place.session_id),
+            window_id: format!("@{}", place.window_id),
+            window: place.window_name.clone(),
+            layout: place.layout.clone(),
+            pane_id: format!("%{}", place.pane_id),
+            made_by_tmux: place.made_by_tmux,
+            parent: place.parent.map(|p| p.to_string()),
+        }
+    }
 }
 
 /// An agent CLI's own session, recorded with its pane.
@@ -184,6 +227,7 @@ impl From<&PaneInfo> for PaneView {
                 id: s.id.clone(),
                 conversation: s.conversation,
             }),
+            tmux: info.tmux.as_ref().map(TmuxPlaceView::from),
         }
     }
 }

@@ -46,6 +46,12 @@ struct Args {
     /// "none": none). Default: $XDG_CONFIG_HOME/fugue/config.toml.
     #[arg(long, value_name = "PATH")]
     config: Option<PathBuf>,
+    /// Which panes get the tmux bridge (`TMUX`, `TMUX_PANE` and a `tmux` that
+    /// reaches fugue) when their environment says nothing
+    /// (`FUGUE_TMUX_BRIDGE=1`/`0`): agent CLIs, all, or off. Sandboxed panes
+    /// never get it. See docs/tmux.md.
+    #[arg(long, value_enum, default_value = "agents")]
+    tmux_bridge: fugue_daemon::bridge::BridgeDefault,
     /// Live upgrade (internal): take over the state handed over on this descriptor.
     #[arg(long, hide = true, value_name = "FD")]
     handover_fd: Option<i32>,
@@ -154,6 +160,7 @@ fn main() -> ExitCode {
     config.max_running_panes = args.max_panes;
     config.kill_grace = args.kill_grace;
     config.keep_orphans = args.keep_orphans;
+    config.tmux_bridge = args.tmux_bridge;
     config.client_memory = (args.client_memory as usize) << 20;
     config.args = upgrade_args();
     if claimed.activated && !args.activated_socket {

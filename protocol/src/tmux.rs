@@ -539,6 +539,43 @@ pub fn parse_extent(text: &str, whole: u16) -> Result<u16, ParseError> {
     }
 }
 
+/// The reference table of docs/tmux.md: each command, the flags it takes,
+/// those it takes as hints only, and what it does. Any other flag or command
+/// is refused.
+pub fn reference_table() -> String {
+    let mut out = String::from("| command | flags | hints only | what fugue does |\n| --- | --- | --- | --- |\n");
+    for spec in COMMANDS {
+        let name = match spec.alias {
+            "" => format!("`{}`", spec.name),
+            alias => format!("`{}` (`{alias}`)", spec.name),
+        };
+        let mut flags = Vec::new();
+        let mut hints = Vec::new();
+        let chars: Vec<char> = spec.template.chars().collect();
+        for (i, c) in chars.iter().enumerate() {
+            if *c == ':' {
+                continue;
+            }
+            let flag = match chars.get(i + 1) == Some(&':') {
+                true => format!("`-{c} X`"),
+                false => format!("`-{c}`"),
+            };
+            match spec.hints.contains(*c) {
+                true => hints.push(flag),
+                false => flags.push(flag),
+            }
+        }
+        let list = |v: Vec<String>| if v.is_empty() { "".to_string() } else { v.join(" ") };
+        out.push_str(&format!(
+            "| {name} | {} | {} | {} |\n",
+            list(flags),
+            list(hints),
+            spec.does
+        ));
+    }
+    out
+}
+
 impl Validate for rq::Tmux {
     fn validate(&self) -> Result<(), ErrorReply> {
         if self.argv.len() > MAX_ARGS {
@@ -700,6 +737,29 @@ mod tests {
         assert_eq!(parse_extent("42", 200).unwrap(), 42);
         assert!(parse_extent("300%", 10).is_err());
         assert!(parse_extent("x", 10).is_err());
+    }
+
+    /// docs/tmux.md holds the table of commands as [`COMMANDS`] says;
+    /// `FUGUE_WRITE_DOCS=1` writes it again.
+    #[test]
+    fn the_docs_table_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/tmux.md");
+        let text = std::fs::read_to_string(path).unwrap();
+        let (begin, end) = (
+            "<!-- commands: written by the protocol's tests -->\n",
+            "<!-- end of commands -->",
+        );
+        let start = text.find(begin).expect("docs/tmux.md has the commands marker") + begin.len();
+        let stop = text.find(end).expect("docs/tmux.md has the end marker");
+        let table = reference_table();
+        if text[start..stop] == table {
+            return;
+        }
+        if std::env::var_os("FUGUE_WRITE_DOCS").is_some() {
+            std::fs::write(path, format!("{}{table}{}", &text[..start], &text[stop..])).unwrap();
+            return;
+        }
+        panic!("docs/tmux.md's table of commands is stale: run FUGUE_WRITE_DOCS=1 cargo test -p fugue-protocol tmux");
     }
 
     #[test]

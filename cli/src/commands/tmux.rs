@@ -31,7 +31,24 @@ fn environment() -> Vec<EnvVar> {
         .collect()
 }
 
+/// What `fugue tmux --help` prints (tmux has no `--help`; fugue's commands do).
+fn usage() -> String {
+    let commands: Vec<&str> = tmux::COMMANDS.iter().map(|c| c.name).collect();
+    format!(
+        "Run a tmux command line on fugue's panes, as tmux would.\n\n\
+Usage: fugue tmux [-L NAME | -S PATH] COMMAND [FLAGS] [ARGS] [; COMMAND ...]\n\n\
+Commands: {}.\n\n\
+A bridged pane's programs run it as `tmux`. Each command's flags, the servers\n\
+(-L/-S are labels) and what differs from tmux: docs/tmux.md.\n",
+        commands.join(", ")
+    )
+}
+
 pub async fn run(ctx: &Context<'_>, args: &[String]) -> Result<ExitCode, ClientError> {
+    if matches!(args.first().map(String::as_str), Some("--help" | "-h" | "help")) {
+        print!("{}", usage());
+        return Ok(ExitCode::SUCCESS);
+    }
     // `-V` needs no daemon (libtmux asks it before each listing), and a line
     // fugue's tmux cannot take is refused before connecting.
     match tmux::parse(args) {

@@ -35,6 +35,7 @@ mod sandbox;
 mod screen;
 mod sessions;
 mod slow_client;
+mod tmux_bridge;
 mod top;
 mod transports;
 mod upgrade;

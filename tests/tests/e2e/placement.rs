@@ -200,6 +200,12 @@ const PLACEMENT: &[(&str, At, At, At)] = &[
         Is("POST /api/panes/{pane}/wake"),
     ),
     (
+        "Tmux",
+        Is("fugue tmux"),
+        Not("an agent drives panes with fugue's own typed tools; tmux's command line is for programs that speak only tmux"),
+        Not("the page and scripts have typed routes; tmux's command line is for programs that speak only tmux"),
+    ),
+    (
         "Cancel",
         Not("sent by the client library when a caller stops waiting (Ctrl-C)"),
         Not("a cancelled MCP request cancels its daemon request"),

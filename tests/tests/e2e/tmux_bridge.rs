@@ -1,0 +1,300 @@
+//! fugue speaks tmux (docs/tmux.md): libtmux drives `fugue tmux` as it drives
+//! tmux; a bridged pane's `tmux` opens panes beside it that are ordinary fugue
+//! panes with their place and parent; tmux's kill commands end only what tmux
+//! made; no pane can claim another as its parent; ids stay across a live
+//! upgrade; what fugue's tmux does not take is refused in one line.
+
+use fugue_client::protocol::requests as rq;
+use fugue_client::protocol::PaneCaller;
+use fugue_tests::{bin, Daemon};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// `fugue --socket OURS tmux ARGS...` (stdout, stderr, exit code).
+fn tmux(daemon: &Daemon, args: &[&str]) -> (String, String, i32) {
+    let mut all = vec!["tmux"];
+    all.extend_from_slice(args);
+    let out = daemon.cli(&all);
+    (out.stdout, out.stderr, out.status.code().unwrap_or(-1))
+}
+
+fn tmux_ok(daemon: &Daemon, args: &[&str]) -> String {
+    let (stdout, stderr, code) = tmux(daemon, args);
+    assert_eq!(code, 0, "tmux {args:?} failed: {stderr}");
+    stdout.trim().to_string()
+}
+
+/// The panes of `session`, as `fugue panes --json` shows them.
+fn panes(daemon: &Daemon, session: &str) -> Vec<Value> {
+    daemon
+        .cli(&["--json", "panes", session])
+        .json()
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn pane_with_tmux_id<'a>(panes: &'a [Value], id: &str) -> Option<&'a Value> {
+    panes.iter().find(|p| p["tmux"]["pane_id"] == id)
+}
+
+/// A `tmux` for programs outside any pane: this test's daemon's `fugue tmux`.
+fn tmux_bin(daemon: &Daemon) -> PathBuf {
+    let path = daemon.dir.path().join("tmux");
+    let script = format!(
+        "#!/bin/sh\nexec '{}' --socket '{}' tmux \"$@\"\n",
+        bin("fugue").display(),
+        daemon.socket.display()
+    );
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[test]
+fn libtmux_drives_fugue_tmux_as_it_drives_tmux() {
+    fugue_tests::require!("tests/tmux-clients/venv/bin/python");
+    let daemon = Daemon::start();
+    let clients = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tmux-clients");
+    let out = Command::new(clients.join("venv/bin/python"))
+        .arg(clients.join("libtmux_flow.py"))
+        .arg(tmux_bin(&daemon))
+        .arg("fuguetest")
+        .env("HOME", daemon.dir.path())
+        .env_remove("TMUX")
+        .env_remove("FUGUE_PANE")
+        .current_dir(daemon.dir.path())
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "libtmux failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    assert_eq!(
+        seen["version"], "3.6",
+        "libtmux reads `tmux -V` (3.6a) as its version: {seen}"
+    );
+    assert_eq!(seen["sessions"], serde_json::json!(["work"]), "{seen}");
+    assert_eq!(seen["windows"], serde_json::json!(["main", "second"]), "{seen}");
+    assert_eq!(seen["window_panes"].as_array().map(Vec::len), Some(2), "{seen}");
+    let captured = seen["captured"].as_array().unwrap();
+    assert!(captured.iter().any(|l| l == "hello-from-libtmux"), "{seen}");
+    assert_eq!(seen["after_kill_pane"].as_array().map(Vec::len), Some(1), "{seen}");
+    assert_eq!(seen["after_kill_window"], serde_json::json!(["main"]), "{seen}");
+    assert_eq!(seen["has_session_after_kill"], false, "{seen}");
+    // The panes were fugue panes of the server's own session, and are gone.
+    assert!(
+        panes(&daemon, "tmux-fuguetest").is_empty(),
+        "kill-server left panes behind"
+    );
+}
+
+/// A bridged pane (`FUGUE_TMUX_BRIDGE=1`) running `script` in session `session`.
+fn bridged(daemon: &Daemon, session: &str, script: &str) -> String {
+    daemon
+        .cli(&[
+            "run",
+            "-s",
+            session,
+            "-e",
+            "FUGUE_TMUX_BRIDGE=1",
+            "--no-shell",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ])
+        .ok()
+}
+
+#[test]
+fn a_bridged_panes_tmux_opens_panes_beside_it_and_kills_only_its_own() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "work"]).ok();
+    // A person's pane in the same session, without the bridge (not an agent).
+    let person = daemon
+        .cli(&["run", "-s", "work", "--no-shell", "--", "sleep", "600"])
+        .ok();
+    let lead = bridged(
+        &daemon,
+        "work",
+        r#"echo "shim=$(command -v tmux) pane=$TMUX_PANE"
+tmux display -p 'me=#{pane_id} session=#{session_name} window=#{window_id}'
+child=$(tmux split-window -d -h -P -F '#{pane_id}' -- 'sleep 600')
+echo "child=$child"
+tmux list-panes -F 'listed #{pane_id} #{pane_width}x#{pane_height}'
+tmux kill-pane -t "$TMUX_PANE" 2>&1; echo "kill-own=$?"
+echo step-one
+read go
+tmux kill-server; echo "kill-server=$?"
+tmux list-panes -F 'left #{pane_id}'
+echo step-two
+sleep 600"#,
+    );
+    let text = daemon.wait_text(&lead, "step-one");
+    let field = |name: &str| -> String {
+        text.lines()
+            .find_map(|l| l.split_whitespace().find_map(|w| w.strip_prefix(&format!("{name}="))))
+            .unwrap_or_else(|| panic!("no {name}= in:\n{text}"))
+            .to_string()
+    };
+    assert!(field("shim").ends_with("/tmux-bridge/tmux"), "{text}");
+    let (me, child) = (field("pane"), field("child"));
+    assert_eq!(field("me"), me, "TMUX_PANE is the pane's own id: {text}");
+    assert_eq!(field("session"), "work", "{text}");
+    assert!(
+        text.contains(&format!("listed {me} 59x40")),
+        "the lead gave up half its 120 columns: {text}"
+    );
+    assert!(text.contains(&format!("listed {child} 60x40")), "{text}");
+    assert!(
+        text.contains("fugue started it") && text.contains("kill-own=1"),
+        "{text}"
+    );
+
+    let listed = panes(&daemon, "work");
+    let lead_view = pane_with_tmux_id(&listed, &me).expect("the lead has a place");
+    let child_view = pane_with_tmux_id(&listed, &child).expect("the child is a fugue pane of the lead's session");
+    assert_eq!(lead_view["tmux"]["made_by_tmux"], false);
+    assert_eq!(child_view["tmux"]["made_by_tmux"], true);
+    assert_eq!(
+        child_view["tmux"]["parent"], lead_view["id"],
+        "the child's parent is the lead"
+    );
+    assert_eq!(
+        child_view["tmux"]["window_id"], lead_view["tmux"]["window_id"],
+        "side by side"
+    );
+    assert_eq!(
+        child_view["command"],
+        serde_json::json!(["sleep", "600"]),
+        "started directly"
+    );
+    let person_view = listed
+        .iter()
+        .find(|p| p["id"].as_str().unwrap().starts_with(&person))
+        .unwrap();
+    assert!(
+        person_view.get("tmux").is_none(),
+        "no bridge for a person's pane: {person_view}"
+    );
+
+    daemon.cli(&["write", &lead, "go\n"]).ok();
+    let text = daemon.wait_text(&lead, "step-two");
+    assert!(text.contains("kill-server=0"), "{text}");
+    assert!(
+        text.contains(&format!("left {me}")) && !text.contains(&format!("left {child}")),
+        "{text}"
+    );
+    let listed = panes(&daemon, "work");
+    assert!(pane_with_tmux_id(&listed, &child).is_none(), "the child was ended");
+    let person_view = listed
+        .iter()
+        .find(|p| p["id"].as_str().unwrap().starts_with(&person))
+        .unwrap();
+    assert_eq!(person_view["status"], "running", "a person's pane is untouched");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_pane_can_claim_another_as_its_parent() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "work"]).ok();
+    let lead = bridged(&daemon, "work", "echo lead-ready; sleep 600");
+    daemon.wait_text(&lead, "lead-ready");
+    let lead_id = daemon.cli(&["--json", "status", &lead]).json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Another bridged pane names the lead as its own pane: its token is not the lead's.
+    let script = format!("FUGUE_PANE={lead_id} tmux split-window -d -- sleep 600; echo rc=$?; sleep 600");
+    let other = bridged(&daemon, "work", &script);
+    let text = daemon.wait_text(&other, "rc=");
+    assert!(
+        text.contains("FUGUE_PANE_TOKEN is not pane") && text.contains("rc=1"),
+        "{text}"
+    );
+    // And a client that guesses a token.
+    let client = daemon.client().await;
+    let forged = client
+        .call(rq::Tmux {
+            argv: vec!["split-window".into(), "-d".into()],
+            caller: Some(PaneCaller {
+                pane: lead_id.clone(),
+                token: "0".repeat(32),
+            }),
+            cwd: "/".into(),
+            env: Vec::new(),
+        })
+        .await
+        .unwrap_err();
+    assert!(forged.to_string().contains("FUGUE_PANE_TOKEN"), "{forged}");
+    assert_eq!(panes(&daemon, "work").len(), 2, "nothing was made");
+}
+
+#[test]
+fn tmux_ids_stay_across_a_live_upgrade() {
+    let daemon = Daemon::start();
+    let made = tmux_ok(&daemon, &["new-session", "-d", "-s", "keep", "-P", "-F", "#{pane_id}"]);
+    let split = tmux_ok(
+        &daemon,
+        &[
+            "split-window",
+            "-t",
+            "keep",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "--",
+            "sleep 600",
+        ],
+    );
+    let format = [
+        "list-panes",
+        "-a",
+        "-F",
+        "#{session_id} #{window_id} #{pane_id} #{pane_index}",
+    ];
+    let before = tmux_ok(&daemon, &format);
+    assert!(before.contains(&made) && before.contains(&split), "{before}");
+    let upgraded = daemon.cli(&["daemon", "upgrade"]).ok();
+    assert!(upgraded.starts_with("upgraded in place"), "{upgraded}");
+    assert_eq!(tmux_ok(&daemon, &format), before, "same sessions, windows and panes");
+    // No id is handed out twice.
+    let next = tmux_ok(&daemon, &["split-window", "-t", &split, "-P", "-F", "#{pane_id}"]);
+    let number = |id: &str| id.trim_start_matches('%').parse::<u32>().unwrap();
+    assert!(number(&next) > number(&split), "{next} after {split}");
+}
+
+#[test]
+fn what_fugues_tmux_does_not_take_is_refused_in_one_line() {
+    let daemon = Daemon::start();
+    assert_eq!(tmux_ok(&daemon, &["-V"]), "tmux 3.6a");
+    let (_, err, code) = tmux(&daemon, &["pipe-pane", "-t", "x", "cat"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("unknown command: pipe-pane") && err.contains("split-window"),
+        "{err}"
+    );
+    let (_, err, code) = tmux(&daemon, &["new-session", "-d", "-Z"]);
+    assert!(code == 1 && err.contains("-Z is not supported"), "{err}");
+    let (_, err, code) = tmux(&daemon, &["-C", "ls"]);
+    assert!(code == 1 && err.contains("control mode"), "{err}");
+    let (_, err, code) = tmux(&daemon, &["ls"]);
+    assert!(code == 1 && err.starts_with("no server running"), "{err}");
+    // A name tmux allows and fugue does not: mapped, not refused.
+    tmux_ok(&daemon, &["new-session", "-d", "-s", "my app.v2"]);
+    assert_eq!(tmux_ok(&daemon, &["ls", "-F", "#{session_name}"]), "my_app_v2");
+    let (_, err, code) = tmux(&daemon, &["has-session", "-t", "nope"]);
+    assert_eq!((err.trim(), code), ("can't find session: nope", 1));
+    let (_, err, code) = tmux(&daemon, &["capture-pane", "-t", "my_app_v2"]);
+    assert!(code == 1 && err.contains("only -p"), "{err}");
+    // The first failing command ends the chain, as in tmux.
+    let (out, _, code) = tmux(&daemon, &["has-session", "-t", "nope", ";", "display", "-p", "after"]);
+    assert_eq!((out.as_str(), code), ("", 1));
+    tmux_ok(&daemon, &["kill-server"]);
+}

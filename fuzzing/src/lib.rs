@@ -11,6 +11,7 @@ pub mod handover;
 pub mod output_path;
 pub mod plain_lines;
 pub mod requests;
+pub mod tmux_args;
 pub mod wait_pattern;
 
 /// A pane's output limits, small enough that a fuzz input reaches every cap
@@ -36,4 +37,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("wait_pattern", wait_pattern::run),
     ("git_diff", git_diff::run),
     ("handover", handover::run),
+    ("tmux_args", tmux_args::run),
 ];

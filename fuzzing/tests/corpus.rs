@@ -88,3 +88,8 @@ fn git_diff() {
 fn handover() {
     replay("handover");
 }
+
+#[test]
+fn tmux_args() {
+    replay("tmux_args");
+}

@@ -8,7 +8,11 @@
 //! So the queries fugue answers are removed on the way out, leaving one answer
 //! whether zero or five clients are attached. Clipboard writes (OSC 52) are
 //! removed too unless the user allowed them: any program in the pane could
-//! otherwise set the user's clipboard.
+//! otherwise set the user's clipboard. So is tmux's passthrough (`ESC P tmux;
+//! ... ESC \\`), which programs that believe they run in tmux (a bridged
+//! pane's) wrap notifications and clipboard writes in: meant for the terminal
+//! around tmux, it would carry anything, unfiltered, to the terminal around a
+//! person's tmux.
 //!
 //! Everything else passes unchanged and in order, across any chunk split.
 
@@ -47,7 +51,16 @@ enum State {
     Dropping,
     /// After ESC inside an OSC 52: `\` ends it.
     DroppingEscape,
+    /// After ESC P, holding what may be `tmux;`.
+    DcsPrefix,
+    /// Inside tmux passthrough, dropping it (ESC inside is doubled).
+    Passthrough,
+    /// After ESC inside tmux passthrough: ESC is a doubled one, `\` the end.
+    PassthroughEscape,
 }
+
+/// How tmux's passthrough begins.
+const TMUX_PASSTHROUGH: &[u8] = b"\x1bPtmux;";
 
 impl OutputFilter {
     /// A filter that lets clipboard writes through when `allow_clipboard`.
@@ -91,6 +104,19 @@ impl OutputFilter {
             }
             (State::Escape, b'[') => self.hold(byte, State::Csi),
             (State::Escape, b']') => self.hold(byte, State::OscNumber),
+            (State::Escape, b'P') => self.hold(byte, State::DcsPrefix),
+            (State::DcsPrefix, _) if TMUX_PASSTHROUGH.get(self.held.len()) == Some(&byte) => {
+                if self.held.len() + 1 < TMUX_PASSTHROUGH.len() {
+                    return self.hold(byte, State::DcsPrefix);
+                }
+                self.held.clear();
+                State::Passthrough
+            }
+            (State::Passthrough, 0x1b) => State::PassthroughEscape,
+            (State::Passthrough, _) => State::Passthrough,
+            (State::PassthroughEscape, 0x1b) => State::Passthrough,
+            // `\` ends it; a single ESC ends it too, as tmux reads it.
+            (State::PassthroughEscape, _) => State::Ground,
             // DECID, an old spelling of "send device attributes".
             (State::Escape, b'Z') => {
                 self.held.clear();
@@ -138,9 +164,15 @@ impl OutputFilter {
                 State::Ground
             }
             // Anything else: what was held was not something to remove.
-            (State::Escape | State::Csi | State::OscNumber | State::OscQuery | State::OscQueryEscape, _) => {
-                self.release(byte, out)
-            }
+            (
+                State::Escape
+                | State::Csi
+                | State::OscNumber
+                | State::OscQuery
+                | State::OscQueryEscape
+                | State::DcsPrefix,
+                _,
+            ) => self.release(byte, out),
         }
     }
 
@@ -302,6 +334,17 @@ mod tests {
             b"a\x1b]52;c;aGVsbG8=\x07b\x1b]0;title\x07c\x1b]52;;eA==\x1b\\d\x1b[1me\x1b]520;x\x07f\x1b]52;c;\x1b[31mg";
         check(false, stream, b"ab\x1b]0;title\x07cd\x1b[1me\x1b]520;x\x07f\x1b[31mg");
         check(true, stream, stream);
+    }
+
+    #[test]
+    fn tmux_passthrough_never_reaches_a_persons_terminal() {
+        // A clipboard write wrapped for the terminal around tmux, ESC doubled
+        // inside; other DCS (sixel) and text around it are kept.
+        let stream: &[u8] =
+            b"a\x1bPtmux;\x1b\x1b]52;c;aGVsbG8=\x07\x1b\\b\x1bPq#0\x1b\\c\x1bPtmux;\x1b\x1b]9;x\x1b\x1b\\\x1b\\d\x1bPtmu\x1b[1me";
+        let kept: &[u8] = b"ab\x1bPq#0\x1b\\cd\x1bPtmu\x1b[1me";
+        check(false, stream, kept);
+        check(true, stream, kept);
     }
 
     #[test]

@@ -11,6 +11,11 @@
 //!
 //! A streaming scanner: sequences may be split across chunks; payloads are
 //! bounded, a longer one is skipped whole.
+//!
+//! Programs that believe they run in tmux (a bridged pane's `TMUX` says so)
+//! wrap these in tmux's passthrough, `ESC P tmux; ... ESC \\` with each ESC
+//! inside doubled; the scanner reads what is inside as if sent plainly (one
+//! level: passthrough inside passthrough is not unwrapped again).
 
 /// The longest payload read; a longer sequence is skipped.
 const MAX_PAYLOAD: usize = 4096;
@@ -79,7 +84,16 @@ enum State {
     /// Inside an OSC too long to read, until it ends.
     Skipping,
     SkippingEscape,
+    /// After ESC P, matching `tmux;` (how much of it matched so far).
+    DcsPrefix(u8),
+    /// Inside tmux passthrough: bytes go to the inner scanner, ESC ESC as one ESC.
+    Passthrough,
+    /// After ESC inside tmux passthrough: ESC is a doubled one, `\\` the end.
+    PassthroughEscape,
 }
+
+/// What follows `ESC P` in tmux's passthrough.
+const TMUX_PASSTHROUGH: &[u8] = b"tmux;";
 
 #[derive(Debug, Default)]
 pub struct ReportScanner {
@@ -87,6 +101,11 @@ pub struct ReportScanner {
     osc: Vec<u8>,
     /// A kitty notification's title while its body is still to come (`d=0`).
     kitty_title: String,
+    /// What reads the inside of tmux passthrough; `None` until there is some,
+    /// and always in a scanner that is itself inside (no nesting).
+    inner: Option<Box<ReportScanner>>,
+    /// This scanner reads the inside of passthrough: it does not unwrap more.
+    inside: bool,
 }
 
 impl ReportScanner {
@@ -109,6 +128,20 @@ impl ReportScanner {
                     self.osc.clear();
                     State::Osc
                 }
+                (State::Escape, b'P') if !self.inside => State::DcsPrefix(0),
+                (State::DcsPrefix(matched), _) if TMUX_PASSTHROUGH.get(matched as usize) == Some(&byte) => {
+                    match matched as usize + 1 == TMUX_PASSTHROUGH.len() {
+                        true => State::Passthrough,
+                        false => State::DcsPrefix(matched + 1),
+                    }
+                }
+                (State::DcsPrefix(_), 0x1b) => State::Escape,
+                (State::DcsPrefix(_), _) => State::Ground,
+                (State::Passthrough, 0x1b) => State::PassthroughEscape,
+                (State::Passthrough, _) => self.inside(&[byte], &mut found),
+                (State::PassthroughEscape, 0x1b) => self.inside(&[0x1b], &mut found),
+                // The end of the passthrough (or a single ESC, which ends it too).
+                (State::PassthroughEscape, _) => State::Ground,
                 (State::Escape, 0x1b) => State::Escape,
                 (State::Escape, _) => State::Ground,
                 (State::Osc, 0x07) => self.end(&mut found),
@@ -133,6 +166,18 @@ impl ReportScanner {
             };
         }
         found
+    }
+
+    /// `bytes` from inside tmux passthrough, read by the inner scanner.
+    fn inside(&mut self, bytes: &[u8], found: &mut Vec<Report>) -> State {
+        let inner = self.inner.get_or_insert_with(|| {
+            Box::new(ReportScanner {
+                inside: true,
+                ..Default::default()
+            })
+        });
+        found.extend(inner.scan(bytes));
+        State::Passthrough
     }
 
     fn end(&mut self, found: &mut Vec<Report>) -> State {
@@ -330,5 +375,27 @@ mod tests {
             status("\x1b]0;\u{2839} project\x07\x1b]2;a\x05b\x1b\\"),
             vec![Report::Title("\u{2839} project".into()), Report::Title("ab".into())]
         );
+    }
+
+    #[test]
+    fn tmux_passthrough_is_read_as_if_sent_plainly() {
+        // What a program that believes it runs in tmux prints: ESC doubled inside.
+        let wrapped = b"\x1bPtmux;\x1b\x1b]9;built\x07\x1b\\\x1bPtmux;\x1b\x1b]7501;state=working\x1b\x1b\\\x1b\\";
+        let expected = vec![Report::Notice(n("", "built")), Report::Status(ProgramStatus::Working)];
+        assert_eq!(everything(&[wrapped]), expected);
+        let split: Vec<&[u8]> = wrapped.chunks(1).collect();
+        assert_eq!(everything(&split), expected, "split anywhere");
+        // Another DCS reports nothing, and what follows it is read.
+        assert_eq!(
+            everything(&[b"\x1bPq#0;2;0;0;0\x1b\\\x1b]9;after\x07"]),
+            vec![Report::Notice(n("", "after"))]
+        );
+        // Passthrough inside passthrough: the inner scanner unwraps no more
+        // (no third scanner), and reads the OSC after the ESCs as it would
+        // read it plainly.
+        let nested = b"\x1bPtmux;\x1b\x1bPtmux;\x1b\x1b\x1b\x1b]9;deep\x07\x1b\x1b\\\x1b\\";
+        let mut scanner = ReportScanner::default();
+        assert_eq!(scanner.scan(nested), vec![Report::Notice(n("", "deep"))]);
+        assert!(scanner.inner.as_ref().is_some_and(|inner| inner.inner.is_none()));
     }
 }

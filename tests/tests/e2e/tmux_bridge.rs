@@ -298,3 +298,50 @@ fn what_fugues_tmux_does_not_take_is_refused_in_one_line() {
     assert_eq!((out.as_str(), code), ("", 1));
     tmux_ok(&daemon, &["kill-server"]);
 }
+
+/// A program that believes it runs in tmux wraps its notifications (and
+/// clipboard writes) in tmux's passthrough: fugue reads the notification as if
+/// sent plainly, and `fugue attach` (on a real PTY, kept by script(1)) never
+/// writes the passthrough to the person's terminal, `--clipboard` or not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_programs_wrap_in_tmux_passthrough_is_read_and_kept_from_terminals() {
+    use fugue_client::protocol::Event;
+    fugue_tests::require!("script");
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "wrap"]).ok();
+    let client = daemon.client().await;
+    let mut events = client.subscribe().await.unwrap();
+    let script = r"read go; printf 'before\033Ptmux;\033\033]9;built in tmux\007\033\\\033Ptmux;\033\033]52;c;aGk=\007\033\\after\n'; sleep 600";
+    let pane = bridged(&daemon, "wrap", script);
+    // A person's terminal attached, from before the program prints.
+    let typescript = daemon.dir.path().join("typescript");
+    let attach = format!(
+        "{} --socket {} attach --clipboard {pane}",
+        bin("fugue").display(),
+        daemon.socket.display()
+    );
+    let mut terminal = Command::new("script")
+        .args(["-q", "-f", "-c", &attach])
+        .arg(&typescript)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("script");
+    fugue_tests::files::until_file_holds(&typescript, "\x1b[?25h");
+    daemon.cli(&["write", &pane, "go\n"]).ok();
+    let notice = tokio::time::timeout(fugue_tests::DEADLINE, async {
+        loop {
+            if let Some(Event::Notification { body, .. }) = events.recv().await {
+                return body;
+            }
+        }
+    })
+    .await
+    .expect("a notification event");
+    assert_eq!(notice, "built in tmux");
+    let shown = fugue_tests::files::until_file_holds(&typescript, "after");
+    let _ = terminal.kill();
+    let _ = terminal.wait();
+    assert!(shown.contains("beforeafter"), "{shown:?}");
+    assert!(!shown.contains("tmux;") && !shown.contains("]52"), "{shown:?}");
+}

@@ -13,7 +13,6 @@
 //! first failing command ends the chain, as in tmux.
 
 mod commands;
-mod format;
 mod view;
 
 use super::client::Client;
@@ -423,7 +422,7 @@ impl<'a> Call<'a> {
 
     /// `format` expanded for `pane`.
     fn expand(&self, view: &View, pane: Option<&Pane>, format: &str) -> String {
-        format::expand(format, &|name| self.variable(view, pane, name))
+        fugue_protocol::tmux::format::expand(format, &|name| self.variable(view, pane, name))
     }
 }
 

@@ -11,6 +11,8 @@
 //! A flag or command outside it is refused with one line naming what is
 //! supported, never ignored.
 
+pub mod format;
+
 use crate::error::ErrorReply;
 use crate::limits::Validate;
 use crate::requests as rq;

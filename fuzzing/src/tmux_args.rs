@@ -14,7 +14,7 @@ pub fn run(data: &[u8]) {
     let Ok(call) = tmux::parse(&argv) else {
         return;
     };
-    let lookup = |name: &str| (name.len() % 3 != 0).then(|| name.repeat(3));
+    let lookup = |name: &str| (!name.len().is_multiple_of(3)).then(|| name.repeat(3));
     for command in &call.commands {
         for (flag, value) in &command.flags {
             let Some(value) = value else { continue };

@@ -1775,3 +1775,113 @@ async fn claude_code_in_a_sandbox_reports_hooks_is_approved_and_hibernates() {
     });
     container_gone("the sandbox container to go");
 }
+
+/// Claude Code's TUI skill's flow, through fugue's tmux: the model (the stub)
+/// has Claude Code's Bash tool run `tmux new-session -d`, `send-keys` a program
+/// that waits for a line, `capture-pane -p` again and again until the screen
+/// shows it ready, and `kill-session`. Claude Code runs in a fugue pane (the
+/// bridge is on for agent CLIs): the session it opens is a fugue pane of the
+/// agent's session, its parent the agent, in the overview (what `fugue top`
+/// shows) while it runs; the person types the line the program waits for, the
+/// model's poll loop sees it, and the pane is gone with the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_drives_a_tui_through_fugues_tmux() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    let daemon = Daemon::start_offline();
+    let stub = ModelStub::start(&daemon);
+    let mut launch = prepare(Cli::Claude, &stub, daemon.dir.path(), "Drive the app for me. TMUX=app");
+    // The person lets it run tmux (as the skill's users do), nothing else.
+    let prompt = launch.args.pop().expect("the prompt");
+    launch.args.extend(["--allowedTools=Bash(tmux:*)".into(), prompt]);
+    let client = daemon.client().await;
+    let lead = start_in_session(&client, launch.spec("agents")).await;
+    assert!(lead.tmux.is_some(), "an agent CLI's pane is bridged");
+    let lead_id = lead.id.to_string();
+    let _shown = ShownOnFailure(&daemon, &lead_id, &stub);
+
+    let opened = daemon
+        .until_event(
+            "the pane Claude Code opens through tmux",
+            Duration::from_secs(90),
+            || async {
+                let panes = client.list_panes(Some("agents".into())).await.ok()?;
+                panes
+                    .into_iter()
+                    .find(|p| p.tmux.as_ref().is_some_and(|t| t.made_by_tmux && t.session == "app"))
+            },
+        )
+        .await;
+    let place = opened.tmux.clone().expect("a place");
+    assert_eq!(place.parent, Some(lead.id), "its parent is the agent");
+    assert_eq!(opened.size.cols, 120, "-x 120");
+    let id = opened.id.to_string();
+    // What the person sees in `fugue top`: the overview lists it, by the agent.
+    let overview = daemon.cli(&["--json", "overview", "agents"]).json();
+    let listed = overview
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row["id"] == id.as_str() || row["pane"]["id"] == id.as_str())
+        .unwrap_or_else(|| panic!("not in the overview: {overview}"));
+    assert!(listed.to_string().contains("\"session\":\"app\""), "{listed}");
+
+    // The program waits for a line; the model polls its screen meanwhile: a
+    // capture came back without the program ready, and it looks again.
+    daemon.wait_text(&id, "read line");
+    stub.until("a capture of the program not ready yet", DEADLINE * 6, |e| {
+        let text = e["detail"]["text"].as_str()?;
+        (e["event"] == "tmux_result" && text.contains("read line") && !text.contains("ready-go")).then_some(())
+    })
+    .await;
+    daemon.cli(&["write", &id, "go\n"]).ok();
+    let seen = stub
+        .until("the model to see the program ready", DEADLINE * 6, |e| {
+            let text = e["detail"]["text"].as_str()?;
+            (e["event"] == "tmux_result" && text.contains("ready-go")).then(|| text.to_string())
+        })
+        .await;
+    assert!(seen.lines().any(|l| l.trim() == "ready-go"), "{seen}");
+    stub.until("the turn to end", DEADLINE * 6, |e| {
+        (e["event"] == "turn_finished").then_some(())
+    })
+    .await;
+    let panes = client.list_panes(Some("agents".into())).await.unwrap();
+    assert!(
+        panes.iter().all(|p| p.id != opened.id),
+        "kill-session ended the pane: {panes:?}"
+    );
+    let calls: Vec<String> = stub
+        .events()
+        .iter()
+        .filter(|e| e["event"] == "tmux_call")
+        .filter_map(|e| e["detail"]["command"].as_str().map(str::to_string))
+        .collect();
+    eprintln!("claude (tmux skill): {} tmux calls: {calls:?}", calls.len());
+    let captures = calls.iter().filter(|c| c.contains("capture-pane")).count();
+    assert!(captures >= 2, "the model polled the screen: {calls:?}");
+    let failed: Vec<Value> = stub
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "tmux_result" && e["detail"]["text"].as_str().unwrap_or("").contains("Error"))
+        .collect();
+    assert!(failed.is_empty(), "a tmux call failed: {failed:?}");
+    end_processes_with_home(&launch.home);
+}
+
+/// Prints an agent's screen and the stub's events when a test fails.
+struct ShownOnFailure<'a>(&'a Daemon, &'a str, &'a ModelStub);
+
+impl Drop for ShownOnFailure<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let screen = self.0.cli(&["capture", self.1]);
+            eprintln!("screen of {}:\n{}{}", self.1, screen.stdout, screen.stderr);
+            eprintln!("the stub's events: {:?}", self.2.events());
+        }
+    }
+}

@@ -89,12 +89,7 @@ pub(super) async fn run(dir: &Path, sizes: &Sizes) -> Result<Vec<Row>, Error> {
 /// `capture-pane -p -t rt`, each a process of its own: through `fugue tmux`,
 /// and through tmux, interleaved. Each capture must show the pane (the round
 /// trip reads what is there, as an agent's poll loop does).
-fn tmux_round_trip(
-    socket: &Path,
-    fugue_bin: &Path,
-    tmux: &crate::env::Tmux,
-    runs: usize,
-) -> Result<(f64, f64), Error> {
+fn tmux_round_trip(socket: &Path, fugue_bin: &Path, tmux: &crate::env::Tmux, runs: usize) -> Result<(f64, f64), Error> {
     let fugue = |args: &[&str]| -> Result<String, Error> {
         let out = std::process::Command::new(fugue_bin)
             .arg("--socket")
@@ -120,7 +115,10 @@ fn tmux_round_trip(
         let screen = fugue(&["capture-pane", "-p", "-t", "rt"])?;
         through_fugue.push(started.elapsed().as_secs_f64() * 1e3);
         if screen.lines().count() != 24 {
-            return Err(format!("fugue tmux capture-pane printed {} lines", screen.lines().count()));
+            return Err(format!(
+                "fugue tmux capture-pane printed {} lines",
+                screen.lines().count()
+            ));
         }
         let started = Instant::now();
         tmux.run(&["send-keys", "-t", ":rt", &line, "Enter"])?;

@@ -24,6 +24,13 @@
 //! calls `fugue_delegate` once (a child asked to make `child.txt` in a worktree
 //! of DIR's repository) and records what came back as `mcp_result`.
 //!
+//! A prompt with `TMUX=APP`, to Claude Code, plays its TUI skill's flow with
+//! its Bash tool, one call per request: `tmux new-session -d -s APP -x 120 -y
+//! 40`, `send-keys` of a program that waits for a line and then prints
+//! `ready-LINE`, `capture-pane -p` again and again (the model's own poll loop)
+//! until the screen shows `ready-go` (at most 30 looks), then `kill-session`.
+//! Each call is recorded as `tmux_call`, each result as `tmux_result`.
+//!
 //! A prompt with `MCP=SESSION`, to a CLI that offers fugue-mcp's tools, plays
 //! fugue's own tools instead of the shell: `fugue_exec` of an `echo` in SESSION,
 //! `fugue_wait` for that terminal's exit, `fugue_read` of it and
@@ -448,6 +455,114 @@ fn anthropic_mcp(stub: &Stub, request: &Value, body: &str) -> Option<(Vec<&'stat
     Some((BEFORE_TOOL.to_vec(), Some((name, id, input))))
 }
 
+/// The ids of the `TMUX=` script's Bash calls, one per call.
+const TMUX_CALL_IDS: [&str; 34] = [
+    "toolu_tmux00",
+    "toolu_tmux01",
+    "toolu_tmux02",
+    "toolu_tmux03",
+    "toolu_tmux04",
+    "toolu_tmux05",
+    "toolu_tmux06",
+    "toolu_tmux07",
+    "toolu_tmux08",
+    "toolu_tmux09",
+    "toolu_tmux10",
+    "toolu_tmux11",
+    "toolu_tmux12",
+    "toolu_tmux13",
+    "toolu_tmux14",
+    "toolu_tmux15",
+    "toolu_tmux16",
+    "toolu_tmux17",
+    "toolu_tmux18",
+    "toolu_tmux19",
+    "toolu_tmux20",
+    "toolu_tmux21",
+    "toolu_tmux22",
+    "toolu_tmux23",
+    "toolu_tmux24",
+    "toolu_tmux25",
+    "toolu_tmux26",
+    "toolu_tmux27",
+    "toolu_tmux28",
+    "toolu_tmux29",
+    "toolu_tmux30",
+    "toolu_tmux31",
+    "toolu_tmux32",
+    "toolu_tmux33",
+];
+
+/// Every piece of content of type `kind` in the conversation.
+fn contents_of<'a>(request: &'a Value, kind: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_array())
+        .flatten()
+        .filter(move |c| c["type"] == kind)
+}
+
+/// A prompt with `TMUX=APP` and the Bash tool offered: the next call of
+/// Claude Code's TUI skill's flow (see the module's doc), or the last words.
+fn anthropic_tmux(stub: &Stub, request: &Value) -> Option<(Vec<&'static str>, Option<ToolCall>)> {
+    let bash = request["tools"].as_array()?.iter().any(|t| t["name"] == "Bash");
+    let users = texts_of(&request["messages"], "user", "content");
+    let app: String = users
+        .iter()
+        .rev()
+        .find_map(|t| t.split("TMUX=").nth(1))?
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    if !bash || app.is_empty() {
+        return None;
+    }
+    let calls: Vec<String> = contents_of(request, "tool_use")
+        .filter(|c| c["id"].as_str().is_some_and(|id| TMUX_CALL_IDS.contains(&id)))
+        .filter_map(|c| c["input"]["command"].as_str().map(str::to_string))
+        .collect();
+    let last_result = contents_of(request, "tool_result")
+        .filter(|c| c["tool_use_id"].as_str().is_some_and(|id| TMUX_CALL_IDS.contains(&id)))
+        .last()
+        .map(|c| text_of(&c["content"]));
+    if let Some(text) = &last_result {
+        stub.record(
+            "tmux_result",
+            "anthropic",
+            json!({"step": calls.len() - 1, "text": text}),
+        );
+    }
+    let captures = calls.iter().filter(|c| c.contains("capture-pane")).count();
+    let ready = last_result
+        .as_deref()
+        .is_some_and(|t| t.lines().any(|l| l.trim() == "ready-go"));
+    let command = match calls.last().map(String::as_str) {
+        None => format!("tmux new-session -d -s {app} -x 120 -y 40"),
+        // The session is gone: the last words (recorded as `turn_finished`).
+        Some(last) if last.contains("kill-session") => return Some((AFTER_TOOL.to_vec(), None)),
+        Some(last) if last.contains("new-session") => {
+            format!("tmux send-keys -t {app} 'read line; echo \"ready-$line\"' Enter")
+        }
+        Some(_) if ready || captures >= 30 => format!("tmux kill-session -t {app}"),
+        Some(_) => format!("tmux capture-pane -t {app} -p"),
+    };
+    if calls.is_empty() {
+        stub.record("turn_started", "anthropic", json!({"script": "tmux", "app": app}));
+    }
+    let id = TMUX_CALL_IDS[calls.len().min(TMUX_CALL_IDS.len() - 1)];
+    stub.record(
+        "tmux_call",
+        "anthropic",
+        json!({"step": calls.len(), "command": command}),
+    );
+    Some((
+        BEFORE_TOOL.to_vec(),
+        Some(("Bash".into(), id, json!({"command": command}))),
+    ))
+}
+
 /// The call id of the stub's one `fugue_delegate` call.
 const DELEGATE_CALL: &str = "toolu_fuguedelegate";
 /// What the delegated child is asked (it makes a file, through its own
@@ -608,7 +723,10 @@ fn anthropic_question(stub: &Stub, request: &Value, body: &str) -> Option<(Vec<&
 async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
     let model = request["model"].as_str().unwrap_or("claude-stub").to_string();
     let streaming = request["stream"].as_bool().unwrap_or(false);
-    let scripted = match anthropic_delegate(&stub, request, body).or_else(|| anthropic_mcp(&stub, request, body)) {
+    let scripted = match anthropic_delegate(&stub, request, body)
+        .or_else(|| anthropic_mcp(&stub, request, body))
+        .or_else(|| anthropic_tmux(&stub, request))
+    {
         Some((words, call)) => Some((words, call, "mcp_call_sent")),
         None => anthropic_question(&stub, request, body).map(|(words, call)| (words, call, "question_asked")),
     };

@@ -1809,7 +1809,7 @@ async fn claude_code_drives_a_tui_through_fugues_tmux() {
             "the pane Claude Code opens through tmux",
             Duration::from_secs(90),
             || async {
-                let panes = client.list_panes(Some("agents".into())).await.ok()?;
+                let panes = client.list_panes(Some("agents")).await.ok()?;
                 panes
                     .into_iter()
                     .find(|p| p.tmux.as_ref().is_some_and(|t| t.made_by_tmux && t.session == "app"))
@@ -1850,7 +1850,7 @@ async fn claude_code_drives_a_tui_through_fugues_tmux() {
         (e["event"] == "turn_finished").then_some(())
     })
     .await;
-    let panes = client.list_panes(Some("agents".into())).await.unwrap();
+    let panes = client.list_panes(Some("agents")).await.unwrap();
     assert!(
         panes.iter().all(|p| p.id != opened.id),
         "kill-session ended the pane: {panes:?}"

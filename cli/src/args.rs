@@ -402,6 +402,10 @@ pub enum IoCommand {
         /// Watch only: no typing, no resizing.
         #[arg(long)]
         read_only: bool,
+        /// Show the whole tmux window the pane is in, its panes side by side
+        /// (as TARGET `@N` does): prefix `o` moves the focus, `z` zooms.
+        #[arg(long)]
+        window: bool,
         #[arg(long, default_value = crate::attach::DETACH_KEY)]
         detach_key: String,
         #[arg(long, default_value = crate::attach::PREFIX_KEY)]

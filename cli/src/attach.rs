@@ -31,6 +31,8 @@ pub enum Action {
     NextNeeding,
     /// Open the overview to choose a pane.
     Overview,
+    /// Zoom the focused pane of a tiled window to the whole terminal, or back.
+    Zoom,
 }
 
 /// Splits keyboard input into bytes for the pane and attach commands.
@@ -58,7 +60,8 @@ impl Keys {
                 self.after_prefix = false;
                 let command = match byte {
                     b'd' => Some(Action::Detach),
-                    b'n' => Some(Action::Next),
+                    b'n' | b'o' => Some(Action::Next),
+                    b'z' => Some(Action::Zoom),
                     b'p' => Some(Action::Previous),
                     b'j' => Some(Action::NextNeeding),
                     b'w' => Some(Action::Overview),
@@ -138,10 +141,10 @@ pub enum Ended {
 }
 
 /// Raw mode for as long as it lives; the terminal comes back however we leave.
-struct RawMode;
+pub(crate) struct RawMode;
 
 impl RawMode {
-    fn enter() -> Result<Self, ClientError> {
+    pub(crate) fn enter() -> Result<Self, ClientError> {
         crossterm::terminal::enable_raw_mode()
             .map_err(|e| ClientError::Protocol(format!("cannot set raw mode: {e}")))?;
         Ok(RawMode)
@@ -302,6 +305,8 @@ impl Attached {
                 Action::Previous => switch_to = Some(Step::Previous),
                 Action::Select(index) => switch_to = Some(Step::Index(index)),
                 Action::NextNeeding => jump = true,
+                // One pane: nothing to zoom.
+                Action::Zoom => {}
             }
         }
         if jump {
@@ -560,7 +565,7 @@ async fn reattach(
 /// Keyboard input, read on a thread of its own. It waits for input at most
 /// 50 ms at a time, so when the attachment ends (the reader is dropped) it
 /// stops before taking any key meant for what comes next (the overview).
-fn keyboard() -> (mpsc::Receiver<Vec<u8>>, KeyReader) {
+pub(crate) fn keyboard() -> (mpsc::Receiver<Vec<u8>>, KeyReader) {
     let (tx, rx) = mpsc::channel(16);
     let stop = Arc::new(AtomicBool::new(false));
     let stopping = stop.clone();
@@ -598,7 +603,7 @@ fn keyboard() -> (mpsc::Receiver<Vec<u8>>, KeyReader) {
 }
 
 /// Stops the keyboard thread when dropped, and waits for it.
-struct KeyReader {
+pub(crate) struct KeyReader {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -661,7 +666,9 @@ mod tests {
         assert_eq!(keys.feed(b"\x02j\x02w"), vec![Action::NextNeeding, Action::Overview]);
         // Prefix twice is the prefix key; prefix then anything else passes both.
         assert_eq!(keys.feed(b"\x02\x02"), vec![Action::Send(vec![0x02])]);
-        assert_eq!(keys.feed(b"\x02z"), vec![Action::Send(vec![0x02, b'z'])]);
+        assert_eq!(keys.feed(b"\x02x"), vec![Action::Send(vec![0x02, b'x'])]);
+        // A tiled window's: `o` moves on, `z` zooms.
+        assert_eq!(keys.feed(b"\x02o\x02z"), vec![Action::Next, Action::Zoom]);
         // A prefix at the end of one read applies to the next.
         assert_eq!(keys.feed(b"\x02"), vec![]);
         assert_eq!(keys.feed(b"d"), vec![Action::Detach]);

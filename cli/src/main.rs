@@ -16,6 +16,7 @@ mod help;
 mod hooks;
 mod login;
 mod render;
+mod tiles;
 mod top;
 mod top_model;
 mod top_view;

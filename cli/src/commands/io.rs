@@ -64,6 +64,7 @@ pub async fn run(ctx: &Context<'_>, command: &IoCommand) -> Result<ExitCode, Cli
         IoCommand::Attach {
             target,
             read_only,
+            window,
             detach_key,
             prefix_key,
             clipboard,
@@ -77,6 +78,9 @@ pub async fn run(ctx: &Context<'_>, command: &IoCommand) -> Result<ExitCode, Cli
                 prefix_key: crate::attach::parse_key(prefix_key).map_err(invalid)?,
                 reconnect: Some(ctx.connect_options()?),
             };
+            if *window || target.starts_with('@') {
+                return attach_window(&client, target, options).await;
+            }
             return attach(&client, target, options).await;
         }
     }
@@ -171,6 +175,26 @@ async fn attach(client: &Client, target: &str, options: crate::attach::AttachOpt
             },
         }
         return Ok(ExitCode::SUCCESS);
+    }
+}
+
+/// Attaches this terminal to a tmux window's panes, tiled, until the person
+/// detaches or the window's last pane ends.
+async fn attach_window(
+    client: &Client,
+    target: &str,
+    options: crate::attach::AttachOptions,
+) -> Result<ExitCode, ClientError> {
+    let window = crate::tiles::window_of(client, target).await?;
+    match crate::tiles::run(client, window, options).await? {
+        crate::attach::Ended::DaemonGone => {
+            eprintln!("fugue: lost the connection to fugued");
+            Ok(ExitCode::FAILURE)
+        }
+        _ => {
+            eprintln!("[detached from window @{window}]");
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

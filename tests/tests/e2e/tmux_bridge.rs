@@ -6,7 +6,7 @@
 
 use fugue_client::protocol::requests as rq;
 use fugue_client::protocol::PaneCaller;
-use fugue_tests::{bin, Daemon};
+use fugue_tests::{bin, Daemon, Tmux};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -344,4 +344,62 @@ async fn what_programs_wrap_in_tmux_passthrough_is_read_and_kept_from_terminals(
     let _ = terminal.wait();
     assert!(shown.contains("beforeafter"), "{shown:?}");
     assert!(!shown.contains("tmux;") && !shown.contains("]52"), "{shown:?}");
+}
+
+/// `fugue attach @N`, run in a real terminal (tmux): the window's panes side
+/// by side by its layout, each sized to its tile; keys go to the focused pane
+/// and prefix `o` moves the focus on; prefix `z` zooms it; the detach key
+/// leaves.
+#[test]
+fn attach_shows_a_windows_panes_side_by_side() {
+    fugue_tests::require!("tmux");
+    let daemon = Daemon::start();
+    let shell = "bash --norc --noprofile";
+    let left = tmux_ok(
+        &daemon,
+        &["new-session", "-d", "-s", "w", "-P", "-F", "#{pane_id}", "--", shell],
+    );
+    let right = tmux_ok(
+        &daemon,
+        &["split-window", "-h", "-t", "w", "-P", "-F", "#{pane_id}", "--", shell],
+    );
+    tmux_ok(&daemon, &["select-layout", "-t", "w", "even-horizontal"]);
+    let window = tmux_ok(&daemon, &["display", "-p", "-t", "w", "#{window_id}"]);
+    let terminal = Tmux::start(daemon.dir.path(), 121, 30);
+    terminal.type_line(
+        "main",
+        &format!(
+            "{} --socket {} attach {window}",
+            bin("fugue").display(),
+            daemon.socket.display()
+        ),
+    );
+    terminal.wait_for("main", "even-horizontal");
+    let widths = tmux_ok(
+        &daemon,
+        &["list-panes", "-t", "w", "-F", "#{pane_width}x#{pane_height}"],
+    );
+    assert_eq!(
+        widths, "60x29\n60x29",
+        "121 columns: two tiles and a border; a status row"
+    );
+
+    terminal.type_line("main", "echo left-$((1+1))");
+    terminal.wait_for("main", "left-2");
+    terminal.send_keys("main", &["C-b", "o"]);
+    terminal.wait_for("main", "(2/2)");
+    terminal.type_line("main", "echo right-$((2+2))");
+    let screen = terminal.wait_for("main", "right-4");
+    let row = screen.lines().find(|l| l.contains("left-2")).unwrap_or_default();
+    assert!(row.contains("right-4") && row.contains('│'), "side by side:\n{screen}");
+    let pane_text = |id: &str| tmux_ok(&daemon, &["capture-pane", "-p", "-t", id]);
+    assert!(pane_text(&left).contains("left-2") && !pane_text(&left).contains("right-4"));
+    assert!(pane_text(&right).contains("right-4") && !pane_text(&right).contains("left-2"));
+
+    terminal.send_keys("main", &["C-b", "z"]);
+    terminal.wait_for("main", "zoomed");
+    let zoomed = tmux_ok(&daemon, &["display", "-p", "-t", &right, "#{pane_width}"]);
+    assert_eq!(zoomed, "121", "the zoomed pane takes the terminal");
+    terminal.send_keys("main", &["C-\\"]);
+    terminal.wait_for("main", "[detached from window");
 }

@@ -63,6 +63,8 @@ pub fn wants_bridge(launch: &Launch, default: BridgeDefault) -> bool {
 #[derive(Clone, Default)]
 pub struct Ids {
     inner: Arc<Mutex<IdState>>,
+    /// Where the bridge's shim and `TMUX` paths are (in the runtime directory).
+    bridge_dir: Option<Arc<PathBuf>>,
 }
 
 #[derive(Default)]
@@ -88,6 +90,27 @@ fn lock(ids: &Ids) -> std::sync::MutexGuard<'_, IdState> {
 }
 
 impl Ids {
+    /// Ids for a daemon whose runtime directory is `runtime`.
+    pub fn for_runtime(runtime: Option<&Path>) -> Self {
+        Self {
+            bridge_dir: runtime.map(|r| Arc::new(shim_dir(r))),
+            ..Self::default()
+        }
+    }
+
+    /// The server label a `-S PATH` names: a bridged pane's `TMUX` holds
+    /// `BRIDGE_DIR/LABEL` (and programs pass it back as `-S`, as Claude Code
+    /// does); any other path is a label of its own.
+    pub fn server_of_path(&self, path: &str) -> String {
+        let label = self
+            .bridge_dir
+            .as_deref()
+            .and_then(|dir| Path::new(path).strip_prefix(dir).ok())
+            .and_then(|rest| rest.to_str())
+            .filter(|rest| !rest.is_empty() && !rest.contains('/'));
+        label.unwrap_or(path).to_string()
+    }
+
     pub fn next_pane(&self) -> u32 {
         let mut state = lock(self);
         let id = state.next_pane;
@@ -475,6 +498,23 @@ mod tests {
         assert_eq!(ids.session(session, "default", "other"), 5);
         ids.rename_session(session, "default", "other", "renamed");
         assert_eq!(ids.session(session, "default", "renamed"), 5);
+    }
+
+    #[test]
+    fn the_path_in_tmux_names_the_panes_own_server() {
+        let ids = Ids::for_runtime(Some(Path::new("/run/fugue")));
+        let place = TmuxPlace {
+            server: "default".into(),
+            ..Default::default()
+        };
+        let socket = tmux_var(Path::new("/run/fugue"), &place);
+        let path = socket.split(',').next().unwrap();
+        assert_eq!(ids.server_of_path(path), "default");
+        assert_eq!(ids.server_of_path("/tmp/tmux-0/default"), "/tmp/tmux-0/default");
+        assert_eq!(
+            ids.server_of_path("/run/fugue/tmux-bridge/a/b"),
+            "/run/fugue/tmux-bridge/a/b"
+        );
     }
 
     #[test]

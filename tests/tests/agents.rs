@@ -1882,6 +1882,126 @@ impl Drop for ShownOnFailure<'_> {
             let screen = self.0.cli(&["capture", self.1]);
             eprintln!("screen of {}:\n{}{}", self.1, screen.stdout, screen.stderr);
             eprintln!("the stub's events: {:?}", self.2.events());
+            let log = self.0.log();
+            let calls: Vec<&str> = log.lines().filter(|l| l.contains("tmux call")).collect();
+            eprintln!("tmux calls:\n{}", calls.join("\n"));
         }
     }
+}
+
+/// Claude Code's agent teams for real, through fugue's tmux: a real Claude
+/// Code lead (agent teams on, `--teammate-mode tmux`) in a fugue pane spawns
+/// two teammates (its `Agent` tool with `name`); each is a fugue pane beside
+/// the lead (its child, in its window) running Claude Code with fugue's
+/// hooks. A teammate's permission request goes to its lead, and a person
+/// answers it from fugue (`fugue approve`, and MCP's `fugue_approve`). When
+/// the lead's pane ends, the teammates keep running, their parent named.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_teammates_are_fugue_panes_beside_the_lead() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "tests/agents/node_modules/.fugue-installed-lock.json"
+    );
+    let daemon = Daemon::start_offline();
+    let stub = ModelStub::start(&daemon);
+    let mut launch = prepare(
+        Cli::Claude,
+        &stub,
+        daemon.dir.path(),
+        "Start a team. TEAM=mate-a,mate-b",
+    );
+    let prompt = launch.args.pop().expect("the prompt");
+    launch.args.extend(["--teammate-mode".into(), "tmux".into(), prompt]);
+    launch
+        .env
+        .push(("CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS".into(), "1".into()));
+    let client = daemon.client().await;
+    let lead = start_in_session(&client, launch.spec("agents")).await;
+    let lead_id = lead.id.to_string();
+    let _shown = ShownOnFailure(&daemon, &lead_id, &stub);
+    let teammates = daemon
+        .until_event("two teammates beside the lead", Duration::from_secs(90), || async {
+            let panes = client.list_panes(Some("agents")).await.ok()?;
+            let mates: Vec<_> = panes
+                .into_iter()
+                .filter(|p| p.tmux.as_ref().is_some_and(|t| t.parent == Some(lead.id)))
+                .filter(|p| p.command.first().is_some_and(|c| c.contains("claude")))
+                .collect();
+            (mates.len() == 2).then_some(mates)
+        })
+        .await;
+    for mate in &teammates {
+        let command = mate.command.join(" ");
+        // Started directly (the bridge read the command line), with the
+        // hooks fugue gave the lead, which Claude Code passes on.
+        assert!(
+            command.contains("--agent-name") && command.contains("claude-hooks.json"),
+            "{command}"
+        );
+        let place = mate.tmux.as_ref().unwrap();
+        assert_eq!(
+            place.window_id,
+            lead.tmux.as_ref().unwrap().window_id,
+            "beside the lead"
+        );
+        assert!(place.made_by_tmux);
+    }
+    // A teammate asks its lead for permission: the lead's pane waits for a
+    // person, who answers from fugue: the first with `fugue approve`, the
+    // second through MCP.
+    let mcp = Arc::new(bridge(&daemon).await);
+    for n in 0..2 {
+        let asked = daemon.wait_agent_state(&lead_id, "waiting_for_permission");
+        let prompt_id = asked["prompt_id"].as_str().expect("a prompt id").to_string();
+        eprintln!("lead asks ({n}): {asked}");
+        match n {
+            0 => {
+                daemon.cli(&["approve", &lead_id, &prompt_id]).ok();
+            }
+            _ => {
+                ok(
+                    &mcp,
+                    "fugue_approve",
+                    json!({"terminal_id": lead_id, "prompt_id": prompt_id}),
+                )
+                .await;
+            }
+        }
+        stub.until("a teammate's turn to end", DEADLINE * 6, move |e| {
+            (e["event"] == "turn_finished").then_some(())
+        })
+        .await;
+    }
+    for name in ["mate-a", "mate-b"] {
+        assert!(
+            launch.project.join(format!("teammate-{name}.txt")).exists(),
+            "{name}'s file"
+        );
+    }
+    // The lead, told to end (SIGTERM), ends its teammates itself with
+    // `tmux kill-pane`: their panes go with it.
+    daemon.cli(&["kill", &lead_id]).ok();
+    daemon.cli(&["wait", &lead_id, "--timeout", "30"]);
+    let gone = daemon
+        .until_event("the teammates' panes to go", DEADLINE, || async {
+            let panes = client.list_panes(Some("agents")).await.ok()?;
+            teammates
+                .iter()
+                .all(|mate| panes.iter().all(|p| p.id != mate.id))
+                .then_some(panes)
+        })
+        .await;
+    assert!(
+        gone.iter().any(|p| p.id == lead.id),
+        "the lead's own pane stays readable"
+    );
+    let log = daemon.log();
+    let kills = log
+        .lines()
+        .filter(|l| l.contains("tmux call") && l.contains(&lead_id) && l.contains("\"kill-pane\""))
+        .count();
+    assert_eq!(kills, 2, "the lead ended each teammate through tmux");
+    end_processes_with_home(&launch.home);
 }

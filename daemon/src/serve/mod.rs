@@ -172,7 +172,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
     };
     let memory = crate::budget::Budget::new("the daemon's client memory", config.client_memory);
     let hook_sockets = HookSockets::default();
-    let tmux_ids = crate::bridge::Ids::default();
+    let tmux_ids = crate::bridge::Ids::for_runtime(config.socket.parent());
     let args = SupervisorArgs {
         config: config.clone(),
         store: store.clone(),

@@ -31,6 +31,11 @@
 //! until the screen shows `ready-go` (at most 30 looks), then `kill-session`.
 //! Each call is recorded as `tmux_call`, each result as `tmux_result`.
 //!
+//! A prompt with `TEAM=NAME,NAME`, to Claude Code with agent teams on, spawns
+//! one teammate per name (its `Agent` tool with `name`), one call per request,
+//! each asked to `touch teammate-NAME.txt` (the usual turn: the teammate's own
+//! permission prompt), recorded as `team_call`; then the last words.
+//!
 //! A prompt with `MCP=SESSION`, to a CLI that offers fugue-mcp's tools, plays
 //! fugue's own tools instead of the shell: `fugue_exec` of an `echo` in SESSION,
 //! `fugue_wait` for that terminal's exit, `fugue_read` of it and
@@ -563,6 +568,57 @@ fn anthropic_tmux(stub: &Stub, request: &Value) -> Option<(Vec<&'static str>, Op
     ))
 }
 
+/// The ids of the `TEAM=` script's `Agent` calls.
+const TEAM_CALL_IDS: [&str; 4] = ["toolu_team0", "toolu_team1", "toolu_team2", "toolu_team3"];
+
+/// A prompt with `TEAM=A,B` and the Agent tool offered: the next teammate's
+/// spawn, or the last words once every spawn's result is back.
+fn anthropic_team(stub: &Stub, request: &Value) -> Option<(Vec<&'static str>, Option<ToolCall>)> {
+    let offered = request["tools"].as_array()?.iter().any(|t| t["name"] == "Agent");
+    let users = texts_of(&request["messages"], "user", "content");
+    let names: Vec<String> = users
+        .iter()
+        .find_map(|t| t.split("TEAM=").nth(1))?
+        .split(|c: char| c.is_whitespace())
+        .next()?
+        .split(',')
+        .map(|n| {
+            n.chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect::<String>()
+        })
+        .filter(|n| !n.is_empty())
+        .take(TEAM_CALL_IDS.len())
+        .collect();
+    if !offered || names.is_empty() {
+        return None;
+    }
+    let spawned = contents_of(request, "tool_use")
+        .filter(|c| c["id"].as_str().is_some_and(|id| TEAM_CALL_IDS.contains(&id)))
+        .count();
+    for result in contents_of(request, "tool_result")
+        .filter(|c| c["tool_use_id"].as_str().is_some_and(|id| TEAM_CALL_IDS.contains(&id)))
+    {
+        stub.record("team_result", "anthropic", json!({"text": text_of(&result["content"])}));
+    }
+    let Some(name) = names.get(spawned) else {
+        return Some((AFTER_TOOL.to_vec(), None));
+    };
+    if spawned == 0 {
+        stub.record("turn_started", "anthropic", json!({"script": "team", "names": names}));
+    }
+    let input = json!({
+        "description": format!("teammate {name}"),
+        "prompt": format!("Create a file for me. FILE=teammate-{name}.txt"),
+        "name": name,
+    });
+    stub.record("team_call", "anthropic", json!({"name": name, "input": input}));
+    Some((
+        BEFORE_TOOL.to_vec(),
+        Some(("Agent".into(), TEAM_CALL_IDS[spawned], input)),
+    ))
+}
+
 /// The call id of the stub's one `fugue_delegate` call.
 const DELEGATE_CALL: &str = "toolu_fuguedelegate";
 /// What the delegated child is asked (it makes a file, through its own
@@ -726,6 +782,7 @@ async fn anthropic(stub: Arc<Stub>, request: &Value, body: &str) -> Response {
     let scripted = match anthropic_delegate(&stub, request, body)
         .or_else(|| anthropic_mcp(&stub, request, body))
         .or_else(|| anthropic_tmux(&stub, request))
+        .or_else(|| anthropic_team(&stub, request))
     {
         Some((words, call)) => Some((words, call, "mcp_call_sent")),
         None => anthropic_question(&stub, request, body).map(|(words, call)| (words, call, "question_asked")),

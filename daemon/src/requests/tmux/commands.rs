@@ -24,6 +24,13 @@ const DEFAULT_OPTIONS: &[(&str, &str)] = &[
     ("mouse", "off"),
     ("remain-on-exit", "off"),
     ("default-terminal", "tmux-256color"),
+    ("focus-events", "off"),
+    ("allow-passthrough", "off"),
+    ("set-clipboard", "external"),
+    ("status-position", "bottom"),
+    ("mode-keys", "emacs"),
+    ("pane-border-status", "off"),
+    ("extended-keys", "off"),
 ];
 
 impl Call<'_> {

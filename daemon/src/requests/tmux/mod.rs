@@ -86,8 +86,11 @@ make panes as its children",
             None => None,
         };
         let invocation = match fugue_protocol::tmux::parse(&argv) {
+            Err(err) => {
+                tracing::debug!(argv = ?argv, error = %err.0, "tmux call refused");
+                return Ok(failed(err.0));
+            }
             Ok(invocation) => invocation,
-            Err(err) => return Ok(failed(err.0)),
         };
         if invocation.version {
             return Ok(TmuxOutput {
@@ -95,8 +98,19 @@ make panes as its children",
                 ..Default::default()
             });
         }
+        let caller_id = caller.as_ref().map(|c| c.id);
         let mut call = Call::new(self, conn, caller, &invocation, cwd, env).await;
         call.run(invocation.commands).await;
+        // What programs do through tmux, for whoever reads the log (bounded:
+        // the arguments as validated, the first line of any error).
+        tracing::debug!(
+            caller = ?caller_id,
+            server = %call.server,
+            argv = ?argv,
+            code = call.out.code,
+            error = call.out.stderr.lines().next().unwrap_or(""),
+            "tmux call"
+        );
         Ok(call.out)
     }
 }
@@ -119,10 +133,12 @@ impl<'a> Call<'a> {
         env: Vec<EnvVar>,
     ) -> Call<'a> {
         let own = caller.as_ref().and_then(|c| c.tmux.as_ref()).map(|t| t.server.clone());
-        let server = invocation
-            .server
-            .label()
-            .map(str::to_string)
+        let named = match &invocation.server {
+            fugue_protocol::tmux::Server::Default => None,
+            fugue_protocol::tmux::Server::Named(name) => Some(name.clone()),
+            fugue_protocol::tmux::Server::Path(path) => Some(handler.tmux_ids.server_of_path(path)),
+        };
+        let server = named
             .or(own)
             .unwrap_or_else(|| crate::bridge::DEFAULT_SERVER.to_string());
         let home_name = home_name(&server);

@@ -1894,8 +1894,9 @@ impl Drop for ShownOnFailure<'_> {
 /// two teammates (its `Agent` tool with `name`); each is a fugue pane beside
 /// the lead (its child, in its window) running Claude Code with fugue's
 /// hooks. A teammate's permission request goes to its lead, and a person
-/// answers it from fugue (`fugue approve`, and MCP's `fugue_approve`). When
-/// the lead's pane ends, the teammates keep running, their parent named.
+/// answers it from fugue (`fugue approve`, and MCP's `fugue_approve`). The
+/// lead's message reaches a teammate. Told to end, the lead ends its
+/// teammates' panes with its own `tmux kill-pane`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_teammates_are_fugue_panes_beside_the_lead() {
     fugue_tests::require!(

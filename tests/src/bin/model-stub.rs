@@ -34,7 +34,10 @@
 //! A prompt with `TEAM=NAME,NAME`, to Claude Code with agent teams on, spawns
 //! one teammate per name (its `Agent` tool with `name`), one call per request,
 //! each asked to `touch teammate-NAME.txt` (the usual turn: the teammate's own
-//! permission prompt), recorded as `team_call`; then the last words.
+//! permission prompt), recorded as `team_call`; then sends the first teammate
+//! `MSG=hello-NAME` (`SendMessage`, after `ToolSearch` loads it when it is
+//! deferred), recorded as `team_message`; then the last words. A teammate's
+//! request holding that message is recorded as `message_received`.
 //!
 //! A prompt with `MCP=SESSION`, to a CLI that offers fugue-mcp's tools, plays
 //! fugue's own tools instead of the shell: `fugue_exec` of an `echo` in SESSION,
@@ -568,14 +571,29 @@ fn anthropic_tmux(stub: &Stub, request: &Value) -> Option<(Vec<&'static str>, Op
     ))
 }
 
-/// The ids of the `TEAM=` script's `Agent` calls.
+/// The ids of the `TEAM=` script's `Agent` calls, its `ToolSearch` and its
+/// `SendMessage`.
 const TEAM_CALL_IDS: [&str; 4] = ["toolu_team0", "toolu_team1", "toolu_team2", "toolu_team3"];
+const TEAM_SEARCH_CALL: &str = "toolu_teamsearch";
+const TEAM_MESSAGE_CALL: &str = "toolu_teammessage";
 
 /// A prompt with `TEAM=A,B` and the Agent tool offered: the next teammate's
 /// spawn, or the last words once every spawn's result is back.
 fn anthropic_team(stub: &Stub, request: &Value) -> Option<(Vec<&'static str>, Option<ToolCall>)> {
-    let offered = request["tools"].as_array()?.iter().any(|t| t["name"] == "Agent");
+    let offers = |name: &str| {
+        request["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["name"] == name))
+    };
+    let offered = offers("Agent");
     let users = texts_of(&request["messages"], "user", "content");
+    if !users.iter().any(|t| t.contains("TEAM=")) {
+        if users.last().is_some_and(|t| t.contains("MSG=hello-")) {
+            let text = users.last().cloned().unwrap_or_default();
+            stub.record("message_received", "anthropic", json!({"text": text}));
+        }
+        return None;
+    }
     let names: Vec<String> = users
         .iter()
         .find_map(|t| t.split("TEAM=").nth(1))?
@@ -602,6 +620,22 @@ fn anthropic_team(stub: &Stub, request: &Value) -> Option<(Vec<&'static str>, Op
         stub.record("team_result", "anthropic", json!({"text": text_of(&result["content"])}));
     }
     let Some(name) = names.get(spawned) else {
+        let body = request["messages"].to_string();
+        if body.contains(TEAM_MESSAGE_CALL) {
+            return Some((AFTER_TOOL.to_vec(), None));
+        }
+        if offers("SendMessage") {
+            let input = json!({"to": names[0], "message": format!("MSG=hello-{}", names[0])});
+            stub.record("team_message", "anthropic", json!({"input": input}));
+            return Some((
+                BEFORE_TOOL.to_vec(),
+                Some(("SendMessage".into(), TEAM_MESSAGE_CALL, input)),
+            ));
+        }
+        if offers("ToolSearch") && !body.contains(TEAM_SEARCH_CALL) {
+            let input = json!({"query": "select:SendMessage"});
+            return Some((BEFORE_TOOL.to_vec(), Some(("ToolSearch".into(), TEAM_SEARCH_CALL, input))));
+        }
         return Some((AFTER_TOOL.to_vec(), None));
     };
     if spawned == 0 {

@@ -149,6 +149,8 @@ pub struct TmuxPlaceView {
     /// The pane whose program made it (a lead agent, for its teammates).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// That parent no longer runs: this pane outlived the program that made it.
+    pub parent_exited: bool,
 }
 
 impl From<&fugue_protocol::TmuxPlace> for TmuxPlaceView {
@@ -163,6 +165,7 @@ impl From<&fugue_protocol::TmuxPlace> for TmuxPlaceView {
             pane_id: format!("%{}", place.pane_id),
             made_by_tmux: place.made_by_tmux,
             parent: place.parent.map(|p| p.to_string()),
+            parent_exited: place.parent_exited,
         }
     }
 }

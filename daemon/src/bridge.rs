@@ -229,6 +229,7 @@ pub fn root_place(ids: &Ids, session: SessionId, session_name_: &str, title: &st
         pane_id: ids.next_pane(),
         made_by_tmux: false,
         parent: None,
+        parent_exited: false,
     }
 }
 

@@ -143,6 +143,10 @@ pub struct TmuxPlace {
     pub made_by_tmux: bool,
     /// The pane whose program made it, when a pane's program did.
     pub parent: Option<PaneId>,
+    /// That parent's pane no longer runs (it exited, or is gone): the pane
+    /// outlived the program that made it. Filled in when panes are listed.
+    #[serde(default)]
+    pub parent_exited: bool,
 }
 
 /// The pane a request comes from, proven as hook reports are: its

@@ -316,7 +316,9 @@ impl Handler {
         let lists =
             futures::future::join_all(sessions.iter().map(|s| ask(&s.actor, SessionMsg::ListPanes, SESSION))).await;
         // A session destroyed meanwhile simply has no panes to show.
-        Ok(lists.into_iter().filter_map(Result::ok).flatten().collect())
+        let mut panes: Vec<PaneInfo> = lists.into_iter().filter_map(Result::ok).flatten().collect();
+        mark_exited_parents(&mut panes);
+        Ok(panes)
     }
 
     /// Every pane with its agent's state and last line. The panes of each session
@@ -330,7 +332,13 @@ impl Handler {
         let lists =
             futures::future::join_all(sessions.iter().map(|s| ask(&s.actor, SessionMsg::PaneHandles, SESSION))).await;
         let panes: Vec<_> = lists.into_iter().filter_map(Result::ok).flatten().collect();
-        Ok(futures::future::join_all(panes.iter().map(overview_of)).await)
+        let mut rows = futures::future::join_all(panes.iter().map(overview_of)).await;
+        let mut infos: Vec<PaneInfo> = rows.iter().map(|r| r.pane.clone()).collect();
+        mark_exited_parents(&mut infos);
+        for (row, info) in rows.iter_mut().zip(infos) {
+            row.pane = info;
+        }
+        Ok(rows)
     }
 
     /// The matching lines of every pane's kept text, pane by pane (in the
@@ -424,6 +432,27 @@ const OVERVIEW_LINES_BACK: u32 = 8;
 
 /// A pane at a glance: its agent as last seen (no new look for a pane whose
 /// watcher looks: an overview of 1000 panes reads what is published).
+/// Marks the panes whose parent (the pane whose program made them through
+/// tmux, always of the same session) no longer runs.
+fn mark_exited_parents(panes: &mut [PaneInfo]) {
+    use fugue_protocol::PaneState;
+    let running: std::collections::HashSet<fugue_protocol::PaneId> = panes
+        .iter()
+        .filter(|p| {
+            matches!(
+                p.state,
+                PaneState::Running | PaneState::Restarting | PaneState::Hibernated
+            )
+        })
+        .map(|p| p.id)
+        .collect();
+    for pane in panes.iter_mut() {
+        if let Some(place) = pane.tmux.as_mut() {
+            place.parent_exited = place.parent.is_some_and(|parent| !running.contains(&parent));
+        }
+    }
+}
+
 async fn overview_of(pane: &crate::actors::session::PaneHandle) -> PaneOverview {
     let info = pane.current_info();
     let agent = pane.agent_seen().await;

@@ -634,7 +634,10 @@ fn anthropic_team(stub: &Stub, request: &Value) -> Option<(Vec<&'static str>, Op
         }
         if offers("ToolSearch") && !body.contains(TEAM_SEARCH_CALL) {
             let input = json!({"query": "select:SendMessage"});
-            return Some((BEFORE_TOOL.to_vec(), Some(("ToolSearch".into(), TEAM_SEARCH_CALL, input))));
+            return Some((
+                BEFORE_TOOL.to_vec(),
+                Some(("ToolSearch".into(), TEAM_SEARCH_CALL, input)),
+            ));
         }
         return Some((AFTER_TOOL.to_vec(), None));
     };

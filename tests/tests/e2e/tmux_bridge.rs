@@ -403,3 +403,36 @@ fn attach_shows_a_windows_panes_side_by_side() {
     terminal.send_keys("main", &["C-\\"]);
     terminal.wait_for("main", "[detached from window");
 }
+
+/// A pane whose parent ends without ending it keeps running, and says its
+/// parent exited.
+#[test]
+fn a_pane_outliving_its_parent_says_so() {
+    let daemon = Daemon::start();
+    daemon.cli(&["new-session", "work"]).ok();
+    let lead = bridged(
+        &daemon,
+        "work",
+        "child=$(tmux split-window -d -P -F '#{pane_id}' -- 'sleep 600'); echo \"child=$child\"; sleep 600",
+    );
+    let text = daemon.wait_text(&lead, "child=%");
+    let child = text
+        .lines()
+        .find_map(|l| l.strip_prefix("child="))
+        .unwrap()
+        .trim()
+        .to_string();
+    let child_view = || {
+        pane_with_tmux_id(&panes(&daemon, "work"), &child)
+            .cloned()
+            .expect("the child")
+    };
+    assert_eq!(child_view()["tmux"]["parent_exited"], false);
+    daemon.cli(&["kill", &lead, "--signal", "KILL"]).ok();
+    daemon.cli(&["wait", &lead, "--timeout", "15"]);
+    let outlived = child_view();
+    assert_eq!(outlived["status"], "running", "{outlived}");
+    assert_eq!(outlived["tmux"]["parent_exited"], true, "{outlived}");
+    let overview = daemon.cli(&["--json", "overview", "work"]).json();
+    assert!(overview.to_string().contains("\"parent_exited\":true"), "{overview}");
+}

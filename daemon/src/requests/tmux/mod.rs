@@ -248,6 +248,7 @@ impl<'a> Call<'a> {
             pane_id: ids.next_pane(),
             made_by_tmux: true,
             parent: self.caller.as_ref().map(|c| c.id),
+            parent_exited: false,
         }
     }
 

@@ -572,6 +572,7 @@
       return;
     }
     renderOverview();
+    renderWindow();
     refreshWorktrees(false);
     if (overviewShown) refreshFleet();
   }
@@ -743,6 +744,10 @@
     }
     const group = groupOf(row.pane.id);
     if (group) actions.append(button('Compare', 'compare', () => openCompare(group.name)));
+    const place = row.pane.tmux;
+    if (place && windowRows(place.window_id).length > 1) {
+      actions.append(button('Window', 'window', () => openWindow(place.window_id)));
+    }
     card.append(actions);
     if (said.has(row.pane.id)) {
       const note = document.createElement('span');
@@ -787,6 +792,81 @@
     }
     showOverview(false);
     activate(row.pane.id);
+  }
+
+  // ---- A window: the panes of a tmux window side by side ------------------------
+  // Panes fugue's tmux grouped into a window (a lead agent and its teammates)
+  // as a grid of live terminals; on a phone one at a time, with a switcher.
+
+  const windowed = { id: null, selected: null, views: new Map() };
+
+  // The running panes of window `@id`, in the order tmux gave them ids.
+  function windowRows(id) {
+    const number = (row) => Number(row.pane.tmux.pane_id.slice(1));
+    return overviewRows
+      .filter((r) => r.pane.tmux && r.pane.tmux.window_id === id && r.pane.status === 'running')
+      .sort((a, b) => number(a) - number(b));
+  }
+
+  function openWindow(id) {
+    if (changes.pane) closeChanges();
+    if (comparing.group) closeCompare();
+    windowed.id = id;
+    windowed.selected = null;
+    document.body.classList.add('windowed');
+    $('window').hidden = false;
+    renderWindow();
+  }
+
+  function closeWindow() {
+    for (const view of windowed.views.values()) view.dispose();
+    windowed.views.clear();
+    windowed.id = null;
+    document.body.classList.remove('windowed');
+    $('window').hidden = true;
+    showOverview(overviewShown);
+  }
+
+  function renderWindow() {
+    if (windowed.id === null) return;
+    const rows = windowRows(windowed.id);
+    if (rows.length === 0) {
+      closeWindow();
+      return;
+    }
+    if (!rows.some((r) => r.pane.id === windowed.selected)) windowed.selected = rows[0].pane.id;
+    const place = rows[0].pane.tmux;
+    $('window-title').textContent = `${place.window} ${place.window_id} · ${place.layout}`;
+    const grid = $('window-grid');
+    grid.style.setProperty('--columns', String(Math.ceil(Math.sqrt(rows.length))));
+    for (const [id, view] of windowed.views) {
+      if (!rows.some((r) => r.pane.id === id)) {
+        view.dispose();
+        windowed.views.delete(id);
+      }
+    }
+    const switcher = rows.map((row) => {
+      const pick = button(`${row.pane.tmux.pane_id} ${row.pane.title}`, 'pick', () => {
+        windowed.selected = row.pane.id;
+        renderWindow();
+        windowed.views.get(row.pane.id)?.focus();
+      });
+      pick.setAttribute('aria-pressed', String(row.pane.id === windowed.selected));
+      pick.title = labelOf(row);
+      return pick;
+    });
+    $('window-switcher').replaceChildren(...switcher);
+    for (const row of rows) {
+      let view = windowed.views.get(row.pane.id);
+      if (!view) {
+        view = new TerminalView(row.pane.id, row.pane.status === 'hibernated');
+        windowed.views.set(row.pane.id, view);
+      }
+      grid.append(view.el);
+      view.el.hidden = false;
+      view.el.classList.toggle('selected', row.pane.id === windowed.selected);
+    }
+    requestAnimationFrame(() => { for (const view of windowed.views.values()) view.fitNow(); });
   }
 
   // ---- Changes: what a pane's agent changed in its worktree ----------------------
@@ -1290,7 +1370,11 @@
     }
     $('where').textContent = `${scope.project} · ${scope.session}`;
     $('add').addEventListener('click', addTab);
-    $('show-all').addEventListener('click', () => showOverview(!overviewShown));
+    $('show-all').addEventListener('click', () => {
+      if (windowed.id !== null) closeWindow();
+      showOverview(!overviewShown);
+    });
+    $('window-close').addEventListener('click', closeWindow);
     $('needs').addEventListener('click', () => showOverview(true));
     $('elsewhere').addEventListener('click', () => showOverview(true));
     $('changes-button').addEventListener('click', () => {
@@ -1333,6 +1417,13 @@
       const row = overviewRows.find((r) => r.pane.id === wanted);
       if (row) openPane(row);
       else showError(`No pane ${wanted} (it may have ended)`);
+    }
+    // A link to a window (`?window=@N`): its panes side by side.
+    const linkedWindow = params.get('window');
+    if (linkedWindow) {
+      await refreshOverview();
+      if (windowRows(linkedWindow).length) openWindow(linkedWindow);
+      else showError(`No window ${linkedWindow} (its panes may have ended)`);
     }
   }
 

@@ -341,3 +341,50 @@ async fn the_overview_shows_the_fleet_by_endpoint() {
     let processes = fugue_tests::containers::docker(&["top", &idle.name]);
     assert!(!processes.contains("fugued"), "looking started a daemon: {processes}");
 }
+
+/// A tmux window's panes (made through `fugue tmux`) side by side in a real
+/// browser: at a desktop's size in a grid from the overview's Window button,
+/// at a phone's one at a time with a switcher, from a link to the window.
+/// tests/browser/window.mjs drives it; its screenshots land in
+/// target/browser-artifacts-window.
+#[test]
+fn a_windows_panes_show_side_by_side_and_one_at_a_time_on_a_phone() {
+    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
+    let daemon = Daemon::start();
+    let tmux = |args: &[&str]| {
+        let mut all = vec!["tmux"];
+        all.extend_from_slice(args);
+        daemon.cli(&all).ok()
+    };
+    let lead = tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "team",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "--",
+        "sh -c 'echo lead-here; exec sleep 600'",
+    ]);
+    let mate = tmux(&[
+        "split-window",
+        "-h",
+        "-t",
+        &lead,
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "--",
+        "sh -c 'echo mate-here; exec sleep 600'",
+    ]);
+    let window = tmux(&["display", "-p", "-t", &lead, "#{window_id}"]);
+    for (id, text) in [(&lead, "lead-here"), (&mate, "mate-here")] {
+        let pane = tmux(&["display", "-p", "-t", id, "#{fugue_pane}"]);
+        daemon.wait_screen(&pane, text);
+    }
+    let web = Web::start(&daemon, &[]);
+    let env = [("WINDOW", std::ffi::OsStr::new(&window))];
+    let shots = ["13-window-desktop", "14-window-phone", "15-window-phone-switched"];
+    run_browser_script("window", &web, "browser-artifacts-window", &env, &shots);
+}

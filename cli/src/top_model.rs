@@ -337,7 +337,19 @@ impl Top {
             .filter(|&i| filter.is_empty() || haystack(&self.rows[i]).contains(&filter))
             .collect();
         let rows = &self.rows;
-        let place = |i: &usize| (rows[*i].pane.session_name.clone(), rows[*i].pane.index);
+        // A pane another pane's program made (a lead's teammate) follows its
+        // parent: it takes the parent's place, then its own.
+        let index_of = |id: PaneId| rows.iter().find(|r| r.pane.id == id).map(|r| r.pane.index);
+        let place = |i: &usize| {
+            let pane = &rows[*i].pane;
+            let parent = pane.tmux.as_ref().and_then(|t| t.parent).and_then(index_of);
+            (
+                pane.session_name.clone(),
+                parent.unwrap_or(pane.index),
+                parent.is_some(),
+                pane.index,
+            )
+        };
         match self.sort {
             Sort::Needs => shown.sort_by_key(|i| (needs(&rows[*i]) == Attention::Nothing, place(i))),
             Sort::Session => shown.sort_by_key(place),
@@ -742,6 +754,21 @@ mod tests {
         press(&mut top, "never");
         assert_eq!(top.on_key(key(KeyCode::Esc)), None);
         assert_eq!(top.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn a_teammate_follows_its_lead() {
+        let mut top = Top::new(None);
+        let mut mate = overview(3, "mate", None);
+        mate.pane.tmux = Some(fugue_client::protocol::TmuxPlace {
+            parent: Some(pane_id(0)),
+            ..Default::default()
+        });
+        top.replace(vec![overview(0, "lead", None), overview(1, "other", None), mate]);
+        press(&mut top, "s");
+        assert_eq!(top.sort, Sort::Session);
+        let order: Vec<u32> = top.shown.iter().map(|&i| top.rows[i].pane.index).collect();
+        assert_eq!(order, [0, 3, 1], "the teammate right under its lead");
     }
 
     #[test]

@@ -74,7 +74,11 @@ fn draw_table(frame: &mut Frame, top: &mut Top, area: Rect) {
             };
             Row::new(vec![
                 clean(&label(row), PANE_WIDEST),
-                clean(&row.pane.title, 20),
+                // A pane another pane's program made (a teammate) sits under it.
+                match row.pane.tmux.as_ref().and_then(|t| t.parent) {
+                    Some(_) => format!("└ {}", clean(&row.pane.title, 18)),
+                    None => clean(&row.pane.title, 20),
+                },
                 status.to_string(),
                 agent.and_then(|a| a.agent).map_or("-", |k| k.as_str()).to_string(),
                 agent.map_or("-", |a| a.state.as_str()).to_string(),

@@ -518,6 +518,40 @@ mod tests {
         );
     }
 
+    fn launch(command: &[&str], env: &[(&str, &str)]) -> Launch {
+        Launch {
+            program: PathBuf::from(command[0]),
+            args: command[1..].iter().map(|a| a.to_string()).collect(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            cwd: PathBuf::from("/"),
+            size: PaneSize { cols: 80, rows: 24 },
+            typed_line: None,
+            display_command: command.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn agents_get_the_bridge_others_ask_and_a_sandbox_never() {
+        let claude = launch(&["claude"], &[]);
+        assert!(wants_bridge(&claude, BridgeDefault::Agents));
+        assert!(!wants_bridge(
+            &launch(&["claude"], &[(BRIDGE_VAR, "0")]),
+            BridgeDefault::Agents
+        ));
+        assert!(!wants_bridge(&launch(&["bash"], &[]), BridgeDefault::Agents));
+        assert!(wants_bridge(
+            &launch(&["bash"], &[(BRIDGE_VAR, "1")]),
+            BridgeDefault::Agents
+        ));
+        assert!(wants_bridge(&launch(&["bash"], &[]), BridgeDefault::All));
+        assert!(!wants_bridge(&claude, BridgeDefault::Off));
+        // A sandboxed agent never, whatever it or the daemon asks.
+        let sandboxed = ["fugue", "sandbox-run", "--engine", "docker", "--", "claude"];
+        for default in [BridgeDefault::Agents, BridgeDefault::All] {
+            assert!(!wants_bridge(&launch(&sandboxed, &[(BRIDGE_VAR, "1")]), default));
+        }
+    }
+
     #[test]
     fn names_tmux_refuses_are_mapped() {
         assert_eq!(session_name("a.b:c d"), "a_b_c_d");

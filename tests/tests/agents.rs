@@ -11,7 +11,7 @@
 use fugue_client::protocol::Event;
 use fugue_tests::agents::{end_processes_with_home, prepare, Cli, ModelStub};
 use fugue_tests::mcp::{fails, ok};
-use fugue_tests::{Daemon, DEADLINE};
+use fugue_tests::{Daemon, Tmux, DEADLINE};
 use rmcp::service::RunningService;
 use rmcp::RoleClient;
 use serde_json::{json, Value};
@@ -1894,12 +1894,13 @@ impl Drop for ShownOnFailure<'_> {
 /// two teammates (its `Agent` tool with `name`); each is a fugue pane beside
 /// the lead (its child, in its window) running Claude Code with fugue's
 /// hooks. A teammate's permission request goes to its lead, and a person
-/// answers it from fugue (`fugue approve`, and MCP's `fugue_approve`). The
+/// answers it from fugue (`fugue top`'s keys, and MCP's `fugue_approve`). The
 /// lead's message reaches a teammate. Told to end, the lead ends its
 /// teammates' panes with its own `tmux kill-pane`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_teammates_are_fugue_panes_beside_the_lead() {
     fugue_tests::require!(
+        "tmux",
         "unshare",
         "nsenter",
         "ip",
@@ -1950,16 +1951,31 @@ async fn claude_code_teammates_are_fugue_panes_beside_the_lead() {
         assert!(place.made_by_tmux);
     }
     // A teammate asks its lead for permission: the lead's pane waits for a
-    // person, who answers from fugue: the first with `fugue approve`, the
-    // second through MCP.
+    // person, who answers from fugue: the first from `fugue top` (jump to
+    // the pane that needs them, read the prompt, approve), the second
+    // through MCP.
     let mcp = Arc::new(bridge(&daemon).await);
+    let top = Tmux::start(daemon.dir.path(), 160, 30);
+    top.type_line(
+        "main",
+        &format!(
+            "{} --socket {} top agents",
+            fugue_tests::bin("fugue").display(),
+            daemon.socket.display()
+        ),
+    );
     for n in 0..2 {
         let asked = daemon.wait_agent_state(&lead_id, "waiting_for_permission");
         let prompt_id = asked["prompt_id"].as_str().expect("a prompt id").to_string();
-        eprintln!("lead asks ({n}): {asked}");
         match n {
             0 => {
-                daemon.cli(&["approve", &lead_id, &prompt_id]).ok();
+                top.wait_for("main", "1 need you");
+                top.send_keys("main", &["n"]);
+                top.send_keys("main", &["a"]);
+                let screen = top.wait_for("main", "y: approve");
+                assert!(screen.contains("Do you want to proceed?"), "{screen}");
+                top.send_keys("main", &["y"]);
+                top.wait_for("main", "approved");
             }
             _ => {
                 ok(

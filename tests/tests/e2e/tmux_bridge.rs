@@ -436,3 +436,34 @@ fn a_pane_outliving_its_parent_says_so() {
     let overview = daemon.cli(&["--json", "overview", "work"]).json();
     assert!(overview.to_string().contains("\"parent_exited\":true"), "{overview}");
 }
+
+/// Servers are labels: `-S PATH` makes no file there, each server lists only
+/// its own sessions, and one server's `kill-server` leaves another's panes.
+#[test]
+fn servers_are_labels_and_kill_server_stays_on_its_own() {
+    let daemon = Daemon::start();
+    let path = daemon.dir.path().join("agent.sock");
+    let path = path.to_str().unwrap();
+    tmux_ok(
+        &daemon,
+        &["-S", path, "new-session", "-d", "-s", "mine", "--", "sleep 600"],
+    );
+    tmux_ok(
+        &daemon,
+        &["-L", "other", "new-session", "-d", "-s", "theirs", "--", "sleep 600"],
+    );
+    assert!(!std::path::Path::new(path).exists(), "no file at the -S path");
+    assert_eq!(tmux_ok(&daemon, &["-S", path, "ls", "-F", "#{session_name}"]), "mine");
+    assert_eq!(
+        tmux_ok(&daemon, &["-L", "other", "ls", "-F", "#{session_name}"]),
+        "theirs"
+    );
+    tmux_ok(&daemon, &["-S", path, "kill-server"]);
+    let (_, err, code) = tmux(&daemon, &["-S", path, "ls"]);
+    assert!(code == 1 && err.starts_with("no server running"), "{err}");
+    assert_eq!(
+        tmux_ok(&daemon, &["-L", "other", "ls", "-F", "#{session_name}"]),
+        "theirs"
+    );
+    assert!(!std::path::Path::new(path).exists(), "nor after");
+}

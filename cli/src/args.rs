@@ -71,6 +71,8 @@ pub enum Command {
     /// are in docs/tmux.md.
     #[command(disable_help_flag = true, disable_version_flag = true)]
     Tmux {
+        /// What follows `tmux`: its global options (-L, -S, -V), then
+        /// commands with their flags, separated by `;`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },

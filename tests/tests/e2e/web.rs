@@ -1670,7 +1670,15 @@ async fn the_http_api_starts_a_sandboxed_pane() {
     let id = pane["id"].as_str().unwrap().to_string();
     daemon.wait_text(&id, "in-1000");
     let filter = format!("label=fugue.pane={id}");
-    let ids = docker(&["ps", "--quiet", "--filter", &filter]);
+    // The program's output can reach the pane before the engine lists its
+    // container as running (it marks it once the runtime said it started).
+    let ids = fugue_tests::containers::until_engine_event(
+        "docker",
+        &[&filter, "event=start"],
+        "the pane's container listed as running",
+        DEADLINE,
+        || Some(docker(&["ps", "--quiet", "--filter", &filter])).filter(|ids| !ids.is_empty()),
+    );
     assert_eq!(
         docker(&["inspect", "--format", "{{.HostConfig.Memory}}", &ids]),
         "67108864"

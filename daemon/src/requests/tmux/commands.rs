@@ -4,7 +4,7 @@
 use super::view::{Kind, Pane};
 use super::{Call, DEFAULT_SIZE};
 use crate::actors::pane::PaneMsg;
-use crate::requests::resolve::{ask, PANE, SESSION};
+use crate::requests::resolve::{ask, PANE};
 use fugue_protocol::requests as rq;
 use fugue_protocol::tmux::{parse_extent, Command, LAYOUTS};
 use fugue_protocol::{CaptureWhat, PaneSize};
@@ -319,21 +319,14 @@ impl Call<'_> {
             return Ok(());
         };
         let title = fugue_protocol::limits::clean_label(title, fugue_protocol::limits::MAX_TITLE_CHARS);
-        let handle = self
-            .handler
-            .pane(&pane.info.id.to_string())
-            .await
-            .map_err(|e| e.message)?;
-        let id = handle.info.id;
-        ask(
-            &handle.session,
-            |reply| crate::actors::session::SessionMsg::RenamePane { id, title, reply },
-            SESSION,
-        )
+        let id = pane.info.id;
+        self.ask_session(&pane, |reply| crate::actors::session::SessionMsg::RenamePane {
+            id,
+            title,
+            reply,
+        })
         .await
-        .map_err(|e| e.message)?
         .map(|_| ())
-        .map_err(|e| e.message)
     }
 
     async fn select_layout(&mut self, command: &Command) -> Result<(), String> {

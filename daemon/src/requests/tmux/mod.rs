@@ -313,35 +313,34 @@ impl<'a> Call<'a> {
                 pane.place.pane_id, pane.info.id
             ));
         }
-        let handle = self
-            .handler
-            .pane(&pane.info.id.to_string())
-            .await
-            .map_err(|e| e.message)?;
         let id = pane.info.id;
-        ask(&handle.session, |reply| SessionMsg::ReleasePane { id, reply }, SESSION)
+        self.ask_session(pane, |reply| SessionMsg::ReleasePane { id, reply })
             .await
-            .map_err(|e| e.message)?
-            .map_err(|e| e.message)
     }
 
     /// Gives pane `pane` the place `place`.
     async fn set_place(&self, pane: &Pane, place: TmuxPlace) -> Result<(), String> {
+        let id = pane.info.id;
+        self.ask_session(pane, |reply| SessionMsg::SetTmux { id, place, reply })
+            .await
+            .map(|_| ())
+    }
+
+    /// Asks the session actor that owns `pane`; its error as tmux prints one.
+    async fn ask_session<T: Send + 'static>(
+        &self,
+        pane: &Pane,
+        build: impl FnOnce(ractor::RpcReplyPort<Result<T, ErrorReply>>) -> SessionMsg,
+    ) -> Result<T, String> {
         let handle = self
             .handler
             .pane(&pane.info.id.to_string())
             .await
             .map_err(|e| e.message)?;
-        let id = pane.info.id;
-        ask(
-            &handle.session,
-            |reply| SessionMsg::SetTmux { id, place, reply },
-            SESSION,
-        )
-        .await
-        .map_err(|e| e.message)?
-        .map(|_| ())
-        .map_err(|e| e.message)
+        ask(&handle.session, build, SESSION)
+            .await
+            .map_err(|e| e.message)?
+            .map_err(|e| e.message)
     }
 
     /// Every pane of `panes` gets `change` applied to its place.

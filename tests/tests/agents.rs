@@ -2014,10 +2014,10 @@ async fn claude_code_teammates_are_fugue_panes_beside_the_lead() {
         gone.iter().any(|p| p.id == lead.id),
         "the lead's own pane stays readable"
     );
-    let log = daemon.log();
+    let log = daemon.until_logged("\"kill-pane -t %2\"");
     let kills = log
         .lines()
-        .filter(|l| l.contains("tmux call") && l.contains(&lead_id) && l.contains("\"kill-pane\""))
+        .filter(|l| l.contains("tmux call") && l.contains(&lead_id) && l.contains("\"kill-pane -t %"))
         .count();
     assert_eq!(kills, 2, "the lead ended each teammate through tmux");
     end_processes_with_home(&launch.home);

@@ -467,3 +467,29 @@ fn servers_are_labels_and_kill_server_stays_on_its_own() {
     );
     assert!(!std::path::Path::new(path).exists(), "nor after");
 }
+
+/// The daemon's log says which tmux commands ran on what, never what
+/// `send-keys` typed (it may be a password), even at debug.
+#[test]
+fn what_send_keys_types_stays_out_of_the_log() {
+    let daemon = Daemon::start();
+    let pane = tmux_ok(
+        &daemon,
+        &[
+            "new-session",
+            "-d",
+            "-s",
+            "keys",
+            "-P",
+            "-F",
+            "#{fugue_pane}",
+            "--",
+            "cat",
+        ],
+    );
+    tmux_ok(&daemon, &["send-keys", "-t", "keys", "hunter2-secret", "Enter"]);
+    daemon.wait_text(&pane, "hunter2-secret");
+    // The log is written as it comes: wait for the line of the call.
+    let log = daemon.until_logged("\"send-keys -t keys\"");
+    assert!(!log.contains("hunter2"), "what it typed is not logged:\n{log}");
+}

@@ -87,7 +87,7 @@ make panes as its children",
         };
         let invocation = match fugue_protocol::tmux::parse(&argv) {
             Err(err) => {
-                tracing::debug!(argv = ?argv, error = %err.0, "tmux call refused");
+                tracing::debug!(error = %err.0, "tmux call refused");
                 return Ok(failed(err.0));
             }
             Ok(invocation) => invocation,
@@ -99,14 +99,23 @@ make panes as its children",
             });
         }
         let caller_id = caller.as_ref().map(|c| c.id);
+        // What programs do through tmux, for whoever reads the log: each
+        // command and its target, never its other arguments (what send-keys
+        // types may be a password).
+        let commands: Vec<String> = invocation
+            .commands
+            .iter()
+            .map(|c| match c.value('t') {
+                Some(target) => format!("{} -t {target}", c.name()),
+                None => c.name().to_string(),
+            })
+            .collect();
         let mut call = Call::new(self, conn, caller, &invocation, cwd, env).await;
         call.run(invocation.commands).await;
-        // What programs do through tmux, for whoever reads the log (bounded:
-        // the arguments as validated, the first line of any error).
         tracing::debug!(
             caller = ?caller_id,
             server = %call.server,
-            argv = ?argv,
+            commands = ?commands,
             code = call.out.code,
             error = call.out.stderr.lines().next().unwrap_or(""),
             "tmux call"

@@ -213,16 +213,31 @@ impl Handler {
         Ok(self.pane(target).await?.agent_status().await)
     }
 
-    async fn report_hook(&self, request: rq::ReportHook) -> Result<(), ErrorReply> {
-        let rq::ReportHook { pane, token, hook } = request;
-        let pane = self.pane(&pane).await?;
+    /// Pane `target`, when `token` is the `FUGUE_PANE_TOKEN` its process was
+    /// given: only that process (and what it starts) speaks for the pane.
+    /// `what` and `only` say what was refused ("this hook report", "can
+    /// report for it").
+    async fn proven_pane(
+        &self,
+        target: &str,
+        token: &str,
+        (what, only): (&str, &str),
+    ) -> Result<(crate::actors::session::PaneHandle, PaneInfo), ErrorReply> {
+        let pane = self.pane(target).await?;
         let info = pane.current_info();
-        if !pane.agent.check_hook_token(info.pid, &token) {
+        if !pane.agent.check_hook_token(info.pid, token) {
             return Err(ErrorReply::invalid(format!(
-                "this hook report's FUGUE_PANE_TOKEN is not pane {}'s: only the process in that pane (and its hooks) can report for it",
+                "{what}'s FUGUE_PANE_TOKEN is not pane {}'s: only the process in that pane {only}",
                 info.id
             )));
         }
+        Ok((pane, info))
+    }
+
+    async fn report_hook(&self, request: rq::ReportHook) -> Result<(), ErrorReply> {
+        let rq::ReportHook { pane, token, hook } = request;
+        let refused = ("this hook report", "(and its hooks) can report for it");
+        let (pane, info) = self.proven_pane(&pane, &token, refused).await?;
         let kind = hook.agent.or_else(|| crate::agent::detect_kind(&info.command, &[]));
         pane.agent.record_hook(info.pid, kind, &hook);
         Ok(())

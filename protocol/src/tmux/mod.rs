@@ -38,16 +38,6 @@ pub enum Server {
     Path(String),
 }
 
-impl Server {
-    /// The label the server's panes carry (`TmuxPlace::server`).
-    pub fn label(&self) -> Option<&str> {
-        match self {
-            Server::Default => None,
-            Server::Named(name) | Server::Path(name) => Some(name),
-        }
-    }
-}
-
 /// One parsed call: its server and its commands, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invocation {

@@ -72,16 +72,8 @@ impl Handler {
         let rq::Tmux { argv, caller, cwd, env } = request;
         let caller = match caller {
             Some(caller) => {
-                let pane = self.pane(&caller.pane).await?;
-                let info = pane.current_info();
-                if !pane.agent.check_hook_token(info.pid, &caller.token) {
-                    return Err(ErrorReply::invalid(format!(
-                        "this tmux call's FUGUE_PANE_TOKEN is not pane {}'s: only the process in that pane can \
-make panes as its children",
-                        info.id
-                    )));
-                }
-                Some(info)
+                let refused = ("this tmux call", "can make panes as its children");
+                Some(self.proven_pane(&caller.pane, &caller.token, refused).await?.1)
             }
             None => None,
         };

@@ -574,11 +574,13 @@ mod tests {
             pane: PaneView::from(&pane(0, "claude", PaneState::Running, None)),
             agent: Some(agent("waiting_for_permission", "permission")),
             last_line: "Do you want to proceed?".into(),
+            needs_you: true,
         };
         let plain = OverviewView {
             pane: PaneView::from(&pane(1, "shell", PaneState::Running, None)),
             agent: None,
             last_line: "x".repeat(80),
+            needs_you: false,
         };
         insta::assert_snapshot!(overview_table(&[with_agent, plain], NOW));
     }

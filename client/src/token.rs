@@ -1,7 +1,6 @@
 //! Bearer tokens of fugue's HTTP front ends (fugue-web, fugue-mcp --http):
 //! made fresh at start, or read from a file only its owner can read.
 
-use std::io::Read;
 use std::path::Path;
 
 /// Bytes of randomness in a generated token (printed as hex).
@@ -19,9 +18,7 @@ pub fn matches(token: &str, candidate: &str) -> bool {
 
 /// A new random token, as hex.
 pub fn generate() -> std::io::Result<String> {
-    let mut bytes = [0u8; TOKEN_BYTES];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    fugue_protocol::secret::random_hex(TOKEN_BYTES)
 }
 
 /// Reads a fixed token from `path`: one line, 16-512 characters, in a file only

@@ -591,6 +591,9 @@ pub struct OverviewView {
     pub agent: Option<AgentStateView>,
     /// Its last non-empty line of text output (controls removed).
     pub last_line: String,
+    /// Its agent needs a person now: asks for permission or a question
+    /// (`Attention::needs_you`, the one definition). Since when: `agent.since_ms`.
+    pub needs_you: bool,
 }
 
 /// The fleet's panes, grouped by endpoint (`GET /api/fleet`): every daemon the
@@ -624,6 +627,7 @@ impl From<&fugue_protocol::PaneOverview> for OverviewView {
             pane: (&overview.pane).into(),
             agent: overview.agent.as_ref().map(AgentStateView::from),
             last_line: overview.last_line.clone(),
+            needs_you: overview.agent.as_ref().is_some_and(|a| a.needs.needs_you()),
         }
     }
 }

@@ -9,7 +9,16 @@
 //!
 //! [[notify]]
 //! command = ["notify-send-json"]           # the event as JSON on stdin
+//!
+//! [[notify]]
+//! kind = "webpush"                         # to the pages' push subscriptions
+//! content_free = true                      # say only that something needs you
+//! contact = "mailto:me@example.com"        # VAPID's contact for push services
 //! ```
+//!
+//! Web Push ([`crate::push`]) is a sink of its own kind: without a
+//! `kind = "webpush"` table it runs with every event and content, and sends
+//! only once a page subscribed.
 //!
 //! Each sink has a thread of its own and a queue of [`QUEUE`] events: a sink
 //! that hangs or fails fills its own queue (later events for it are dropped,
@@ -52,9 +61,16 @@ struct ConfigFile {
     _agents: toml::Table,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SinkConfig {
+    /// `webhook`, `command` or `webpush`; the first two may also be told
+    /// by their key alone.
+    kind: Option<String>,
+    /// webpush: every push says only that something needs the person.
+    content_free: Option<bool>,
+    /// webpush: the VAPID `sub` (a `mailto:` or `https:` URL).
+    contact: Option<String>,
     webhook: Option<String>,
     command: Option<Vec<String>>,
     /// Which events: `permission`, `question`, `finished` (a turn nobody saw
@@ -68,13 +84,16 @@ struct SinkConfig {
 enum Target {
     Webhook(String),
     Command(Vec<String>),
+    WebPush(crate::push::PushOptions),
 }
 
 /// One configured sink: what it takes and its queue.
 struct Sink {
     name: String,
     events: Vec<String>,
-    queue: SyncSender<String>,
+    queue: SyncSender<std::sync::Arc<NotifyEvent>>,
+    /// A webpush sink's subscriptions: it takes nothing while there are none.
+    push: Option<std::sync::Arc<crate::push::Push>>,
 }
 
 /// What a sink is told, as JSON.
@@ -105,6 +124,9 @@ pub struct NotifyEvent {
     pub at: u64,
     /// One line for a person.
     pub message: String,
+    /// An agent waits on a person ([`Attention::needs_you`]).
+    #[serde(skip)]
+    pub needs_you: bool,
     /// The pane in fugue-web's page, when a fugue-web serves this daemon.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
@@ -160,6 +182,29 @@ fn parse_sink(sink: SinkConfig) -> Result<(Target, Vec<String>), String> {
     if let Some(bad) = sink.events.iter().find(|e| !EVENT_NAMES.contains(&e.as_str())) {
         return Err(format!("unknown event '{bad}'; use {}", EVENT_NAMES.join(", ")));
     }
+    match sink.kind.as_deref() {
+        None | Some("webhook" | "command") => {}
+        Some("webpush") => {
+            if sink.webhook.is_some() || sink.command.is_some() {
+                return Err("a webpush sink sends to the pages' subscriptions: give no webhook or command".into());
+            }
+            let mut options = crate::push::PushOptions {
+                content_free: sink.content_free.unwrap_or(false),
+                ..Default::default()
+            };
+            if let Some(contact) = sink.contact {
+                if !(contact.starts_with("mailto:") || contact.starts_with("https://")) {
+                    return Err(format!("contact '{contact}' is no mailto: or https: URL"));
+                }
+                options.contact = contact;
+            }
+            return Ok((Target::WebPush(options), sink.events));
+        }
+        Some(other) => return Err(format!("unknown kind '{other}'; use webhook, command or webpush")),
+    }
+    if sink.content_free.is_some() || sink.contact.is_some() {
+        return Err("content_free and contact are for kind = \"webpush\"".into());
+    }
     let target = match (sink.webhook, sink.command) {
         (Some(url), None) if url.starts_with("http://") || url.starts_with("https://") => Target::Webhook(url),
         (Some(url), None) => return Err(format!("webhook '{url}' is no http:// or https:// URL")),
@@ -170,18 +215,23 @@ fn parse_sink(sink: SinkConfig) -> Result<(Target, Vec<String>), String> {
     Ok((target, sink.events))
 }
 
-/// Starts the sinks `config` names (if any) and the task that feeds them
-/// from the daemon's events.
-pub async fn start(config: Option<PathBuf>, socket: PathBuf, supervisor: ActorRef<SupervisorMsg>) {
-    let Some(path) = config else { return };
-    let sinks: Vec<Sink> = read_sinks(&path)
-        .into_iter()
-        .map(|(target, events)| spawn_sink(target, events))
-        .collect();
-    if sinks.is_empty() {
-        return;
+/// Starts the sinks `config` names (if any), Web Push's (always), and the task
+/// that feeds them from the daemon's events.
+pub async fn start(
+    config: Option<PathBuf>,
+    socket: PathBuf,
+    supervisor: ActorRef<SupervisorMsg>,
+    push: std::sync::Arc<crate::push::Push>,
+) {
+    let mut targets = config.as_deref().map(read_sinks).unwrap_or_default();
+    if !targets.iter().any(|(target, _)| matches!(target, Target::WebPush(_))) {
+        targets.push((Target::WebPush(Default::default()), Vec::new()));
     }
-    tracing::info!(count = sinks.len(), path = %path.display(), "notification sinks");
+    let sinks: Vec<Sink> = targets
+        .into_iter()
+        .map(|(target, events)| spawn_sink(target, events, &push))
+        .collect();
+    tracing::info!(count = sinks.len(), path = ?config, "notification sinks");
     let events = match supervisor
         .call(SupervisorMsg::Subscribe, Some(Duration::from_secs(10)))
         .await
@@ -192,7 +242,7 @@ pub async fn start(config: Option<PathBuf>, socket: PathBuf, supervisor: ActorRe
             return;
         }
     };
-    tokio::spawn(feed(events, sinks, supervisor, socket.with_extension("web.json")));
+    tokio::spawn(feed(events, sinks, supervisor, socket.with_extension("web.json"), push));
 }
 
 /// Turns the daemon's events into sink events: a need that begins (not one
@@ -202,6 +252,7 @@ async fn feed(
     sinks: Vec<Sink>,
     supervisor: ActorRef<SupervisorMsg>,
     web: PathBuf,
+    push: std::sync::Arc<crate::push::Push>,
 ) {
     let mut needs: HashMap<PaneId, Attention> = HashMap::new();
     loop {
@@ -219,32 +270,34 @@ async fn feed(
         let Ok(ServerFrame::Event(event)) = fugue_protocol::codec::decode::<ServerFrame>(payload) else {
             continue;
         };
+        let wanted = |kind: &str| sinks.iter().any(|sink| sink.takes(kind));
         let mut notice = match event {
             Event::AgentStateChanged { pane, agent, .. } => {
+                // A push's action tokens end with the prompt they answer.
+                push.prompt_ended(pane, agent.prompt_id.as_deref());
                 let before = needs.insert(pane, agent.needs).unwrap_or(Attention::Nothing);
-                if agent.needs == Attention::Nothing || agent.needs == before {
+                if agent.needs == Attention::Nothing || agent.needs == before || !wanted(need_name(agent.needs)) {
                     continue;
                 }
                 needs_event(&supervisor, pane, &agent).await
             }
-            Event::Notification { pane, title, body, .. } => notification_event(&supervisor, pane, title, body).await,
+            Event::Notification { pane, title, body, .. } if wanted("notification") => {
+                notification_event(&supervisor, pane, title, body).await
+            }
             Event::PaneRemoved { id, .. } => {
                 needs.remove(&id);
+                push.prompt_ended(id, None);
                 continue;
             }
             _ => continue,
         };
         notice.url = web_server(&web).map(|base| format!("{base}/?view=all&pane={}", notice.pane));
-        let json = match serde_json::to_string(&notice) {
-            // Titles, commands and lines with unsafe characters as \u escapes.
-            Ok(json) => fugue_protocol::limits::escape_unsafe_in_json(&json),
-            Err(_) => continue,
-        };
+        let notice = std::sync::Arc::new(notice);
         for sink in &sinks {
-            if !takes(&sink.events, &notice.event) {
+            if !sink.takes(&notice.event) {
                 continue;
             }
-            if let Err(TrySendError::Full(_)) = sink.queue.try_send(json.clone()) {
+            if let Err(TrySendError::Full(_)) = sink.queue.try_send(notice.clone()) {
                 tracing::warn!(
                     sink = sink.name,
                     event = notice.event,
@@ -268,6 +321,20 @@ fn web_server(path: &Path) -> Option<String> {
     let url = value["url"].as_str()?;
     let plain = url.starts_with("http://") || url.starts_with("https://");
     (plain && !url.contains(char::is_whitespace)).then(|| url.trim_end_matches('/').to_string())
+}
+
+impl Sink {
+    fn takes(&self, event: &str) -> bool {
+        takes(&self.events, event) && self.push.as_ref().is_none_or(|push| push.has_subscriptions())
+    }
+}
+
+fn need_name(needs: Attention) -> &'static str {
+    match needs {
+        Attention::Permission => "permission",
+        Attention::Question => "question",
+        _ => "finished",
+    }
 }
 
 fn takes(events: &[String], event: &str) -> bool {
@@ -303,11 +370,7 @@ async fn pane_names(supervisor: &ActorRef<SupervisorMsg>, pane: PaneId) -> (Stri
 
 async fn needs_event(supervisor: &ActorRef<SupervisorMsg>, pane: PaneId, agent: &AgentInfo) -> NotifyEvent {
     let (session, index, title) = pane_names(supervisor, pane).await;
-    let event = match agent.needs {
-        Attention::Permission => "permission",
-        Attention::Question => "question",
-        _ => "finished",
-    };
+    let event = need_name(agent.needs);
     let label = format!("{session}:{index}");
     let who = agent.agent.map_or("the agent", |k| k.as_str());
     let message = match agent.needs {
@@ -315,7 +378,7 @@ async fn needs_event(supervisor: &ActorRef<SupervisorMsg>, pane: PaneId, agent: 
         Attention::Question => format!("{label}: {who} asks a question"),
         _ => format!("{label}: {who} finished its turn"),
     };
-    let waiting = matches!(agent.needs, Attention::Permission | Attention::Question);
+    let waiting = agent.needs.needs_you();
     NotifyEvent {
         event: event.into(),
         pane: pane.to_string(),
@@ -338,6 +401,7 @@ async fn needs_event(supervisor: &ActorRef<SupervisorMsg>, pane: PaneId, agent: 
         notification_body: None,
         at: fugue_protocol::now_ms(),
         message,
+        needs_you: agent.needs.needs_you(),
         url: None,
     }
 }
@@ -369,23 +433,37 @@ async fn notification_event(
         notification_title: Some(title),
         notification_body: Some(body),
         at: fugue_protocol::now_ms(),
+        needs_you: false,
         url: None,
     }
 }
 
 /// A thread delivering to `target`, fed by a bounded queue.
-fn spawn_sink(target: Target, events: Vec<String>) -> Sink {
-    let (queue, jobs) = sync_channel::<String>(QUEUE);
+fn spawn_sink(target: Target, events: Vec<String>, push: &std::sync::Arc<crate::push::Push>) -> Sink {
+    let (queue, jobs) = sync_channel::<std::sync::Arc<NotifyEvent>>(QUEUE);
     let name = match &target {
         Target::Webhook(url) => format!("webhook {url}"),
         Target::Command(command) => format!("command {}", command[0]),
+        Target::WebPush(_) => "webpush".into(),
     };
     let thread_name = name.clone();
+    let sink_push = matches!(target, Target::WebPush(_)).then(|| push.clone());
+    let push = push.clone();
     let spawned = std::thread::Builder::new().name("fugue-notify".into()).spawn(move || {
-        for json in jobs {
+        for notice in jobs {
+            // Titles, commands and lines with unsafe characters as \u escapes.
+            let json = || {
+                serde_json::to_string(&*notice)
+                    .map(|json| fugue_protocol::limits::escape_unsafe_in_json(&json))
+                    .map_err(|e| e.to_string())
+            };
             let delivered = match &target {
-                Target::Webhook(url) => post(url, &json),
-                Target::Command(command) => run_command(command, &json),
+                Target::Webhook(url) => json().and_then(|json| post(url, &json)),
+                Target::Command(command) => json().and_then(|json| run_command(command, &json)),
+                Target::WebPush(options) => {
+                    push.send(&notice, options);
+                    Ok(())
+                }
             };
             if let Err(why) = delivered {
                 tracing::warn!(sink = thread_name, why, "notification not delivered");
@@ -395,7 +473,12 @@ fn spawn_sink(target: Target, events: Vec<String>) -> Sink {
     if let Err(err) = spawned {
         tracing::warn!(%err, "cannot start a notification sink");
     }
-    Sink { name, events, queue }
+    Sink {
+        name,
+        events,
+        queue,
+        push: sink_push,
+    }
 }
 
 /// POSTs `json` to `url`, retrying a failure twice (after 1 s, then 2 s).
@@ -487,10 +570,30 @@ setup = ["npm ci"]
         let both = parse_sink(SinkConfig {
             webhook: Some("http://x".into()),
             command: Some(vec!["y".into()]),
-            events: vec![],
+            ..Default::default()
         })
         .unwrap_err();
         assert!(both.contains("exactly one"), "{both}");
+        let push = parse_sink(SinkConfig {
+            kind: Some("webpush".into()),
+            content_free: Some(true),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(matches!(push.0, Target::WebPush(ref o) if o.content_free), "{push:?}");
+        for (kind, contact, webhook) in [
+            ("webpush", Some("nope"), None),
+            ("webpush", None, Some("https://x")),
+            ("pager", None, None),
+        ] {
+            let sink = SinkConfig {
+                kind: Some(kind.into()),
+                contact: contact.map(String::from),
+                webhook: webhook.map(String::from),
+                ..Default::default()
+            };
+            assert!(parse_sink(sink).is_err(), "{kind} {contact:?} {webhook:?}");
+        }
     }
 
     #[test]

@@ -204,6 +204,14 @@ impl Attention {
         self.into()
     }
 
+    /// "Needs you": the agent waits on a person, for a permission or an
+    /// answer, and does nothing until one comes. The phone's first screen,
+    /// the pushes that carry actions and the urgent ones are these; a turn
+    /// that finished unseen is told, not waited on.
+    pub fn needs_you(&self) -> bool {
+        matches!(self, Attention::Permission | Attention::Question)
+    }
+
     pub fn parse(text: &str) -> Result<Self, String> {
         crate::names::parse(text, "need", &["any"])
     }

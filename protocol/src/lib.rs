@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod codec;
+pub mod devices;
 pub mod error;
 pub mod ids;
 pub mod keys;
@@ -44,7 +45,7 @@ pub const PROTOCOL_VERSION: u32 = 15;
 /// Compatible steps within [`PROTOCOL_VERSION`]: bumped when a request is added
 /// (a new tag). Peers of one generation and different revisions work together for
 /// what both know; each tells the other its revision in the handshake.
-pub const PROTOCOL_REVISION: u32 = 1;
+pub const PROTOCOL_REVISION: u32 = 2;
 
 /// Largest frame either side sends or accepts (payload bytes, without the 4-byte prefix).
 pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;

@@ -26,6 +26,7 @@
 //! `tests::the_wire_table_is_pinned` holds it to `protocol/wire-table.txt`.
 
 use crate::agent::*;
+use crate::devices::*;
 use crate::error::ErrorReply;
 use crate::limits::{Validate, MAX_READ_BYTES};
 use crate::messages::*;
@@ -421,6 +422,31 @@ requests! {
         cwd: String,
         env: Vec<EnvVar>,
     } -> TmuxOutput, reply_bytes(_request) = MAX_READ_BYTES + LIST_REPLY_BYTES;
+    /// fugued's VAPID public key (RFC 8292), made once and kept in its state
+    /// directory: the `applicationServerKey` a page subscribes to push with.
+    41 => PushKey {} -> VapidKey;
+    /// Keep a browser's push subscription: fugued sends it the notifications
+    /// its sinks get (docs/browser.md, "Push"). The endpoint must be https on a
+    /// public host. Subscribing an endpoint again replaces its keys.
+    42 => AddPushSubscription {
+        subscription: PushSubscription,
+        device: Option<String>,
+        content_free: bool,
+    } -> PushSubscribed;
+    /// Forget a push subscription; replies whether there was one.
+    43 => RemovePushSubscription { endpoint: String } -> bool;
+    /// Answer a permission prompt with the one-use action token a push carried
+    /// (bound to one pane, prompt and answer), under `AnswerPermission`'s guards.
+    44 => AnswerFromPush { token: String } -> PushAnswered;
+    /// Pair a browser or phone: a new credential of its own, kept hashed.
+    45 => AddDevice { name: String } -> NewDevice;
+    /// The paired devices.
+    46 => ListDevices {} -> Vec<DeviceInfo>, reply_bytes(_request) = LIST_REPLY_BYTES;
+    /// Unpair a device: its credential stops working and its push
+    /// subscriptions are forgotten.
+    47 => RevokeDevice { device: String } -> DeviceInfo;
+    /// The device a credential belongs to (`permission_denied` for none).
+    48 => CheckDevice { credential: String } -> DeviceInfo;
 }
 
 #[cfg(test)]

@@ -9,6 +9,15 @@ pub fn matches(secret: &str, candidate: &str) -> bool {
     secret.len() == candidate.len() && bool::from(secret.as_bytes().ct_eq(candidate.as_bytes()))
 }
 
+/// `bytes` bytes from the kernel's random source, as hex: tokens, credentials,
+/// pairing codes.
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut buf = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -26,10 +26,17 @@
       options.headers['Content-Type'] = 'application/json';
       options.body = JSON.stringify(body);
     }
-    const response = await fetch(path, options);
+    let response;
+    try {
+      response = await fetch(path, options);
+    } catch (err) {
+      setOffline(true);
+      throw new Error('fugue cannot be reached (offline?)');
+    }
+    setOffline(false);
     const data = await response.json().catch(() => ({}));
     if (response.status === 401) {
-      throw new Error('Not logged in: open the URL fugue-web printed when it started (it carries ?token=…).');
+      throw new Error(`Not logged in: open the URL fugue-web printed when it started (it carries ?token=…), or pair this device again. ${data.message || ''}`);
     }
     if (!response.ok) throw new Error(data.message || `${response.status} ${response.statusText}`);
     return data;
@@ -60,6 +67,15 @@
     clearTimeout(errorTimer);
     errorTimer = setTimeout(() => { box.hidden = true; }, 8000);
   }
+
+  // Offline (the installed page opens from the service worker's cache): said
+  // until a request goes through again.
+  function setOffline(offline) {
+    $('offline').hidden = !offline;
+    document.body.classList.toggle('offline', offline);
+  }
+  window.addEventListener('offline', () => setOffline(true));
+  window.addEventListener('online', () => { setOffline(false); scheduleRefresh(); scheduleOverview(); });
 
   let noticeTimer = null;
   function showNotice(message) {
@@ -677,15 +693,41 @@
     $('needs').textContent = `${needing} need${needing === 1 ? 's' : ''} you`;
     document.title = needing ? `(${needing}) fugue` : 'fugue';
     if (!overviewShown) return;
-    const rows = overviewRows.slice().sort((a, b) =>
+    // "Needs you" first, oldest first: agents that wait on a person (the
+    // server's needs_you), answered inline; then everything else.
+    const waiting = overviewRows.filter((r) => r.needs_you)
+      .sort((a, b) => a.agent.since_ms - b.agent.since_ms);
+    const rows = overviewRows.filter((r) => !r.needs_you).sort((a, b) =>
       (needsOf(a) === 'nothing') - (needsOf(b) === 'nothing')
       || a.pane.session.localeCompare(b.pane.session) || a.pane.index - b.pane.index);
     // Drawn again only when it would look different (a press stays valid).
-    const look = JSON.stringify([rows, [...said], worktrees, groups.map((g) => g.name)]);
+    const look = JSON.stringify([waiting, rows, [...said], worktrees, groups.map((g) => g.name)]);
     if (look === overviewDrawn) return;
     overviewDrawn = look;
-    $('overview-list').replaceChildren(...rows.map(cardElement));
-    $('overview-empty').hidden = rows.length > 0;
+    const parts = [];
+    if (waiting.length) {
+      const list = document.createElement('section');
+      list.id = 'needs-you';
+      list.setAttribute('aria-label', 'Needs you');
+      const heading = Object.assign(document.createElement('h2'), { textContent: `Needs you (${waiting.length})` });
+      list.append(heading, ...waiting.map((row) => {
+        const card = cardElement(row);
+        const since = Object.assign(document.createElement('span'), { className: 'since', textContent: `waiting ${ago(row.agent.since_ms)}` });
+        card.querySelector('header').append(since);
+        return card;
+      }));
+      parts.push(list);
+    }
+    parts.push(...rows.map(cardElement));
+    $('overview-list').replaceChildren(...parts);
+    $('overview-empty').hidden = overviewRows.length > 0;
+  }
+
+  function ago(ms) {
+    const secs = Math.max(0, Math.round((Date.now() - ms) / 1000));
+    if (secs < 60) return `${secs} s`;
+    if (secs < 3600) return `${Math.floor(secs / 60)} min`;
+    return `${Math.floor(secs / 3600)} h`;
   }
 
   // A pane's card as every overview shows it: SESSION:INDEX, title, the
@@ -1348,9 +1390,174 @@
     };
   }
 
+  // ---- the phone: pairing, push, devices ------------------------------------
+
+  // `/pair#CODE`: this device claims the pairing, then waits for the person
+  // at the terminal (or the page) that showed the code to confirm it.
+  async function pairThisDevice() {
+    document.body.classList.add('pairing');
+    $('pair').hidden = false;
+    const code = decodeURIComponent(location.hash.slice(1));
+    history.replaceState(null, '', '/pair');
+    const agent = navigator.userAgent;
+    const browser = /Firefox\//.test(agent) ? 'Firefox' : /Edg\//.test(agent) ? 'Edge' : /Chrome\//.test(agent) ? 'Chrome' : /Safari\//.test(agent) ? 'Safari' : 'Browser';
+    const system = /Android/.test(agent) ? 'Android' : /iPhone|iPad/.test(agent) ? 'iOS' : /Mac OS/.test(agent) ? 'macOS' : /Linux/.test(agent) ? 'Linux' : /Windows/.test(agent) ? 'Windows' : '';
+    $('pair-name').value = `${browser}${system ? ` on ${system}` : ''}`;
+    const state = (text) => { $('pair-state').textContent = text; };
+    if (!code) { state('This address carries no pairing code: scan the QR code again.'); return; }
+    $('pair-go').addEventListener('click', async () => {
+      $('pair-go').disabled = true;
+      let claim;
+      try {
+        claim = (await api('POST', '/pair/claim', { code, name: $('pair-name').value })).claim;
+      } catch (err) {
+        state(visible(err.message));
+        return;
+      }
+      state('Waiting: confirm this device where the code was shown.');
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 1000));
+        let reply;
+        try {
+          reply = await api('POST', '/pair/status', { claim });
+        } catch (err) {
+          state(visible(err.message));
+          return;
+        }
+        if (reply.status === 'paired') { location.replace('/'); return; }
+        if (reply.status === 'denied') { state('Refused where the code was shown.'); return; }
+      }
+    }, { once: true });
+  }
+
+  function showPhone(show) {
+    $('phone').hidden = !show;
+    document.body.classList.toggle('phone-open', show);
+    if (show) { refreshPhone(); pollClaims(); }
+  }
+
+  async function refreshPhone() {
+    await Promise.all([renderPush(), renderDevices()]);
+  }
+
+  async function pushRegistration() {
+    if (!('serviceWorker' in navigator) || !('PushManager' in window)) return null;
+    return navigator.serviceWorker.ready;
+  }
+
+  async function renderPush() {
+    const registration = await pushRegistration();
+    const subscription = registration ? await registration.pushManager.getSubscription() : null;
+    $('push-state').textContent = !registration
+      ? 'This browser cannot receive push here: it needs HTTPS with a certificate it trusts (see docs/browser.md); on iOS, add the page to the home screen first.'
+      : subscription ? 'This device is notified when an agent needs you.' : 'This device is not notified.';
+    $('push-on').hidden = !registration || Boolean(subscription);
+    $('push-off').hidden = !subscription;
+  }
+
+  async function pushOn() {
+    try {
+      const registration = await pushRegistration();
+      if (!registration) throw new Error('push is not available in this browser here');
+      if (await Notification.requestPermission() !== 'granted') throw new Error('notifications are not allowed for this page');
+      const { public_key: key } = await api('GET', '/api/push/vapid');
+      const bytes = Uint8Array.from(atob(key.replaceAll('-', '+').replaceAll('_', '/')), (c) => c.charCodeAt(0));
+      const subscription = await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: bytes });
+      await api('POST', '/api/push/subscriptions', { ...subscription.toJSON(), content_free: $('push-bare').checked });
+    } catch (err) {
+      showError(`Notifications: ${err.message}`);
+    }
+    renderPush();
+  }
+
+  async function pushOff() {
+    try {
+      const registration = await pushRegistration();
+      const subscription = registration && await registration.pushManager.getSubscription();
+      if (subscription) {
+        await api('DELETE', '/api/push/subscriptions', { endpoint: subscription.endpoint });
+        await subscription.unsubscribe();
+      }
+    } catch (err) {
+      showError(`Notifications: ${err.message}`);
+    }
+    renderPush();
+  }
+
+  async function newPairing() {
+    try {
+      const pairing = await api('POST', '/api/pairings');
+      $('pair-qr').src = `data:image/svg+xml;base64,${btoa(pairing.qr_svg)}`;
+      $('pair-url').textContent = `Or open ${pairing.url} (works once, for ${pairing.expires_in_s} s).`;
+      $('pair-code').hidden = false;
+      pollClaims();
+    } catch (err) {
+      showError(`Pairing: ${err.message}`);
+    }
+  }
+
+  // Claims wait for this page's Confirm or Deny while the panel is open.
+  let claimsTimer = null;
+  async function pollClaims() {
+    clearTimeout(claimsTimer);
+    if ($('phone').hidden) return;
+    try {
+      const claims = await api('GET', '/api/pairings');
+      $('pair-claims').replaceChildren(...claims.map((claim) => {
+        const row = document.createElement('p');
+        row.className = 'claim';
+        row.append(`${visible(claim.name)} (from ${claim.from}) asks to pair. `,
+          button('Confirm', 'approve', () => decide(claim.id, 'confirm')),
+          button('Deny', 'deny', () => decide(claim.id, 'deny')));
+        return row;
+      }));
+    } catch (err) {
+      showError(`Pairing: ${err.message}`);
+    }
+    claimsTimer = setTimeout(pollClaims, 2000);
+  }
+
+  async function decide(id, verdict) {
+    try {
+      await api('POST', `/api/pairings/${encodeURIComponent(id)}/${verdict}`);
+      if (verdict === 'confirm') $('pair-code').hidden = true;
+    } catch (err) {
+      showError(`Pairing: ${err.message}`);
+    }
+    pollClaims();
+    setTimeout(renderDevices, 1500);
+  }
+
+  async function renderDevices() {
+    let devices;
+    try {
+      devices = await api('GET', '/api/devices');
+    } catch (err) {
+      showError(`Devices: ${err.message}`);
+      return;
+    }
+    const rows = devices.map((device) => {
+      const row = document.createElement('p');
+      row.className = 'device';
+      row.dataset.device = device.id;
+      const seen = device.last_seen_ms ? `seen ${ago(device.last_seen_ms)} ago` : 'not seen since pairing';
+      row.append(`${visible(device.name)} · paired ${ago(device.paired_at_ms)} ago · ${seen} · ${device.push_subscriptions} push `,
+        button('Revoke', 'deny', async () => {
+          try { await api('DELETE', `/api/devices/${encodeURIComponent(device.id)}`); } catch (err) { showError(`Devices: ${err.message}`); }
+          renderDevices();
+        }));
+      return row;
+    });
+    $('devices').replaceChildren(...(rows.length ? rows : [note('No paired devices.')]));
+  }
+
   // ---- start ------------------------------------------------------------------
 
   async function start() {
+    if ('serviceWorker' in navigator) {
+      navigator.serviceWorker.register('/sw.js').catch((err) => console.warn('service worker:', err));
+    }
+    if (location.pathname === '/pair') return pairThisDevice();
     const params = new URLSearchParams(location.search);
     let defaults;
     try {
@@ -1368,6 +1575,11 @@
       showOverview(!overviewShown);
     });
     $('window-close').addEventListener('click', closeWindow);
+    $('phone-button').addEventListener('click', () => showPhone($('phone').hidden));
+    $('phone-close').addEventListener('click', () => showPhone(false));
+    $('push-on').addEventListener('click', pushOn);
+    $('push-off').addEventListener('click', pushOff);
+    $('pair-new').addEventListener('click', newPairing);
     $('needs').addEventListener('click', () => showOverview(true));
     $('elsewhere').addEventListener('click', () => showOverview(true));
     $('changes-button').addEventListener('click', () => {
@@ -1403,8 +1615,11 @@
     // or the address asks for a view.
     const named = params.has('project') || defaults.project_given;
     const view = params.get('view');
-    if (view === 'all' || (!wanted && view !== 'tabs' && (!named || tabs.length === 0))) showOverview(true);
-    else await refreshOverview();
+    await refreshOverview();
+    // On a phone, "needs you" is the first screen whenever anything waits.
+    const phone = matchMedia('(max-width: 600px)').matches;
+    const waits = overviewRows.some((r) => r.needs_you);
+    if (view === 'all' || (!wanted && view !== 'tabs' && ((phone && waits) || !named || tabs.length === 0))) showOverview(true);
     if (wanted) {
       await refreshOverview();
       const row = overviewRows.find((r) => r.pane.id === wanted);

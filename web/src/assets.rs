@@ -12,12 +12,43 @@ use axum::Router;
 const INDEX: &str = include_str!("../page/index.html");
 const SCRIPT: &str = include_str!("../assets/bundle.js");
 const STYLE: &str = include_str!("../assets/bundle.css");
+/// The installable page: its manifest, icons and service worker (page/sw.js).
+const MANIFEST: &str = include_str!("../page/manifest.webmanifest");
+const SERVICE_WORKER: &str = include_str!("../page/sw.js");
+const ICON_192: &[u8] = include_bytes!("../page/icon-192.png");
+const ICON_512: &[u8] = include_bytes!("../page/icon-512.png");
+
+fn page() -> axum::response::Response {
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], INDEX).into_response()
+}
 
 pub fn router() -> Router<AppState> {
     Router::new()
+        .route("/", get(|| async { page() }))
+        // A phone's pairing: the same page, which reads the code from the fragment.
+        .route("/pair", get(|| async { page() }))
         .route(
-            "/",
-            get(|| async { ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], INDEX).into_response() }),
+            "/manifest.webmanifest",
+            get(|| async { ([(header::CONTENT_TYPE, "application/manifest+json")], MANIFEST).into_response() }),
+        )
+        .route(
+            "/sw.js",
+            get(|| async {
+                // Checked for updates at each load (no-store would too; this says it).
+                (
+                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")],
+                    SERVICE_WORKER,
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/icon-192.png",
+            get(|| async { ([(header::CONTENT_TYPE, "image/png")], ICON_192).into_response() }),
+        )
+        .route(
+            "/icon-512.png",
+            get(|| async { ([(header::CONTENT_TYPE, "image/png")], ICON_512).into_response() }),
         )
         .route(
             "/app.js",
@@ -32,6 +63,24 @@ pub fn router() -> Router<AppState> {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
+
+    /// The manifest installs: a name, both icons at the sizes they are, a
+    /// standalone display and a start URL that carries no token.
+    #[test]
+    fn the_manifest_installs() {
+        let manifest: serde_json::Value = serde_json::from_str(super::MANIFEST).expect("manifest is JSON");
+        assert_eq!(manifest["name"], "fugue");
+        assert_eq!(manifest["display"], "standalone");
+        assert_eq!(manifest["start_url"], "/");
+        let icons = manifest["icons"].as_array().unwrap();
+        for (icon, bytes, side) in [(&icons[0], super::ICON_192, 192u32), (&icons[1], super::ICON_512, 512)] {
+            assert_eq!(icon["sizes"], format!("{side}x{side}"));
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+            let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+            let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+            assert_eq!((width, height), (side, side));
+        }
+    }
 
     /// The committed bundle was built from today's lockfile and page: the
     /// digests `scripts/bundle-page` recorded match, and the page's own script

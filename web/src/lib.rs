@@ -4,6 +4,7 @@
 
 pub mod api;
 mod assets;
+pub mod devices;
 pub mod error;
 pub mod routes;
 pub mod security;
@@ -18,6 +19,29 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// The address a connection came from (what a device that claims a pairing
+/// is shown with), for plain and TLS listeners alike.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer(pub SocketAddr);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, tls::TlsListener>> for Peer {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, tls::TlsListener>) -> Self {
+        Peer(*stream.remote_addr())
+    }
+}
+
+impl Peer {
+    /// The address a request came from: axum records it as `SocketAddr` on a
+    /// plain listener and as [`Peer`] on the TLS one.
+    pub fn of(extensions: &axum::http::Extensions) -> Option<SocketAddr> {
+        use axum::extract::ConnectInfo;
+        extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|c| c.0)
+            .or_else(|| extensions.get::<ConnectInfo<Peer>>().map(|c| c.0 .0))
+    }
+}
+
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
@@ -26,6 +50,8 @@ pub struct AppState {
     pub defaults: Arc<Defaults>,
     /// The fleet's overview as last asked, and when (`GET /api/fleet`).
     pub fleet: Arc<tokio::sync::Mutex<Option<(std::time::Instant, fugue_client::views::FleetView)>>>,
+    /// Phones and browsers pairing with this server now.
+    pub pairings: Arc<devices::Pairings>,
 }
 
 /// The tab bar a page shows when its address names none.
@@ -59,6 +85,8 @@ pub struct Config {
     /// Certificate chain and key (PEM): serve HTTPS, which listening beyond
     /// loopback requires.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// Print a QR code to pair a phone, and ask here before it pairs.
+    pub qr: bool,
     /// The page's project and session when its address names none.
     pub project: PathBuf,
     /// `--project` was given (else `project` is the current directory).
@@ -112,13 +140,14 @@ pub async fn run(config: Config) -> Result<(), String> {
             remote,
         }),
         fleet: Default::default(),
+        pairings: Default::default(),
     };
     let app = routes::router()
         .merge(assets::router())
         .fallback(not_found)
         .layer(axum::middleware::map_response(safe_json_body))
-        .layer(axum::middleware::from_fn_with_state(security.clone(), security::guard))
-        .with_state(state);
+        .layer(axum::middleware::from_fn_with_state(state.clone(), security::guard))
+        .with_state(state.clone());
 
     let scheme = if tls.is_some() { "https" } else { "http" };
     // This machine's daemon links notifications to the page; one elsewhere
@@ -128,13 +157,17 @@ pub async fn run(config: Config) -> Result<(), String> {
         false => announce(&socket, &format!("{scheme}://{url_host}:{}", bound.port())),
     };
     println!("{}", security.login_url(&url_host));
+    if config.qr {
+        print_pairing(&state, &format!("{scheme}://{url_host}:{}", bound.port()))?;
+        tokio::spawn(devices::confirm_at_terminal(state.clone()));
+    }
     use std::io::Write;
     let _ = std::io::stdout().flush();
     tracing::info!(%bound, tls = tls.is_some(), "serving");
     let served = match tls {
         Some(tls) => {
             let listener = tls::TlsListener::new(listener, tls).map_err(|e| e.to_string())?;
-            axum::serve(listener, app)
+            axum::serve(listener, app.into_make_service_with_connect_info::<Peer>())
                 .with_graceful_shutdown(shutdown_signal())
                 .await
         }
@@ -144,7 +177,7 @@ pub async fn run(config: Config) -> Result<(), String> {
             let listener = listener.tap_io(|tcp| {
                 let _ = tcp.set_nodelay(true);
             });
-            axum::serve(listener, app)
+            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
                 .with_graceful_shutdown(shutdown_signal())
                 .await
         }
@@ -153,6 +186,70 @@ pub async fn run(config: Config) -> Result<(), String> {
         withdraw(&path);
     }
     served.map_err(|e| format!("server failed: {e}"))
+}
+
+/// `fugue web devices [revoke ID] [--json]`: the paired devices, or one revoked.
+pub async fn devices_command(
+    socket: Option<PathBuf>,
+    host: Option<fugue_client::remote::Remote>,
+    revoke: Option<String>,
+    json: bool,
+) -> Result<(), String> {
+    use fugue_client::protocol::requests as rq;
+    let mut options = ConnectOptions::default().client_name("fugue-web");
+    options.socket = socket;
+    if let Some(host) = host {
+        options = options.host(host);
+    }
+    let client = fugue_client::Client::connect(options).await.map_err(|e| e.to_string())?;
+    let devices = match revoke {
+        Some(device) => vec![client.call(rq::RevokeDevice { device }).await.map_err(|e| e.to_string())?],
+        None => client.call(rq::ListDevices {}).await.map_err(|e| e.to_string())?,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&devices).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    if devices.is_empty() {
+        println!("No paired devices: pair one with fugue web --qr, or the page's Pair a phone.");
+        return Ok(());
+    }
+    println!("{:<10} {:<24} {:<18} {:<18} PUSH", "ID", "NAME", "PAIRED", "LAST SEEN");
+    for d in &devices {
+        println!(
+            "{:<10} {:<24} {:<18} {:<18} {}",
+            d.id,
+            d.name,
+            ago(d.paired_at_ms),
+            if d.last_seen_ms == 0 { "never".into() } else { ago(d.last_seen_ms) },
+            d.push_subscriptions
+        );
+    }
+    Ok(())
+}
+
+/// `3m ago`: how long before now `at_ms` was.
+fn ago(at_ms: u64) -> String {
+    let secs = fugue_client::protocol::now_ms().saturating_sub(at_ms) / 1000;
+    match secs {
+        0..60 => format!("{secs}s ago"),
+        60..3600 => format!("{}m ago", secs / 60),
+        3600..86400 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86400),
+    }
+}
+
+/// Prints a pairing's QR code (and its URL) for a phone to scan.
+fn print_pairing(state: &AppState, origin: &str) -> Result<(), String> {
+    let (_, code) = state.pairings.open(true).map_err(|e| e.message)?;
+    let url = format!("{origin}/pair#{code}");
+    println!("{}", devices::qr_text(&url)?);
+    println!("Scan it with the phone's camera, or open {url}");
+    println!(
+        "The code works once, for {} s; this terminal asks before the device pairs.",
+        devices::CODE_LIFE.as_secs()
+    );
+    Ok(())
 }
 
 /// Where a running fugue-web says it serves, for the daemon's notification

@@ -39,6 +39,30 @@ struct Args {
     /// The session within the project the page opens.
     #[arg(long, default_value = "main")]
     session: String,
+    /// Print a QR code a phone scans to pair (a one-use code, 2 minutes); this
+    /// terminal asks before the device gets its credential.
+    #[arg(long)]
+    qr: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Subcommand)]
+enum Command {
+    /// The paired devices (browsers and phones with a credential of their own).
+    Devices {
+        #[command(subcommand)]
+        action: Option<DevicesAction>,
+        /// Print JSON.
+        #[arg(long, global = true)]
+        json: bool,
+    },
+}
+
+#[derive(clap::Subcommand)]
+enum DevicesAction {
+    /// Revoke a device: its credential stops working and its push subscriptions go.
+    Revoke { device: String },
 }
 
 fn main() -> std::process::ExitCode {
@@ -85,8 +109,20 @@ fn main() -> std::process::ExitCode {
         eprintln!("fugue-web: --project must be an absolute directory on the daemon's machine with --host");
         return std::process::ExitCode::from(2);
     }
+    if let Some(Command::Devices { action, json }) = args.command {
+        let revoke = action.map(|DevicesAction::Revoke { device }| device);
+        let devices = fugue_web::devices_command(args.socket, host, revoke, json);
+        return match runtime.block_on(devices) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("fugue-web: {err}");
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
     let remote = host.is_some();
     let config = fugue_web::Config {
+        qr: args.qr,
         listen: args.listen,
         socket: args.socket,
         host,

@@ -2,11 +2,12 @@
 //! so the document cannot describe a route that does not exist (or miss one).
 
 use crate::error::ErrorBody;
-use crate::{api, tabs, ws, AppState};
+use crate::{api, devices, tabs, ws, AppState};
 use axum::handler::Handler;
 use axum::http::Method;
 use axum::routing::{MethodFilter, MethodRouter};
 use axum::Router;
+use fugue_client::protocol::devices::{DeviceInfo, PushSubscribed, VapidKey};
 use fugue_client::views::{
     AnsweredView, CaptureView, DaemonView, OverviewView, PaneView, ReadView, SessionView, WaitView,
 };
@@ -331,6 +332,96 @@ pub fn table() -> Vec<Route> {
         )
         .body::<api::Wait>()
         .returns::<WaitView>(),
+        // Devices, pairing and push (docs/browser.md, "From a phone").
+        Route::new(
+            M::GET,
+            "/api/devices",
+            "The paired devices (browsers and phones with a credential of their own)",
+            devices::list,
+        )
+        .returns::<Vec<DeviceInfo>>(),
+        Route::new(
+            M::DELETE,
+            "/api/devices/{device}",
+            "Revoke a paired device: its credential stops working (401) and its push subscriptions go",
+            devices::revoke,
+        )
+        .returns::<DeviceInfo>(),
+        Route::new(
+            M::POST,
+            "/api/pairings",
+            "Pair a phone: a one-use code (2 minutes) as a URL and its QR code; the claim waits for a person's confirmation",
+            devices::create,
+        )
+        .returns::<devices::NewPairing>(),
+        Route::new(
+            M::GET,
+            "/api/pairings",
+            "Claims waiting for a person's confirmation",
+            devices::pending,
+        )
+        .returns::<Vec<devices::PendingClaim>>(),
+        Route::new(
+            M::POST,
+            "/api/pairings/{pairing}/confirm",
+            "Confirm the device that claimed a pairing: it gets its credential",
+            devices::confirm,
+        )
+        .returns::<devices::Decided>(),
+        Route::new(
+            M::POST,
+            "/api/pairings/{pairing}/deny",
+            "Refuse the device that claimed a pairing",
+            devices::deny,
+        )
+        .returns::<devices::Decided>(),
+        Route::new(
+            M::POST,
+            "/pair/claim",
+            "A device claims a pairing with its code (no token; Origin must be this server's); 10 wrong codes in 2 minutes close pairing",
+            devices::claim,
+        )
+        .body::<devices::ClaimBody>()
+        .returns::<devices::Claimed>(),
+        Route::new(
+            M::POST,
+            "/pair/status",
+            "Where a claim stands; once confirmed, the device's credential is set as its cookie (once)",
+            devices::status,
+        )
+        .body::<devices::StatusBody>()
+        .returns::<devices::PairStatus>(),
+        Route::new(
+            M::GET,
+            "/api/push/vapid",
+            "fugued's VAPID public key (RFC 8292): the applicationServerKey to subscribe with",
+            devices::vapid,
+        )
+        .returns::<VapidKey>(),
+        Route::new(
+            M::POST,
+            "/api/push/subscriptions",
+            "Register a browser's PushSubscription.toJSON() with fugued (https endpoints on public hosts only)",
+            devices::subscribe,
+        )
+        .body::<devices::SubscriptionBody>()
+        .returns::<PushSubscribed>(),
+        Route::new(
+            M::DELETE,
+            "/api/push/subscriptions",
+            "Forget a push subscription",
+            devices::unsubscribe,
+        )
+        .body::<devices::Unsubscribe>()
+        .returns::<devices::Unsubscribed>(),
+        Route::new(
+            M::POST,
+            "/push/answer",
+            "A notification's Approve or Deny: its one-use action token (no cookie; Origin must be this server's), under fugue approve's guards",
+            devices::answer,
+        )
+        .body::<devices::ActionBody>()
+        .returns::<devices::ActionAnswered>(),
         Route::new(M::GET, "/api/openapi.json", "This document", openapi_json),
         // WebSockets.
         Route::new(

@@ -11,17 +11,24 @@
 //! - `Sec-Fetch-Site: cross-site` on the API, the sockets and the token exchange (403);
 //! - the token, on the API and the sockets: the `HttpOnly; SameSite=Strict` cookie
 //!   the page got by exchanging the printed URL's `?token=`, or `Authorization:
-//!   Bearer` from scripts; never from a URL (401).
+//!   Bearer` from scripts; never from a URL (401). A paired device's credential
+//!   (`fugue_dev_...`, see [`crate::devices`]) is taken in the same places and
+//!   checked with fugued (401 once revoked);
+//! - on the routes a device uses before it has a credential, or a service
+//!   worker without one (`POST /pair/claim`, `/pair/status`, `/push/answer`):
+//!   no token, but an `Origin` that is ours and `Sec-Fetch-Site` (when sent)
+//!   `same-origin`; what they carry (a code, a claim, an action token) is the proof.
 //!
 //! Every response carries a strict Content-Security-Policy, `X-Frame-Options: DENY`
 //! and `nosniff`.
 
+use crate::devices::Caller;
 use crate::error::ApiError;
+use crate::AppState;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use std::sync::Arc;
 
 /// Scripts may only run from our own files; xterm.js writes its theme into
 /// `<style>` elements, hence `'unsafe-inline'` for styles (and styles only).
@@ -108,8 +115,9 @@ impl Security {
         }
     }
 
-    /// The token from the cookie or an `Authorization: Bearer` header.
-    fn check_token(&self, headers: &HeaderMap, query: Option<&str>) -> Result<(), ApiError> {
+    /// The token from the cookie or an `Authorization: Bearer` header: the
+    /// master token (`Ok(None)`), or a device's credential to check with fugued.
+    fn check_token(&self, headers: &HeaderMap, query: Option<&str>) -> Result<Option<String>, ApiError> {
         if query.is_some_and(|q| q.split('&').any(|kv| kv.starts_with("token="))) {
             return Err(ApiError::unauthorized(
                 "the token is not taken from a URL here: send it as Authorization: Bearer TOKEN (the page uses its cookie)",
@@ -120,8 +128,11 @@ impl Security {
             .and_then(|h| h.to_str().ok())
             .and_then(|h| h.strip_prefix("Bearer "));
         let cookie = cookie_value(headers, &self.cookie);
-        match bearer.or(cookie.as_deref()) {
-            Some(token) if self.token_matches(token.trim()) => Ok(()),
+        match bearer.or(cookie.as_deref()).map(str::trim) {
+            Some(token) if self.token_matches(token) => Ok(None),
+            Some(token) if token.starts_with(fugue_client::protocol::devices::DEVICE_CREDENTIAL_PREFIX) => {
+                Ok(Some(token.to_string()))
+            }
             Some(_) => Err(ApiError::unauthorized("wrong token")),
             None => Err(ApiError::unauthorized(
                 "a token is required: open the URL fugue-web printed, or send Authorization: Bearer TOKEN",
@@ -129,12 +140,12 @@ impl Security {
         }
     }
 
-    fn cookie_header(&self) -> HeaderValue {
+    /// The cookie holding `secret` (the master token for the browser's
+    /// session, or a device's credential for `max_age` seconds).
+    pub fn cookie_for(&self, secret: &str, max_age: Option<u64>) -> HeaderValue {
         let secure = if self.tls { "; Secure" } else { "" };
-        let value = format!(
-            "{}={}; HttpOnly; SameSite=Strict; Path=/{secure}",
-            self.cookie, self.token
-        );
+        let age = max_age.map_or(String::new(), |secs| format!("; Max-Age={secs}"));
+        let value = format!("{}={secret}; HttpOnly; SameSite=Strict; Path=/{secure}{age}", self.cookie);
         HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
     }
 }
@@ -156,6 +167,8 @@ fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
 enum Area {
     /// `/api/...` and `/ws/...`: the token, always.
     Protected,
+    /// Pairing and a notification's action: no token, our own Origin.
+    Open,
     /// `/?token=...`: the exchange of the printed URL for the cookie.
     Login,
     /// The page and its assets: not secret.
@@ -167,6 +180,9 @@ fn area(request: &Request) -> Area {
     if path.starts_with("/api/") || path == "/api" || path.starts_with("/ws/") {
         return Area::Protected;
     }
+    if matches!(path, "/pair/claim" | "/pair/status" | "/push/answer") {
+        return Area::Open;
+    }
     let has_token = request
         .uri()
         .query()
@@ -177,11 +193,29 @@ fn area(request: &Request) -> Area {
     Area::Page
 }
 
+/// What the checks decided.
+enum Checked {
+    /// Answered here (the login redirect).
+    Answered(Response),
+    Go(Caller),
+    /// A device's credential, to check with fugued.
+    Device(String),
+}
+
 /// Runs before every handler: see the module's documentation.
-pub async fn guard(State(security): State<Arc<Security>>, request: Request, next: Next) -> Response {
-    let mut response = match check(&security, &request) {
-        Ok(Some(early)) => early,
-        Ok(None) => next.run(request).await,
+pub async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let security = state.security.clone();
+    let checked = match check(&security, &request) {
+        Ok(Checked::Device(credential)) => device(&state, credential).await.map(Checked::Go),
+        other => other,
+    };
+    let mut response = match checked {
+        Ok(Checked::Answered(early)) => early,
+        Ok(Checked::Go(caller)) => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Ok(Checked::Device(_)) => ApiError::unauthorized("unchecked device").into_response(),
         Err(err) => {
             tracing::warn!(
                 method = %request.method(),
@@ -206,23 +240,50 @@ pub async fn guard(State(security): State<Arc<Security>>, request: Request, next
     response
 }
 
-/// `Ok(Some)`: answered here (the login redirect); `Ok(None)`: go on.
-fn check(security: &Security, request: &Request) -> Result<Option<Response>, ApiError> {
+/// The device a credential belongs to, asked of fugued (401 when none).
+async fn device(state: &AppState, credential: String) -> Result<Caller, ApiError> {
+    let client = state.daemon.get().await?;
+    let checked = client
+        .call(fugue_client::protocol::requests::CheckDevice { credential })
+        .await;
+    match checked {
+        Ok(device) => Ok(Caller::Device(device)),
+        Err(fugue_client::ClientError::Daemon(reply))
+            if reply.code == fugue_client::protocol::ErrorCode::PermissionDenied =>
+        {
+            Err(ApiError::unauthorized(reply.message))
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+fn check(security: &Security, request: &Request) -> Result<Checked, ApiError> {
     let headers = request.headers();
     let host = security.check_host(headers)?;
     security.check_origin(headers, &host)?;
     let area = area(request);
-    let cross_site = headers
-        .get("sec-fetch-site")
-        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"cross-site"));
-    if cross_site && area != Area::Page {
+    let fetch_site = headers.get("sec-fetch-site").map(|v| v.as_bytes().to_ascii_lowercase());
+    if fetch_site.as_deref() == Some(b"cross-site") && area != Area::Page {
         return Err(ApiError::forbidden("cross-site request refused"));
     }
     match area {
-        Area::Page => Ok(None),
-        Area::Protected => {
-            security.check_token(headers, request.uri().query())?;
-            Ok(None)
+        Area::Page => Ok(Checked::Go(Caller::Unproven)),
+        Area::Protected => match security.check_token(headers, request.uri().query())? {
+            None => Ok(Checked::Go(Caller::Master)),
+            Some(credential) => Ok(Checked::Device(credential)),
+        },
+        Area::Open => {
+            if request.method() != Method::POST {
+                return Err(ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "use POST"));
+            }
+            // check_origin took a present Origin; here one is required.
+            if !headers.contains_key(header::ORIGIN) {
+                return Err(ApiError::forbidden("an Origin header is required here"));
+            }
+            if fetch_site.is_some_and(|site| site != b"same-origin") {
+                return Err(ApiError::forbidden("only this server's own pages may send this"));
+            }
+            Ok(Checked::Go(Caller::Unproven))
         }
         Area::Login => {
             if request.method() != Method::GET {
@@ -259,8 +320,8 @@ fn check(security: &Security, request: &Request) -> Result<Option<Response>, Api
             let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response();
             response
                 .headers_mut()
-                .insert(header::SET_COOKIE, security.cookie_header());
-            Ok(Some(response))
+                .insert(header::SET_COOKIE, security.cookie_for(&security.token, None));
+            Ok(Checked::Answered(response))
         }
     }
 }

@@ -35,6 +35,10 @@ pub struct Handler {
     pub supervisor: ActorRef<SupervisorMsg>,
     /// The ids fugue's tmux hands out (`tmux`).
     pub tmux_ids: crate::bridge::Ids,
+    /// Browsers and phones paired with fugue-web.
+    pub devices: Arc<crate::devices::Devices>,
+    /// Web Push: the key, the subscriptions, the action tokens.
+    pub push: Arc<crate::push::Push>,
     /// What clients make the daemon hold, all connections together.
     pub memory: Arc<Budget>,
     /// Every connected client (to cut the largest when `memory` runs out).
@@ -95,6 +99,18 @@ impl Handler {
             Rq::HibernatePane(r) => Response::HibernatePane(self.hibernate_pane(&r.pane).await?),
             Rq::WakePane(r) => Response::WakePane(self.wake_pane(&r.pane).await?),
             Rq::Tmux(r) => Response::Tmux(self.tmux(conn, r).await?),
+            Rq::PushKey(_) => Response::PushKey(self.push.key()?),
+            Rq::AddPushSubscription(r) => Response::AddPushSubscription(self.add_push_subscription(r).await?),
+            Rq::RemovePushSubscription(r) => Response::RemovePushSubscription(self.push.unsubscribe(&r.endpoint)),
+            Rq::AnswerFromPush(r) => Response::AnswerFromPush(self.answer_from_push(&r.token).await?),
+            Rq::AddDevice(r) => Response::AddDevice(self.devices.add(&r.name)?),
+            Rq::ListDevices(_) => Response::ListDevices(self.devices.list(|id| self.push.count_of(id))),
+            Rq::RevokeDevice(r) => {
+                let revoked = self.devices.revoke(&r.device)?;
+                self.push.forget_device(&revoked.id);
+                Response::RevokeDevice(revoked)
+            }
+            Rq::CheckDevice(r) => Response::CheckDevice(self.devices.check(&r.credential)?),
             // Answered by the connection itself, which knows its requests.
             Rq::Cancel(_) => return Err(ErrorReply::internal("cancel is handled by the connection")),
             Rq::SetSizePolicy(r) => {
@@ -262,6 +278,46 @@ impl Handler {
         let keys = crate::agent::answer_keys(shown.agent, answer);
         pane.input.send_keys(&keys).await?;
         Ok(PermissionAnswered { answer, already: false })
+    }
+
+    async fn add_push_subscription(
+        &self,
+        request: rq::AddPushSubscription,
+    ) -> Result<fugue_protocol::devices::PushSubscribed, ErrorReply> {
+        let rq::AddPushSubscription {
+            subscription,
+            device,
+            content_free,
+        } = request;
+        if let Some(device) = &device {
+            if !self.devices.list(|_| 0).iter().any(|d| &d.id == device) {
+                return Err(ErrorReply::invalid(format!("no paired device '{device}'")));
+            }
+        }
+        // The endpoint's host is resolved: off the runtime's workers.
+        let push = self.push.clone();
+        tokio::task::spawn_blocking(move || push.subscribe(subscription, device, content_free))
+            .await
+            .map_err(|e| ErrorReply::internal(format!("push subscription: {e}")))?
+    }
+
+    /// Answers with the grant a push's action token carries, once, under the
+    /// guards of [`Self::answer_permission`] (that prompt on screen, one answer).
+    async fn answer_from_push(&self, token: &str) -> Result<fugue_protocol::devices::PushAnswered, ErrorReply> {
+        let grant = self.push.take_grant(token)?;
+        let answered = self
+            .answer_permission(rq::AnswerPermission {
+                pane: grant.pane.to_string(),
+                prompt_id: grant.prompt_id.clone(),
+                answer: grant.answer,
+            })
+            .await?;
+        tracing::info!(pane = %grant.pane, answer = grant.answer.past(), "answered from a push");
+        Ok(fugue_protocol::devices::PushAnswered {
+            pane: grant.pane,
+            prompt_id: grant.prompt_id,
+            answered,
+        })
     }
 
     async fn resume_agent(&self, target: &str) -> Result<PaneInfo, ErrorReply> {

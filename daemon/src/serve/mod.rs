@@ -195,10 +195,22 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
         },
     };
     restore(&supervisor, start).await;
-    crate::notify::start(config.notify_config.clone(), config.socket.clone(), supervisor.clone()).await;
+    // Paired devices and push subscriptions are kept beside the records.
+    let kept = config.state.as_deref();
+    let devices = Arc::new(crate::devices::Devices::open(kept.map(|s| s.with_extension("devices.json"))));
+    let push = crate::push::Push::open(kept);
+    crate::notify::start(
+        config.notify_config.clone(),
+        config.socket.clone(),
+        supervisor.clone(),
+        push.clone(),
+    )
+    .await;
     let handler = Arc::new(Handler {
         supervisor: supervisor.clone(),
         tmux_ids,
+        devices,
+        push,
         memory,
         clients: Default::default(),
         shutdown: shutdown.clone(),

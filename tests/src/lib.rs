@@ -276,6 +276,17 @@ impl Daemon {
         Self::start_limited(args, None)
     }
 
+    /// Starts with extra variables in fugued's environment (test switches
+    /// such as `FUGUE_TEST_PUSH_LOOPBACK`).
+    pub fn start_with_env(env: &[(&str, &str)]) -> Daemon {
+        let dir = private_dir();
+        let socket = dir.path().join("fugue.sock");
+        let exe = bin("fugued");
+        let mut command = Self::command(&exe, &dir, &socket, &[]);
+        command.envs(env.iter().copied());
+        Self::launch(dir, exe, command)
+    }
+
     /// Starts with soft and hard open-file limits of `nofile` (which it cannot raise).
     pub fn start_with_rlimit_nofile(nofile: u64) -> Daemon {
         Self::start_limited(&[], Some(nofile))

@@ -28,6 +28,7 @@ mod notify;
 mod panes;
 mod placement;
 mod protocol;
+mod push;
 mod remote;
 mod repository;
 mod rest;

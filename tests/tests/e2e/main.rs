@@ -8,6 +8,7 @@
 mod attach;
 mod browser;
 mod daemon;
+mod devices;
 mod differential;
 mod durable;
 mod errors;

@@ -24,6 +24,9 @@ const PERSON_ONLY: &str = "the daemon's lifecycle belongs to the person who runs
 const ATTACH: &str =
     "part of attaching a terminal: an agent reads and writes instead, the page attaches over /ws/panes/{pane}";
 
+const PAGE_ONLY: &str = "a browser's push subscription is made by the page that receives it";
+const NO_AGENT: &str = "devices and pushes reach the person; an agent has no part in them";
+
 /// (request, CLI, MCP, HTTP)
 const PLACEMENT: &[(&str, At, At, At)] = &[
     (
@@ -204,6 +207,54 @@ const PLACEMENT: &[(&str, At, At, At)] = &[
         Is("fugue tmux"),
         Not("an agent drives panes with fugue's own typed tools; tmux's command line is for programs that speak only tmux"),
         Not("the page and scripts have typed routes; tmux's command line is for programs that speak only tmux"),
+    ),
+    (
+        "PushKey",
+        Not(PAGE_ONLY),
+        Not(NO_AGENT),
+        Is("GET /api/push/vapid"),
+    ),
+    (
+        "AddPushSubscription",
+        Not(PAGE_ONLY),
+        Not(NO_AGENT),
+        Is("POST /api/push/subscriptions"),
+    ),
+    (
+        "RemovePushSubscription",
+        Not("a subscription goes with its page (Stop notifying) or its device (fugue web devices revoke)"),
+        Not(NO_AGENT),
+        Is("DELETE /api/push/subscriptions"),
+    ),
+    (
+        "AnswerFromPush",
+        Not("the token is a notification's: fugue approve answers at a terminal"),
+        Not("an agent answers with fugue_approve, under its own guards; a push's token is the person's"),
+        Is("POST /push/answer"),
+    ),
+    (
+        "AddDevice",
+        Not("a device pairs by QR code and a person's confirmation (fugue web --qr), never by a command alone"),
+        Not(NO_AGENT),
+        Is("POST /pair/status"),
+    ),
+    (
+        "ListDevices",
+        Is("fugue web devices"),
+        Not(NO_AGENT),
+        Is("GET /api/devices"),
+    ),
+    (
+        "RevokeDevice",
+        Is("fugue web devices revoke"),
+        Not(NO_AGENT),
+        Is("DELETE /api/devices/{device}"),
+    ),
+    (
+        "CheckDevice",
+        Not("fugue-web's guard asks it of every request a device makes"),
+        Not("fugue-web's guard asks it of every request a device makes"),
+        Not("fugue-web's guard asks it of every request a device makes"),
     ),
     (
         "Cancel",

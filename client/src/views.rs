@@ -592,7 +592,7 @@ pub struct OverviewView {
     /// Its last non-empty line of text output (controls removed).
     pub last_line: String,
     /// Its agent needs a person now: asks for permission or a question
-    /// (`Attention::needs_you`, the one definition). Since when: `agent.since_ms`.
+    /// (`Attention::needs_you`, the one definition). Since when: `agent.since`.
     pub needs_you: bool,
 }
 

@@ -61,6 +61,8 @@
 
   let errorTimer = null;
   function showError(message) {
+    // Offline, the offline notice says it once.
+    if (!$('offline').hidden && String(message).includes('cannot be reached')) return;
     const box = $('error');
     box.textContent = visible(message);
     box.hidden = false;
@@ -75,7 +77,13 @@
     document.body.classList.toggle('offline', offline);
   }
   window.addEventListener('offline', () => setOffline(true));
-  window.addEventListener('online', () => { setOffline(false); scheduleRefresh(); scheduleOverview(); });
+  // Back online: a page that could not start (it opened from the cache) starts now.
+  let started = false;
+  window.addEventListener('online', () => {
+    setOffline(false);
+    if (!started) location.reload();
+    else { scheduleRefresh(); scheduleOverview(); }
+  });
 
   let noticeTimer = null;
   function showNotice(message) {
@@ -696,7 +704,7 @@
     // "Needs you" first, oldest first: agents that wait on a person (the
     // server's needs_you), answered inline; then everything else.
     const waiting = overviewRows.filter((r) => r.needs_you)
-      .sort((a, b) => a.agent.since_ms - b.agent.since_ms);
+      .sort((a, b) => a.agent.since - b.agent.since);
     const rows = overviewRows.filter((r) => !r.needs_you).sort((a, b) =>
       (needsOf(a) === 'nothing') - (needsOf(b) === 'nothing')
       || a.pane.session.localeCompare(b.pane.session) || a.pane.index - b.pane.index);
@@ -712,8 +720,8 @@
       const heading = Object.assign(document.createElement('h2'), { textContent: `Needs you (${waiting.length})` });
       list.append(heading, ...waiting.map((row) => {
         const card = cardElement(row);
-        const since = Object.assign(document.createElement('span'), { className: 'since', textContent: `waiting ${ago(row.agent.since_ms)}` });
-        card.querySelector('header').append(since);
+        const since = Object.assign(document.createElement('span'), { className: 'since', textContent: `waiting ${ago(row.agent.since)}` });
+        card.querySelector('header').after(since);
         return card;
       }));
       parts.push(list);
@@ -1562,6 +1570,7 @@
     let defaults;
     try {
       defaults = await api('GET', '/api/web/defaults');
+      started = true;
       scope.project = params.get('project') || defaults.project;
       scope.session = params.get('session') || defaults.session;
     } catch (err) {

@@ -112,12 +112,15 @@ async function answer(token, data) {
 
 async function open(url) {
   const target = new URL(url, self.location.origin).href;
+  // Focusing is allowed only while a real click is handled: where it is not,
+  // the page is still there.
+  const focus = (client) => Promise.resolve(client.focus()).catch(() => client);
   const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
   const same = windows.find((w) => w.url === target);
-  if (same) return same.focus();
+  if (same) return focus(same);
   if (windows.length && 'navigate' in windows[0]) {
     const navigated = await windows[0].navigate(target);
-    return (navigated || windows[0]).focus();
+    return focus(navigated || windows[0]);
   }
   return self.clients.openWindow(target);
 }

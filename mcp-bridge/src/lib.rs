@@ -3,6 +3,7 @@
 //! [`bridge::Bridge`] its connection to fugued. The `fugue-mcp` binary serves it
 //! on stdio or over Streamable HTTP ([`http`]); tests serve it in-process.
 
+pub mod apps;
 pub mod bridge;
 pub mod http;
 pub mod params;

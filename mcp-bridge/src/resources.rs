@@ -5,7 +5,8 @@
 //! - `fugue://agents`: every pane with an agent CLI, what it is doing and its
 //!   last line (JSON, the overview's view);
 //! - `fugue://pane/{id}/screen`: what the terminal shows now (text);
-//! - `fugue://pane/{id}/output`: its last [`OUTPUT_LINES`] lines of output (text).
+//! - `fugue://pane/{id}/output`: its last [`OUTPUT_LINES`] lines of output (text);
+//! - `ui://fugue/...`: the MCP Apps ([`crate::apps`]).
 //!
 //! A watch per subscribed resource: pane resources wait on the daemon for output
 //! past the last offset seen (a daemon-side wait, woken by the output itself),
@@ -114,6 +115,7 @@ pub async fn list(bridge: &Bridge) -> Result<ListResourcesResult, ErrorData> {
             "Its last 500 lines of output.",
         ));
     }
+    resources.extend(crate::apps::resources());
     Ok(ListResourcesResult::with_all_items(resources))
 }
 
@@ -143,6 +145,10 @@ pub fn templates() -> ListResourceTemplatesResult {
 
 /// The contents of `uri`.
 pub async fn read(bridge: &Bridge, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    if uri.starts_with("ui://") {
+        let unknown = || format!("unknown app {uri:?}: fugue serves ui://fugue/screen, ui://fugue/permission and ui://fugue/diff");
+        return crate::apps::read(uri).ok_or_else(|| not_found(uri, unknown()));
+    }
     let resource = Resource::parse(uri).map_err(|e| not_found(uri, e))?;
     let client = bridge.client().await.map_err(|e| ErrorData::internal_error(e, None))?;
     let pane_error = |e| not_found(uri, describe(e));

@@ -48,6 +48,9 @@ fn router() -> ToolRouter<FugueTools> {
                 + FugueTools::delegate_tools();
             for route in router.map.values_mut() {
                 let tool = &mut route.attr;
+                if let Some(uri) = crate::apps::of_tool(&tool.name) {
+                    tool.meta = Some(crate::apps::tool_meta(uri));
+                }
                 let mut input = (*tool.input_schema).clone();
                 drop_null_unions(&mut input);
                 tool.input_schema = Arc::new(input);

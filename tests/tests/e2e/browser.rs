@@ -428,3 +428,66 @@ async fn a_push_approves_from_the_service_worker_once() {
     tokio::task::block_in_place(|| run_browser_script("push", &web, "browser-artifacts-push", &env, &shots));
     tokio::task::block_in_place(|| daemon.wait_screen(&agent, "approved: ship it"));
 }
+
+/// fugue-mcp's MCP Apps rendered by the official host bridge (ext-apps 2.0.4's
+/// AppBridge) in sandboxed iframes in Chromium at 390x844, their tool calls
+/// sent to the real fugue-mcp through the official MCP client: a pane that
+/// printed HTML shows it as text in the screen app (which calls nothing but
+/// fugue_capture), the permission card approves a waiting agent (it goes on),
+/// and the diff app shows a worktree's change. tests/browser/apps.mjs drives
+/// it; its screenshots land in target/browser-artifacts-apps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_apps_render_in_the_official_host_bridge() {
+    fugue_tests::require!(
+        "chromium",
+        "node",
+        "tests/browser/node_modules/playwright-core",
+        "tests/browser/node_modules/@modelcontextprotocol/ext-apps"
+    );
+    let daemon = Daemon::start();
+    let repo = crate::worktrees::repository(&daemon);
+    let (html, changed) = tokio::task::block_in_place(|| {
+        daemon.cli(&["new-session", "apps"]).ok();
+        let html = daemon
+            .cli(&[
+                "run", "-s", "apps", "--no-shell", "--", "sh", "-c",
+                r#"printf '<img src=x onerror="parent.postMessage(1)"><button id="pwn">Approve</button><script>alert(1)</script>\n'; exec sleep 600"#,
+            ])
+            .ok()
+            .trim()
+            .to_string();
+        daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
+        let (changed, _, _) =
+            crate::worktrees::run_in_worktree(&daemon, "apps", "printf 'hello\\n' >> a.txt && echo changed; exec sleep 600");
+        (html, changed)
+    });
+    let client = daemon.client().await;
+    fugue_tests::wait_for_text(&client, &html, "pwn").await;
+    fugue_tests::wait_for_text(&client, &changed, "changed").await;
+    daemon.cli(&["new-session", "ag"]).ok();
+    let agent = daemon.run_fake_claude("ag");
+    daemon.wait_agent_state(&agent, "idle");
+    let sent = daemon.cli(&["--json", "prompt", &agent, "ship it"]).json();
+    assert_eq!(sent["outcome"], "started", "{sent}");
+    daemon.wait_agent_state(&agent, "waiting_for_permission");
+    let browser_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let artifacts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts-apps");
+    let output = tokio::task::block_in_place(|| {
+        Command::new("node")
+            .arg(browser_dir.join("apps.mjs"))
+            .current_dir(&browser_dir)
+            .env("ARTIFACTS", &artifacts)
+            .env("MCP_BIN", bin("fugue-mcp"))
+            .env("FUGUE_SOCKET_PATH", &daemon.socket)
+            .env("HOME", daemon.dir.path())
+            // The bridge finds the worktree's record where the CLI made it.
+            .env("XDG_STATE_HOME", daemon.dir.path().join("state"))
+            .env("HTML_PANE", &html)
+            .env("AGENT_PANE", &agent)
+            .env("DIFF_PANE", &changed)
+            .output()
+            .expect("run node")
+    });
+    browser_script_passed(&output, &artifacts, &["1-app-screen", "2-app-permission", "3-app-approved", "4-app-diff"]);
+    tokio::task::block_in_place(|| daemon.wait_screen(&agent, "approved: ship it"));
+}

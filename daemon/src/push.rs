@@ -555,10 +555,15 @@ fn redact(endpoint: &str) -> String {
 /// worker reads it). Never a token of the page's; a permission's carries the
 /// two action tokens.
 fn payload(notice: &NotifyEvent, tokens: Option<&(String, String)>) -> String {
+    // The prompt's first line as the agent shows it (not where its state was read).
     let first_line = notice
         .prompt
         .as_deref()
-        .and_then(|p| p.lines().map(str::trim).find(|l| !l.is_empty()))
+        .and_then(|p| {
+            p.lines()
+                .map(str::trim)
+                .find(|l| l.chars().any(char::is_alphanumeric) && !l.starts_with("hook: ") && !l.starts_with("status: "))
+        })
         .map(|l| l.chars().take(PROMPT_CHARS).collect::<String>());
     let body = match (&first_line, notice.event.as_str()) {
         (Some(line), _) => line.clone(),

@@ -297,6 +297,11 @@ impl Daemon {
     /// `nsenter`, reach nothing beyond 127.0.0.1 of that namespace. The socket is a
     /// file, so clients outside still connect.
     pub fn start_offline() -> Daemon {
+        Self::start_offline_with_env(&[])
+    }
+
+    /// [`Daemon::start_offline`] with extra variables in fugued's environment.
+    pub fn start_offline_with_env(env: &[(&str, &str)]) -> Daemon {
         let dir = private_dir();
         let socket = dir.path().join("fugue.sock");
         let exe = bin("fugued");
@@ -309,7 +314,8 @@ impl Daemon {
             "-c",
             "ip link set lo up && exec \"$0\" \"$@\"",
         ];
-        let command = Self::command_under(&prefix, &exe, &dir, &socket);
+        let mut command = Self::command_under(&prefix, &exe, &dir, &socket);
+        command.envs(env.iter().copied());
         Self::launch(dir, exe, command)
     }
 

@@ -2022,3 +2022,78 @@ async fn claude_code_teammates_are_fugue_panes_beside_the_lead() {
     assert_eq!(kills, 2, "the lead ended each teammate through tmux");
     end_processes_with_home(&launch.home);
 }
+
+/// A real Claude Code, prompted from the page, asks for permission and is
+/// approved from fugued's push in the page's service worker: the same
+/// tests/browser/push.mjs as the fake agent's test, with fugue-web, the push
+/// service and Chromium in the daemon's network namespace (where the model
+/// stub is). The command it asked for runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_is_approved_from_a_push_in_the_service_worker() {
+    fugue_tests::require!(
+        "unshare",
+        "nsenter",
+        "ip",
+        "chromium",
+        "node",
+        "tests/agents/node_modules/.fugue-installed-lock.json",
+        "tests/browser/node_modules/playwright-core",
+        "tests/browser/node_modules/web-push-testing"
+    );
+    use std::io::BufRead;
+    let daemon = Daemon::start_offline_with_env(&[("FUGUE_TEST_PUSH_LOOPBACK", "1")]);
+    let stub = ModelStub::start(&daemon);
+    let mcp = Arc::new(bridge(&daemon).await);
+    let prompt = "Create a file for me. FILE=approved.txt";
+    let launch = prepare(Cli::Claude, &stub, daemon.dir.path(), prompt).without_prompt();
+    let started = ok(&mcp, "fugue_start", launch.start_params("claude pushed")).await;
+    let terminal = started["terminal_id"].as_str().expect("terminal id").to_string();
+    wait_state(&mcp, &terminal, "idle").await;
+    let pane = daemon.cli(&["--json", "status", &terminal]).json();
+    let label = format!("{}:{}", pane["session"].as_str().unwrap(), pane["index"]);
+    let net = format!("--net=/proc/{}/ns/net", daemon.pid());
+    let mut web = std::process::Command::new("nsenter")
+        .args([net.as_str(), "--"])
+        .arg(fugue_tests::bin("fugue-web"))
+        .args(["--listen", "127.0.0.1:0", "--socket"])
+        .arg(&daemon.socket)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start fugue-web in the namespace");
+    let mut login = String::new();
+    std::io::BufReader::new(web.stdout.take().unwrap())
+        .read_line(&mut login)
+        .expect("fugue-web's URL");
+    let browser_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("browser");
+    let artifacts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser-artifacts-push-claude");
+    let output = tokio::task::block_in_place(|| {
+        std::process::Command::new("nsenter")
+            .args([net.as_str(), "--", "node"])
+            .arg(browser_dir.join("push.mjs"))
+            .current_dir(&browser_dir)
+            .env("FUGUE_WEB_URL", login.trim())
+            .env("ARTIFACTS", &artifacts)
+            .env("AGENT_LABEL", &label)
+            .env("AGENT_PANE", &terminal)
+            .env("PROMPT", prompt)
+            .env("DEADLINE_MS", "60000")
+            .output()
+            .expect("run node")
+    });
+    let _ = web.kill();
+    let _ = web.wait();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("all steps passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    for shot in ["1-needs-you-phone", "2-notification-target-phone", "3-offline-phone"] {
+        assert!(artifacts.join(format!("{shot}.png")).is_file(), "{shot}");
+    }
+    // Approved in the service worker: Claude Code ran what it asked for.
+    wait_state(&mcp, &terminal, "idle").await;
+    assert!(launch.project.join("approved.txt").exists(), "{stdout}");
+    end_processes_with_home(&launch.home);
+}

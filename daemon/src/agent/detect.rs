@@ -442,6 +442,26 @@ const DIALOG_CONTEXT_LINES: usize = 8;
 /// the block from a few lines above it to its last marker line, which tells two
 /// dialogs with the same markers apart. `None` when none shows.
 pub fn dialog_on(kind: AgentKind, screen: &[String]) -> Option<(u64, u64)> {
+    let (markers, block) = dialog_block(kind, screen)?;
+    Some((dialog_digest(&markers), block_digest(block)))
+}
+
+/// The lines of the dialog `kind` shows on `screen` (from a few lines above
+/// its first marker line to its last), blank ones left out: what a person is
+/// asked, as the agent shows it.
+pub fn dialog_lines(kind: AgentKind, screen: &[String]) -> Option<Vec<String>> {
+    let (_, block) = dialog_block(kind, screen)?;
+    Some(
+        block
+            .iter()
+            .map(|l| l.trim_end().to_string())
+            .filter(|l| !l.trim().is_empty())
+            .collect(),
+    )
+}
+
+/// A dialog's marker lines (trimmed) and its block on `screen`.
+fn dialog_block(kind: AgentKind, screen: &[String]) -> Option<(Vec<String>, &[String])> {
     let m = markers(kind)?;
     let is_marker = |line: &String| is_dialog_line(m, line);
     let region = marker_region(m, screen);
@@ -454,8 +474,7 @@ pub fn dialog_on(kind: AgentKind, screen: &[String]) -> Option<(u64, u64)> {
         .filter(|l| is_marker(l))
         .map(|l| l.trim().to_string())
         .collect();
-    let block = &screen[first.saturating_sub(DIALOG_CONTEXT_LINES)..=last];
-    Some((dialog_digest(&markers), block_digest(block)))
+    Some((markers, &screen[first.saturating_sub(DIALOG_CONTEXT_LINES)..=last]))
 }
 
 /// How far above the cursor an input box's first line may be (a draft of

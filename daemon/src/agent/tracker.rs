@@ -451,6 +451,12 @@ impl Tracker {
             (.., Some((state, line))) => (state, StateSource::Terminal, vec![line]),
             _ => (verdict.state, StateSource::Screen, evidence_lines),
         };
+        // Read elsewhere than on the screen, a permission is still asked there:
+        // its lines are what a person answering from the page or a push reads.
+        let mut evidence = evidence;
+        if state == AgentState::WaitingForPermission && source != StateSource::Screen {
+            evidence.extend(detect::dialog_lines(kind, &inputs.screen).unwrap_or_default());
+        }
         let mut side = lock(&self.side);
         // Output flowing with no marker is a guess of busy (an agent drawing
         // itself at start-up, say), no turn: one that ends is no finished turn.

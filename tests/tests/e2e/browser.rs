@@ -389,13 +389,15 @@ fn a_windows_panes_show_side_by_side_and_one_at_a_time_on_a_phone() {
     run_browser_script("window", &web, "browser-artifacts-window", &env, &shots);
 }
 
-/// The installable page on a phone (390x844): the "needs you" list first, the
-/// push fugued sent for a waiting agent (taken from web-push-testing, which
-/// decrypted it) delivered to the page's service worker, its Approve run in
-/// the service worker (the agent goes on), the same push again answering
-/// nothing, a tap opening the pane, and the page offline.
+/// The installable page on a phone (390x844) with a push service: the page
+/// subscribes with fugued's key and prompts a fake agent, which asks for
+/// permission; "needs you" comes first; fugued's push (as web-push-testing
+/// decrypted it) is delivered to the page's service worker, its Approve run
+/// there answers the prompt (the agent goes on), the same push again answers
+/// nothing, a tap opens the pane, and the page works offline.
 /// tests/browser/push.mjs drives it; its screenshots land in
-/// target/browser-artifacts-push.
+/// target/browser-artifacts-push. (tests/tests/agents.rs runs the same script
+/// with a real Claude Code.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_push_approves_from_the_service_worker_once() {
     fugue_tests::require!(
@@ -406,23 +408,14 @@ async fn a_push_approves_from_the_service_worker_once() {
     );
     let daemon = Daemon::start_with_env(&[("FUGUE_TEST_PUSH_LOOPBACK", "1")]);
     let web = Web::start(&daemon, &[]);
-    let service = crate::push::PushService::start().await;
-    let (_, key) = web.call(Method::GET, "/api/push/vapid", None).await;
-    let subscription = service.subscribe(key["public_key"].as_str().unwrap()).await;
-    let body = json!({"endpoint": subscription["endpoint"], "keys": subscription["keys"]});
-    let (status, kept) = web.call(Method::POST, "/api/push/subscriptions", Some(body)).await;
-    assert_eq!(status, StatusCode::OK, "{kept}");
     daemon.cli(&["new-session", "ag"]).ok();
     let agent = daemon.run_fake_claude("ag");
     daemon.wait_agent_state(&agent, "idle");
-    let sent = daemon.cli(&["--json", "prompt", &agent, "ship it"]).json();
-    assert_eq!(sent["outcome"], "started", "{sent}");
-    let hash = subscription["clientHash"].as_str().unwrap();
-    let payload = service.messages(hash, 1).await[0].to_string();
     let env = [
         ("AGENT_LABEL", std::ffi::OsStr::new("ag:0")),
         ("AGENT_PANE", std::ffi::OsStr::new(&agent)),
-        ("PUSH_PAYLOAD", std::ffi::OsStr::new(&payload)),
+        ("PROMPT", std::ffi::OsStr::new("ship it")),
+        ("AFTER_APPROVE", std::ffi::OsStr::new("approved: ship it")),
     ];
     let shots = ["1-needs-you-phone", "2-notification-target-phone", "3-offline-phone"];
     tokio::task::block_in_place(|| run_browser_script("push", &web, "browser-artifacts-push", &env, &shots));

@@ -13,14 +13,14 @@ use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 /// A web-push-testing server on a port of its own; killed when dropped.
-pub(crate) struct PushService {
+struct PushService {
     child: Child,
     base: String,
     http: reqwest::Client,
 }
 
 impl PushService {
-    pub(crate) async fn start() -> PushService {
+    async fn start() -> PushService {
         let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser/node_modules/web-push-testing/src/bin/server.js");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -50,7 +50,7 @@ impl PushService {
         }
     }
 
-    pub(crate) async fn post(&self, path: &str, body: Value) -> Value {
+    async fn post(&self, path: &str, body: Value) -> Value {
         let response = self
             .http
             .post(format!("{}{path}", self.base))
@@ -63,7 +63,7 @@ impl PushService {
     }
 
     /// A subscription to fugued's key, as a browser's `PushManager.subscribe` makes one.
-    pub(crate) async fn subscribe(&self, key: &str) -> Value {
+    async fn subscribe(&self, key: &str) -> Value {
         let reply = self
             .post("/subscribe", json!({"userVisibleOnly": "true", "applicationServerKey": key}))
             .await;
@@ -71,7 +71,7 @@ impl PushService {
     }
 
     /// The messages it received and decrypted for `client_hash`, once there are `count`.
-    pub(crate) async fn messages(&self, client_hash: &str, count: usize) -> Vec<Value> {
+    async fn messages(&self, client_hash: &str, count: usize) -> Vec<Value> {
         let started = Instant::now();
         loop {
             let reply = self.post("/get-notifications", json!({"clientHash": client_hash})).await;

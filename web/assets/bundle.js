@@ -1448,6 +1448,7 @@
   function showPhone(show) {
     $('phone').hidden = !show;
     document.body.classList.toggle('phone-open', show);
+    $('phone-button').setAttribute('aria-pressed', String(show));
     if (show) { refreshPhone(); pollClaims(); }
   }
 

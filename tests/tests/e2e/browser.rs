@@ -422,6 +422,23 @@ async fn a_push_approves_from_the_service_worker_once() {
     tokio::task::block_in_place(|| daemon.wait_screen(&agent, "approved: ship it"));
 }
 
+/// Pairing in the browser: a desktop page shows a pairing code from its Phone
+/// panel, a phone's browser (390x844, a context of its own) opens it and asks,
+/// the desktop page confirms, the phone is in with an HttpOnly credential of
+/// its own (400 days), and once the desktop page revokes it the phone is out.
+/// tests/browser/pair.mjs drives it; its screenshots land in
+/// target/browser-artifacts-pair.
+#[test]
+fn a_phone_pairs_from_a_code_the_page_shows_and_is_revoked() {
+    fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let shots = ["1-pairing-code-desktop", "2-pairing-waits-phone", "3-paired-phone", "4-devices-desktop"];
+    run_browser_script("pair", &web, "browser-artifacts-pair", &[], &shots);
+    let devices = daemon.cli(&["web", "devices", "--json"]).json();
+    assert_eq!(devices, json!([]), "revoked");
+}
+
 /// fugue-mcp's MCP Apps rendered by the official host bridge (ext-apps 2.0.4's
 /// AppBridge) in sandboxed iframes in Chromium at 390x844, their tool calls
 /// sent to the real fugue-mcp through the official MCP client: a pane that

@@ -21,7 +21,7 @@
 use crate::notify::NotifyEvent;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
-use fugue_protocol::devices::{VapidKey, PushSubscribed, PushSubscription, MAX_PUSH_SUBSCRIPTIONS};
+use fugue_protocol::devices::{PushSubscribed, PushSubscription, VapidKey, MAX_PUSH_SUBSCRIPTIONS};
 use fugue_protocol::{now_ms, ErrorCode, ErrorReply, PaneId, PermissionAnswer};
 use p256::ecdsa::signature::Signer;
 use serde::{Deserialize, Serialize};
@@ -140,7 +140,10 @@ impl Push {
 
     pub fn key(&self) -> Result<VapidKey, ErrorReply> {
         use p256::elliptic_curve::sec1::ToEncodedPoint;
-        let key = self.key.as_ref().ok_or_else(|| ErrorReply::internal("push is off: fugued could not make a VAPID key"))?;
+        let key = self
+            .key
+            .as_ref()
+            .ok_or_else(|| ErrorReply::internal("push is off: fugued could not make a VAPID key"))?;
         Ok(VapidKey {
             public_key: URL_SAFE_NO_PAD.encode(key.public_key().to_encoded_point(false).as_bytes()),
         })
@@ -314,7 +317,10 @@ impl Push {
             };
             if self.in_flight.fetch_add(1, Ordering::SeqCst) >= MAX_IN_FLIGHT {
                 self.in_flight.fetch_sub(1, Ordering::SeqCst);
-                tracing::warn!(event = notice.event, "{MAX_IN_FLIGHT} pushes under way; this one dropped");
+                tracing::warn!(
+                    event = notice.event,
+                    "{MAX_IN_FLIGHT} pushes under way; this one dropped"
+                );
                 continue;
             }
             let (push, contact) = (self.clone(), options.contact.clone());
@@ -351,7 +357,10 @@ impl Push {
     ) -> Result<(), Failure> {
         // Checked again at each push: a name may resolve elsewhere by now.
         check_endpoint(&subscription.endpoint, self.allow_loopback).map_err(Failure::Other)?;
-        let uri: http::Uri = subscription.endpoint.parse().map_err(|e| Failure::Other(format!("{e}")))?;
+        let uri: http::Uri = subscription
+            .endpoint
+            .parse()
+            .map_err(|e| Failure::Other(format!("{e}")))?;
         let (public, auth) = user_agent_keys(&subscription.p256dh, &subscription.auth).map_err(Failure::Other)?;
         let request = web_push_native::WebPushBuilder::new(uri.clone(), public, auth)
             .with_valid_duration(Duration::from_secs(ttl))
@@ -465,7 +474,11 @@ pub fn check_endpoint(endpoint: &str, allow_loopback: bool) -> Result<(), String
     let uri: http::Uri = endpoint
         .parse()
         .map_err(|_| format!("push endpoint {endpoint:?} is not a URL"))?;
-    let host = uri.host().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
+    let host = uri
+        .host()
+        .unwrap_or_default()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
     if host.is_empty() {
         return Err("push endpoint has no host".into());
     }
@@ -560,9 +573,9 @@ fn payload(notice: &NotifyEvent, tokens: Option<&(String, String)>) -> String {
         .prompt
         .as_deref()
         .and_then(|p| {
-            p.lines()
-                .map(str::trim)
-                .find(|l| l.chars().any(char::is_alphanumeric) && !l.starts_with("hook: ") && !l.starts_with("status: "))
+            p.lines().map(str::trim).find(|l| {
+                l.chars().any(char::is_alphanumeric) && !l.starts_with("hook: ") && !l.starts_with("status: ")
+            })
         })
         .map(|l| l.chars().take(PROMPT_CHARS).collect::<String>());
     let body = match (&first_line, notice.event.as_str()) {

@@ -79,7 +79,10 @@ pub fn read(uri: &str) -> Option<ReadResourceResult> {
     let text = html.replacen("/*CSS*/", STYLE, 1).replacen("/*BRIDGE*/", BRIDGE, 1);
     let mut meta = serde_json::Map::new();
     // Nothing from elsewhere: no origin to connect to or load from.
-    meta.insert("ui".into(), json!({ "csp": { "connectDomains": [], "resourceDomains": [] }, "prefersBorder": true }));
+    meta.insert(
+        "ui".into(),
+        json!({ "csp": { "connectDomains": [], "resourceDomains": [] }, "prefersBorder": true }),
+    );
     Some(ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
         uri: (*uri).to_string(),
         mime_type: Some(MIME_TYPE.into()),
@@ -98,10 +101,19 @@ mod tests {
             let rmcp::model::ResourceContents::TextResourceContents { text, .. } = &read.contents[0] else {
                 panic!("{uri} is text");
             };
-            assert!(!text.contains("/*BRIDGE*/") && !text.contains("/*CSS*/"), "{uri} has its script and style");
+            assert!(
+                !text.contains("/*BRIDGE*/") && !text.contains("/*CSS*/"),
+                "{uri} has its script and style"
+            );
             assert!(text.contains("ui/initialize"), "{uri} speaks the bridge");
             // What a program printed is never parsed as HTML.
-            for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("] {
+            for sink in [
+                "innerHTML",
+                "outerHTML",
+                "insertAdjacentHTML",
+                "document.write",
+                "eval(",
+            ] {
                 assert!(!text.contains(sink), "{uri} uses {sink}");
             }
             assert!(!text.contains("src=\"http"), "{uri} loads nothing from elsewhere");

@@ -146,7 +146,9 @@ pub fn templates() -> ListResourceTemplatesResult {
 /// The contents of `uri`.
 pub async fn read(bridge: &Bridge, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     if uri.starts_with("ui://") {
-        let unknown = || format!("unknown app {uri:?}: fugue serves ui://fugue/screen, ui://fugue/permission and ui://fugue/diff");
+        let unknown = || {
+            format!("unknown app {uri:?}: fugue serves ui://fugue/screen, ui://fugue/permission and ui://fugue/diff")
+        };
         return crate::apps::read(uri).ok_or_else(|| not_found(uri, unknown()));
     }
     let resource = Resource::parse(uri).map_err(|e| not_found(uri, e))?;

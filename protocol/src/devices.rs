@@ -189,7 +189,9 @@ mod tests {
             device: None,
             content_free: false,
         };
-        assert!(sub("https://push.example/abc", "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA").validate().is_ok());
+        assert!(sub("https://push.example/abc", "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA")
+            .validate()
+            .is_ok());
         let long = format!("https://push.example/{}", "a".repeat(MAX_PUSH_ENDPOINT_BYTES));
         let err = sub(&long, "BNc").validate().unwrap_err();
         assert!(err.message.contains("maximum is 2048"), "{}", err.message);
@@ -201,6 +203,10 @@ mod tests {
         assert!(name(&"n".repeat(65)).is_err());
         assert!(name("a\u{1b}]0;x").is_err());
         assert!(rq::AnswerFromPush { token: "t".repeat(129) }.validate().is_err());
-        assert!(rq::CheckDevice { credential: String::new() }.validate().is_err());
+        assert!(rq::CheckDevice {
+            credential: String::new()
+        }
+        .validate()
+        .is_err());
     }
 }

@@ -36,7 +36,10 @@ pub fn router() -> Router<AppState> {
             get(|| async {
                 // Checked for updates at each load (no-store would too; this says it).
                 (
-                    [(header::CONTENT_TYPE, "text/javascript; charset=utf-8"), (header::CACHE_CONTROL, "no-cache")],
+                    [
+                        (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+                        (header::CACHE_CONTROL, "no-cache"),
+                    ],
                     SERVICE_WORKER,
                 )
                     .into_response()

@@ -219,7 +219,10 @@ impl Pairings {
                 "no such pairing (it ended): make a new one",
             ));
         };
-        let claim = state.open[at].claim.as_ref().map(|c| (c.decision.clone(), c.name.clone()));
+        let claim = state.open[at]
+            .claim
+            .as_ref()
+            .map(|c| (c.decision.clone(), c.name.clone()));
         let (decision, name) = claim.unwrap_or((Decision::Denied, String::new()));
         if decision != Decision::Waiting {
             state.open.remove(at);
@@ -480,7 +483,11 @@ pub async fn unsubscribe(
     JsonBody(body): JsonBody<Unsubscribe>,
 ) -> ApiResult<Json<Unsubscribed>> {
     let client = state.daemon.get().await?;
-    let removed = client.call(rq::RemovePushSubscription { endpoint: body.endpoint }).await?;
+    let removed = client
+        .call(rq::RemovePushSubscription {
+            endpoint: body.endpoint,
+        })
+        .await?;
     Ok(Json(Unsubscribed { removed }))
 }
 
@@ -502,7 +509,10 @@ pub struct ActionAnswered {
 
 /// A notification's Approve or Deny, sent by the service worker: outside the
 /// cookie (a service worker's fetch may carry none), the token is the proof.
-pub async fn answer(State(state): State<AppState>, JsonBody(body): JsonBody<ActionBody>) -> ApiResult<Json<ActionAnswered>> {
+pub async fn answer(
+    State(state): State<AppState>,
+    JsonBody(body): JsonBody<ActionBody>,
+) -> ApiResult<Json<ActionAnswered>> {
     let client = state.daemon.get().await?;
     let answered = client.call(rq::AnswerFromPush { token: body.token }).await?;
     Ok(Json(ActionAnswered {
@@ -547,7 +557,10 @@ mod tests {
         let (id, code) = pairings.open(false).unwrap();
         assert_eq!(code.len(), 64);
         let secret = pairings.claim(&code, "Pixel", "10.0.0.2").unwrap();
-        assert!(pairings.claim(&code, "Again", "10.0.0.3").is_err(), "a code claims once");
+        assert!(
+            pairings.claim(&code, "Again", "10.0.0.3").is_err(),
+            "a code claims once"
+        );
         assert_eq!(pairings.status(&secret).unwrap().0, Decision::Waiting);
         assert_eq!(pairings.pending().len(), 1);
         pairings.decide(&id, true).unwrap();
@@ -561,7 +574,10 @@ mod tests {
         let pairings = Pairings::default();
         let (_, code) = pairings.open(false).unwrap();
         for _ in 0..MAX_FAILURES {
-            assert_eq!(pairings.claim("0".repeat(64).as_str(), "x", "y").unwrap_err().status, 401);
+            assert_eq!(
+                pairings.claim("0".repeat(64).as_str(), "x", "y").unwrap_err().status,
+                401
+            );
         }
         let err = pairings.claim(&code, "x", "y").unwrap_err();
         assert_eq!(err.status, StatusCode::TOO_MANY_REQUESTS, "{}", err.message);

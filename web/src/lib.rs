@@ -201,9 +201,14 @@ pub async fn devices_command(
     if let Some(host) = host {
         options = options.host(host);
     }
-    let client = fugue_client::Client::connect(options).await.map_err(|e| e.to_string())?;
+    let client = fugue_client::Client::connect(options)
+        .await
+        .map_err(|e| e.to_string())?;
     let devices = match revoke {
-        Some(device) => vec![client.call(rq::RevokeDevice { device }).await.map_err(|e| e.to_string())?],
+        Some(device) => vec![client
+            .call(rq::RevokeDevice { device })
+            .await
+            .map_err(|e| e.to_string())?],
         None => client.call(rq::ListDevices {}).await.map_err(|e| e.to_string())?,
     };
     if json {
@@ -221,7 +226,11 @@ pub async fn devices_command(
             d.id,
             d.name,
             ago(d.paired_at_ms),
-            if d.last_seen_ms == 0 { "never".into() } else { ago(d.last_seen_ms) },
+            if d.last_seen_ms == 0 {
+                "never".into()
+            } else {
+                ago(d.last_seen_ms)
+            },
             d.push_subscriptions
         );
     }

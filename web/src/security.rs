@@ -145,7 +145,10 @@ impl Security {
     pub fn cookie_for(&self, secret: &str, max_age: Option<u64>) -> HeaderValue {
         let secure = if self.tls { "; Secure" } else { "" };
         let age = max_age.map_or(String::new(), |secs| format!("; Max-Age={secs}"));
-        let value = format!("{}={secret}; HttpOnly; SameSite=Strict; Path=/{secure}{age}", self.cookie);
+        let value = format!(
+            "{}={secret}; HttpOnly; SameSite=Strict; Path=/{secure}{age}",
+            self.cookie
+        );
         HeaderValue::from_str(&value).unwrap_or_else(|_| HeaderValue::from_static(""))
     }
 }
@@ -274,7 +277,11 @@ fn check(security: &Security, request: &Request) -> Result<Checked, ApiError> {
         },
         Area::Open => {
             if request.method() != Method::POST {
-                return Err(ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "use POST"));
+                return Err(ApiError::new(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "method_not_allowed",
+                    "use POST",
+                ));
             }
             // check_origin took a present Origin; here one is required.
             if !headers.contains_key(header::ORIGIN) {

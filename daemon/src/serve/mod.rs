@@ -197,7 +197,9 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
     restore(&supervisor, start).await;
     // Paired devices and push subscriptions are kept beside the records.
     let kept = config.state.as_deref();
-    let devices = Arc::new(crate::devices::Devices::open(kept.map(|s| s.with_extension("devices.json"))));
+    let devices = Arc::new(crate::devices::Devices::open(
+        kept.map(|s| s.with_extension("devices.json")),
+    ));
     let push = crate::push::Push::open(kept);
     crate::notify::start(
         config.notify_config.clone(),

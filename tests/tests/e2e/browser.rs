@@ -433,7 +433,12 @@ fn a_phone_pairs_from_a_code_the_page_shows_and_is_revoked() {
     fugue_tests::require!("chromium", "node", "tests/browser/node_modules/playwright-core");
     let daemon = Daemon::start();
     let web = Web::start(&daemon, &[]);
-    let shots = ["1-pairing-code-desktop", "2-pairing-waits-phone", "3-paired-phone", "4-devices-desktop"];
+    let shots = [
+        "1-pairing-code-desktop",
+        "2-pairing-waits-phone",
+        "3-paired-phone",
+        "4-devices-desktop",
+    ];
     run_browser_script("pair", &web, "browser-artifacts-pair", &[], &shots);
     let devices = daemon.cli(&["web", "devices", "--json"]).json();
     assert_eq!(devices, json!([]), "revoked");
@@ -467,8 +472,11 @@ async fn mcp_apps_render_in_the_official_host_bridge() {
             .trim()
             .to_string();
         daemon.cli(&["new", "w", "--cwd", repo.to_str().unwrap()]).ok();
-        let (changed, _, _) =
-            crate::worktrees::run_in_worktree(&daemon, "apps", "printf 'hello\\n' >> a.txt && echo changed; exec sleep 600");
+        let (changed, _, _) = crate::worktrees::run_in_worktree(
+            &daemon,
+            "apps",
+            "printf 'hello\\n' >> a.txt && echo changed; exec sleep 600",
+        );
         (html, changed)
     });
     let client = daemon.client().await;
@@ -498,6 +506,10 @@ async fn mcp_apps_render_in_the_official_host_bridge() {
             .output()
             .expect("run node")
     });
-    browser_script_passed(&output, &artifacts, &["1-app-screen", "2-app-permission", "3-app-approved", "4-app-diff"]);
+    browser_script_passed(
+        &output,
+        &artifacts,
+        &["1-app-screen", "2-app-permission", "3-app-approved", "4-app-diff"],
+    );
     tokio::task::block_in_place(|| daemon.wait_screen(&agent, "approved: ship it"));
 }

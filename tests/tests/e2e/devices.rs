@@ -25,7 +25,10 @@ async fn pair_post(http: &reqwest::Client, base: &str, port: u16, path: &str, bo
 
 /// The word after `prefix` in `text` (up to whitespace).
 fn word_after<'a>(text: &'a str, prefix: &str) -> &'a str {
-    let at = text.find(prefix).unwrap_or_else(|| panic!("{prefix:?} not in:\n{text}")) + prefix.len();
+    let at = text
+        .find(prefix)
+        .unwrap_or_else(|| panic!("{prefix:?} not in:\n{text}"))
+        + prefix.len();
     text[at..].split_whitespace().next().unwrap_or_default()
 }
 
@@ -37,15 +40,29 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     let web_bin = bin("fugue-web").display().to_string();
     let pane = daemon
         .cli(&[
-            "run", "-s", "web", "--size", "200x80", "--no-shell", "--", &web_bin, "--qr", "--listen",
-            "127.0.0.1:0", "--socket", &socket,
+            "run",
+            "-s",
+            "web",
+            "--size",
+            "200x80",
+            "--no-shell",
+            "--",
+            &web_bin,
+            "--qr",
+            "--listen",
+            "127.0.0.1:0",
+            "--socket",
+            &socket,
         ])
         .ok()
         .trim()
         .to_string();
     // What the terminal shows (an agent reading the pane sees the same).
     let screen = tokio::task::block_in_place(|| daemon.wait_screen(&pane, "/pair#"));
-    assert!(screen.contains('▀') || screen.contains('▄'), "a QR code in half blocks:\n{screen}");
+    assert!(
+        screen.contains('▀') || screen.contains('▄'),
+        "a QR code in half blocks:\n{screen}"
+    );
     let login = word_after(&screen, "http://127.0.0.1:");
     let port: u16 = login.split('/').next().unwrap().parse().expect("port");
     let base = format!("http://127.0.0.1:{port}");
@@ -74,10 +91,27 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     assert_eq!(cross.status(), StatusCode::FORBIDDEN);
 
     // A device claims the code: it waits, and the code is used up.
-    let claimed = pair_post(&http, &base, port, "/pair/claim", json!({"code": code, "name": "Pixel 8"})).await;
+    let claimed = pair_post(
+        &http,
+        &base,
+        port,
+        "/pair/claim",
+        json!({"code": code, "name": "Pixel 8"}),
+    )
+    .await;
     assert_eq!(claimed.status(), StatusCode::OK);
-    let claim = claimed.json::<Value>().await.unwrap()["claim"].as_str().unwrap().to_string();
-    let again = pair_post(&http, &base, port, "/pair/claim", json!({"code": code, "name": "Copycat"})).await;
+    let claim = claimed.json::<Value>().await.unwrap()["claim"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let again = pair_post(
+        &http,
+        &base,
+        port,
+        "/pair/claim",
+        json!({"code": code, "name": "Copycat"}),
+    )
+    .await;
     assert_eq!(again.status(), StatusCode::UNAUTHORIZED, "a code pairs once");
     let waiting = pair_post(&http, &base, port, "/pair/status", json!({"claim": claim})).await;
     assert!(waiting.headers().get(SET_COOKIE).is_none());
@@ -89,14 +123,30 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     daemon.cli(&["send-keys", &pane, "y", "Enter"]).ok();
     let paired = pair_post(&http, &base, port, "/pair/status", json!({"claim": claim})).await;
     assert_eq!(paired.status(), StatusCode::OK);
-    let cookie = paired.headers().get(SET_COOKIE).expect("the credential's cookie").to_str().unwrap().to_string();
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Max-Age="), "{cookie}");
+    let cookie = paired
+        .headers()
+        .get(SET_COOKIE)
+        .expect("the credential's cookie")
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Max-Age="),
+        "{cookie}"
+    );
     let credential = cookie.split(';').next().unwrap().split_once('=').unwrap().1.to_string();
-    assert!(credential.starts_with("fugue_dev_") && !credential.contains(&token), "{credential}");
+    assert!(
+        credential.starts_with("fugue_dev_") && !credential.contains(&token),
+        "{credential}"
+    );
     let device = paired.json::<Value>().await.unwrap()["device"].clone();
     assert_eq!(device["name"], "Pixel 8", "{device}");
     let spent = pair_post(&http, &base, port, "/pair/status", json!({"claim": claim})).await;
-    assert_eq!(spent.status(), StatusCode::UNAUTHORIZED, "the credential is handed out once");
+    assert_eq!(
+        spent.status(),
+        StatusCode::UNAUTHORIZED,
+        "the credential is handed out once"
+    );
 
     // The device's cookie opens the API; on another fugue-web of the same daemon too.
     let as_device = |base: &str, port: u16| {
@@ -107,12 +157,19 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     assert_eq!(listed.status(), StatusCode::OK);
     let other = Web::start(&daemon, &[]);
     let there = as_device(&other.base, other.port).send().await.unwrap();
-    assert_eq!(there.status(), StatusCode::OK, "a device is the daemon's, not one server's");
+    assert_eq!(
+        there.status(),
+        StatusCode::OK,
+        "a device is the daemon's, not one server's"
+    );
 
     // `fugue web devices` lists it; revoked, it gets 401 everywhere.
     let devices = daemon.cli(&["web", "devices", "--json"]).json();
     assert_eq!(devices[0]["id"], device["id"], "{devices}");
-    assert!(!devices.to_string().contains(&credential), "never the credential: {devices}");
+    assert!(
+        !devices.to_string().contains(&credential),
+        "never the credential: {devices}"
+    );
     let id = device["id"].as_str().unwrap();
     daemon.cli(&["web", "devices", "revoke", id]).ok();
     for (base, port) in [(base.as_str(), port), (other.base.as_str(), other.port)] {
@@ -123,18 +180,47 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     assert!(text.contains("No paired devices"), "{text}");
 
     // A pairing the page makes is the page's to answer: denied, nothing pairs.
-    let master = |method: Method, path: &str| {
-        http.request(method, format!("{base}{path}")).bearer_auth(&token)
-    };
-    let made: Value = master(Method::POST, "/api/pairings").send().await.unwrap().json().await.unwrap();
+    let master = |method: Method, path: &str| http.request(method, format!("{base}{path}")).bearer_auth(&token);
+    let made: Value = master(Method::POST, "/api/pairings")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert!(made["qr_svg"].as_str().unwrap().contains("<svg"), "{made}");
-    let code = made["url"].as_str().unwrap().split_once("/pair#").unwrap().1.to_string();
-    let claimed = pair_post(&http, &base, port, "/pair/claim", json!({"code": code, "name": "Tablet"})).await;
-    let claim = claimed.json::<Value>().await.unwrap()["claim"].as_str().unwrap().to_string();
-    let pending: Value = master(Method::GET, "/api/pairings").send().await.unwrap().json().await.unwrap();
+    let code = made["url"]
+        .as_str()
+        .unwrap()
+        .split_once("/pair#")
+        .unwrap()
+        .1
+        .to_string();
+    let claimed = pair_post(
+        &http,
+        &base,
+        port,
+        "/pair/claim",
+        json!({"code": code, "name": "Tablet"}),
+    )
+    .await;
+    let claim = claimed.json::<Value>().await.unwrap()["claim"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pending: Value = master(Method::GET, "/api/pairings")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     assert_eq!(pending[0]["name"], "Tablet", "{pending}");
     let pairing = made["id"].as_str().unwrap();
-    let denied = master(Method::POST, &format!("/api/pairings/{pairing}/deny")).send().await.unwrap();
+    let denied = master(Method::POST, &format!("/api/pairings/{pairing}/deny"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(denied.status(), StatusCode::OK);
     let status = pair_post(&http, &base, port, "/pair/status", json!({"claim": claim})).await;
     assert!(status.headers().get(SET_COOKIE).is_none());
@@ -144,12 +230,38 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
 
     // Wrong codes close pairing: ten in two minutes (the used code and the
     // spent claim above were two), then even a right one is refused a while.
-    let made: Value = master(Method::POST, "/api/pairings").send().await.unwrap().json().await.unwrap();
-    let right = made["url"].as_str().unwrap().split_once("/pair#").unwrap().1.to_string();
+    let made: Value = master(Method::POST, "/api/pairings")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let right = made["url"]
+        .as_str()
+        .unwrap()
+        .split_once("/pair#")
+        .unwrap()
+        .1
+        .to_string();
     for n in 0..8 {
-        let guess = pair_post(&http, &base, port, "/pair/claim", json!({"code": format!("{n:064}"), "name": "guess"})).await;
+        let guess = pair_post(
+            &http,
+            &base,
+            port,
+            "/pair/claim",
+            json!({"code": format!("{n:064}"), "name": "guess"}),
+        )
+        .await;
         assert_eq!(guess.status(), StatusCode::UNAUTHORIZED, "guess {n}");
     }
-    let closed = pair_post(&http, &base, port, "/pair/claim", json!({"code": right, "name": "late"})).await;
+    let closed = pair_post(
+        &http,
+        &base,
+        port,
+        "/pair/claim",
+        json!({"code": right, "name": "late"}),
+    )
+    .await;
     assert_eq!(closed.status(), StatusCode::TOO_MANY_REQUESTS);
 }

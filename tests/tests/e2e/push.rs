@@ -21,7 +21,8 @@ struct PushService {
 
 impl PushService {
     async fn start() -> PushService {
-        let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("browser/node_modules/web-push-testing/src/bin/server.js");
+        let server =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("browser/node_modules/web-push-testing/src/bin/server.js");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
@@ -65,7 +66,10 @@ impl PushService {
     /// A subscription to fugued's key, as a browser's `PushManager.subscribe` makes one.
     async fn subscribe(&self, key: &str) -> Value {
         let reply = self
-            .post("/subscribe", json!({"userVisibleOnly": "true", "applicationServerKey": key}))
+            .post(
+                "/subscribe",
+                json!({"userVisibleOnly": "true", "applicationServerKey": key}),
+            )
             .await;
         reply["data"].clone()
     }
@@ -74,7 +78,9 @@ impl PushService {
     async fn messages(&self, client_hash: &str, count: usize) -> Vec<Value> {
         let started = Instant::now();
         loop {
-            let reply = self.post("/get-notifications", json!({"clientHash": client_hash})).await;
+            let reply = self
+                .post("/get-notifications", json!({"clientHash": client_hash}))
+                .await;
             let messages = reply["data"]["messages"].as_array().cloned().unwrap_or_default();
             if messages.len() >= count {
                 return messages
@@ -158,14 +164,20 @@ async fn a_permission_is_pushed_encrypted_and_answered_once_from_its_action() {
     assert_eq!(push["pane"], agent.as_str(), "{push}");
     assert_eq!(push["url"], format!("/?view=all&pane={agent}"), "{push}");
     assert_eq!(push["title"], "ag:0: claude asks for permission", "{push}");
-    assert!(!push["body"].as_str().unwrap().is_empty(), "the prompt's first line: {push}");
+    assert!(
+        !push["body"].as_str().unwrap().is_empty(),
+        "the prompt's first line: {push}"
+    );
     let text = push.to_string();
     assert!(!text.contains(&web.token), "a push never carries the page's token");
     let actions = push["actions"].as_array().expect("Approve and Deny");
     assert_eq!(actions.len(), 2, "{push}");
     let approve = actions[0]["token"].as_str().unwrap().to_string();
     let deny = actions[1]["token"].as_str().unwrap().to_string();
-    assert_eq!((actions[0]["action"].as_str(), actions[1]["action"].as_str()), (Some("approve"), Some("deny")));
+    assert_eq!(
+        (actions[0]["action"].as_str(), actions[1]["action"].as_str()),
+        (Some("approve"), Some("deny"))
+    );
 
     // The action route keeps the Origin and Sec-Fetch checks.
     let forged = web
@@ -186,7 +198,11 @@ async fn a_permission_is_pushed_encrypted_and_answered_once_from_its_action() {
         .unwrap();
     assert_eq!(no_origin.status(), StatusCode::FORBIDDEN);
     let (status, wrong) = open_post(&web, "/push/answer", json!({"token": "0".repeat(64)})).await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "a guessed token answers nothing: {wrong}");
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "a guessed token answers nothing: {wrong}"
+    );
 
     // Approve answers the prompt on screen, once; its replay and its twin nothing.
     let (status, answered) = open_post(&web, "/push/answer", json!({"token": approve})).await;
@@ -196,8 +212,15 @@ async fn a_permission_is_pushed_encrypted_and_answered_once_from_its_action() {
     tokio::task::block_in_place(|| daemon.wait_screen(&agent, "approved: ship it"));
     for token in [&approve, &deny] {
         let (status, replayed) = open_post(&web, "/push/answer", json!({"token": token})).await;
-        assert_eq!(status, StatusCode::FORBIDDEN, "a replayed action answers nothing: {replayed}");
-        assert!(replayed["message"].as_str().unwrap().contains("used already"), "{replayed}");
+        assert_eq!(
+            status,
+            StatusCode::FORBIDDEN,
+            "a replayed action answers nothing: {replayed}"
+        );
+        assert!(
+            replayed["message"].as_str().unwrap().contains("used already"),
+            "{replayed}"
+        );
     }
     assert!(daemon.log().contains("answered from a push"));
 }
@@ -221,9 +244,7 @@ async fn expired_subscriptions_go_and_a_hanging_push_service_delays_nobody() {
     });
     let live = service.subscribe(&key).await;
     let expiring = service.subscribe(&key).await;
-    let register = |endpoint: &Value, keys: &Value, content_free: bool| {
-        json!({"endpoint": endpoint, "keys": keys, "content_free": content_free})
-    };
+    let register = |endpoint: &Value, keys: &Value, content_free: bool| json!({"endpoint": endpoint, "keys": keys, "content_free": content_free});
     let hanging_endpoint = json!(format!("http://127.0.0.1:{hanging_port}/push/1"));
     for body in [
         register(&hanging_endpoint, &live["keys"], false),
@@ -234,7 +255,9 @@ async fn expired_subscriptions_go_and_a_hanging_push_service_delays_nobody() {
         assert_eq!(status, StatusCode::OK, "{kept}");
     }
     let expired_hash = expiring["clientHash"].as_str().unwrap().to_string();
-    service.post(&format!("/expire-subscription/{expired_hash}"), json!({})).await;
+    service
+        .post(&format!("/expire-subscription/{expired_hash}"), json!({}))
+        .await;
 
     // Five notifications from one program: three are pushed (a minute's share).
     daemon.cli(&["new-session", "notes"]).ok();
@@ -267,14 +290,28 @@ async fn expired_subscriptions_go_and_a_hanging_push_service_delays_nobody() {
     // The daemon answered all along, and the expired subscription is gone:
     // removing it finds nothing.
     let (status, removed) = web
-        .call(Method::DELETE, "/api/push/subscriptions", Some(json!({"endpoint": expiring["endpoint"]})))
+        .call(
+            Method::DELETE,
+            "/api/push/subscriptions",
+            Some(json!({"endpoint": expiring["endpoint"]})),
+        )
         .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(removed["removed"], false, "{removed}");
     let (status, removed) = web
-        .call(Method::DELETE, "/api/push/subscriptions", Some(json!({"endpoint": live["endpoint"]})))
+        .call(
+            Method::DELETE,
+            "/api/push/subscriptions",
+            Some(json!({"endpoint": live["endpoint"]})),
+        )
         .await;
     assert_eq!((status, removed["removed"].as_bool()), (StatusCode::OK, Some(true)));
-    let reply = service.post("/get-notifications", json!({"clientHash": live_hash})).await;
-    assert_eq!(reply["data"]["messages"].as_array().unwrap().len(), 3, "exactly three: {reply}");
+    let reply = service
+        .post("/get-notifications", json!({"clientHash": live_hash}))
+        .await;
+    assert_eq!(
+        reply["data"]["messages"].as_array().unwrap().len(),
+        3,
+        "exactly three: {reply}"
+    );
 }

@@ -52,7 +52,7 @@ impl Devices {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Device>> {
-        self.devices.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        crate::sync::lock(&self.devices)
     }
 
     fn save(&self, devices: &[Device]) {

@@ -19,6 +19,7 @@
 //!   end too when the prompt does, and after [`GRANT_TTL_MS`].
 
 use crate::notify::NotifyEvent;
+use crate::sync::lock;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use fugue_protocol::devices::{PushSubscribed, PushSubscription, VapidKey, MAX_PUSH_SUBSCRIPTIONS};
@@ -98,10 +99,6 @@ pub struct Push {
     notified: Mutex<HashMap<PaneId, VecDeque<u64>>>,
     in_flight: AtomicUsize,
     allow_loopback: bool,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Push {

@@ -70,6 +70,7 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     let code = word_after(&screen, "/pair#").to_string();
     assert_eq!(code.len(), 64, "256 bits as hex: {code}");
     let http = reqwest::Client::new();
+    let pair = |path: &'static str, body: Value| pair_post(&http, &base, port, path, body);
 
     // The routes outside the cookie take only this server's own pages.
     let foreign = http
@@ -91,29 +92,15 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     assert_eq!(cross.status(), StatusCode::FORBIDDEN);
 
     // A device claims the code: it waits, and the code is used up.
-    let claimed = pair_post(
-        &http,
-        &base,
-        port,
-        "/pair/claim",
-        json!({"code": code, "name": "Pixel 8"}),
-    )
-    .await;
+    let claimed = pair("/pair/claim", json!({"code": code, "name": "Pixel 8"})).await;
     assert_eq!(claimed.status(), StatusCode::OK);
     let claim = claimed.json::<Value>().await.unwrap()["claim"]
         .as_str()
         .unwrap()
         .to_string();
-    let again = pair_post(
-        &http,
-        &base,
-        port,
-        "/pair/claim",
-        json!({"code": code, "name": "Copycat"}),
-    )
-    .await;
+    let again = pair("/pair/claim", json!({"code": code, "name": "Copycat"})).await;
     assert_eq!(again.status(), StatusCode::UNAUTHORIZED, "a code pairs once");
-    let waiting = pair_post(&http, &base, port, "/pair/status", json!({"claim": claim})).await;
+    let waiting = pair("/pair/status", json!({"claim": claim})).await;
     assert!(waiting.headers().get(SET_COOKIE).is_none());
     assert_eq!(waiting.json::<Value>().await.unwrap()["status"], "waiting");
 
@@ -121,7 +108,7 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     let asked = tokio::task::block_in_place(|| daemon.wait_screen(&pane, "Pair it? [y/N]"));
     assert!(asked.contains("\"Pixel 8\" (from 127.0.0.1)"), "{asked}");
     daemon.cli(&["send-keys", &pane, "y", "Enter"]).ok();
-    let paired = pair_post(&http, &base, port, "/pair/status", json!({"claim": claim})).await;
+    let paired = pair("/pair/status", json!({"claim": claim})).await;
     assert_eq!(paired.status(), StatusCode::OK);
     let cookie = paired
         .headers()
@@ -141,7 +128,7 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     );
     let device = paired.json::<Value>().await.unwrap()["device"].clone();
     assert_eq!(device["name"], "Pixel 8", "{device}");
-    let spent = pair_post(&http, &base, port, "/pair/status", json!({"claim": claim})).await;
+    let spent = pair("/pair/status", json!({"claim": claim})).await;
     assert_eq!(
         spent.status(),
         StatusCode::UNAUTHORIZED,
@@ -196,14 +183,7 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
         .unwrap()
         .1
         .to_string();
-    let claimed = pair_post(
-        &http,
-        &base,
-        port,
-        "/pair/claim",
-        json!({"code": code, "name": "Tablet"}),
-    )
-    .await;
+    let claimed = pair("/pair/claim", json!({"code": code, "name": "Tablet"})).await;
     let claim = claimed.json::<Value>().await.unwrap()["claim"]
         .as_str()
         .unwrap()
@@ -222,7 +202,7 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
         .await
         .unwrap();
     assert_eq!(denied.status(), StatusCode::OK);
-    let status = pair_post(&http, &base, port, "/pair/status", json!({"claim": claim})).await;
+    let status = pair("/pair/status", json!({"claim": claim})).await;
     assert!(status.headers().get(SET_COOKIE).is_none());
     assert_eq!(status.json::<Value>().await.unwrap()["status"], "denied");
     let none = daemon.cli(&["web", "devices", "--json"]).json();
@@ -245,23 +225,9 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
         .1
         .to_string();
     for n in 0..8 {
-        let guess = pair_post(
-            &http,
-            &base,
-            port,
-            "/pair/claim",
-            json!({"code": format!("{n:064}"), "name": "guess"}),
-        )
-        .await;
+        let guess = pair("/pair/claim", json!({"code": format!("{n:064}"), "name": "guess"})).await;
         assert_eq!(guess.status(), StatusCode::UNAUTHORIZED, "guess {n}");
     }
-    let closed = pair_post(
-        &http,
-        &base,
-        port,
-        "/pair/claim",
-        json!({"code": right, "name": "late"}),
-    )
-    .await;
+    let closed = pair("/pair/claim", json!({"code": right, "name": "late"})).await;
     assert_eq!(closed.status(), StatusCode::TOO_MANY_REQUESTS);
 }

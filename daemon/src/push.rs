@@ -48,7 +48,7 @@ const NOTIFICATIONS_PER_MINUTE: usize = 3;
 /// Characters of a prompt's first line in a push.
 const PROMPT_CHARS: usize = 160;
 /// The plaintext a push may carry: 4096 bytes less aes128gcm's header and tag.
-const MAX_PAYLOAD_BYTES: usize = 3800;
+pub const MAX_PAYLOAD_BYTES: usize = 3800;
 /// The VAPID JWT's life (RFC 8292 caps it at 24 hours).
 const JWT_TTL_SECS: u64 = 12 * 60 * 60;
 
@@ -450,7 +450,8 @@ fn read_key(path: &std::path::Path) -> Option<p256::SecretKey> {
     }
 }
 
-fn user_agent_keys(p256dh: &str, auth: &str) -> Result<(p256::PublicKey, web_push_native::Auth), String> {
+/// A subscription's keys: its P-256 public key and its 16-byte secret.
+pub fn user_agent_keys(p256dh: &str, auth: &str) -> Result<(p256::PublicKey, web_push_native::Auth), String> {
     let decode = |what: &str, text: &str| {
         URL_SAFE_NO_PAD
             .decode(text.trim_end_matches('='))
@@ -465,9 +466,18 @@ fn user_agent_keys(p256dh: &str, auth: &str) -> Result<(p256::PublicKey, web_pus
     Ok((public, web_push_native::Auth::clone_from_slice(&auth)))
 }
 
-/// An endpoint fugued may post to: https on a host whose every address is
-/// public; loopback http too when `allow_loopback` (the tests' switch).
-pub fn check_endpoint(endpoint: &str, allow_loopback: bool) -> Result<(), String> {
+/// An endpoint's parts, as written (not resolved).
+#[derive(Debug, PartialEq)]
+pub struct Endpoint {
+    pub scheme: String,
+    /// A name or an address (without IPv6's brackets).
+    pub host: String,
+    pub port: u16,
+}
+
+/// The parts of `endpoint`, when it is a URL with a host and an https scheme
+/// (or http with `allow_loopback`, which resolving then holds to loopback).
+pub fn parse_endpoint(endpoint: &str, allow_loopback: bool) -> Result<Endpoint, String> {
     let uri: http::Uri = endpoint
         .parse()
         .map_err(|_| format!("push endpoint {endpoint:?} is not a URL"))?;
@@ -480,16 +490,26 @@ pub fn check_endpoint(endpoint: &str, allow_loopback: bool) -> Result<(), String
         return Err("push endpoint has no host".into());
     }
     let scheme = uri.scheme_str().unwrap_or("nothing");
-    let https = || Err(format!("push endpoint must be https, not {scheme}: push services are"));
     if scheme != "https" && !(allow_loopback && scheme == "http") {
-        return https();
+        return Err(format!("push endpoint must be https, not {scheme}: push services are"));
     }
-    let port = uri.port_u16().unwrap_or(if scheme == "http" { 80 } else { 443 });
+    Ok(Endpoint {
+        scheme: scheme.to_string(),
+        host: host.to_string(),
+        port: uri.port_u16().unwrap_or(if scheme == "http" { 80 } else { 443 }),
+    })
+}
+
+/// An endpoint fugued may post to: https on a host whose every address is
+/// public; loopback http too when `allow_loopback` (the tests' switch).
+pub fn check_endpoint(endpoint: &str, allow_loopback: bool) -> Result<(), String> {
+    let Endpoint { scheme, host, port } = parse_endpoint(endpoint, allow_loopback)?;
+    let https = || Err(format!("push endpoint must be https, not {scheme}: push services are"));
     let resolved: Result<Vec<IpAddr>, String> = match host.parse::<IpAddr>() {
         Ok(ip) => Ok(vec![ip]),
         Err(_) => {
             use std::net::ToSocketAddrs;
-            (host, port)
+            (host.as_str(), port)
                 .to_socket_addrs()
                 .map(|found| found.map(|a| a.ip()).collect())
                 .map_err(|e| format!("push endpoint's host {host} does not resolve: {e}"))
@@ -564,7 +584,7 @@ fn redact(endpoint: &str) -> String {
 /// What a push says: what needs the person and where (the page's service
 /// worker reads it). Never a token of the page's; a permission's carries the
 /// two action tokens.
-fn payload(notice: &NotifyEvent, tokens: Option<&(String, String)>) -> String {
+pub fn payload(notice: &NotifyEvent, tokens: Option<&(String, String)>) -> String {
     // The prompt's first line as the agent shows it (not where its state was read).
     let first_line = notice
         .prompt
@@ -575,14 +595,15 @@ fn payload(notice: &NotifyEvent, tokens: Option<&(String, String)>) -> String {
             })
         })
         .map(|l| l.chars().take(PROMPT_CHARS).collect::<String>());
+    let cut = |text: &str| text.chars().take(PROMPT_CHARS).collect::<String>();
     let body = match (&first_line, notice.event.as_str()) {
         (Some(line), _) => line.clone(),
-        (None, "notification") => notice.notification_body.clone().unwrap_or_default(),
-        (None, _) => notice.message.clone(),
+        (None, "notification") => cut(notice.notification_body.as_deref().unwrap_or_default()),
+        (None, _) => cut(&notice.message),
     };
     let mut value = serde_json::json!({
         "event": notice.event,
-        "title": notice.message,
+        "title": cut(&notice.message),
         "body": body,
         "pane": notice.pane,
         "label": notice.label,

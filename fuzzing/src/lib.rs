@@ -10,6 +10,7 @@ pub mod git_diff;
 pub mod handover;
 pub mod output_path;
 pub mod plain_lines;
+pub mod push_subscription;
 pub mod requests;
 pub mod tmux_args;
 pub mod wait_pattern;
@@ -38,4 +39,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("git_diff", git_diff::run),
     ("handover", handover::run),
     ("tmux_args", tmux_args::run),
+    ("push_subscription", push_subscription::run),
 ];

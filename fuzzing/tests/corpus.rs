@@ -93,3 +93,8 @@ fn handover() {
 fn tmux_args() {
     replay("tmux_args");
 }
+
+#[test]
+fn push_subscription() {
+    replay("push_subscription");
+}

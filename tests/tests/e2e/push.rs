@@ -20,34 +20,36 @@ struct PushService {
 }
 
 impl PushService {
-    async fn start() -> PushService {
+    /// Starts it and waits for the line it prints once it listens.
+    fn start() -> PushService {
         let server =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("browser/node_modules/web-push-testing/src/bin/server.js");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let child = Command::new("node")
+        let mut child = Command::new("node")
             .arg(&server)
             .arg(port.to_string())
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("start web-push-testing");
-        let service = PushService {
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+                if line.contains("Server running on port") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        rx.recv_timeout(DEADLINE).expect("web-push-testing listens");
+        PushService {
             child,
             base: format!("http://localhost:{port}"),
             http: reqwest::Client::new(),
-        };
-        let started = Instant::now();
-        loop {
-            let status = service.http.post(format!("{}/status", service.base)).send().await;
-            if status.is_ok_and(|r| r.status().is_success()) {
-                return service;
-            }
-            assert!(started.elapsed() < DEADLINE, "web-push-testing did not start");
-            // Polled: the server says nothing when it is ready but answers /status.
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
 
@@ -74,24 +76,25 @@ impl PushService {
         reply["data"].clone()
     }
 
-    /// The messages it received and decrypted for `client_hash`, once there are `count`.
-    async fn messages(&self, client_hash: &str, count: usize) -> Vec<Value> {
-        let started = Instant::now();
-        loop {
-            let reply = self
-                .post("/get-notifications", json!({"clientHash": client_hash}))
-                .await;
-            let messages = reply["data"]["messages"].as_array().cloned().unwrap_or_default();
-            if messages.len() >= count {
-                return messages
-                    .iter()
-                    .map(|m| serde_json::from_str(m.as_str().expect("text")).expect("a JSON payload"))
-                    .collect();
-            }
-            assert!(started.elapsed() < DEADLINE, "{count} pushes never came: {reply}");
-            // Polled: the push service tells nobody when a push arrives.
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+    /// The messages it received and decrypted for `client_hash`, once fugued
+    /// has logged `pushed` deliveries `count` times (the service stores a
+    /// message before it answers).
+    async fn messages(&self, daemon: &Daemon, client_hash: &str, count: usize) -> Vec<Value> {
+        let log = daemon.dir.path().join("fugued.stderr");
+        tokio::task::block_in_place(|| {
+            fugue_tests::files::until_changed(&log, "fugued's pushes", DEADLINE, || {
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                (text.matches(": pushed endpoint=").count() >= count).then_some(())
+            })
+        });
+        let reply = self
+            .post("/get-notifications", json!({"clientHash": client_hash}))
+            .await;
+        let messages = reply["data"]["messages"].as_array().cloned().unwrap_or_default();
+        messages
+            .iter()
+            .map(|m| serde_json::from_str(m.as_str().expect("text")).expect("a JSON payload"))
+            .collect()
     }
 }
 
@@ -122,7 +125,7 @@ async fn a_permission_is_pushed_encrypted_and_answered_once_from_its_action() {
     fugue_tests::require!("node", "tests/browser/node_modules/web-push-testing");
     let daemon = Daemon::start_with_env(&[("FUGUE_TEST_PUSH_LOOPBACK", "1")]);
     let web = Web::start(&daemon, &[]);
-    let service = PushService::start().await;
+    let service = PushService::start();
 
     // Subscribed with fugued's key, registered through fugue-web.
     let (status, key) = web.call(Method::GET, "/api/push/vapid", None).await;
@@ -155,7 +158,8 @@ async fn a_permission_is_pushed_encrypted_and_answered_once_from_its_action() {
     let asked = Instant::now();
     let sent = daemon.cli(&["--json", "prompt", &agent, "ship it"]).json();
     assert_eq!(sent["outcome"], "started", "{sent}");
-    let pushed = service.messages(&hash, 1).await;
+    let pushed = service.messages(&daemon, &hash, 1).await;
+    assert_eq!(pushed.len(), 1, "one push");
     println!("pushed and decrypted {:?} after the prompt", asked.elapsed());
     let push = &pushed[0];
     assert_eq!(push["event"], "permission", "{push}");
@@ -230,7 +234,7 @@ async fn expired_subscriptions_go_and_a_hanging_push_service_delays_nobody() {
     fugue_tests::require!("node", "tests/browser/node_modules/web-push-testing");
     let daemon = Daemon::start_with_env(&[("FUGUE_TEST_PUSH_LOOPBACK", "1")]);
     let web = Web::start(&daemon, &[]);
-    let service = PushService::start().await;
+    let service = PushService::start();
     let (_, key) = web.call(Method::GET, "/api/push/vapid", None).await;
     let key = key["public_key"].as_str().unwrap().to_string();
     // A push service that takes the connection and never answers, subscribed first.
@@ -275,7 +279,8 @@ async fn expired_subscriptions_go_and_a_hanging_push_service_delays_nobody() {
         ])
         .ok();
     let live_hash = live["clientHash"].as_str().unwrap();
-    let pushed = service.messages(live_hash, 3).await;
+    let pushed = service.messages(&daemon, live_hash, 3).await;
+    assert_eq!(pushed.len(), 3, "three pushes");
     println!("3 pushes beside a hanging push service in {:?}", started.elapsed());
     // A content-free subscription hears what, never where or which words.
     for push in &pushed {

@@ -47,7 +47,8 @@ const DEVICE_COOKIE_SECS: u64 = 400 * 24 * 60 * 60;
 pub enum Caller {
     /// The master token: the CLI, scripts, the page opened from the printed URL.
     Master,
-    Device(DeviceInfo),
+    /// A paired device, with the credential it came with (to check again).
+    Device { device: DeviceInfo, credential: String },
     /// No credential: the page's own files, pairing, a notification's action
     /// (what these carry is their proof).
     Unproven,
@@ -418,7 +419,10 @@ pub async fn list(State(state): State<AppState>) -> ApiResult<Json<Vec<DeviceInf
 
 pub async fn revoke(State(state): State<AppState>, Path(id): Path<String>) -> ApiResult<Json<DeviceInfo>> {
     let client = state.daemon.get().await?;
-    Ok(Json(client.call(rq::RevokeDevice { device: id }).await?))
+    let revoked = client.call(rq::RevokeDevice { device: id }).await?;
+    // Its open sockets on this server end now (elsewhere, within RECHECK).
+    let _ = state.revocations.send(revoked.id.clone());
+    Ok(Json(revoked))
 }
 
 pub async fn vapid(State(state): State<AppState>) -> ApiResult<Json<VapidKey>> {
@@ -452,7 +456,7 @@ pub async fn subscribe(
 ) -> ApiResult<Json<PushSubscribed>> {
     let client = state.daemon.get().await?;
     let device = match caller {
-        Caller::Device(device) => Some(device.id),
+        Caller::Device { device, .. } => Some(device.id),
         Caller::Master | Caller::Unproven => None,
     };
     let request = rq::AddPushSubscription {
@@ -521,6 +525,43 @@ pub async fn answer(
         answer: answered.answered.answer.past().into(),
         already: answered.answered.already,
     }))
+}
+
+/// How often a paired device's open socket checks that it still is.
+const RECHECK: Duration = Duration::from_secs(30);
+
+/// Returns once `caller`'s device is revoked: at once when through this
+/// server, else within [`RECHECK`] (a revocation by `fugue web devices revoke`
+/// or another fugue-web); never for the master token. A socket ends with it,
+/// so a revoked phone stops hearing a pane though it connected before.
+pub async fn until_revoked(state: AppState, caller: Caller) {
+    let Caller::Device { device, credential } = caller else {
+        return std::future::pending().await;
+    };
+    let mut revocations = state.revocations.subscribe();
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(RECHECK) => {}
+            revoked = revocations.recv() => match revoked {
+                Ok(id) if id == device.id => return,
+                Ok(_) => continue,
+                // Missed some: ask fugued now.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return std::future::pending().await,
+            },
+        }
+        let Ok(client) = state.daemon.get().await else { continue };
+        let checked = client
+            .call(rq::CheckDevice {
+                credential: credential.clone(),
+            })
+            .await;
+        if let Err(fugue_client::ClientError::Daemon(reply)) = checked {
+            if reply.code == fugue_client::protocol::ErrorCode::PermissionDenied {
+                return;
+            }
+        }
+    }
 }
 
 /// Asks at the terminal about each claim on a pairing `--qr` made, reading

@@ -52,6 +52,8 @@ pub struct AppState {
     pub fleet: Arc<tokio::sync::Mutex<Option<(std::time::Instant, fugue_client::views::FleetView)>>>,
     /// Phones and browsers pairing with this server now.
     pub pairings: Arc<devices::Pairings>,
+    /// Devices revoked through this server: their open sockets end at once.
+    pub revocations: tokio::sync::broadcast::Sender<String>,
 }
 
 /// The tab bar a page shows when its address names none.
@@ -141,6 +143,7 @@ pub async fn run(config: Config) -> Result<(), String> {
         }),
         fleet: Default::default(),
         pairings: Default::default(),
+        revocations: tokio::sync::broadcast::channel(16).0,
     };
     let app = routes::router()
         .merge(assets::router())

@@ -247,10 +247,12 @@ pub async fn guard(State(state): State<AppState>, mut request: Request, next: Ne
 async fn device(state: &AppState, credential: String) -> Result<Caller, ApiError> {
     let client = state.daemon.get().await?;
     let checked = client
-        .call(fugue_client::protocol::requests::CheckDevice { credential })
+        .call(fugue_client::protocol::requests::CheckDevice {
+            credential: credential.clone(),
+        })
         .await;
     match checked {
-        Ok(device) => Ok(Caller::Device(device)),
+        Ok(device) => Ok(Caller::Device { device, credential }),
         Err(fugue_client::ClientError::Daemon(reply))
             if reply.code == fugue_client::protocol::ErrorCode::PermissionDenied =>
         {

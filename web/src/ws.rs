@@ -6,11 +6,13 @@
 //! daemon, the daemon drops the output the browser could not take and sends a
 //! redraw when it catches up. The pane never waits for a browser.
 
+use crate::devices::Caller;
 use crate::error::{ApiError, ApiResult, QueryParams};
 use crate::AppState;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::response::Response;
+use axum::Extension;
 use fugue_client::protocol::output_filter::OutputFilter;
 use fugue_client::protocol::{Event, PaneSize};
 use fugue_client::Client;
@@ -69,6 +71,7 @@ async fn connect(state: &AppState) -> ApiResult<Client> {
 /// `GET /ws/panes/{id}`: a redraw first, then the pane's output; input and resize back.
 pub async fn attach(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(pane): Path<String>,
     QueryParams(query): QueryParams<AttachQuery>,
     upgrade: WebSocketUpgrade,
@@ -83,9 +86,15 @@ pub async fn attach(
     // that opens and closes.
     let info = client.attach(&pane, query.read_only, size).await?;
     let (read_only, flow) = (query.read_only, query.flow);
+    let revoked = crate::devices::until_revoked(state, caller);
     Ok(upgrade
         .max_message_size(MAX_MESSAGE)
-        .on_upgrade(move |socket| follow_pane(socket, client, events, info.id, read_only, flow)))
+        .on_upgrade(move |socket| async move {
+            tokio::select! {
+                _ = follow_pane(socket, client, events, info.id, read_only, flow) => {}
+                _ = revoked => {}
+            }
+        }))
 }
 
 async fn follow_pane(
@@ -208,12 +217,22 @@ fn text(value: Value) -> Message {
 
 /// `GET /ws/events`: sessions and panes created, renamed, reordered, exited and
 /// removed, as JSON, for every open page.
-pub async fn events(State(state): State<AppState>, upgrade: WebSocketUpgrade) -> ApiResult<Response> {
+pub async fn events(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+    upgrade: WebSocketUpgrade,
+) -> ApiResult<Response> {
     let client = connect(&state).await?;
     let events = client.subscribe().await.map_err(ApiError::from)?;
+    let revoked = crate::devices::until_revoked(state, caller);
     Ok(upgrade
         .max_message_size(MAX_MESSAGE)
-        .on_upgrade(move |socket| follow_events(socket, client, events)))
+        .on_upgrade(move |socket| async move {
+            tokio::select! {
+                _ = follow_events(socket, client, events) => {}
+                _ = revoked => {}
+            }
+        }))
 }
 
 async fn follow_events(socket: WebSocket, client: Client, mut events: fugue_client::EventStream) {

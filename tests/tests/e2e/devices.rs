@@ -231,3 +231,79 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     let closed = pair("/pair/claim", json!({"code": right, "name": "late"})).await;
     assert_eq!(closed.status(), StatusCode::TOO_MANY_REQUESTS);
 }
+
+/// Pairs a device the way the page does (a code from `POST /api/pairings`,
+/// claimed, confirmed on the page); its info and credential.
+async fn pair_by_page(web: &Web, name: &str) -> (Value, String) {
+    let (status, made) = web.call(Method::POST, "/api/pairings", None).await;
+    assert_eq!(status, StatusCode::OK, "{made}");
+    let code = made["url"]
+        .as_str()
+        .unwrap()
+        .split_once("/pair#")
+        .unwrap()
+        .1
+        .to_string();
+    let pair = |path: &'static str, body: Value| pair_post(&web.http, &web.base, web.port, path, body);
+    let claimed = pair("/pair/claim", json!({"code": code, "name": name})).await;
+    let claim = claimed.json::<Value>().await.unwrap()["claim"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pairing = made["id"].as_str().unwrap();
+    let (status, _) = web
+        .call(Method::POST, &format!("/api/pairings/{pairing}/confirm"), None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let paired = pair("/pair/status", json!({"claim": claim})).await;
+    let cookie = paired
+        .headers()
+        .get(SET_COOKIE)
+        .expect("a cookie")
+        .to_str()
+        .unwrap()
+        .to_string();
+    let credential = cookie.split(';').next().unwrap().split_once('=').unwrap().1.to_string();
+    (paired.json::<Value>().await.unwrap()["device"].clone(), credential)
+}
+
+/// A device revoked on the page loses its open sockets at once (an attached
+/// pane and the events), not only its next request; another device keeps its.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_device_loses_its_open_sockets() {
+    use futures::StreamExt;
+    let daemon = Daemon::start();
+    let web = Web::start(&daemon, &[]);
+    let (phone, phone_credential) = pair_by_page(&web, "Phone").await;
+    let (_, tablet_credential) = pair_by_page(&web, "Tablet").await;
+    let cookie = |credential: &str| format!("fugue_token_{}={credential}", web.port);
+    let mut phone_events = web
+        .ws("/ws/events", &[("cookie", &cookie(&phone_credential))])
+        .await
+        .expect("the phone's socket");
+    let mut tablet_events = web
+        .ws("/ws/events", &[("cookie", &cookie(&tablet_credential))])
+        .await
+        .expect("the tablet's socket");
+    let (status, revoked) = web
+        .call(
+            Method::DELETE,
+            &format!("/api/devices/{}", phone["id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{revoked}");
+    let ended = tokio::time::timeout(fugue_tests::DEADLINE, async {
+        while let Some(Ok(message)) = phone_events.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(ended.is_ok(), "the revoked phone's socket stayed open");
+    // The tablet still hears the daemon's events.
+    daemon.cli(&["new-session", "after"]).ok();
+    let heard = tokio::time::timeout(fugue_tests::DEADLINE, tablet_events.next()).await;
+    assert!(matches!(heard, Ok(Some(Ok(_)))), "{heard:?}");
+}

@@ -8,6 +8,10 @@ use tokio::sync::Semaphore;
 pub(crate) static FILE_WORK: Semaphore = Semaphore::const_new(1);
 /// Looking at an agent (reads /proc and its status file).
 pub(crate) static AGENT_LOOKS: Semaphore = Semaphore::const_new(2);
+/// Paired devices and push subscriptions: their files written whole (fsync).
+pub(crate) static KEPT_FILES: Semaphore = Semaphore::const_new(1);
+/// Resolving a push endpoint's host (DNS may take seconds).
+pub(crate) static PUSH_LOOKUPS: Semaphore = Semaphore::const_new(2);
 
 /// Runs `work` on tokio's blocking pool, at most as many at a time as `gate`
 /// has permits: a burst (1000 panes created at once, as many agents redrawing)

@@ -205,10 +205,11 @@ impl Pairings {
     fn status(&self, secret: &str) -> Result<(Decision, String), ApiError> {
         let mut state = lock(&self.state);
         Self::sweep(&mut state);
+        // Only claimed pairings, each compared in constant time.
         let mut found = None;
         for (at, pairing) in state.open.iter().enumerate() {
-            let claimed = pairing.claim.as_ref().map_or("", |c| c.secret.as_str());
-            if fugue_client::protocol::secret::matches(claimed, secret) {
+            let Some(claim) = &pairing.claim else { continue };
+            if !secret.is_empty() && fugue_client::protocol::secret::matches(&claim.secret, secret) {
                 found = Some(at);
             }
         }
@@ -608,6 +609,15 @@ mod tests {
         assert!(pairings.decide(&id, false).is_err(), "answered once");
         assert_eq!(pairings.status(&secret).unwrap(), (Decision::Confirmed, "Pixel".into()));
         assert!(pairings.status(&secret).is_err(), "the credential is made once");
+    }
+
+    #[test]
+    fn an_empty_claim_finds_no_pairing() {
+        let pairings = Pairings::default();
+        let (id, _) = pairings.open(false).unwrap();
+        assert!(pairings.status("").is_err());
+        // The unclaimed pairing is still open.
+        assert_eq!(pairings.state.lock().unwrap().open[0].id, id);
     }
 
     #[test]

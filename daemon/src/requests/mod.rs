@@ -31,6 +31,16 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+/// Runs `work`, which may write the devices' or the subscriptions' files
+/// (written whole, with an fsync), off the runtime's workers, one at a time.
+async fn kept<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ErrorReply> + Send + 'static,
+) -> Result<T, ErrorReply> {
+    crate::sync::off_runtime(&crate::sync::KEPT_FILES, work)
+        .await
+        .unwrap_or_else(|| Err(ErrorReply::internal("keeping a device or a push subscription failed")))
+}
+
 pub struct Handler {
     pub supervisor: ActorRef<SupervisorMsg>,
     /// The ids fugue's tmux hands out (`tmux`).
@@ -101,16 +111,31 @@ impl Handler {
             Rq::Tmux(r) => Response::Tmux(self.tmux(conn, r).await?),
             Rq::PushKey(_) => Response::PushKey(self.push.key()?),
             Rq::AddPushSubscription(r) => Response::AddPushSubscription(self.add_push_subscription(r).await?),
-            Rq::RemovePushSubscription(r) => Response::RemovePushSubscription(self.push.unsubscribe(&r.endpoint)),
+            Rq::RemovePushSubscription(r) => {
+                let push = self.push.clone();
+                Response::RemovePushSubscription(kept(move || Ok(push.unsubscribe(&r.endpoint))).await?)
+            }
             Rq::AnswerFromPush(r) => Response::AnswerFromPush(self.answer_from_push(&r.token).await?),
-            Rq::AddDevice(r) => Response::AddDevice(self.devices.add(&r.name)?),
+            Rq::AddDevice(r) => {
+                let devices = self.devices.clone();
+                Response::AddDevice(kept(move || devices.add(&r.name)).await?)
+            }
             Rq::ListDevices(_) => Response::ListDevices(self.devices.list(|id| self.push.count_of(id))),
             Rq::RevokeDevice(r) => {
-                let revoked = self.devices.revoke(&r.device)?;
-                self.push.forget_device(&revoked.id);
-                Response::RevokeDevice(revoked)
+                let (devices, push) = (self.devices.clone(), self.push.clone());
+                Response::RevokeDevice(
+                    kept(move || {
+                        let revoked = devices.revoke(&r.device)?;
+                        push.forget_device(&revoked.id);
+                        Ok(revoked)
+                    })
+                    .await?,
+                )
             }
-            Rq::CheckDevice(r) => Response::CheckDevice(self.devices.check(&r.credential)?),
+            Rq::CheckDevice(r) => {
+                let devices = self.devices.clone();
+                Response::CheckDevice(kept(move || devices.check(&r.credential)).await?)
+            }
             // Answered by the connection itself, which knows its requests.
             Rq::Cancel(_) => return Err(ErrorReply::internal("cancel is handled by the connection")),
             Rq::SetSizePolicy(r) => {
@@ -296,9 +321,11 @@ impl Handler {
         }
         // The endpoint's host is resolved: off the runtime's workers.
         let push = self.push.clone();
-        tokio::task::spawn_blocking(move || push.subscribe(subscription, device, content_free))
-            .await
-            .map_err(|e| ErrorReply::internal(format!("push subscription: {e}")))?
+        crate::sync::off_runtime(&crate::sync::PUSH_LOOKUPS, move || {
+            push.subscribe(subscription, device, content_free)
+        })
+        .await
+        .ok_or_else(|| ErrorReply::internal("a push subscription's check failed"))?
     }
 
     /// Answers with the grant a push's action token carries, once, under the

@@ -129,15 +129,20 @@ impl Budget {
     /// Holds `bytes` whether or not they fit: for what was already admitted
     /// under another charge (a reply that its request reserved room for).
     pub fn force_charge(self: &Arc<Self>, bytes: usize) -> Charge {
-        let mut budget = Some(self.as_ref());
+        self.hold(bytes);
+        Charge {
+            budget: Some(self.clone()),
+            bytes,
+        }
+    }
+
+    /// Counts `bytes` here and in every budget above, fitting or not.
+    fn hold(&self, bytes: usize) {
+        let mut budget = Some(self);
         while let Some(b) = budget {
             let used = b.used.fetch_add(bytes, Ordering::AcqRel) + bytes;
             b.note_peak(used);
             budget = b.parent.as_deref();
-        }
-        Charge {
-            budget: Some(self.clone()),
-            bytes,
         }
     }
 
@@ -236,6 +241,36 @@ impl Charge {
     pub fn bytes(&self) -> usize {
         self.bytes
     }
+
+    /// `self` and `other`, charged to the same budget, held as one.
+    pub fn join(mut self, mut other: Charge) -> Charge {
+        match (&self.budget, &other.budget) {
+            (None, _) => return other,
+            (Some(a), Some(b)) if Arc::ptr_eq(a, b) => {
+                self.bytes += other.bytes;
+                other.budget = None;
+                other.bytes = 0;
+            }
+            // Of different budgets (never so here): the other is let go.
+            _ => {}
+        }
+        self
+    }
+
+    /// This charge made `bytes` large, in place: what it holds over is given
+    /// back, what it lacks is held whether it fits or not. Nothing is counted
+    /// twice in between (a reply taking over its request's reservation never
+    /// shows the daemon over its budget); `None` for a charge of no budget.
+    pub fn resized(mut self, bytes: usize) -> Option<Charge> {
+        let budget = self.budget.clone()?;
+        match bytes.cmp(&self.bytes) {
+            std::cmp::Ordering::Less => budget.release(self.bytes - bytes),
+            std::cmp::Ordering::Greater => budget.hold(bytes - self.bytes),
+            std::cmp::Ordering::Equal => {}
+        }
+        self.bytes = bytes;
+        Some(self)
+    }
 }
 
 impl Drop for Charge {
@@ -286,6 +321,32 @@ impl From<OverBudget> for ErrorReply {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_takes_over_its_reservation_without_counting_twice() {
+        let daemon = Budget::new("the daemon's client memory", 100);
+        let connection = daemon.child("this connection's memory", 100);
+        let reserved = connection.try_charge(60).unwrap();
+        let built = connection.try_charge(30).unwrap();
+        let held = reserved.join(built);
+        assert_eq!((held.bytes(), daemon.used()), (90, 90));
+        // Smaller than what was held: the rest comes back, nothing over.
+        let reply = held.resized(40).unwrap();
+        assert_eq!((reply.bytes(), connection.used(), daemon.used()), (40, 40, 40));
+        // Larger: the lack is held, fitting or not.
+        let reply = reply.resized(120).unwrap();
+        assert_eq!(daemon.used(), 120);
+        drop(reply);
+        assert_eq!(daemon.used(), 0);
+        assert!(Charge::none().resized(5).is_none());
+        let other = Budget::new("another", 10);
+        let mixed = connection.try_charge(5).unwrap().join(other.try_charge(5).unwrap());
+        assert_eq!(
+            (mixed.bytes(), other.used()),
+            (5, 0),
+            "a charge of another budget is let go"
+        );
+    }
 
     #[test]
     fn charges_count_in_the_parent_and_come_back_when_dropped() {

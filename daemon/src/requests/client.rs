@@ -95,6 +95,17 @@ impl Outbox {
     /// Replies always go (their request reserved room for them); an event that
     /// does not fit in the memory budget is refused.
     pub async fn send(&self, frame: ServerFrame) -> Result<(), NotSent> {
+        self.send_holding(frame, Charge::none()).await
+    }
+
+    /// [`Outbox::send`] for a reply whose request holds `held` for it (its
+    /// reservation, and what it was charged once built): the reply's charge is
+    /// `held` made its size, so it is never counted twice.
+    pub async fn send_reply(&self, frame: ServerFrame, held: Charge) -> Result<(), NotSent> {
+        self.send_holding(frame, held).await
+    }
+
+    async fn send_holding(&self, frame: ServerFrame, held: Charge) -> Result<(), NotSent> {
         let starts_shutdown = matches!(
             frame,
             ServerFrame::Reply {
@@ -120,7 +131,12 @@ impl Outbox {
             false => None,
         };
         let permit = self.room(bytes.len()).await?;
-        let charge = event_charge.unwrap_or_else(|| self.memory.force_charge(bytes.len()));
+        let charge = match event_charge {
+            Some(charge) => charge,
+            None => held
+                .resized(bytes.len())
+                .unwrap_or_else(|| self.memory.force_charge(bytes.len())),
+        };
         self.queue
             .send(Outgoing {
                 frame: bytes.into(),

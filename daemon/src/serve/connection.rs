@@ -480,8 +480,9 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
         let work = {
             let (replies, handler, conn, token) = (replies.clone(), handler.clone(), conn.clone(), token.clone());
             async move {
-                // Room for the reply first; it is held until the reply is queued.
-                let (result, _reserved) = tokio::select! {
+                // Room for the reply first; it is held until the reply is queued,
+                // where the reply's own charge takes its charges over.
+                let (result, reserved) = tokio::select! {
                     done = async {
                         let reserved = replies.acquire_many_owned(reply_cost).await.ok();
                         match admit(&handler, &conn, admitted).await {
@@ -499,8 +500,12 @@ async fn read_loop(mut reader: FrameReader, handler: Arc<Handler>, conn: &Arc<Cl
                     _ = token.cancelled() => (Err(ErrorReply::new(ErrorCode::Cancelled, "the request was cancelled")), None),
                 };
                 lock(&conn.in_flight).remove(&id);
+                let (_room, held) = match reserved {
+                    Some((room, reply_held, built)) => (room, reply_held.join(built)),
+                    None => (None, Charge::none()),
+                };
                 if !conn.cancel.is_cancelled() {
-                    let _ = conn.out.send(ServerFrame::Reply { id, result }).await;
+                    let _ = conn.out.send_reply(ServerFrame::Reply { id, result }, held).await;
                 }
             }
         };

@@ -27,7 +27,7 @@ use fugue_protocol::{now_ms, ErrorCode, ErrorReply, PaneId, PermissionAnswer};
 use p256::ecdsa::signature::Signer;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -352,8 +352,9 @@ impl Push {
         urgency: &str,
         contact: &str,
     ) -> Result<(), Failure> {
-        // Checked again at each push: a name may resolve elsewhere by now.
-        check_endpoint(&subscription.endpoint, self.allow_loopback).map_err(Failure::Other)?;
+        // Checked again at each push (a name may resolve elsewhere by now), and
+        // the delivery connects to what was checked.
+        let addresses = check_endpoint(&subscription.endpoint, self.allow_loopback).map_err(Failure::Other)?;
         let uri: http::Uri = subscription
             .endpoint
             .parse()
@@ -373,12 +374,16 @@ impl Push {
             http::header::AUTHORIZATION,
             http::HeaderValue::from_str(&authorization).map_err(|e| Failure::Other(e.to_string()))?,
         );
-        let agent = ureq::Agent::config_builder()
+        let config = ureq::Agent::config_builder()
             .timeout_global(Some(DELIVERY_TIMEOUT / TRIES))
             .http_status_as_error(false)
             .max_redirects(0)
-            .build()
-            .new_agent();
+            .build();
+        let agent = ureq::Agent::with_parts(
+            config,
+            ureq::unversioned::transport::DefaultConnector::default(),
+            Checked(addresses),
+        );
         let mut last = String::new();
         for attempt in 0..TRIES {
             if attempt > 0 {
@@ -502,8 +507,11 @@ pub fn parse_endpoint(endpoint: &str, allow_loopback: bool) -> Result<Endpoint, 
 
 /// An endpoint fugued may post to: https on a host whose every address is
 /// public; loopback http too when `allow_loopback` (the tests' switch).
-pub fn check_endpoint(endpoint: &str, allow_loopback: bool) -> Result<(), String> {
+/// Returns the addresses it checked: a delivery connects to those only, so a
+/// name that resolves elsewhere by then (DNS rebinding) changes nothing.
+pub fn check_endpoint(endpoint: &str, allow_loopback: bool) -> Result<Vec<SocketAddr>, String> {
     let Endpoint { scheme, host, port } = parse_endpoint(endpoint, allow_loopback)?;
+    let at = |ips: Vec<IpAddr>| ips.into_iter().map(|ip| SocketAddr::new(ip, port)).collect();
     let https = || Err(format!("push endpoint must be https, not {scheme}: push services are"));
     let resolved: Result<Vec<IpAddr>, String> = match host.parse::<IpAddr>() {
         Ok(ip) => Ok(vec![ip]),
@@ -519,13 +527,13 @@ pub fn check_endpoint(endpoint: &str, allow_loopback: bool) -> Result<(), String
     if scheme == "http" {
         // Only the tests' switch gets here, and only for loopback.
         return match resolved {
-            Ok(ips) if loopback(&ips) => Ok(()),
+            Ok(ips) if loopback(&ips) => Ok(at(ips)),
             _ => https(),
         };
     }
     let addresses = resolved?;
     if allow_loopback && loopback(&addresses) {
-        return Ok(());
+        return Ok(at(addresses));
     }
     if let Some(private) = addresses.iter().find(|ip| !is_public(ip)) {
         return Err(format!(
@@ -535,7 +543,31 @@ pub fn check_endpoint(endpoint: &str, allow_loopback: bool) -> Result<(), String
     if addresses.is_empty() {
         return Err(format!("push endpoint's host {host} has no address"));
     }
-    Ok(())
+    Ok(at(addresses))
+}
+
+/// Resolves every name to the addresses [`check_endpoint`] checked.
+#[derive(Debug)]
+struct Checked(Vec<SocketAddr>);
+
+impl ureq::unversioned::resolver::Resolver for Checked {
+    fn resolve(
+        &self,
+        _uri: &http::Uri,
+        _config: &ureq::config::Config,
+        _timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        let mut addresses = self.empty();
+        for address in &self.0 {
+            if addresses.try_push(*address).is_err() {
+                break;
+            }
+        }
+        match addresses.is_empty() {
+            true => Err(ureq::Error::HostNotFound),
+            false => Ok(addresses),
+        }
+    }
 }
 
 fn is_public(ip: &IpAddr) -> bool {
@@ -676,6 +708,21 @@ mod tests {
         assert!(check_endpoint("http://10.0.0.5/x", true).is_err());
         let why = check_endpoint("http://8.8.8.8/x", false).unwrap_err();
         assert!(why.contains("must be https"), "{why}");
+    }
+
+    #[test]
+    fn a_delivery_connects_only_where_the_check_looked() {
+        use ureq::unversioned::resolver::Resolver;
+        let checked = check_endpoint("https://8.8.8.8:8443/push", false).unwrap();
+        assert_eq!(checked, vec!["8.8.8.8:8443".parse::<SocketAddr>().unwrap()]);
+        let resolver = Checked(checked.clone());
+        let config = ureq::config::Config::default();
+        // Whatever name the request carries, only the checked addresses.
+        let uri: http::Uri = "https://rebound.example/push".parse().unwrap();
+        let timeout = ureq::unversioned::transport::NextTimeout::default();
+        let resolved = resolver.resolve(&uri, &config, timeout).unwrap();
+        assert_eq!(resolved.iter().copied().collect::<Vec<_>>(), checked);
+        assert!(Checked(Vec::new()).resolve(&uri, &config, timeout).is_err());
     }
 
     #[test]

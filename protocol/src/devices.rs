@@ -120,18 +120,6 @@ fn check_endpoint(endpoint: &str) -> Result<(), ErrorReply> {
     Ok(())
 }
 
-impl Validate for rq::PushKey {
-    fn validate(&self) -> Result<(), ErrorReply> {
-        Ok(())
-    }
-}
-
-impl Validate for rq::ListDevices {
-    fn validate(&self) -> Result<(), ErrorReply> {
-        Ok(())
-    }
-}
-
 impl Validate for rq::AddPushSubscription {
     fn validate(&self) -> Result<(), ErrorReply> {
         check_endpoint(&self.subscription.endpoint)?;

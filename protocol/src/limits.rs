@@ -331,7 +331,9 @@ nothing_to_check!(
     ListSessions,
     Subscribe,
     UpgradeDaemon,
-    Cancel
+    Cancel,
+    PushKey,
+    ListDevices
 );
 
 /// Requests whose only string is one pane target.

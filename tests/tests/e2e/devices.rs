@@ -23,6 +23,28 @@ async fn pair_post(http: &reqwest::Client, base: &str, port: u16, path: &str, bo
         .expect("send")
 }
 
+/// The pairing code in a new pairing's URL (`.../pair#CODE`).
+fn code_of(made: &Value) -> String {
+    made["url"]
+        .as_str()
+        .unwrap()
+        .split_once("/pair#")
+        .unwrap()
+        .1
+        .to_string()
+}
+
+/// A request with the master token: its status and JSON reply.
+async fn as_master(http: &reqwest::Client, base: &str, token: &str, method: Method, path: &str) -> (StatusCode, Value) {
+    let response = http
+        .request(method, format!("{base}{path}"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    (response.status(), response.json().await.unwrap_or(Value::Null))
+}
+
 /// The word after `prefix` in `text` (up to whitespace).
 fn word_after<'a>(text: &'a str, prefix: &str) -> &'a str {
     let at = text
@@ -167,41 +189,20 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     assert!(text.contains("No paired devices"), "{text}");
 
     // A pairing the page makes is the page's to answer: denied, nothing pairs.
-    let master = |method: Method, path: &str| http.request(method, format!("{base}{path}")).bearer_auth(&token);
-    let made: Value = master(Method::POST, "/api/pairings")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, made) = as_master(&http, &base, &token, Method::POST, "/api/pairings").await;
     assert!(made["qr_svg"].as_str().unwrap().contains("<svg"), "{made}");
-    let code = made["url"]
-        .as_str()
-        .unwrap()
-        .split_once("/pair#")
-        .unwrap()
-        .1
-        .to_string();
+    let code = code_of(&made);
     let claimed = pair("/pair/claim", json!({"code": code, "name": "Tablet"})).await;
     let claim = claimed.json::<Value>().await.unwrap()["claim"]
         .as_str()
         .unwrap()
         .to_string();
-    let pending: Value = master(Method::GET, "/api/pairings")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, pending) = as_master(&http, &base, &token, Method::GET, "/api/pairings").await;
     assert_eq!(pending[0]["name"], "Tablet", "{pending}");
     let pairing = made["id"].as_str().unwrap();
-    let denied = master(Method::POST, &format!("/api/pairings/{pairing}/deny"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(denied.status(), StatusCode::OK);
+    let deny = format!("/api/pairings/{pairing}/deny");
+    let (denied, _) = as_master(&http, &base, &token, Method::POST, &deny).await;
+    assert_eq!(denied, StatusCode::OK);
     let status = pair("/pair/status", json!({"claim": claim})).await;
     assert!(status.headers().get(SET_COOKIE).is_none());
     assert_eq!(status.json::<Value>().await.unwrap()["status"], "denied");
@@ -210,20 +211,8 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
 
     // Wrong codes close pairing: ten in two minutes (the used code and the
     // spent claim above were two), then even a right one is refused a while.
-    let made: Value = master(Method::POST, "/api/pairings")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let right = made["url"]
-        .as_str()
-        .unwrap()
-        .split_once("/pair#")
-        .unwrap()
-        .1
-        .to_string();
+    let (_, made) = as_master(&http, &base, &token, Method::POST, "/api/pairings").await;
+    let right = code_of(&made);
     for n in 0..8 {
         let guess = pair("/pair/claim", json!({"code": format!("{n:064}"), "name": "guess"})).await;
         assert_eq!(guess.status(), StatusCode::UNAUTHORIZED, "guess {n}");
@@ -237,13 +226,7 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
 async fn pair_by_page(web: &Web, name: &str) -> (Value, String) {
     let (status, made) = web.call(Method::POST, "/api/pairings", None).await;
     assert_eq!(status, StatusCode::OK, "{made}");
-    let code = made["url"]
-        .as_str()
-        .unwrap()
-        .split_once("/pair#")
-        .unwrap()
-        .1
-        .to_string();
+    let code = code_of(&made);
     let pair = |path: &'static str, body: Value| pair_post(&web.http, &web.base, web.port, path, body);
     let claimed = pair("/pair/claim", json!({"code": code, "name": name})).await;
     let claim = claimed.json::<Value>().await.unwrap()["claim"]

@@ -52,6 +52,8 @@ pub fn agent(state: AgentState, needs: Attention, since_ms: u64) -> AgentInfo {
         evidence: vec!["Do you want to run rm?".into()],
         signals: Vec::new(),
         draft: None,
+        resets_at_ms: None,
+        tokens: None,
     }
 }
 

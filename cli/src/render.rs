@@ -129,7 +129,7 @@ pub fn agent_text(view: &AgentStateView, now: u64) -> String {
     let mut text = format!(
         "{}  {} (turn {}, needs {}) from {}, for {}",
         view.agent.map_or("no agent", |agent| agent.as_str()),
-        view.state,
+        state_label(view),
         view.turn,
         view.needs,
         view.source,
@@ -147,6 +147,16 @@ pub fn agent_text(view: &AgentStateView, now: u64) -> String {
     }
     if let Some(draft) = &view.draft {
         row("draft", draft);
+    }
+    if let Some(tokens) = &view.tokens {
+        let cached = match tokens.cached_input {
+            0 => String::new(),
+            n => format!(" ({n} cached)"),
+        };
+        row(
+            "tokens",
+            &format!("{} in{cached}, {} out, {} in all", tokens.input, tokens.output, tokens.total),
+        );
     }
     for line in &view.evidence {
         row("evidence", line);
@@ -266,15 +276,23 @@ pub fn overview_table(panes: &[OverviewView], now: u64) -> String {
     let rows = panes
         .iter()
         .map(|view| {
-            let pane = &view.pane;
             let agent = view.agent.as_ref();
             let field = |f: fn(&AgentStateView) -> String| agent.map(f).unwrap_or_else(|| "-".into());
+            let (id, place, status) = match (&view.pane, &view.background) {
+                (Some(pane), _) => (
+                    short(&pane.id),
+                    format!("{}:{}", pane.session, pane.index),
+                    pane.state.status.clone(),
+                ),
+                (None, Some(bg)) => (bg.target.clone(), fit(&bg.cwd, 30), view.origin.to_string()),
+                (None, None) => ("-".into(), "-".into(), view.origin.to_string()),
+            };
             vec![
-                short(&pane.id),
-                format!("{}:{}", pane.session, pane.index),
-                pane.state.status.clone(),
+                id,
+                place,
+                status,
                 field(|a| a.agent.map(|agent| agent.to_string()).unwrap_or_default()),
-                field(|a| a.state.to_string()),
+                field(state_label),
                 field(|a| a.needs.to_string()),
                 agent.map_or_else(|| "-".into(), |a| human_duration(now.saturating_sub(a.since))),
                 fit(&view.last_line, 60),
@@ -282,6 +300,27 @@ pub fn overview_table(panes: &[OverviewView], now: u64) -> String {
         })
         .collect();
     table(HEADER, rows)
+}
+
+/// An agent's state in one word, and until when for a limit the CLI said
+/// resets ("limited until 17:00", local time).
+pub fn state_label(agent: &AgentStateView) -> String {
+    match (agent.state, agent.resets_at) {
+        (fugue_client::protocol::AgentState::Limited, Some(at)) => format!("limited until {}", local_clock(at)),
+        (state, _) => state.to_string(),
+    }
+}
+
+/// `17:00` for a time today, `Mon 17:00` for one further away (local time).
+pub fn local_clock(unix_ms: u64) -> String {
+    use chrono::TimeZone as _;
+    let Some(at) = chrono::Local.timestamp_millis_opt(unix_ms as i64).single() else {
+        return unix_ms.to_string();
+    };
+    match at.date_naive() == chrono::Local::now().date_naive() {
+        true => at.format("%H:%M").to_string(),
+        false => at.format("%a %H:%M").to_string(),
+    }
 }
 
 pub fn panes_table(panes: &[PaneInfo], now: u64) -> String {
@@ -493,7 +532,7 @@ pub fn diff_text(view: &DiffView, stat_only: bool, color: bool) -> String {
 mod tests {
     use super::*;
     use crate::fixtures::{pane, NOW};
-    use fugue_client::protocol::{AgentKind, SessionId, StateSource, TurnState};
+    use fugue_client::protocol::{AgentKind, RowOrigin, SessionId, StateSource, TurnState};
     use fugue_client::views::{GrepMatchView, SignalView, WaitView};
 
     fn agent(state: &str, needs: &str) -> AgentStateView {
@@ -523,6 +562,8 @@ mod tests {
                 },
             ],
             draft: None,
+            resets_at: None,
+            tokens: None,
         }
     }
 
@@ -571,13 +612,17 @@ mod tests {
     #[test]
     fn overview_puts_agent_columns_beside_each_pane() {
         let with_agent = OverviewView {
-            pane: PaneView::from(&pane(0, "claude", PaneState::Running, None)),
+            origin: RowOrigin::Pane,
+            background: None,
+            pane: Some(PaneView::from(&pane(0, "claude", PaneState::Running, None))),
             agent: Some(agent("waiting_for_permission", "permission")),
             last_line: "Do you want to proceed?".into(),
             needs_you: true,
         };
         let plain = OverviewView {
-            pane: PaneView::from(&pane(1, "shell", PaneState::Running, None)),
+            origin: RowOrigin::Pane,
+            background: None,
+            pane: Some(PaneView::from(&pane(1, "shell", PaneState::Running, None))),
             agent: None,
             last_line: "x".repeat(80),
             needs_you: false,

@@ -587,6 +587,23 @@ impl Client {
         .await
     }
 
+    /// The agent sessions outside any pane (`claude --bg`) the daemon reads.
+    pub async fn background_agents(&self) -> Result<Vec<fugue_protocol::BackgroundAgent>> {
+        self.call(rq::BackgroundAgents {}).await
+    }
+
+    /// Every row of an overview, as the views show it: the panes (of one
+    /// session, or all), then, for all sessions, the agent sessions outside
+    /// any pane.
+    pub async fn overview_rows(&self, session: Option<&str>) -> Result<Vec<views::OverviewView>> {
+        let panes = self.overview(session).await?;
+        let background = match session {
+            Some(_) => Vec::new(),
+            None => self.background_agents().await?,
+        };
+        Ok(views::overview_rows(&panes, &background))
+    }
+
     /// The lines of every pane's text (of one session, or of all) matching
     /// `pattern`, at most `max_matches`.
     pub async fn grep(&self, pattern: &str, session: Option<&str>, max_matches: u32) -> Result<GrepResult> {

@@ -6,7 +6,7 @@
 //! (the MCP bridge publishes them as its tools' output schemas).
 
 use fugue_protocol::{
-    AgentKind, AgentState, Attention, CaptureResult, DaemonInfo, OutputChunk, PaneInfo, SessionInfo, StateSource,
+    AgentKind, AgentState, Attention, CaptureResult, DaemonInfo, OutputChunk, PaneInfo, RowOrigin, SessionInfo, StateSource,
     TurnState, WaitCondition, WaitOutcome,
 };
 use serde::Serialize;
@@ -463,6 +463,34 @@ pub struct AgentStateView {
     /// prompt is refused (`draft_present`) while it is there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub draft: Option<String>,
+    /// While `limited`: when the limit resets (Unix ms), when the CLI says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<u64>,
+    /// The tokens its session used so far, where the CLI records them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokensView>,
+}
+
+/// Tokens an agent's session used (Claude Code's transcript, Codex's events).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct TokensView {
+    pub input: u64,
+    /// Of `input`, read from the model's cache.
+    pub cached_input: u64,
+    pub output: u64,
+    pub total: u64,
+}
+
+impl From<&fugue_protocol::TokenTotals> for TokensView {
+    fn from(t: &fugue_protocol::TokenTotals) -> Self {
+        TokensView {
+            input: t.input,
+            cached_input: t.cached_input,
+            output: t.output,
+            total: t.input.saturating_add(t.output),
+        }
+    }
 }
 
 /// What one signal of an agent's state said (`fugue agent --explain`).
@@ -508,6 +536,8 @@ impl From<&fugue_protocol::AgentInfo> for AgentStateView {
             prompt_id: info.prompt_id.clone(),
             signals: info.signals.iter().map(SignalView::from).collect(),
             draft: info.draft.clone(),
+            resets_at: info.resets_at_ms,
+            tokens: info.tokens.as_ref().map(TokensView::from),
         }
     }
 }
@@ -586,7 +616,14 @@ impl From<&fugue_protocol::GrepResult> for GrepView {
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct OverviewView {
-    pub pane: PaneView,
+    /// What the row is: `pane` (a fugue pane) or `claude_background` (a
+    /// `claude --bg` session outside any pane, `background` says which).
+    pub origin: RowOrigin,
+    /// The pane; null for a row of another origin.
+    pub pane: Option<PaneView>,
+    /// The session outside any pane; null for a pane.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<BackgroundView>,
     /// Null when no agent CLI runs in the pane.
     pub agent: Option<AgentStateView>,
     /// Its last non-empty line of text output (controls removed).
@@ -621,10 +658,54 @@ pub struct FleetEndpointView {
     pub panes: Vec<OverviewView>,
 }
 
+/// An agent session outside any pane (`claude --bg`): `fugue attach
+/// bg:ID` opens it in a new pane.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+pub struct BackgroundView {
+    /// The CLI's own short id (`claude attach ID`).
+    pub id: String,
+    /// What `fugue attach` takes to open it: `bg:ID`.
+    pub target: String,
+    pub pid: u32,
+    pub cwd: String,
+    pub name: String,
+}
+
+impl From<&fugue_protocol::BackgroundAgent> for OverviewView {
+    fn from(row: &fugue_protocol::BackgroundAgent) -> Self {
+        OverviewView {
+            origin: row.origin,
+            pane: None,
+            background: Some(BackgroundView {
+                id: row.id.clone(),
+                target: format!("bg:{}", row.id),
+                pid: row.pid,
+                cwd: row.cwd.clone(),
+                name: row.name.clone(),
+            }),
+            agent: Some((&row.agent).into()),
+            last_line: String::new(),
+            needs_you: row.agent.needs.needs_you(),
+        }
+    }
+}
+
+/// Every row of an overview: the panes, then the sessions outside any pane.
+pub fn overview_rows(
+    panes: &[fugue_protocol::PaneOverview],
+    background: &[fugue_protocol::BackgroundAgent],
+) -> Vec<OverviewView> {
+    let panes = panes.iter().map(OverviewView::from);
+    panes.chain(background.iter().map(OverviewView::from)).collect()
+}
+
 impl From<&fugue_protocol::PaneOverview> for OverviewView {
     fn from(overview: &fugue_protocol::PaneOverview) -> Self {
         OverviewView {
-            pane: (&overview.pane).into(),
+            origin: RowOrigin::Pane,
+            pane: Some((&overview.pane).into()),
+            background: None,
             agent: overview.agent.as_ref().map(AgentStateView::from),
             last_line: overview.last_line.clone(),
             needs_you: overview.agent.as_ref().is_some_and(|a| a.needs.needs_you()),
@@ -696,6 +777,11 @@ pub enum EventView {
         title: String,
         body: String,
     },
+    /// An agent session outside any pane (`claude --bg`) appeared or changed
+    /// state: its overview row.
+    BackgroundAgent { row: OverviewView },
+    /// That session ended.
+    BackgroundAgentGone { id: String },
     /// Events were dropped because this reader was too slow; list again to resync.
     Lagged {
         missed: u64,
@@ -769,6 +855,8 @@ impl EventView {
                 title: title.clone(),
                 body: body.clone(),
             },
+            Event::BackgroundAgentChanged(row) => EventView::BackgroundAgent { row: row.into() },
+            Event::BackgroundAgentGone { id } => EventView::BackgroundAgentGone { id: id.clone() },
             Event::Lagged { missed } => EventView::Lagged { missed: *missed },
             Event::Redraw { .. }
             | Event::Output { .. }

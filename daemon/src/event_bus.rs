@@ -18,6 +18,9 @@ use tokio::sync::broadcast;
 /// many they missed.
 const EVENT_BUFFER: usize = 1024;
 
+/// How often [`EventBus::until_unsubscribed`] looks.
+const UNSUBSCRIBED_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// One event, encoded as a frame, with the charge for its bytes.
 pub struct EncodedEvent {
     pub frame: Bytes,
@@ -37,16 +40,53 @@ pub enum Published {
 pub struct EventBus {
     sender: broadcast::Sender<Published>,
     memory: Arc<Budget>,
+    /// Woken when a client subscribes (what reads only while someone looks waits on).
+    subscribed: Arc<tokio::sync::Notify>,
 }
 
 impl EventBus {
     pub fn new(memory: Arc<Budget>) -> Self {
         let (sender, _) = broadcast::channel(EVENT_BUFFER);
-        Self { sender, memory }
+        Self {
+            sender,
+            memory,
+            subscribed: Arc::new(tokio::sync::Notify::new()),
+        }
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<Published> {
-        self.sender.subscribe()
+        let receiver = self.sender.subscribe();
+        self.subscribed.notify_waiters();
+        receiver
+    }
+
+    /// Whether any client (a connection, a sink's feed) is subscribed.
+    pub fn has_subscribers(&self) -> bool {
+        self.sender.receiver_count() > 0
+    }
+
+    /// Returns once someone is subscribed (at once if someone is).
+    pub async fn until_subscribed(&self) {
+        loop {
+            let next = self.subscribed.notified();
+            if self.has_subscribers() {
+                return;
+            }
+            next.await;
+        }
+    }
+
+    /// Returns when the next client subscribes.
+    pub async fn next_subscription(&self) {
+        self.subscribed.notified().await;
+    }
+
+    /// Returns once nobody is subscribed any more: a dropped receiver says
+    /// nothing, so this looks every [`UNSUBSCRIBED_CHECK`], while someone is.
+    pub async fn until_unsubscribed(&self) {
+        while self.has_subscribers() {
+            tokio::time::sleep(UNSUBSCRIBED_CHECK).await;
+        }
     }
 
     /// Encodes `event` once and queues it for every subscriber.

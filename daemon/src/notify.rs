@@ -29,7 +29,7 @@
 use crate::actors::session::SessionMsg;
 use crate::actors::supervisor::SupervisorMsg;
 use crate::event_bus::Published;
-use fugue_protocol::{AgentInfo, Attention, Event, PaneId, ServerFrame};
+use fugue_protocol::{AgentInfo, AgentState, Attention, Event, PaneId, ServerFrame};
 use ractor::ActorRef;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -176,7 +176,7 @@ fn read_sinks(path: &Path) -> Vec<(Target, Vec<String>)> {
         .collect()
 }
 
-const EVENT_NAMES: [&str; 5] = ["permission", "question", "finished", "needs", "notification"];
+const EVENT_NAMES: [&str; 6] = ["permission", "question", "finished", "limited", "needs", "notification"];
 
 fn parse_sink(sink: SinkConfig) -> Result<(Target, Vec<String>), String> {
     if let Some(bad) = sink.events.iter().find(|e| !EVENT_NAMES.contains(&e.as_str())) {
@@ -255,6 +255,7 @@ async fn feed(
     push: std::sync::Arc<crate::push::Push>,
 ) {
     let mut needs: HashMap<PaneId, Attention> = HashMap::new();
+    let mut limited: HashMap<PaneId, bool> = HashMap::new();
     loop {
         let published = match events.recv().await {
             Ok(published) => published,
@@ -276,7 +277,12 @@ async fn feed(
                 // A push's action tokens end with the prompt they answer.
                 push.prompt_ended(pane, agent.prompt_id.as_deref());
                 let before = needs.insert(pane, agent.needs).unwrap_or(Attention::Nothing);
-                if agent.needs == Attention::Nothing || agent.needs == before || !wanted(need_name(agent.needs)) {
+                // Once on entering `limited`, as a need is once on arriving.
+                let is_limited = agent.state == AgentState::Limited;
+                let was_limited = limited.insert(pane, is_limited).unwrap_or(false);
+                let entered_limit = is_limited && !was_limited && wanted("limited");
+                let new_need = agent.needs != Attention::Nothing && agent.needs != before && wanted(need_name(agent.needs));
+                if !entered_limit && !new_need {
                     continue;
                 }
                 needs_event(&supervisor, pane, &agent).await
@@ -286,6 +292,7 @@ async fn feed(
             }
             Event::PaneRemoved { id, .. } => {
                 needs.remove(&id);
+                limited.remove(&id);
                 push.prompt_ended(id, None);
                 continue;
             }
@@ -329,6 +336,13 @@ impl Sink {
     }
 }
 
+/// " until 17:00" (local time) for a limit's reset, when known.
+fn until(resets_at_ms: Option<u64>) -> String {
+    use chrono::TimeZone as _;
+    let at = resets_at_ms.and_then(|ms| chrono::Local.timestamp_millis_opt(ms as i64).single());
+    at.map(|at| format!(" until {}", at.format("%H:%M"))).unwrap_or_default()
+}
+
 fn need_name(needs: Attention) -> &'static str {
     match needs {
         Attention::Permission => "permission",
@@ -370,13 +384,13 @@ async fn pane_names(supervisor: &ActorRef<SupervisorMsg>, pane: PaneId) -> (Stri
 
 async fn needs_event(supervisor: &ActorRef<SupervisorMsg>, pane: PaneId, agent: &AgentInfo) -> NotifyEvent {
     let (session, index, title) = pane_names(supervisor, pane).await;
-    let event = need_name(agent.needs);
     let label = format!("{session}:{index}");
     let who = agent.agent.map_or("the agent", |k| k.as_str());
-    let message = match agent.needs {
-        Attention::Permission => format!("{label}: {who} asks for permission"),
-        Attention::Question => format!("{label}: {who} asks a question"),
-        _ => format!("{label}: {who} finished its turn"),
+    let (event, message) = match (agent.state, agent.needs) {
+        (AgentState::Limited, _) => ("limited", format!("{label}: {who} hit a usage limit{}", until(agent.resets_at_ms))),
+        (_, Attention::Permission) => ("permission", format!("{label}: {who} asks for permission")),
+        (_, Attention::Question) => ("question", format!("{label}: {who} asks a question")),
+        _ => ("finished", format!("{label}: {who} finished its turn")),
     };
     let waiting = agent.needs.needs_you();
     NotifyEvent {

@@ -4,6 +4,8 @@
 //! ```toml
 //! [agents.claude]
 //! hibernate_after = "30m"   # an idle Claude Code is put to rest after 30 minutes
+//! resume_after_limit = true # stopped by a usage limit: "continue" once it resets
+//! resume_prompt = "continue"
 //! [agents."*"]
 //! hibernate_after = "2h"    # any other resumable agent
 //! ```
@@ -31,23 +33,51 @@ struct ConfigFile {
 #[serde(deny_unknown_fields)]
 struct AgentPolicy {
     hibernate_after: Option<String>,
+    resume_after_limit: Option<bool>,
+    resume_prompt: Option<String>,
 }
 
-/// How long each kind of agent may sit idle before it is hibernated.
+/// The prompt `resume_after_limit` sends unless `resume_prompt` names another.
+pub const RESUME_PROMPT: &str = "continue";
+/// The longest `resume_prompt` taken.
+const MAX_RESUME_PROMPT: usize = 4096;
+
+/// One kind's policy, as read (unset keys fall back to `[agents."*"]`).
+#[derive(Clone, Debug, Default)]
+struct Policy {
+    hibernate_after: Option<Duration>,
+    resume_after_limit: Option<bool>,
+    resume_prompt: Option<String>,
+}
+
+/// What each kind of agent is policed by: how long it may sit idle (or
+/// limited) before it is hibernated, and whether it is told to go on once a
+/// usage limit that stopped it resets.
 #[derive(Clone, Debug, Default)]
 pub struct HibernateAfter {
-    kinds: Vec<(AgentKind, Duration)>,
-    any: Option<Duration>,
+    kinds: Vec<(AgentKind, Policy)>,
+    any: Policy,
 }
 
 impl HibernateAfter {
+    fn policy(&self, kind: AgentKind) -> Option<&Policy> {
+        self.kinds.iter().find(|(k, _)| *k == kind).map(|(_, p)| p)
+    }
+
     /// After how long idle an agent of `kind` is hibernated, if ever.
     pub fn of(&self, kind: AgentKind) -> Option<Duration> {
-        self.kinds
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map(|(_, after)| *after)
-            .or(self.any)
+        self.policy(kind)
+            .and_then(|p| p.hibernate_after)
+            .or(self.any.hibernate_after)
+    }
+
+    /// The prompt sent once a limit that stopped an agent of `kind` resets,
+    /// when `resume_after_limit` is on for it.
+    pub fn resume_after_limit(&self, kind: AgentKind) -> Option<String> {
+        let own = self.policy(kind);
+        let on = own.and_then(|p| p.resume_after_limit).or(self.any.resume_after_limit)?;
+        let prompt = own.and_then(|p| p.resume_prompt.clone()).or(self.any.resume_prompt.clone());
+        on.then(|| prompt.unwrap_or_else(|| RESUME_PROMPT.into()))
     }
 
     /// Reads the policies of `path` (none when it does not exist or does not parse).
@@ -65,12 +95,11 @@ impl HibernateAfter {
         let mut policy = Self::default();
         for (name, table) in tables {
             match parse_one(name, table) {
-                Ok((None, after)) => policy.any = after,
-                Ok((Some(kind), Some(after))) => {
+                Ok((None, one)) => policy.any = one,
+                Ok((Some(kind), one)) => {
                     policy.kinds.retain(|(k, _)| *k != kind);
-                    policy.kinds.push((kind, after));
+                    policy.kinds.push((kind, one));
                 }
-                Ok((Some(_), None)) => {}
                 Err(why) => tracing::warn!(path = %path.display(), agent = %name, why, "agent policy skipped"),
             }
         }
@@ -78,7 +107,7 @@ impl HibernateAfter {
     }
 }
 
-fn parse_one(name: &str, table: &toml::Value) -> Result<(Option<AgentKind>, Option<Duration>), String> {
+fn parse_one(name: &str, table: &toml::Value) -> Result<(Option<AgentKind>, Policy), String> {
     let kind = match name {
         "*" => None,
         name => Some(AgentKind::parse(name)?),
@@ -93,7 +122,22 @@ fn parse_one(name: &str, table: &toml::Value) -> Result<(Option<AgentKind>, Opti
             "hibernate_after {after:?} is below the minimum of {MIN_HIBERNATE_AFTER:?}"
         ));
     }
-    Ok((kind, after))
+    if let Some(prompt) = &policy.resume_prompt {
+        if prompt.trim().is_empty() || prompt.len() > MAX_RESUME_PROMPT {
+            return Err(format!(
+                "resume_prompt must hold 1 to {MAX_RESUME_PROMPT} bytes, not {}",
+                prompt.len()
+            ));
+        }
+    }
+    Ok((
+        kind,
+        Policy {
+            hibernate_after: after,
+            resume_after_limit: policy.resume_after_limit,
+            resume_prompt: policy.resume_prompt,
+        },
+    ))
 }
 
 /// `300`, `90s`, `30m`, `2h`, `500ms`.
@@ -140,5 +184,21 @@ mod tests {
             None
         );
         assert!(parse_duration("99999999999999999h").is_err());
+        assert_eq!(policy.resume_after_limit(AgentKind::Claude), None);
+    }
+
+    #[test]
+    fn resume_after_limit_per_kind_with_its_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        let text = "[agents.codex]\nresume_after_limit = true\n[agents.claude]\nresume_after_limit = true\n\
+                    resume_prompt = \"go on\"\n[agents.gemini]\nresume_after_limit = true\nresume_prompt = \" \"\n";
+        std::fs::write(&path, text).unwrap();
+        let policy = HibernateAfter::read(&path);
+        assert_eq!(policy.resume_after_limit(AgentKind::Codex).as_deref(), Some(RESUME_PROMPT));
+        assert_eq!(policy.resume_after_limit(AgentKind::Claude).as_deref(), Some("go on"));
+        // An empty prompt is a mistake: that kind's policy is skipped.
+        assert_eq!(policy.resume_after_limit(AgentKind::Gemini), None);
+        assert_eq!(policy.resume_after_limit(AgentKind::Qwen), None);
     }
 }

@@ -384,6 +384,12 @@ pub struct AgentList {
     pub agents: Vec<AgentView>,
 }
 
+/// `fugue_overview`'s rows.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OverviewList {
+    pub rows: Vec<fugue_client::views::OverviewView>,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AgentStatusView {
     pub terminal_id: String,

@@ -164,14 +164,12 @@ pub async fn read(bridge: &Bridge, uri: &str) -> Result<ReadResourceResult, Erro
             json_contents(uri, &views)?
         }
         Resource::Agents => {
-            let panes = client
-                .overview(None)
+            let views: Vec<OverviewView> = client
+                .overview_rows(None)
                 .await
-                .map_err(|e| ErrorData::internal_error(describe(e), None))?;
-            let views: Vec<OverviewView> = panes
-                .iter()
-                .filter(|p| p.agent.is_some())
-                .map(OverviewView::from)
+                .map_err(|e| ErrorData::internal_error(describe(e), None))?
+                .into_iter()
+                .filter(|row| row.agent.is_some())
                 .collect();
             json_contents(uri, &views)?
         }

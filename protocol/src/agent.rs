@@ -95,6 +95,11 @@ pub enum AgentState {
     /// an attach or `fugue wake` resumes it.
     #[serde(alias = "Hibernated")]
     Hibernated,
+    /// Its last turn ended on a usage or rate limit: no turn runs, and none
+    /// will until the limit resets (`AgentInfo::resets_at_ms`, when the CLI
+    /// says) or a person sends another prompt.
+    #[serde(alias = "Limited")]
+    Limited,
 }
 
 impl AgentState {
@@ -115,7 +120,9 @@ impl AgentState {
     pub fn turn(&self) -> TurnState {
         match self {
             AgentState::WaitingForPermission | AgentState::WaitingForAnswer | AgentState::Busy => TurnState::Running,
-            AgentState::Idle | AgentState::Exited | AgentState::Hibernated => TurnState::NotRunning,
+            AgentState::Idle | AgentState::Exited | AgentState::Hibernated | AgentState::Limited => {
+                TurnState::NotRunning
+            }
             AgentState::Starting | AgentState::Unknown => TurnState::Unknown,
         }
     }
@@ -253,6 +260,10 @@ fn split_list(text: &str) -> impl Iterator<Item = &str> {
 #[strum(serialize_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum StateSource {
+    /// The agent's own protocol: Codex's app-server, whose events fugued
+    /// subscribes to (turns, approvals with their exact command, limits).
+    #[serde(alias = "AppServer")]
+    AppServer,
     /// A hook the agent ran (`fugue agent-event`).
     #[serde(alias = "Hook")]
     Hook,
@@ -303,6 +314,72 @@ pub struct AgentInfo {
     /// Text a person typed into the agent's input box and has not sent (a
     /// prompt sent now would be appended to it: `draft_present`).
     pub draft: Option<String>,
+    /// While `limited`: when the limit resets (Unix ms), when the CLI says.
+    pub resets_at_ms: Option<u64>,
+    /// The tokens its session used so far, where the CLI records them.
+    pub tokens: Option<TokenTotals>,
+}
+
+/// Tokens an agent's session used, as its CLI counts them (Claude Code's
+/// transcript `usage`, Codex's token-usage events), summed over its turns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct TokenTotals {
+    pub input: u64,
+    /// Of `input`, read from the model's cache.
+    pub cached_input: u64,
+    pub output: u64,
+}
+
+/// What a row of an overview is: a fugue pane, or an agent session that runs
+/// outside any pane and that fugued reads (Claude Code's `claude --bg`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    Arbitrary,
+    strum::IntoStaticStr,
+    strum::Display,
+    strum::EnumString,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
+pub enum RowOrigin {
+    #[serde(alias = "Pane")]
+    Pane,
+    #[serde(alias = "ClaudeBackground")]
+    ClaudeBackground,
+}
+
+impl RowOrigin {
+    pub fn as_str(&self) -> &'static str {
+        self.into()
+    }
+}
+
+/// An agent session running outside any fugue pane, read from what its CLI
+/// keeps (Claude Code's `sessions/<pid>.json` of a `claude --bg` session).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Arbitrary)]
+pub struct BackgroundAgent {
+    pub origin: RowOrigin,
+    /// The CLI's own short id (`claude attach ID`).
+    pub id: String,
+    pub pid: u32,
+    pub cwd: String,
+    /// The name the CLI gave it (its first prompt, or a title).
+    pub name: String,
+    /// Its state (`source` `session_file`), since when, and its session id.
+    pub agent: AgentInfo,
+    /// The CLI's executable (the session's own), which `attach ID` opens it.
+    pub program: String,
+    /// What that attach needs of the environment fugued read it with
+    /// (`HOME` or `CLAUDE_CONFIG_DIR`).
+    pub env: Vec<crate::messages::EnvVar>,
 }
 
 /// What one signal of an agent's state said at a look.

@@ -40,12 +40,12 @@ pub fn now_ms() -> u64 {
 /// Generation of the wire protocol. Bumped on every incompatible change (a field of
 /// an existing request, reply or event changed; a request retired); the handshake
 /// refuses peers of another generation. See CONTRIBUTING.md, "A protocol that can grow".
-pub const PROTOCOL_VERSION: u32 = 15;
+pub const PROTOCOL_VERSION: u32 = 16;
 
 /// Compatible steps within [`PROTOCOL_VERSION`]: bumped when a request is added
 /// (a new tag). Peers of one generation and different revisions work together for
 /// what both know; each tells the other its revision in the handshake.
-pub const PROTOCOL_REVISION: u32 = 2;
+pub const PROTOCOL_REVISION: u32 = 0;
 
 /// Largest frame either side sends or accepts (payload bytes, without the 4-byte prefix).
 pub const MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;

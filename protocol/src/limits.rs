@@ -333,7 +333,8 @@ nothing_to_check!(
     UpgradeDaemon,
     Cancel,
     PushKey,
-    ListDevices
+    ListDevices,
+    BackgroundAgents
 );
 
 /// Requests whose only string is one pane target.

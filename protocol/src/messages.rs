@@ -5,7 +5,7 @@
 //! payloads use `serde_bytes`, so bincode copies them as one slice instead of
 //! serialising every byte as a sequence element.
 
-use crate::agent::{AgentInfo, AgentSession, AgentState, Attention};
+use crate::agent::{AgentInfo, AgentSession, AgentState, Attention, BackgroundAgent};
 use crate::error::ErrorReply;
 use crate::ids::{PaneId, SessionId};
 use crate::requests::{Request, Response};
@@ -657,6 +657,13 @@ pub enum Event {
         session_id: SessionId,
         title: String,
         body: String,
+    },
+    /// An agent session outside any pane appeared or changed state
+    /// ([`crate::requests::BackgroundAgents`]).
+    BackgroundAgentChanged(BackgroundAgent),
+    /// It ended (its process is gone).
+    BackgroundAgentGone {
+        id: String,
     },
     /// Events were dropped because this client read too slowly; re-list to resync.
     Lagged {

@@ -52,6 +52,7 @@ string_enum_schemas!(
     crate::PromptOutcome,
     crate::WaitCondition,
     crate::MatchOn,
+    crate::RowOrigin,
 );
 
 #[cfg(test)]
@@ -94,6 +95,7 @@ mod tests {
         // Only ever read from a person or an agent (never kept on disk): a
         // bad one is refused naming just the two good ones.
         serde_names_are_strum_names(MatchOn::as_str, false);
+        serde_names_are_strum_names(crate::RowOrigin::as_str, false);
     }
 
     /// Every name, in declaration order: they are what JSON, the CLI, MCP and

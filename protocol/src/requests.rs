@@ -447,6 +447,10 @@ requests! {
     47 => RevokeDevice { device: String } -> DeviceInfo;
     /// The device a credential belongs to (`permission_denied` for none).
     48 => CheckDevice { credential: String } -> DeviceInfo;
+    /// The agent sessions running outside any pane that fugued reads (Claude
+    /// Code's `claude --bg` sessions of the daemon's user, in directories its
+    /// panes use): docs/agents.md, "Background sessions".
+    49 => BackgroundAgents {} -> Vec<BackgroundAgent>, reply_bytes(_request) = LIST_REPLY_BYTES;
 }
 
 #[cfg(test)]

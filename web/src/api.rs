@@ -214,8 +214,8 @@ pub async fn overview(
     State(state): State<AppState>,
     QueryParams(filter): QueryParams<SessionFilter>,
 ) -> ApiResult<Json<Vec<OverviewView>>> {
-    let list = state.daemon.get().await?.overview(filter.session.as_deref()).await?;
-    Ok(Json(list.iter().map(OverviewView::from).collect()))
+    let rows = state.daemon.get().await?.overview_rows(filter.session.as_deref()).await?;
+    Ok(Json(rows))
 }
 
 /// How long the fleet's overview is served from memory: asking every

@@ -6,7 +6,7 @@ use super::Context;
 use crate::args::AgentCommand;
 use crate::render::{agent_text, event_line, json_of, overview_table, pane_json, signals_text};
 use fugue_client::protocol::{Attention, PermissionAnswer};
-use fugue_client::views::{now_ms, AgentStateView, AnsweredView, OverviewView};
+use fugue_client::views::{now_ms, AgentStateView, AnsweredView};
 use fugue_client::{ClientError, ConnectOptions};
 use std::io::Write;
 use std::process::ExitCode;
@@ -28,10 +28,9 @@ pub async fn run(ctx: &Context<'_>, command: &AgentCommand) -> Result<ExitCode, 
     let out = &ctx.out;
     match command {
         AgentCommand::Overview { session } => {
-            let mut panes = client.overview(session.as_deref()).await?;
+            let mut views = client.overview_rows(session.as_deref()).await?;
             // Needs-you first, then the session's own order.
-            panes.sort_by_key(|p| p.agent.as_ref().is_none_or(|a| a.needs == Attention::Nothing));
-            let views: Vec<OverviewView> = panes.iter().map(OverviewView::from).collect();
+            views.sort_by_key(|v| v.agent.as_ref().is_none_or(|a| a.needs == Attention::Nothing));
             out.print(json_of(&views), || overview_table(&views, now_ms()));
         }
         AgentCommand::Top { session, .. } => return crate::top::run(&client, session.clone()).await,

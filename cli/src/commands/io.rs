@@ -81,6 +81,10 @@ pub async fn run(ctx: &Context<'_>, command: &IoCommand) -> Result<ExitCode, Cli
             if *window || target.starts_with('@') {
                 return attach_window(&client, target, options).await;
             }
+            if let Some(id) = target.strip_prefix("bg:") {
+                let pane = open_background(&client, id).await?;
+                return attach(&client, &pane, options).await;
+            }
             return attach(&client, target, options).await;
         }
     }
@@ -142,6 +146,34 @@ async fn grep(
         true => ExitCode::FAILURE,
         false => ExitCode::SUCCESS,
     })
+}
+
+/// Opens the agent session `id` running outside any pane (`claude --bg`,
+/// a row of origin `claude_background`) in a new pane: its CLI's `attach
+/// ID`, in its directory, in a session of its own (`bg`), tracked from
+/// then on like any pane. Returns the new pane's id.
+async fn open_background(client: &Client, id: &str) -> Result<String, ClientError> {
+    let rows = client.background_agents().await?;
+    let Some(row) = rows.iter().find(|row| row.id == id) else {
+        let known: Vec<&str> = rows.iter().map(|row| row.id.as_str()).collect();
+        return Err(invalid(format!(
+            "no background session '{id}' (fugue overview lists them as bg:ID; there are: {})",
+            match known.is_empty() {
+                true => "none".to_string(),
+                false => known.join(", "),
+            }
+        )));
+    };
+    let mut spec = fugue_client::protocol::SpawnSpec::new(super::panes::BACKGROUND_SESSION);
+    spec.command = Some(row.program.clone());
+    spec.args = vec!["attach".into(), row.id.clone()];
+    spec.cwd = Some(row.cwd.clone());
+    spec.env = row.env.clone();
+    spec.shell = false;
+    spec.title = Some(format!("claude attach {}", row.id));
+    let cwd = Some(std::path::PathBuf::from(&row.cwd));
+    let pane = super::panes::create_pane(client, spec, cwd).await?;
+    Ok(pane.id.to_string())
 }
 
 /// Attaches this terminal to `target` until the user detaches or the pane ends.

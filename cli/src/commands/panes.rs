@@ -81,17 +81,24 @@ pub async fn run(ctx: &Context<'_>, command: &PaneCommand) -> Result<ExitCode, C
     Ok(ExitCode::SUCCESS)
 }
 
-/// Creates a pane; the default session is created first (in `session_cwd`,
-/// see `Context::here_cwd`) if it does not exist.
+/// The session that panes opening agent sessions outside any pane
+/// (`fugue attach bg:ID`) go to.
+pub const BACKGROUND_SESSION: &str = "bg";
+
+/// Creates a pane; the default session (or the background one) is created
+/// first (in `session_cwd`, see `Context::here_cwd`) if it does not exist.
 pub async fn create_pane(
     client: &Client,
     spec: SpawnSpec,
     session_cwd: Option<PathBuf>,
 ) -> Result<PaneInfo, ClientError> {
     match client.create_pane(spec.clone()).await {
-        Err(err) if err.code() == Some(ErrorCode::SessionNotFound) && spec.session == DEFAULT_SESSION => {
+        Err(err)
+            if err.code() == Some(ErrorCode::SessionNotFound)
+                && matches!(spec.session.as_str(), DEFAULT_SESSION | BACKGROUND_SESSION) =>
+        {
             match client
-                .create_session(DEFAULT_SESSION, session_cwd.as_deref(), Vec::new())
+                .create_session(&spec.session, session_cwd.as_deref(), Vec::new())
                 .await
             {
                 // Another client may have just created it.

@@ -59,6 +59,8 @@ pub enum SupervisorMsg {
     },
     Status(RpcReplyPort<DaemonInfo>),
     Subscribe(RpcReplyPort<broadcast::Receiver<Published>>),
+    /// The event bus itself (for what sends events of its own).
+    Events(RpcReplyPort<EventBus>),
     /// Bring back what the store recorded (at start-up, before clients are served);
     /// replies with the summary line.
     Restore {
@@ -263,6 +265,9 @@ impl Actor for SupervisorActor {
             }
             SupervisorMsg::Subscribe(reply) => {
                 let _ = reply.send(state.events.subscribe());
+            }
+            SupervisorMsg::Events(reply) => {
+                let _ = reply.send(state.events.clone());
             }
             SupervisorMsg::Restore { start, reply } => {
                 let summary = match start {

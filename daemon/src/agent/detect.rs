@@ -74,6 +74,10 @@ struct Markers {
     /// person typed there and did not send can be read.
     #[serde(default)]
     input: Vec<String>,
+    /// Its turn ended on a usage or rate limit (the CLI's own error line,
+    /// near the bottom of the screen): `limited` instead of `idle`.
+    #[serde(default)]
+    limited: Vec<String>,
 }
 
 fn approve_keys() -> Vec<String> {
@@ -117,6 +121,16 @@ pub struct AgentMemory {
     /// screen it still waits, however the rest of the screen animates (a timer,
     /// a spinner): settling is about the dialog, not the whole screen.
     pub dialog: Option<u64>,
+    /// The limit lines (a digest) the agent was last reported `limited` on,
+    /// and those a turn ran after: still on screen above a new turn, they
+    /// are history, not a limit.
+    pub limit_shown: Option<u64>,
+    pub limit_spent: Option<u64>,
+}
+
+/// The markers of a turn that ended on a usage or rate limit (agents.toml's `limited`).
+pub(super) fn limit_markers(kind: AgentKind) -> &'static [String] {
+    markers(kind).map_or(&[], |m| m.limited.as_slice())
 }
 
 /// The agent running in a pane, from its command or, failing that, its screen.
@@ -414,7 +428,7 @@ fn is_dialog_line(m: &Markers, line: &str) -> bool {
 /// Whether a lower-cased screen line shows marker `needle`: a substring, or with
 /// a trailing `$` the line's end (aider's `[yes]:` is a question only while
 /// nothing was typed after it).
-fn shows(lower: &str, needle: &str) -> bool {
+pub(super) fn shows(lower: &str, needle: &str) -> bool {
     match needle.strip_suffix('$') {
         Some(end) => lower.trim_end().ends_with(end.trim_end()),
         None => lower.contains(needle),
@@ -570,7 +584,7 @@ fn input_content<'a>(m: &Markers, line: &'a str) -> &'a str {
 }
 
 /// Box-drawing characters (U+2500..U+257F), which frame input boxes.
-fn is_frame(c: char) -> bool {
+pub(super) fn is_frame(c: char) -> bool {
     ('\u{2500}'..='\u{257f}').contains(&c)
 }
 
@@ -639,6 +653,7 @@ pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory
             recognised: true,
             turn_seen: true,
             dialog: Some(dialog_digest(&question)),
+            ..*memory
         };
         return (AgentState::WaitingForAnswer, question);
     }
@@ -653,6 +668,7 @@ pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory
             recognised: true,
             turn_seen: true,
             dialog: Some(dialog_digest(&waiting)),
+            ..*memory
         };
         return (AgentState::WaitingForPermission, waiting);
     }
@@ -663,6 +679,7 @@ pub fn detect_state(kind: AgentKind, look: &ScreenLook, memory: &mut AgentMemory
             recognised: true,
             turn_seen: true,
             dialog: None,
+            ..*memory
         };
         return (AgentState::Busy, busy);
     }
@@ -816,7 +833,7 @@ mod tests {
         let mut memory = AgentMemory {
             recognised: true,
             turn_seen: true,
-            dialog: None,
+            ..AgentMemory::default()
         };
         let screen = screen(lines);
         let look = ScreenLook {

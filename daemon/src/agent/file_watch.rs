@@ -65,8 +65,17 @@ static WATCHES: OnceLock<Option<Arc<FileWatches>>> = OnceLock::new();
 /// be followed (its directory does not exist yet, no inotify, too many watched),
 /// and the caller must look some other way.
 pub fn follow(file: &Path) -> Option<Subscription> {
+    follow_entry(file.parent()?, file.file_name()?)
+}
+
+/// Follows every entry of `dir`: the subscription wakes when any of them
+/// changes, appears or goes.
+pub fn follow_dir(dir: &Path) -> Option<Subscription> {
+    follow_entry(dir, std::ffi::OsStr::new(""))
+}
+
+fn follow_entry(dir: &Path, name: &std::ffi::OsStr) -> Option<Subscription> {
     let watches = WATCHES.get_or_init(start).as_ref()?;
-    let (dir, name) = (file.parent()?, file.file_name()?);
     let flags = WatchFlags::CLOSE_WRITE
         | WatchFlags::MODIFY
         | WatchFlags::CREATE
@@ -146,7 +155,8 @@ impl FileWatches {
         }
         let Some(dir) = watched.dirs.get(&wd) else { return };
         for (_, wanted, notify) in &dir.subscribers {
-            if name.is_none_or(|name| name == wanted.as_bytes()) {
+            // An empty name follows the whole directory.
+            if wanted.is_empty() || name.is_none_or(|name| name == wanted.as_bytes()) {
                 notify.notify_one();
             }
         }

@@ -12,13 +12,19 @@
 //!   state published for requests and waits.
 //! - `watch`: one task per pane process that looks when something changed and
 //!   pushes the changes as events.
+//! - `limit`: a turn that ended on a usage or rate limit, and when it resets,
+//!   from the screen.
+//! - `background`: agent sessions outside any pane (`claude --bg`), read from
+//!   the status files their CLI keeps, followed only while someone looks.
 //!
 //! It reads the terminal's parts (`crate::terminal`); they know nothing of it.
 
+pub(crate) mod background;
 pub(crate) mod detect;
 pub(crate) mod file_watch;
 pub(crate) mod hook_socket;
 pub(crate) mod hooks;
+pub(crate) mod limit;
 pub(crate) mod process_files;
 pub(crate) mod process_watch;
 pub mod tracker;

@@ -94,7 +94,7 @@ struct AgentSide {
     answered_block: Option<u64>,
     /// Per signal source (hook, terminal, status file, screen): what it meant
     /// at the last look and since when (Unix ms), for `--explain`.
-    signal_since: [(Option<AgentState>, u64); 4],
+    signal_since: [(Option<AgentState>, u64); 5],
     /// Where its status file is (Claude Code), once found: the watcher follows it.
     status_file: Option<PathBuf>,
 }
@@ -116,7 +116,7 @@ impl AgentSide {
             answered: VecDeque::new(),
             last_block: None,
             answered_block: None,
-            signal_since: [(None, 0); 4],
+            signal_since: [(None, 0); 5],
             status_file: None,
         }
     }
@@ -224,6 +224,32 @@ fn source_slot(source: StateSource) -> usize {
         StateSource::Terminal => 1,
         StateSource::SessionFile => 2,
         StateSource::Screen => 3,
+        StateSource::AppServer => 4,
+    }
+}
+
+/// The state with the limit the screen shows: an agent at rest (`idle`, or
+/// a quiet screen read as `unknown`) whose last turn ended on a limit is
+/// `limited`, with the CLI's lines and its reset time. A turn that runs
+/// after it makes those lines history: the same lines never count again.
+fn with_limit(
+    memory: &mut detect::AgentMemory,
+    (state, source, evidence): (AgentState, StateSource, Vec<String>),
+    limit: Option<super::limit::LimitSeen>,
+    guessed: bool,
+) -> (AgentState, StateSource, Vec<String>, Option<u64>) {
+    if state.turn() == TurnState::Running && !guessed {
+        memory.limit_spent = limit.as_ref().map(|l| l.digest).or(memory.limit_shown).or(memory.limit_spent);
+        memory.limit_shown = None;
+        return (state, source, evidence, None);
+    }
+    let at_rest = matches!(state, AgentState::Idle | AgentState::Unknown);
+    match limit {
+        Some(limit) if at_rest && memory.limit_spent != Some(limit.digest) => {
+            memory.limit_shown = Some(limit.digest);
+            (AgentState::Limited, StateSource::Screen, limit.lines, limit.resets_at_ms)
+        }
+        _ => (state, source, evidence, None),
     }
 }
 
@@ -269,6 +295,8 @@ pub struct Tracker {
     /// Its pane was put to rest: once the process has ended, the agent is
     /// `hibernated`, not exited.
     hibernating: AtomicBool,
+    /// When a client last typed into the pane.
+    typed_at: Mutex<Option<Instant>>,
 }
 
 impl Default for Tracker {
@@ -284,6 +312,7 @@ impl Default for Tracker {
             news: watch::channel(0).0,
             hook_token: Mutex::new(None),
             hibernating: AtomicBool::new(false),
+            typed_at: Mutex::new(None),
         }
     }
 }
@@ -457,10 +486,13 @@ impl Tracker {
         if state == AgentState::WaitingForPermission && source != StateSource::Screen {
             evidence.extend(detect::dialog_lines(kind, &inputs.screen).unwrap_or_default());
         }
+        let limit = super::limit::limit_on(kind, &inputs.screen, chrono::Local::now());
         let mut side = lock(&self.side);
         // Output flowing with no marker is a guess of busy (an agent drawing
         // itself at start-up, say), no turn: one that ends is no finished turn.
         let guessed = source == StateSource::Screen && evidence.is_empty();
+        let (state, source, evidence, resets_at_ms) =
+            with_limit(&mut side.memory, (state, source, evidence), limit, guessed);
         if state.turn() == TurnState::Running && !guessed {
             side.memory.turn_seen = true;
         }
@@ -507,6 +539,8 @@ impl Tracker {
                 AgentState::WaitingForPermission | AgentState::WaitingForAnswer => None,
                 _ => detect::draft(kind, &inputs.screen, inputs.cursor),
             },
+            resets_at_ms,
+            tokens: None,
         };
         // Whoever saw a change first (the watcher, a wait, a status request),
         // the watcher reports it: a waiting state that lasts 200 ms between two of
@@ -534,6 +568,8 @@ impl Tracker {
             evidence: vec!["hibernated by fugue; a prompt, an attach or `fugue wake` resumes it".into()],
             signals: Vec::new(),
             draft: None,
+            resets_at_ms: None,
+            tokens: None,
         };
         if side.note_change(&info) {
             drop(side);
@@ -567,6 +603,8 @@ impl Tracker {
             evidence: Vec::new(),
             signals: Vec::new(),
             draft: None,
+            resets_at_ms: None,
+            tokens: None,
         }
     }
 
@@ -747,6 +785,20 @@ impl Tracker {
         self.news.send_modify(|n| *n += 1);
     }
 
+    /// A client typed into the pane (keys or a paste, not a prompt the
+    /// daemon delivers).
+    pub fn typed(&self) {
+        *lock(&self.typed_at) = Some(Instant::now());
+        self.looked_at();
+    }
+
+    /// How much longer until the last typing is `within` ago; `None` when
+    /// nobody typed that recently.
+    pub fn typed_within(&self, within: Duration) -> Option<Duration> {
+        let at = (*lock(&self.typed_at))?;
+        within.checked_sub(at.elapsed()).filter(|left| !left.is_zero())
+    }
+
     /// A person looked at the pane (attached to it or typed into it): a finished
     /// turn is no longer unseen.
     pub fn looked_at(&self) {
@@ -774,6 +826,8 @@ fn unknown(proc: &Proc) -> AgentInfo {
         evidence: Vec::new(),
         signals: Vec::new(),
         draft: None,
+        resets_at_ms: None,
+        tokens: None,
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Watched {
     pub started_at_ms: u64,
     /// Idle this long, its agent is put to rest (the `hibernate_after` policy).
     pub rest_after: Option<Duration>,
+    /// Stopped by a limit that says when it resets, its agent is sent this
+    /// prompt then (the `resume_after_limit` policy).
+    pub resume_prompt: Option<String>,
 }
 
 /// Told the agent's own session once it is known, and again if it changes (to
@@ -58,6 +61,10 @@ pub type OnAgentSession = Box<dyn Fn(AgentSession) + Send + 'static>;
 /// Told when the agent has been idle for its `rest_after`: the session puts it
 /// to rest (if it still is at rest then).
 pub type OnRestDue = Box<dyn Fn() + Send + 'static>;
+
+/// Told when a limit that stopped the agent resets (its Unix ms), with the
+/// policy's prompt: the session sends it, once.
+pub type OnLimitReset = Box<dyn Fn(String, u64) + Send + 'static>;
 
 /// Starts watching; the task ends when the process exits. `exit` holds `Some`
 /// once it has.
@@ -69,6 +76,7 @@ pub fn spawn<T: Send + Sync + 'static>(
     events: EventBus,
     on_session: OnAgentSession,
     on_rest: OnRestDue,
+    on_reset: OnLimitReset,
 ) {
     let kind = agent::detect_kind(&watched.command, &[]);
     if kind.is_some() {
@@ -89,6 +97,9 @@ pub fn spawn<T: Send + Sync + 'static>(
         // Not before this: the policy came due while a person was attached.
         let mut rest_deferred: Option<tokio::time::Instant> = None;
         let mut last_walk: Option<std::time::Instant> = None;
+        // When the limit that stopped the agent resets, and the reset already told.
+        let mut reset_due: Option<(tokio::time::Instant, u64)> = None;
+        let mut reset_told: Option<u64> = None;
         loop {
             changes.borrow_and_update();
             let exited = exit.borrow_and_update().is_some();
@@ -129,8 +140,15 @@ pub fn spawn<T: Send + Sync + 'static>(
                     last_walk = Some(std::time::Instant::now());
                 }
                 follow_status_file(&mut status_file, tracker.status_file());
+                reset_due = match (&watched.resume_prompt, status.state, status.resets_at_ms) {
+                    (Some(_), AgentState::Limited, Some(at)) if reset_told != Some(at) => {
+                        let left = at.saturating_sub(fugue_protocol::now_ms());
+                        Some((tokio::time::Instant::now() + Duration::from_millis(left), at))
+                    }
+                    _ => None,
+                };
                 rest_due = match (watched.rest_after, status.state) {
-                    (Some(after), AgentState::Idle) if rest_told != Some(status.since_ms) => {
+                    (Some(after), AgentState::Idle | AgentState::Limited) if rest_told != Some(status.since_ms) => {
                         let idle_for = fugue_protocol::now_ms().saturating_sub(status.since_ms);
                         let left = after.saturating_sub(Duration::from_millis(idle_for));
                         let at = tokio::time::Instant::now() + left;
@@ -190,6 +208,12 @@ pub fn spawn<T: Send + Sync + 'static>(
                     None => std::future::pending().await,
                 }
             };
+            let reset = async {
+                match reset_due {
+                    Some((at, _)) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
             let file_changed = async {
                 match &status_file {
                     Some((_, followed)) => followed.changed().await,
@@ -242,6 +266,12 @@ pub fn spawn<T: Send + Sync + 'static>(
                         on_rest();
                     }
                 },
+                _ = reset => {
+                    if let (Some(prompt), Some((_, at))) = (&watched.resume_prompt, reset_due.take()) {
+                        reset_told = Some(at);
+                        on_reset(prompt.clone(), at);
+                    }
+                }
                 _ = sleep => {}
             }
         }

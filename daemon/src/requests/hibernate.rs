@@ -71,7 +71,7 @@ async fn wait_ready(pane: &PaneHandle) -> Result<(), ErrorReply> {
         let status = pane.agent_status().await;
         let quiet = pane.output.quiet_for();
         match status.state {
-            AgentState::Idle | AgentState::WaitingForPermission | AgentState::WaitingForAnswer
+            AgentState::Idle | AgentState::Limited | AgentState::WaitingForPermission | AgentState::WaitingForAnswer
                 if quiet >= SETTLED_FOR =>
             {
                 return Ok(())
@@ -91,7 +91,7 @@ async fn wait_ready(pane: &PaneHandle) -> Result<(), ErrorReply> {
             _ = changes.changed() => {}
             _ = tokio::time::sleep(settle), if matches!(
                 status.state,
-                AgentState::Idle | AgentState::WaitingForPermission | AgentState::WaitingForAnswer
+                AgentState::Idle | AgentState::Limited | AgentState::WaitingForPermission | AgentState::WaitingForAnswer
             ) => {}
             _ = tokio::time::sleep_until(deadline) => {
                 return Err(ErrorReply::internal(format!(

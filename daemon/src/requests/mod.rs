@@ -92,6 +92,7 @@ impl Handler {
             Rq::CreatePane(r) => Response::CreatePane(self.create_pane(r.spec).await?),
             Rq::ListPanes(r) => Response::ListPanes(self.list_panes(r.session).await?),
             Rq::Overview(r) => Response::Overview(self.overview(r.session).await?),
+            Rq::BackgroundAgents(_) => Response::BackgroundAgents(self.background_agents().await?),
             Rq::Grep(r) => Response::Grep(self.grep(conn, r).await?),
             Rq::PaneStatus(r) => Response::PaneStatus(self.pane(&r.pane).await?.current_info()),
             Rq::WriteInput(r) => Response::WriteInput(self.write_input(conn, r).await?),
@@ -209,7 +210,7 @@ impl Handler {
     async fn write_input(&self, conn: &Arc<Client>, request: rq::WriteInput) -> Result<(), ErrorReply> {
         let rq::WriteInput { pane, data, paste } = request;
         let pane = self.pane(&pane).await?;
-        pane.agent.looked_at();
+        pane.agent.typed();
         match conn.attachments.typed(&pane) {
             // Keystrokes from a terminal attached to the pane.
             Some(id) if !paste => {
@@ -224,7 +225,7 @@ impl Handler {
 
     async fn send_keys(&self, conn: &Arc<Client>, request: rq::SendKeys) -> Result<(), ErrorReply> {
         let pane = self.pane(&request.pane).await?;
-        pane.agent.looked_at();
+        pane.agent.typed();
         conn.attachments.typed(&pane);
         pane.input.send_keys(&request.keys).await
     }
@@ -439,6 +440,18 @@ impl Handler {
         Ok(rows)
     }
 
+    /// The agent sessions outside any pane (`claude --bg`), read now.
+    async fn background_agents(&self) -> Result<Vec<fugue_protocol::BackgroundAgent>, ErrorReply> {
+        let Some(dir) = crate::agent::background::sessions_dir() else {
+            return Ok(Vec::new());
+        };
+        let served = served_dirs(&self.supervisor).await;
+        let rows = tokio::task::spawn_blocking(move || crate::agent::background::read(&dir, &served))
+            .await
+            .map_err(|e| ErrorReply::internal(format!("reading background sessions failed: {e}")))?;
+        Ok(rows.into_values().collect())
+    }
+
     /// The matching lines of every pane's kept text, pane by pane (in the
     /// overview's order), each pane searched off the runtime; the pattern is
     /// charged to the connection like a wait's.
@@ -549,6 +562,25 @@ fn mark_exited_parents(panes: &mut [PaneInfo]) {
             place.parent_exited = place.parent.is_some_and(|parent| !running.contains(&parent));
         }
     }
+}
+
+/// The directories fugue's panes use (their working directories): agent
+/// sessions outside any pane are shown when they run in one of them or below.
+pub async fn served_dirs(supervisor: &ActorRef<SupervisorMsg>) -> Vec<PathBuf> {
+    let Ok(sessions) = ask(supervisor, SupervisorMsg::AllSessions, SUPERVISOR).await else {
+        return Vec::new();
+    };
+    let lists = futures::future::join_all(sessions.iter().map(|s| ask(&s.actor, SessionMsg::ListPanes, SESSION))).await;
+    let mut dirs: Vec<PathBuf> = lists
+        .into_iter()
+        .filter_map(Result::ok)
+        .flatten()
+        .map(|pane| PathBuf::from(pane.cwd))
+        .filter(|dir| dir.is_absolute() && dir != std::path::Path::new("/"))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 async fn overview_of(pane: &crate::actors::session::PaneHandle) -> PaneOverview {

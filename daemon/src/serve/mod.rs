@@ -217,6 +217,7 @@ pub async fn run(claimed: ClaimedSocket, config: DaemonConfig, handover: Option<
         clients: Default::default(),
         shutdown: shutdown.clone(),
     });
+    follow_background_agents(&supervisor).await;
     tracing::info!(socket = %claimed.path.display(), pid = std::process::id(), activated = claimed.activated, "fugued ready");
     // Readiness for a service manager (Type=notify); nothing without NOTIFY_SOCKET.
     if let Err(err) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
@@ -472,4 +473,21 @@ fn watch_signals(shutdown: CancellationToken, upgrade: Arc<tokio::sync::Notify>)
         }
     });
     Ok(())
+}
+
+/// Sends the changes of agent sessions outside any pane as events, while
+/// anyone is subscribed ([`crate::agent::background`]).
+async fn follow_background_agents(supervisor: &ractor::ActorRef<SupervisorMsg>) {
+    let Ok(ractor::rpc::CallResult::Success(events)) = supervisor
+        .call(SupervisorMsg::Events, Some(std::time::Duration::from_secs(10)))
+        .await
+    else {
+        return;
+    };
+    let supervisor = supervisor.clone();
+    let served: crate::agent::background::Served = std::sync::Arc::new(move || {
+        let supervisor = supervisor.clone();
+        Box::pin(async move { crate::requests::served_dirs(&supervisor).await })
+    });
+    crate::agent::background::spawn_watch(events, served);
 }

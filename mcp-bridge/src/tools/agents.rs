@@ -18,6 +18,17 @@ use std::time::Duration;
 #[tool_router(router = agent_tools, vis = "pub(super)")]
 impl FugueTools {
     #[tool(
+        description = "Every terminal and agent at a glance, needs-you first: each row's origin (`pane`, or `claude_background` for a `claude --bg` session running outside any terminal, which `fugue attach bg:ID` opens), its agent's state (`limited` with `resets_at` when a usage limit stopped it; token totals where the CLI records them), what it needs from a person, and its last line.",
+        annotations(read_only_hint = true)
+    )]
+    async fn fugue_overview(&self) -> Result<Json<OverviewList>, String> {
+        let client = self.client().await?;
+        let mut rows = client.overview_rows(None).await.map_err(describe)?;
+        rows.sort_by_key(|row| !row.needs_you);
+        Ok(Json(OverviewList { rows }))
+    }
+
+    #[tool(
         description = "List agent CLIs (Claude Code, Codex, Gemini CLI, Qwen Code, opencode, aider) running in terminals of every session, with what they are doing.",
         annotations(read_only_hint = true)
     )]

@@ -223,6 +223,9 @@ async fn answer(stub: Arc<Stub>, method: Method, uri: Uri, body: Bytes) -> Respo
     if path.ends_with("/count_tokens") {
         return json_response(StatusCode::OK, json!({"input_tokens": 12}));
     }
+    if let Some(refused) = limit_reached(&stub, &path, &request) {
+        return refused;
+    }
     if path.ends_with("/messages") {
         return anthropic(stub, &request, &text).await;
     }
@@ -242,6 +245,66 @@ async fn answer(stub: Arc<Stub>, method: Method, uri: Uri, body: Bytes) -> Respo
         StatusCode::NOT_FOUND,
         json!({"error": {"message": format!("model-stub has no {path}")}}),
     )
+}
+
+/// The API's own 429 when the newest user text of a turn (tools offered) says
+/// `LIMIT=SECONDS`: Anthropic's `rate_limit_error` with `retry-after`, OpenAI's
+/// `usage_limit_reached` with `resets_at` (what Codex reads), Gemini's
+/// `RESOURCE_EXHAUSTED` with a `RetryInfo` delay. Each tells the CLI to wait
+/// SECONDS, so a long one makes it stop at once instead of retrying; a later
+/// prompt without `LIMIT=` ("continue") gets the usual turn.
+fn limit_reached(stub: &Stub, path: &str, request: &Value) -> Option<Response> {
+    let (api, texts, offers_tools) = if path.ends_with("/messages") {
+        let tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
+        ("anthropic", texts_of(&request["messages"], "user", "content"), tools)
+    } else if path.ends_with("/responses") {
+        let tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
+        ("openai", texts_of(&request["input"], "user", "content"), tools)
+    } else if path.contains(":generateContent") || path.contains(":streamGenerateContent") {
+        let tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
+        ("gemini", texts_of(&request["contents"], "user", "parts"), tools)
+    } else {
+        return None;
+    };
+    let seconds: u64 = texts
+        .last()?
+        .split("LIMIT=")
+        .nth(1)?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    if !offers_tools {
+        return None;
+    }
+    let resets_at = unix_ms() / 1000 + seconds;
+    stub.record("limit_sent", api, json!({"seconds": seconds, "resets_at": resets_at}));
+    let (body, retry) = match api {
+        "anthropic" => (
+            json!({"type": "error", "error": {"type": "rate_limit_error",
+                "message": "This request would exceed your organization's rate limit of 50,000 input tokens per minute. For details, refer to: https://docs.claude.com/en/api/rate-limits."}}),
+            Some(seconds),
+        ),
+        "openai" => (
+            json!({"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                "plan_type": "plus", "resets_at": resets_at, "resets_in_seconds": seconds}}),
+            None,
+        ),
+        _ => (
+            json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                "message": "You exceeded your current quota, please check your plan and billing details.",
+                "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": format!("{seconds}s")}]}}),
+            None,
+        ),
+    };
+    let mut response = json_response(StatusCode::TOO_MANY_REQUESTS, body);
+    if let Some(retry) = retry {
+        if let Ok(value) = header::HeaderValue::from_str(&retry.to_string()) {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+    }
+    Some(response)
 }
 
 fn json_response(status: StatusCode, value: Value) -> Response {

@@ -126,7 +126,7 @@ impl SessionState {
         Ok((self.handle(index, myself), fresh))
     }
 
-    fn index_of(&self, id: PaneId) -> Result<usize, ErrorReply> {
+    pub(super) fn index_of(&self, id: PaneId) -> Result<usize, ErrorReply> {
         self.panes
             .iter()
             .position(|p| p.info.id == id)
@@ -144,7 +144,7 @@ fn refuse_unless_at_rest(info: &PaneInfo, agent: &AgentInfo) -> Result<(), Error
     };
     let kind = kind.as_str();
     match agent.state {
-        AgentState::Idle => {}
+        AgentState::Idle | AgentState::Limited => {}
         AgentState::WaitingForPermission | AgentState::WaitingForAnswer => {
             return Err(ErrorReply::new(
                 ErrorCode::AgentBlocked,

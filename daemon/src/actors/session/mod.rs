@@ -5,6 +5,7 @@
 mod hibernate;
 pub use hibernate::put_to_rest;
 mod persist;
+pub mod prompt;
 mod registry;
 mod restart;
 mod restore;
@@ -137,6 +138,13 @@ pub enum SessionMsg {
     },
     /// Its agent has been idle for its `hibernate_after`: put it to rest.
     RestDue(PaneId),
+    /// The limit that stopped its agent reset (`resume_after_limit`): send
+    /// `prompt`, once.
+    LimitReset {
+        pane: PaneId,
+        prompt: String,
+        resets_at_ms: u64,
+    },
     /// Resume a hibernated pane's agent in the same pane.
     Wake {
         pane: PaneId,
@@ -431,6 +439,11 @@ impl Actor for SessionActor {
                 let _ = reply.send(state.hibernate(&myself, pane));
             }
             SessionMsg::RestDue(pane) => state.rest_due(&myself, pane),
+            SessionMsg::LimitReset {
+                pane,
+                prompt,
+                resets_at_ms,
+            } => state.limit_reset(&myself, pane, prompt, resets_at_ms),
             SessionMsg::Wake { pane, reply } => {
                 let result = state.wake(&myself, pane).await;
                 let _ = reply.send(result);

@@ -296,6 +296,8 @@ starting; Codex and Gemini CLI through their hooks)"
                 pid,
                 started_at_ms,
                 rest_after: agent::detect_kind(command, &[]).and_then(|kind| self.args.config.hibernate_after.of(kind)),
+                resume_prompt: agent::detect_kind(command, &[])
+                    .and_then(|kind| self.args.config.hibernate_after.resume_after_limit(kind)),
             };
             let session = myself.clone();
             let process_command = command.to_vec();
@@ -310,6 +312,14 @@ starting; Codex and Gemini CLI through their hooks)"
             let on_rest = Box::new(move || {
                 let _ = session.cast(SessionMsg::RestDue(id));
             });
+            let session = myself.clone();
+            let on_reset = Box::new(move |prompt, resets_at_ms| {
+                let _ = session.cast(SessionMsg::LimitReset {
+                    pane: id,
+                    prompt,
+                    resets_at_ms,
+                });
+            });
             agent_watch::spawn(
                 watched,
                 output.clone(),
@@ -318,6 +328,7 @@ starting; Codex and Gemini CLI through their hooks)"
                 self.args.events.clone(),
                 on_session,
                 on_rest,
+                on_reset,
             );
             tokio::spawn({
                 let session = myself.clone();

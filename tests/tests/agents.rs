@@ -20,6 +20,9 @@ use std::time::Duration;
 
 type Mcp = RunningService<RoleClient, ()>;
 
+#[path = "agents/limits.rs"]
+mod limits;
+
 async fn bridge(daemon: &Daemon) -> Mcp {
     fugue_tests::mcp::stdio_bridge(daemon).await
 }

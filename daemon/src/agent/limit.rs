@@ -122,10 +122,12 @@ fn clock_time(text: &str, now: chrono::DateTime<chrono::Local>) -> Option<u64> {
     }
 }
 
-/// The next `time` of day in `now`'s zone, Unix ms.
+/// The end of the next minute `time` of day in `now`'s zone, Unix ms: a CLI
+/// that shows minutes rounds its reset down, and a prompt sent before the
+/// reset would be refused again, so the minute counts until its end.
 fn next_at<Z: chrono::TimeZone>(now: chrono::DateTime<Z>, time: chrono::NaiveTime) -> Option<u64> {
     let zone = now.timezone();
-    let today = now.date_naive().and_time(time);
+    let today = now.date_naive().and_time(time) + chrono::Duration::minutes(1);
     let at = zone.from_local_datetime(&today).earliest()?;
     let at = match at <= now {
         true => zone.from_local_datetime(&(today + chrono::Duration::days(1))).earliest()?,
@@ -150,7 +152,8 @@ mod tests {
     #[test]
     fn reset_times_in_the_clis_words() {
         let now = at(13, 0);
-        let ms = |h, m| Some(at(h, m).timestamp_millis() as u64);
+        // The end of the minute shown.
+        let ms = |h, m| Some(at(h, m).timestamp_millis() as u64 + 60_000);
         assert_eq!(reset_time("or try again at 1:58 PM.", now), ms(13, 58));
         assert_eq!(reset_time("Access resets at 2:02 PM UTC.", now), ms(14, 2));
         assert_eq!(reset_time("5-hour limit reached ∙ resets 5pm", now), ms(17, 0));
@@ -158,7 +161,7 @@ mod tests {
         // A time already past today is tomorrow's.
         assert_eq!(
             reset_time("try again at 9:00 AM", now),
-            Some(at(9, 0).timestamp_millis() as u64 + 86_400_000)
+            Some(at(9, 1).timestamp_millis() as u64 + 86_400_000)
         );
         assert_eq!(reset_time("12:15 am", now), None, "no lead-in: not a reset");
         assert_eq!(
@@ -170,6 +173,8 @@ mod tests {
             Some(now.timestamp_millis() as u64 + 7_200_000)
         );
         assert_eq!(reset_time("try again at 99:99", now), None);
+        // This very minute: it resets at its end, not tomorrow.
+        assert_eq!(reset_time("try again at 1:00 PM", at(13, 0)), ms(13, 0));
         assert_eq!(reset_time("try again later", now), None);
     }
 
@@ -185,7 +190,7 @@ mod tests {
             "  gpt-stub default · /tmp/cx/proj",
         ]);
         let seen = limit_on(AgentKind::Codex, &codex, now).expect("a limit");
-        assert_eq!(seen.resets_at_ms, Some(at(13, 58).timestamp_millis() as u64));
+        assert_eq!(seen.resets_at_ms, Some(at(13, 59).timestamp_millis() as u64));
         assert_eq!(seen.lines.len(), 2, "{:?}", seen.lines);
         let claude = screen(&[
             "● API Error: Request rejected (429) · This request would exceed your organization's rate limit of 50,000 input",
@@ -222,7 +227,7 @@ mod tests {
         ]);
         let seen = limit_on(AgentKind::Gemini, &gemini, now).expect("a limit");
         assert_eq!(seen.lines[0], "Usage limit reached for all Pro models.");
-        assert_eq!(seen.resets_at_ms, Some(at(14, 2).timestamp_millis() as u64));
+        assert_eq!(seen.resets_at_ms, Some(at(14, 3).timestamp_millis() as u64));
         // An agent without markers for it.
         assert!(limit_on(AgentKind::Aider, &claude, now).is_none());
     }

@@ -228,24 +228,33 @@ fn source_slot(source: StateSource) -> usize {
     }
 }
 
-/// The state with the limit the screen shows: an agent at rest (`idle`, or
-/// a quiet screen read as `unknown`) whose last turn ended on a limit is
-/// `limited`, with the CLI's lines and its reset time. A turn that runs
-/// after it makes those lines history: the same lines never count again.
+/// The state with the limit the screen shows: an agent whose screen is at
+/// rest (`idle`, a quiet `unknown`, or `starting` once recognised: a first
+/// turn that ended on a limit never showed running) with the CLI's limit
+/// line near its bottom is `limited`, with those lines and the reset time.
+/// Gemini CLI keeps its turn open under its quota dialog (its hooks and
+/// title say busy): the screen's limit decides. A turn the screen shows
+/// running makes those lines history: the same lines never count again.
+/// Waiting for a person outranks a limit.
 fn with_limit(
     memory: &mut detect::AgentMemory,
     (state, source, evidence): (AgentState, StateSource, Vec<String>),
+    screen: &detect::ScreenVerdict,
     limit: Option<super::limit::LimitSeen>,
-    guessed: bool,
 ) -> (AgentState, StateSource, Vec<String>, Option<u64>) {
-    if state.turn() == TurnState::Running && !guessed {
+    if screen.sure && screen.state.turn() == TurnState::Running {
         memory.limit_spent = limit.as_ref().map(|l| l.digest).or(memory.limit_shown).or(memory.limit_spent);
         memory.limit_shown = None;
         return (state, source, evidence, None);
     }
-    let at_rest = matches!(state, AgentState::Idle | AgentState::Unknown);
+    let screen_at_rest = match screen.state {
+        AgentState::Idle | AgentState::Unknown => true,
+        AgentState::Starting => memory.recognised,
+        _ => false,
+    };
+    let needs_a_person = matches!(state, AgentState::WaitingForPermission | AgentState::WaitingForAnswer);
     match limit {
-        Some(limit) if at_rest && memory.limit_spent != Some(limit.digest) => {
+        Some(limit) if screen_at_rest && !needs_a_person && memory.limit_spent != Some(limit.digest) => {
             memory.limit_shown = Some(limit.digest);
             (AgentState::Limited, StateSource::Screen, limit.lines, limit.resets_at_ms)
         }
@@ -492,7 +501,7 @@ impl Tracker {
         // itself at start-up, say), no turn: one that ends is no finished turn.
         let guessed = source == StateSource::Screen && evidence.is_empty();
         let (state, source, evidence, resets_at_ms) =
-            with_limit(&mut side.memory, (state, source, evidence), limit, guessed);
+            with_limit(&mut side.memory, (state, source, evidence), &verdict, limit);
         if state.turn() == TurnState::Running && !guessed {
             side.memory.turn_seen = true;
         }

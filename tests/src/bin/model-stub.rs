@@ -39,6 +39,9 @@
 //! deferred), recorded as `team_message`; then the last words. A teammate's
 //! request holding that message is recorded as `message_received`.
 //!
+//! A prompt with `LIMIT=SECONDS` is refused, once, with the API's own 429
+//! (a usage or rate limit resetting in SECONDS), recorded as `limit_sent`.
+//!
 //! A prompt with `MCP=SESSION`, to a CLI that offers fugue-mcp's tools, plays
 //! fugue's own tools instead of the shell: `fugue_exec` of an `echo` in SESSION,
 //! `fugue_wait` for that terminal's exit, `fugue_read` of it and
@@ -63,6 +66,10 @@ struct Stub {
     log: Mutex<Option<std::fs::File>>,
     /// `API:STEP` of the `MCP=` script's results already recorded.
     mcp_seen: Mutex<Vec<String>>,
+    /// `API:LIMIT=N` tokens already refused (each is refused once: a CLI
+    /// that sends the refused prompt again with the next, merged into one
+    /// user message, gets its turn).
+    limits_sent: Mutex<Vec<String>>,
     /// Pause between streamed chunks, so a running turn lasts long enough to see.
     chunk_delay: Duration,
 }
@@ -183,6 +190,7 @@ async fn main() {
     let stub = Arc::new(Stub {
         log: Mutex::new(log),
         mcp_seen: Mutex::new(Vec::new()),
+        limits_sent: Mutex::new(Vec::new()),
         chunk_delay: Duration::from_millis(chunk_ms),
     });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
@@ -252,7 +260,7 @@ async fn answer(stub: Arc<Stub>, method: Method, uri: Uri, body: Bytes) -> Respo
 /// `usage_limit_reached` with `resets_at` (what Codex reads), Gemini's
 /// `RESOURCE_EXHAUSTED` with a `RetryInfo` delay. Each tells the CLI to wait
 /// SECONDS, so a long one makes it stop at once instead of retrying; a later
-/// prompt without `LIMIT=` ("continue") gets the usual turn.
+/// prompt ("continue") gets the usual turn: each token is refused once.
 fn limit_reached(stub: &Stub, path: &str, request: &Value) -> Option<Response> {
     let (api, texts, offers_tools) = if path.ends_with("/messages") {
         let tools = request["tools"].as_array().is_some_and(|t| !t.is_empty());
@@ -277,6 +285,14 @@ fn limit_reached(stub: &Stub, path: &str, request: &Value) -> Option<Response> {
         .ok()?;
     if !offers_tools {
         return None;
+    }
+    let token = format!("{api}:LIMIT={seconds}");
+    {
+        let mut sent = stub.limits_sent.lock().unwrap_or_else(|e| e.into_inner());
+        if sent.contains(&token) {
+            return None;
+        }
+        sent.push(token);
     }
     let resets_at = unix_ms() / 1000 + seconds;
     stub.record("limit_sent", api, json!({"seconds": seconds, "resets_at": resets_at}));

@@ -58,8 +58,8 @@ impl SessionState {
                 Ok(receipt) => tracing::info!(
                     pane = %id,
                     key,
-                    outcome = receipt.outcome.as_str(),
-                    state = receipt.state.as_str(),
+                    outcome = %receipt.outcome.as_str(),
+                    state = %receipt.state.as_str(),
                     "resumed after its limit"
                 ),
                 Err(err) => tracing::info!(pane = %id, why = %err.message, "not resumed after its limit"),

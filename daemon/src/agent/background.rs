@@ -184,6 +184,14 @@ pub fn parse(bytes: &[u8], start_ticks: impl Fn(u32) -> Option<String>) -> Optio
 /// What rows to read: the sessions directory and the directories panes use.
 pub type Served = std::sync::Arc<dyn Fn() -> futures::future::BoxFuture<'static, Vec<PathBuf>> + Send + Sync>;
 
+/// Follows `dir` (true), or its parent while it is not there (false).
+fn follow(dir: &Path) -> Option<(bool, file_watch::Subscription)> {
+    if let Some(followed) = file_watch::follow_dir(dir) {
+        return Some((true, followed));
+    }
+    file_watch::follow_dir(dir.parent()?).map(|followed| (false, followed))
+}
+
 /// Follows the sessions directory while anyone is subscribed to events and
 /// sends a row's changes and its end as events.
 pub fn spawn_watch(events: EventBus, served: Served) {
@@ -192,15 +200,19 @@ pub fn spawn_watch(events: EventBus, served: Served) {
         let mut shown: BTreeMap<String, BackgroundAgent> = BTreeMap::new();
         loop {
             events.until_subscribed().await;
-            // Claude Code makes the directory with its first session.
-            let followed = file_watch::follow_dir(&dir).or_else(|| dir.parent().and_then(file_watch::follow_dir));
-            let Some(followed) = followed else {
+            // Claude Code makes the directory with its first session: until
+            // then its parent is followed, and the directory once it is there.
+            let mut followed = follow(&dir);
+            if followed.is_none() {
                 // No such directory and none above it: look again when the
                 // next client subscribes.
                 events.next_subscription().await;
                 continue;
-            };
+            }
             while events.has_subscribers() {
+                if followed.as_ref().is_some_and(|(of_dir, _)| !of_dir) && dir.is_dir() {
+                    followed = follow(&dir).or(followed);
+                }
                 let served = served().await;
                 let read_dir = dir.clone();
                 let Ok(rows) = tokio::task::spawn_blocking(move || read(&read_dir, &served)).await else {
@@ -216,8 +228,9 @@ pub fn spawn_watch(events: EventBus, served: Served) {
                 }
                 shown = rows;
                 tokio::time::sleep(READ_GAP).await;
+                let Some((_, subscription)) = &followed else { break };
                 tokio::select! {
-                    _ = followed.changed() => {}
+                    _ = subscription.changed() => {}
                     _ = events.until_unsubscribed() => {}
                 }
             }

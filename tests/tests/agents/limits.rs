@@ -178,10 +178,19 @@ async fn background_session_in_every_view() {
     let mut states = Vec::new();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(90);
     while states.last() != Some(&AgentState::WaitingForPermission) {
-        let event = tokio::time::timeout_at(deadline, events.recv())
-            .await
-            .unwrap_or_else(|_| panic!("no permission request from the background session; states: {states:?}"))
-            .expect("events");
+        let Ok(event) = tokio::time::timeout_at(deadline, events.recv()).await else {
+            let files: Vec<String> = std::fs::read_dir(config_dir.join("sessions"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|f| std::fs::read_to_string(f.path()).unwrap_or_default())
+                .collect();
+            panic!(
+                "no permission request from the background session; states: {states:?}\nstatus files: {files:?}\nthe stub saw: {:?}",
+                stub.events()
+            );
+        };
+        let event = event.expect("events");
         if let Event::BackgroundAgentChanged(row) = event {
             assert_eq!(row.id, bg_id);
             assert_eq!(row.cwd, launch.project.display().to_string());

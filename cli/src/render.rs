@@ -155,7 +155,10 @@ pub fn agent_text(view: &AgentStateView, now: u64) -> String {
         };
         row(
             "tokens",
-            &format!("{} in{cached}, {} out, {} in all", tokens.input, tokens.output, tokens.total),
+            &format!(
+                "{} in{cached}, {} out, {} in all",
+                tokens.input, tokens.output, tokens.total
+            ),
         );
     }
     for line in &view.evidence {
@@ -628,6 +631,17 @@ mod tests {
             needs_you: false,
         };
         insta::assert_snapshot!(overview_table(&[with_agent, plain], NOW));
+    }
+
+    #[test]
+    fn a_limit_says_until_when() {
+        let mut limited = agent("limited", "nothing");
+        assert_eq!(state_label(&limited), "limited");
+        let at = NOW + 3_600_000;
+        limited.resets_at = Some(at);
+        assert_eq!(state_label(&limited), format!("limited until {}", local_clock(at)));
+        assert!(local_clock(at).contains(':'), "{}", local_clock(at));
+        assert_eq!(state_label(&agent("idle", "nothing")), "idle");
     }
 
     #[test]

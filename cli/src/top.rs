@@ -210,15 +210,25 @@ async fn read_all(links: Vec<(usize, Option<String>, Client)>, session: Option<S
             let session = session.clone();
             async move {
                 let read = tokio::time::timeout(READ_WITHIN, client.overview(session.as_deref())).await;
-                (n, host, read)
+                // Sessions outside any pane: this machine's, for all sessions.
+                let background = match (&host, &session) {
+                    (None, None) => tokio::time::timeout(READ_WITHIN, client.background_agents())
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                (n, host, (read, background))
             }
         })
         .buffered(fugue_client::remote::ASK_AT_ONCE)
         .collect()
         .await;
     let mut done = Read::default();
-    for (n, host, read) in reads {
+    for (n, host, (read, background)) in reads {
         let name = host.as_deref().unwrap_or("local");
+        done.background.extend(background);
         match read {
             Ok(Ok(read)) => {
                 for mut row in read {
@@ -241,6 +251,7 @@ async fn read_all(links: Vec<(usize, Option<String>, Client)>, session: Option<S
 #[derive(Default)]
 struct Read {
     rows: Vec<PaneOverview>,
+    background: Vec<fugue_protocol::BackgroundAgent>,
     place: Where,
     failed: Vec<String>,
 }
@@ -463,6 +474,7 @@ impl Shown {
     fn read_done(&mut self, read: Result<Read, tokio::task::JoinError>) {
         let Ok(read) = read else { return };
         self.top.replace(read.rows);
+        self.top.background = read.background;
         self.place = read.place;
         if !read.failed.is_empty() {
             self.top.say(Err(read.failed.join("; ")));

@@ -165,6 +165,9 @@ pub struct Top {
     /// The session shown, or every session.
     pub(crate) session: Option<String>,
     pub(crate) rows: Vec<PaneOverview>,
+    /// Agent sessions outside any pane (`claude --bg`), shown under the
+    /// panes; `fugue attach bg:ID` opens one.
+    pub(crate) background: Vec<fugue_protocol::BackgroundAgent>,
     /// Indices into `rows` of what the filter lets through, in the sort's order.
     pub(crate) shown: Vec<usize>,
     /// The selected pane, kept by id across re-reads.
@@ -181,6 +184,7 @@ impl Top {
         Top {
             session,
             rows: Vec::new(),
+            background: Vec::new(),
             shown: Vec::new(),
             selected: None,
             table: TableState::default(),
@@ -241,6 +245,17 @@ impl Top {
                 }
             }
             Event::SessionCreated(_) => return true,
+            Event::BackgroundAgentChanged(row) => {
+                match self.background.iter_mut().find(|b| b.id == row.id) {
+                    Some(known) => *known = row.clone(),
+                    None => self.background.push(row.clone()),
+                }
+                return true;
+            }
+            Event::BackgroundAgentGone { id } => {
+                self.background.retain(|b| b.id != *id);
+                return true;
+            }
             _ => return false,
         }
         self.reorder();
@@ -313,7 +328,8 @@ impl Top {
 
     /// How many panes need a person now.
     pub fn needing(&self) -> usize {
-        self.rows.iter().filter(|r| needs(r) != Attention::Nothing).count()
+        let panes = self.rows.iter().filter(|r| needs(r) != Attention::Nothing).count();
+        panes + self.background.iter().filter(|b| b.agent.needs.needs_you()).count()
     }
 
     /// How the list names `pane` (`SESSION:INDEX`), or its short id.

@@ -81,7 +81,7 @@ fn draw_table(frame: &mut Frame, top: &mut Top, area: Rect) {
                 },
                 status.to_string(),
                 agent.and_then(|a| a.agent).map_or("-", |k| k.as_str()).to_string(),
-                agent.map_or("-", |a| a.state.as_str()).to_string(),
+                agent.map_or_else(|| "-".to_string(), state_text),
                 needs_text(attention).to_string(),
                 age(now.saturating_sub(since(row))),
                 clean(&row.last_line, 300),
@@ -89,6 +89,9 @@ fn draw_table(frame: &mut Frame, top: &mut Top, area: Rect) {
             .style(style)
         })
         .collect();
+    // Sessions outside any pane, under the panes (not selectable: `fugue
+    // attach bg:ID` opens one in a pane).
+    let rows: Vec<Row> = rows.into_iter().chain(background_rows(top, now)).collect();
     // As wide as the widest label shown (a fleet's are `docker://NAME/SESSION:N`).
     let pane_width = top
         .shown
@@ -126,6 +129,37 @@ fn draw_table(frame: &mut Frame, top: &mut Top, area: Rect) {
             ..area
         };
         frame.render_widget(Paragraph::new(text).centered(), middle);
+    }
+}
+
+/// The rows of the agent sessions outside any pane (`claude --bg`).
+fn background_rows(top: &Top, now: u64) -> impl Iterator<Item = Row<'static>> + '_ {
+    top.background.iter().map(move |bg| {
+        let style = match bg.agent.needs.needs_you() {
+            true => Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            false => Style::new().add_modifier(Modifier::DIM),
+        };
+        Row::new(vec![
+            clean(&format!("bg:{}", bg.id), PANE_WIDEST),
+            clean(&bg.name, 20),
+            "bg".to_string(),
+            bg.agent.agent.map_or("-", |k| k.as_str()).to_string(),
+            state_text(&bg.agent),
+            needs_text(bg.agent.needs).to_string(),
+            age(now.saturating_sub(bg.agent.since_ms)),
+            clean(&bg.cwd, 300),
+        ])
+        .style(style)
+    })
+}
+
+/// An agent's state, with until when a limit lasts ("limited until 17:00").
+fn state_text(agent: &fugue_protocol::AgentInfo) -> String {
+    match (agent.state, agent.resets_at_ms) {
+        (fugue_protocol::AgentState::Limited, Some(at)) => {
+            format!("limited until {}", crate::render::local_clock(at))
+        }
+        (state, _) => state.as_str().to_string(),
     }
 }
 

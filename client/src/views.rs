@@ -6,8 +6,8 @@
 //! (the MCP bridge publishes them as its tools' output schemas).
 
 use fugue_protocol::{
-    AgentKind, AgentState, Attention, CaptureResult, DaemonInfo, OutputChunk, PaneInfo, RowOrigin, SessionInfo, StateSource,
-    TurnState, WaitCondition, WaitOutcome,
+    AgentKind, AgentState, Attention, CaptureResult, DaemonInfo, OutputChunk, PaneInfo, RowOrigin, SessionInfo,
+    StateSource, TurnState, WaitCondition, WaitOutcome,
 };
 use serde::Serialize;
 
@@ -779,9 +779,13 @@ pub enum EventView {
     },
     /// An agent session outside any pane (`claude --bg`) appeared or changed
     /// state: its overview row.
-    BackgroundAgent { row: OverviewView },
+    BackgroundAgent {
+        row: Box<OverviewView>,
+    },
     /// That session ended.
-    BackgroundAgentGone { id: String },
+    BackgroundAgentGone {
+        id: String,
+    },
     /// Events were dropped because this reader was too slow; list again to resync.
     Lagged {
         missed: u64,
@@ -855,7 +859,9 @@ impl EventView {
                 title: title.clone(),
                 body: body.clone(),
             },
-            Event::BackgroundAgentChanged(row) => EventView::BackgroundAgent { row: row.into() },
+            Event::BackgroundAgentChanged(row) => EventView::BackgroundAgent {
+                row: Box::new(row.into()),
+            },
             Event::BackgroundAgentGone { id } => EventView::BackgroundAgentGone { id: id.clone() },
             Event::Lagged { missed } => EventView::Lagged { missed: *missed },
             Event::Redraw { .. }

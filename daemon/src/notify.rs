@@ -281,7 +281,8 @@ async fn feed(
                 let is_limited = agent.state == AgentState::Limited;
                 let was_limited = limited.insert(pane, is_limited).unwrap_or(false);
                 let entered_limit = is_limited && !was_limited && wanted("limited");
-                let new_need = agent.needs != Attention::Nothing && agent.needs != before && wanted(need_name(agent.needs));
+                let new_need =
+                    agent.needs != Attention::Nothing && agent.needs != before && wanted(need_name(agent.needs));
                 if !entered_limit && !new_need {
                     continue;
                 }
@@ -340,7 +341,8 @@ impl Sink {
 fn until(resets_at_ms: Option<u64>) -> String {
     use chrono::TimeZone as _;
     let at = resets_at_ms.and_then(|ms| chrono::Local.timestamp_millis_opt(ms as i64).single());
-    at.map(|at| format!(" until {}", at.format("%H:%M"))).unwrap_or_default()
+    at.map(|at| format!(" until {}", at.format("%H:%M")))
+        .unwrap_or_default()
 }
 
 fn need_name(needs: Attention) -> &'static str {
@@ -387,7 +389,10 @@ async fn needs_event(supervisor: &ActorRef<SupervisorMsg>, pane: PaneId, agent: 
     let label = format!("{session}:{index}");
     let who = agent.agent.map_or("the agent", |k| k.as_str());
     let (event, message) = match (agent.state, agent.needs) {
-        (AgentState::Limited, _) => ("limited", format!("{label}: {who} hit a usage limit{}", until(agent.resets_at_ms))),
+        (AgentState::Limited, _) => (
+            "limited",
+            format!("{label}: {who} hit a usage limit{}", until(agent.resets_at_ms)),
+        ),
         (_, Attention::Permission) => ("permission", format!("{label}: {who} asks for permission")),
         (_, Attention::Question) => ("question", format!("{label}: {who} asks a question")),
         _ => ("finished", format!("{label}: {who} finished its turn")),

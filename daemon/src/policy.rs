@@ -76,7 +76,9 @@ impl HibernateAfter {
     pub fn resume_after_limit(&self, kind: AgentKind) -> Option<String> {
         let own = self.policy(kind);
         let on = own.and_then(|p| p.resume_after_limit).or(self.any.resume_after_limit)?;
-        let prompt = own.and_then(|p| p.resume_prompt.clone()).or(self.any.resume_prompt.clone());
+        let prompt = own
+            .and_then(|p| p.resume_prompt.clone())
+            .or(self.any.resume_prompt.clone());
         on.then(|| prompt.unwrap_or_else(|| RESUME_PROMPT.into()))
     }
 
@@ -195,7 +197,10 @@ mod tests {
                     resume_prompt = \"go on\"\n[agents.gemini]\nresume_after_limit = true\nresume_prompt = \" \"\n";
         std::fs::write(&path, text).unwrap();
         let policy = HibernateAfter::read(&path);
-        assert_eq!(policy.resume_after_limit(AgentKind::Codex).as_deref(), Some(RESUME_PROMPT));
+        assert_eq!(
+            policy.resume_after_limit(AgentKind::Codex).as_deref(),
+            Some(RESUME_PROMPT)
+        );
         assert_eq!(policy.resume_after_limit(AgentKind::Claude).as_deref(), Some("go on"));
         // An empty prompt is a mistake: that kind's policy is skipped.
         assert_eq!(policy.resume_after_limit(AgentKind::Gemini), None);

@@ -581,7 +581,8 @@
   // ---- the overview: every pane of every session ------------------------------
 
   let overviewShown = false;
-  let overviewRows = [];
+  let overviewRows = []; // the panes' rows
+  let backgroundRows = []; // agent sessions outside any pane (claude --bg)
   let overviewDrawn = '';
   const said = new Map(); // pane id -> what its last answer did
 
@@ -590,7 +591,9 @@
 
   async function refreshOverview() {
     try {
-      overviewRows = await api('GET', '/api/overview');
+      const rows = await api('GET', '/api/overview');
+      overviewRows = rows.filter((r) => r.pane);
+      backgroundRows = rows.filter((r) => !r.pane && r.background);
     } catch (err) {
       showError(err.message);
       return;
@@ -699,7 +702,7 @@
   }
 
   function renderOverview() {
-    const needing = overviewRows.filter((r) => needsOf(r) !== 'nothing').length;
+    const needing = overviewRows.concat(backgroundRows).filter((r) => needsOf(r) !== 'nothing').length;
     // The tab view says what runs outside it, a click from the overview.
     const elsewhere = overviewRows.filter((r) => r.pane.status === 'running' && !tabs.some((t) => t.id === r.pane.id)).length;
     $('elsewhere').hidden = overviewShown || elsewhere === 0;
@@ -716,7 +719,7 @@
       (needsOf(a) === 'nothing') - (needsOf(b) === 'nothing')
       || a.pane.session.localeCompare(b.pane.session) || a.pane.index - b.pane.index);
     // Drawn again only when it would look different (a press stays valid).
-    const look = JSON.stringify([waiting, rows, [...said], worktrees, groups.map((g) => g.name)]);
+    const look = JSON.stringify([waiting, rows, backgroundRows, [...said], worktrees, groups.map((g) => g.name)]);
     if (look === overviewDrawn) return;
     overviewDrawn = look;
     const parts = [];
@@ -734,8 +737,9 @@
       parts.push(list);
     }
     parts.push(...rows.map(cardElement));
+    parts.push(...backgroundRows.map(backgroundCard));
     $('overview-list').replaceChildren(...parts);
-    $('overview-empty').hidden = overviewRows.length > 0;
+    $('overview-empty').hidden = overviewRows.length + backgroundRows.length > 0;
   }
 
   function ago(ms) {
@@ -758,11 +762,44 @@
     const state = agent ? (agent.needs === 'finished_unseen' ? 'finished_unseen' : agent.state) : row.pane.status;
     const status = Object.assign(document.createElement('span'), {
       className: `badge ${state}`,
-      textContent: agent ? `${agent.agent}: ${agent.state.replaceAll('_', ' ')}` : row.pane.status,
+      textContent: agent ? `${agent.agent}: ${stateWords(agent)}` : row.pane.status,
     });
     head.append(label, title, status);
     const last = Object.assign(document.createElement('pre'), { className: 'last', textContent: row.last_line || ' ' });
     card.append(head, last);
+    return card;
+  }
+
+  // An agent's state in words: "limited until 17:00" when a usage limit
+  // says when it resets.
+  function stateWords(agent) {
+    const words = agent.state.replaceAll('_', ' ');
+    if (agent.state !== 'limited' || !agent.resets_at) return words;
+    const at = new Date(agent.resets_at);
+    return `${words} until ${at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}`;
+  }
+
+  // A session running outside any pane (origin claude_background): its
+  // state and directory; `fugue attach bg:ID` opens it in a pane.
+  function backgroundCard(row) {
+    const bg = row.background;
+    const card = document.createElement('article');
+    card.className = row.needs_you ? 'pane-card needs background' : 'pane-card background';
+    card.dataset.background = bg.id;
+    const head = document.createElement('header');
+    const label = Object.assign(document.createElement('span'), { className: 'label', textContent: bg.target });
+    const title = Object.assign(document.createElement('span'), { className: 'title', textContent: bg.name });
+    const status = Object.assign(document.createElement('span'), {
+      className: `badge ${row.agent.state}`,
+      textContent: `${row.agent.agent} (background): ${stateWords(row.agent)}`,
+    });
+    head.append(label, title, status);
+    const where = Object.assign(document.createElement('pre'), { className: 'last', textContent: bg.cwd });
+    const hint = Object.assign(document.createElement('span'), {
+      className: 'said',
+      textContent: `open it in a terminal: fugue attach ${bg.target}`,
+    });
+    card.append(head, where, hint);
     return card;
   }
 

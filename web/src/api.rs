@@ -214,7 +214,12 @@ pub async fn overview(
     State(state): State<AppState>,
     QueryParams(filter): QueryParams<SessionFilter>,
 ) -> ApiResult<Json<Vec<OverviewView>>> {
-    let rows = state.daemon.get().await?.overview_rows(filter.session.as_deref()).await?;
+    let rows = state
+        .daemon
+        .get()
+        .await?
+        .overview_rows(filter.session.as_deref())
+        .await?;
     Ok(Json(rows))
 }
 

@@ -45,7 +45,10 @@ pub fn limit_on(kind: AgentKind, screen: &[String], now: chrono::DateTime<chrono
         .iter()
         .take_while(|line| !blank(line))
         .take(3)
-        .map(|line| line.trim_matches(|c: char| c.is_whitespace() || is_frame(c)).to_string())
+        .map(|line| {
+            line.trim_matches(|c: char| c.is_whitespace() || is_frame(c))
+                .to_string()
+        })
         .collect();
     let text = lines.join(" ");
     let marked: Vec<String> = bottom
@@ -74,7 +77,9 @@ pub fn reset_time(text: &str, now: chrono::DateTime<chrono::Local>) -> Option<u6
     }
     let rest = lower.split("try again in ").nth(1)?;
     let mut seconds = 0u64;
-    let mut words = rest.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty());
+    let mut words = rest
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty());
     while let Some(word) = words.next() {
         let digits: String = word.chars().take_while(char::is_ascii_digit).collect();
         let Ok(n) = digits.parse::<u64>() else { break };
@@ -130,7 +135,9 @@ fn next_at<Z: chrono::TimeZone>(now: chrono::DateTime<Z>, time: chrono::NaiveTim
     let today = now.date_naive().and_time(time) + chrono::Duration::minutes(1);
     let at = zone.from_local_datetime(&today).earliest()?;
     let at = match at <= now {
-        true => zone.from_local_datetime(&(today + chrono::Duration::days(1))).earliest()?,
+        true => zone
+            .from_local_datetime(&(today + chrono::Duration::days(1)))
+            .earliest()?,
         false => at,
     };
     u64::try_from(at.timestamp_millis()).ok()

@@ -243,7 +243,11 @@ fn with_limit(
     limit: Option<super::limit::LimitSeen>,
 ) -> (AgentState, StateSource, Vec<String>, Option<u64>) {
     if screen.sure && screen.state.turn() == TurnState::Running {
-        memory.limit_spent = limit.as_ref().map(|l| l.digest).or(memory.limit_shown).or(memory.limit_spent);
+        memory.limit_spent = limit
+            .as_ref()
+            .map(|l| l.digest)
+            .or(memory.limit_shown)
+            .or(memory.limit_spent);
         memory.limit_shown = None;
         return (state, source, evidence, None);
     }
@@ -256,7 +260,12 @@ fn with_limit(
     match limit {
         Some(limit) if screen_at_rest && !needs_a_person && memory.limit_spent != Some(limit.digest) => {
             memory.limit_shown = Some(limit.digest);
-            (AgentState::Limited, StateSource::Screen, limit.lines, limit.resets_at_ms)
+            (
+                AgentState::Limited,
+                StateSource::Screen,
+                limit.lines,
+                limit.resets_at_ms,
+            )
         }
         _ => (state, source, evidence, None),
     }

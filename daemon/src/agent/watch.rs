@@ -66,6 +66,13 @@ pub type OnRestDue = Box<dyn Fn() + Send + 'static>;
 /// policy's prompt: the session sends it, once.
 pub type OnLimitReset = Box<dyn Fn(String, u64) + Send + 'static>;
 
+/// What the watcher tells its session.
+pub struct Told {
+    pub on_session: OnAgentSession,
+    pub on_rest: OnRestDue,
+    pub on_reset: OnLimitReset,
+}
+
 /// Starts watching; the task ends when the process exits. `exit` holds `Some`
 /// once it has.
 pub fn spawn<T: Send + Sync + 'static>(
@@ -74,10 +81,13 @@ pub fn spawn<T: Send + Sync + 'static>(
     tracker: Arc<Tracker>,
     mut exit: watch::Receiver<Option<T>>,
     events: EventBus,
-    on_session: OnAgentSession,
-    on_rest: OnRestDue,
-    on_reset: OnLimitReset,
+    told: Told,
 ) {
+    let Told {
+        on_session,
+        on_rest,
+        on_reset,
+    } = told;
     let kind = agent::detect_kind(&watched.command, &[]);
     if kind.is_some() {
         tracker.set_watching(true);

@@ -71,7 +71,10 @@ async fn wait_ready(pane: &PaneHandle) -> Result<(), ErrorReply> {
         let status = pane.agent_status().await;
         let quiet = pane.output.quiet_for();
         match status.state {
-            AgentState::Idle | AgentState::Limited | AgentState::WaitingForPermission | AgentState::WaitingForAnswer
+            AgentState::Idle
+            | AgentState::Limited
+            | AgentState::WaitingForPermission
+            | AgentState::WaitingForAnswer
                 if quiet >= SETTLED_FOR =>
             {
                 return Ok(())

@@ -65,4 +65,3 @@ impl Handler {
 pub(crate) fn in_flight(why: String) -> ErrorReply {
     ErrorReply::new(ErrorCode::PromptInFlight, format!("prompt_in_flight: {why}"))
 }
-

@@ -17,7 +17,12 @@ use std::time::Duration;
 async fn is_limited_by_a_429(cli: Cli) {
     let daemon = Daemon::start_offline();
     let stub = ModelStub::start(&daemon);
-    let launch = prepare(cli, &stub, daemon.dir.path(), "LIMIT=3600 Create a file. FILE=limited.txt");
+    let launch = prepare(
+        cli,
+        &stub,
+        daemon.dir.path(),
+        "LIMIT=3600 Create a file. FILE=limited.txt",
+    );
     let client = daemon.client().await;
     let pane = start_in_session(&client, launch.spec("agents")).await;
     let id = pane.id.to_string();
@@ -32,7 +37,12 @@ async fn is_limited_by_a_429(cli: Cli) {
     }
     wait_agent_state(&client, &id, AgentState::Limited).await;
     let status = client.agent_status(&id).await.expect("status");
-    println!("{}: limited: {:?} (resets {:?})", cli.name(), status.evidence, status.resets_at_ms);
+    println!(
+        "{}: limited: {:?} (resets {:?})",
+        cli.name(),
+        status.evidence,
+        status.resets_at_ms
+    );
     assert_eq!(status.needs, Attention::Nothing, "a limit needs nobody: {status:?}");
     assert_eq!(status.state.turn(), fugue_client::protocol::TurnState::NotRunning);
     let said = status.evidence.join(" ").to_lowercase();
@@ -94,7 +104,12 @@ async fn codex_resumes_after_its_limit() {
     .expect("config.toml");
     let daemon = Daemon::start_offline_with_env(&[("XDG_CONFIG_HOME", config.path().to_str().expect("utf-8"))]);
     let stub = ModelStub::start(&daemon);
-    let launch = prepare(Cli::Codex, &stub, daemon.dir.path(), "LIMIT=3 Create a file. FILE=resumed.txt");
+    let launch = prepare(
+        Cli::Codex,
+        &stub,
+        daemon.dir.path(),
+        "LIMIT=3 Create a file. FILE=resumed.txt",
+    );
     let client = daemon.client().await;
     let pane = start_in_session(&client, launch.spec("agents")).await;
     let id = pane.id.to_string();
@@ -171,7 +186,12 @@ async fn background_session_in_every_view() {
         .split("backgrounded · ")
         .nth(1)
         .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("claude --bg said {said:?} {:?}", String::from_utf8_lossy(&started.stderr)))
+        .unwrap_or_else(|| {
+            panic!(
+                "claude --bg said {said:?} {:?}",
+                String::from_utf8_lossy(&started.stderr)
+            )
+        })
         .to_string();
 
     // Its states, as events, until it asks for permission.
@@ -232,7 +252,10 @@ async fn background_session_in_every_view() {
     })
     .await
     .expect("a pane in session bg");
-    assert_eq!(opened.command.get(1..), Some(&["attach".to_string(), bg_id.clone()][..]));
+    assert_eq!(
+        opened.command.get(1..),
+        Some(&["attach".to_string(), bg_id.clone()][..])
+    );
     let attached = opened.id.to_string();
     wait_agent_state(&client, &attached, AgentState::WaitingForPermission).await;
     let asked = client.agent_status(&attached).await.expect("status");
@@ -279,4 +302,7 @@ offline!(claude_code_is_limited_by_a_429, is_limited_by_a_429(Cli::Claude));
 offline!(codex_is_limited_by_a_429, is_limited_by_a_429(Cli::Codex));
 offline!(gemini_cli_is_limited_by_a_429, is_limited_by_a_429(Cli::Gemini));
 offline!(codex_resumes_after_its_limit_resets, codex_resumes_after_its_limit());
-offline!(claude_background_session_in_every_view, background_session_in_every_view());
+offline!(
+    claude_background_session_in_every_view,
+    background_session_in_every_view()
+);

@@ -257,6 +257,12 @@ const PLACEMENT: &[(&str, At, At, At)] = &[
         Not("fugue-web's guard asks it of every request a device makes"),
     ),
     (
+        "BackgroundAgents",
+        Is("fugue overview"),
+        Is("fugue_overview"),
+        Is("GET /api/overview"),
+    ),
+    (
         "Cancel",
         Not("sent by the client library when a caller stops waiting (Ctrl-C)"),
         Not("a cancelled MCP request cancels its daemon request"),

@@ -3,11 +3,11 @@
 //! or a draft sits in its box, then pasted, Enter once the box took it in,
 //! and the turn watched; the receipt is built from what the daemon saw.
 
-use super::{PaneHandle, SessionState, SessionMsg};
-use fugue_protocol::PaneId;
-use ractor::ActorRef;
+use super::{PaneHandle, SessionMsg, SessionState};
 use fugue_protocol::limits::{RECEIPT_EVIDENCE_CHARS, RECEIPT_EVIDENCE_LINES};
+use fugue_protocol::PaneId;
 use fugue_protocol::{AgentInfo, AgentState, ErrorCode, ErrorReply, PromptOutcome, PromptReceipt};
+use ractor::ActorRef;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

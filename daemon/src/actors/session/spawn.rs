@@ -326,9 +326,11 @@ starting; Codex and Gemini CLI through their hooks)"
                 agent.clone(),
                 exit_rx.clone(),
                 self.args.events.clone(),
-                on_session,
-                on_rest,
-                on_reset,
+                agent_watch::Told {
+                    on_session,
+                    on_rest,
+                    on_reset,
+                },
             );
             tokio::spawn({
                 let session = myself.clone();

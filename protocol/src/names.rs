@@ -95,7 +95,7 @@ mod tests {
         // Only ever read from a person or an agent (never kept on disk): a
         // bad one is refused naming just the two good ones.
         serde_names_are_strum_names(MatchOn::as_str, false);
-        serde_names_are_strum_names(crate::RowOrigin::as_str, false);
+        serde_names_are_strum_names(crate::RowOrigin::as_str, true);
     }
 
     /// Every name, in declaration order: they are what JSON, the CLI, MCP and
@@ -117,14 +117,16 @@ mod tests {
             "unknown",
             "waiting_for_answer",
             "hibernated",
+            "limited",
         ];
         assert_eq!(names(AgentState::as_str), states);
         assert_eq!(names(TurnState::as_str), ["running", "not_running", "unknown"]);
         let needs = ["nothing", "permission", "question", "finished_unseen"];
         assert_eq!(names(Attention::as_str), needs);
-        let sources = ["hook", "terminal", "session_file", "screen"];
+        let sources = ["app_server", "hook", "terminal", "session_file", "screen"];
         assert_eq!(names(StateSource::as_str), sources);
         assert_eq!(names(PromptOutcome::as_str), ["started", "prompt_stalled"]);
+        assert_eq!(names(crate::RowOrigin::as_str), ["pane", "claude_background"]);
         assert_eq!(names(RestartPolicy::as_str), ["never", "on-failure", "always"]);
         let conditions = ["exit", "pattern", "idle", "agent_state", "agent_needs", "timeout"];
         assert_eq!(names(WaitCondition::as_str), conditions);

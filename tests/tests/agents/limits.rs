@@ -30,11 +30,6 @@ async fn is_limited_by_a_429(cli: Cli) {
         (e["event"] == "limit_sent").then_some(())
     })
     .await;
-    if std::env::var_os("DEBUG_LIMIT").is_some() {
-        tokio::time::sleep(Duration::from_secs(15)).await;
-        println!("{}", daemon.cli(&["agent", &id, "--explain"]).ok());
-        println!("{}", daemon.cli(&["capture", &id]).ok());
-    }
     wait_agent_state(&client, &id, AgentState::Limited).await;
     let status = client.agent_status(&id).await.expect("status");
     println!(

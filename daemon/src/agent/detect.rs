@@ -744,6 +744,8 @@ pub struct SessionFile {
     pub status: String,
     pub session_id: Option<String>,
     pub version: Option<String>,
+    /// The directory it runs in (which names its transcript's).
+    pub cwd: Option<String>,
 }
 
 /// Claude Code's status file, as read for process `pid`; `None` unless it is
@@ -765,6 +767,7 @@ pub fn parse_session_file(bytes: &[u8], start_ticks: &str) -> Option<SessionFile
             .filter(|id| fugue_protocol::limits::is_agent_session_id(id))
             .map(String::from),
         version: file["version"].as_str().map(String::from),
+        cwd: file["cwd"].as_str().map(String::from),
     })
 }
 

@@ -12,6 +12,7 @@
 //!   state published for requests and waits.
 //! - `watch`: one task per pane process that looks when something changed and
 //!   pushes the changes as events.
+//! - `transcript`: the tokens a session used, read from its CLI's transcript.
 //! - `limit`: a turn that ended on a usage or rate limit, and when it resets,
 //!   from the screen.
 //! - `background`: agent sessions outside any pane (`claude --bg`), read from
@@ -28,6 +29,7 @@ pub(crate) mod limit;
 pub(crate) mod process_files;
 pub(crate) mod process_watch;
 pub mod tracker;
+pub(crate) mod transcript;
 pub(crate) mod watch;
 
 pub use detect::{answer_keys, detect_kind, resume_command};

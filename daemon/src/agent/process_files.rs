@@ -29,11 +29,11 @@ pub fn claude_session_file_at(path: &std::path::Path) -> Option<SessionFile> {
     read_status_file(path, pid)
 }
 
-/// The session of the Codex under process `pid`: Codex keeps its session's
-/// transcript (`~/.codex/sessions/.../rollout-<time>-<session id>.jsonl`) open
+/// The session of the Codex under process `pid`, and its transcript: Codex
+/// keeps it (`~/.codex/sessions/.../rollout-<time>-<session id>.jsonl`) open
 /// while it runs. `None` unless exactly one session is open.
-pub fn codex_session_id(pid: u32) -> Option<String> {
-    let mut ids: Vec<String> = Vec::new();
+pub fn codex_session(pid: u32) -> Option<(String, PathBuf)> {
+    let mut ids: Vec<(String, PathBuf)> = Vec::new();
     for process in process_and_descendants(pid) {
         let Ok(fds) = std::fs::read_dir(format!("/proc/{process}/fd")) else {
             continue;
@@ -43,8 +43,8 @@ pub fn codex_session_id(pid: u32) -> Option<String> {
                 continue;
             };
             if let Some(id) = detect::rollout_session_id(&target.to_string_lossy()) {
-                if !ids.contains(&id) {
-                    ids.push(id);
+                if !ids.iter().any(|(known, _)| *known == id) {
+                    ids.push((id, target));
                 }
             }
         }

@@ -97,6 +97,8 @@ struct AgentSide {
     signal_since: [(Option<AgentState>, u64); 5],
     /// Where its status file is (Claude Code), once found: the watcher follows it.
     status_file: Option<PathBuf>,
+    /// Codex's transcript, once found.
+    rollout: Option<PathBuf>,
 }
 
 impl AgentSide {
@@ -118,6 +120,7 @@ impl AgentSide {
             answered_block: None,
             signal_since: [(None, 0); 5],
             status_file: None,
+            rollout: None,
         }
     }
 
@@ -315,6 +318,8 @@ pub struct Tracker {
     hibernating: AtomicBool,
     /// When a client last typed into the pane.
     typed_at: Mutex<Option<Instant>>,
+    /// What its transcript said of the tokens used so far.
+    token_count: Mutex<super::transcript::TokenCount>,
 }
 
 impl Default for Tracker {
@@ -331,6 +336,7 @@ impl Default for Tracker {
             hook_token: Mutex::new(None),
             hibernating: AtomicBool::new(false),
             typed_at: Mutex::new(None),
+            token_count: Mutex::new(Default::default()),
         }
     }
 }
@@ -505,6 +511,10 @@ impl Tracker {
             evidence.extend(detect::dialog_lines(kind, &inputs.screen).unwrap_or_default());
         }
         let limit = super::limit::limit_on(kind, &inputs.screen, chrono::Local::now());
+        let tokens = match proc.exited {
+            false => self.tokens(kind, file.as_ref()),
+            true => None,
+        };
         let mut side = lock(&self.side);
         // Output flowing with no marker is a guess of busy (an agent drawing
         // itself at start-up, say), no turn: one that ends is no finished turn.
@@ -531,8 +541,9 @@ impl Tracker {
         }
         let since_ms = side.report(state, inputs.watched);
         let signals = side.readings(readings);
-        if found_session.is_some() {
-            side.found_session.clone_from(&found_session);
+        if let Some((id, rollout)) = found_session {
+            side.found_session = Some(id);
+            side.rollout = Some(rollout);
         }
         let session_id = side
             .hook_session
@@ -558,7 +569,7 @@ impl Tracker {
                 _ => detect::draft(kind, &inputs.screen, inputs.cursor),
             },
             resets_at_ms,
-            tokens: None,
+            tokens,
         };
         // Whoever saw a change first (the watcher, a wait, a status request),
         // the watcher reports it: a waiting state that lasts 200 ms between two of
@@ -741,7 +752,7 @@ impl Tracker {
 
     /// Codex's session, looked for at most once a second until found (it opens
     /// its transcript a moment after it starts).
-    fn look_for_codex_session(&self, pid: u32) -> Option<String> {
+    fn look_for_codex_session(&self, pid: u32) -> Option<(String, PathBuf)> {
         {
             let mut side = lock(&self.side);
             let recently = side
@@ -752,7 +763,22 @@ impl Tracker {
             }
             side.session_looked_at = Some(Instant::now());
         }
-        process_files::codex_session_id(pid)
+        process_files::codex_session(pid)
+    }
+
+    /// The tokens the agent's session used so far, from its transcript
+    /// (Claude Code's beside its status file, Codex's rollout).
+    fn tokens(&self, kind: AgentKind, file: Option<&detect::SessionFile>) -> Option<fugue_protocol::TokenTotals> {
+        let path = match kind {
+            AgentKind::Claude => {
+                let status_file = lock(&self.side).status_file.clone()?;
+                let file = file?;
+                super::transcript::claude_transcript(&status_file, file.cwd.as_deref()?, file.session_id.as_deref()?)?
+            }
+            AgentKind::Codex => lock(&self.side).rollout.clone()?,
+            _ => return None,
+        };
+        lock(&self.token_count).read(kind, &path)
     }
 
     /// The secret the process was given in its environment

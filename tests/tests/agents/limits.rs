@@ -12,8 +12,9 @@ use std::time::Duration;
 
 /// `cli`, asked a prompt the stub refuses with its API's 429 (a limit that
 /// resets in an hour), reads `limited`, with the CLI's lines as evidence and
-/// the reset time where the CLI shows one; `since` does not move while it
-/// stays limited. A new prompt (no limit) runs a turn, which clears it.
+/// the reset time where the CLI shows one. A new prompt (no limit) runs a
+/// turn, which clears it; once that turn ends, the session's token totals
+/// (from the CLI's transcript) count the stub's usage.
 async fn is_limited_by_a_429(cli: Cli) {
     let daemon = Daemon::start_offline();
     let stub = ModelStub::start(&daemon);
@@ -81,6 +82,15 @@ async fn is_limited_by_a_429(cli: Cli) {
         .expect("a prompt to a limited agent");
     assert!(sent.went_busy, "{sent:?}");
     wait_agent_state(&client, &id, AgentState::WaitingForPermission).await;
+    // Approved, the turn ends: the tokens its transcript counts.
+    client.send_keys(&id, &["Enter".to_string()]).await.expect("approve");
+    wait_agent_state(&client, &id, AgentState::Idle).await;
+    let done = client.agent_status(&id).await.expect("status");
+    let tokens = done
+        .tokens
+        .unwrap_or_else(|| panic!("{}: no token totals: {done:?}", cli.name()));
+    println!("{}: tokens {tokens:?}", cli.name());
+    assert!(tokens.input >= 12 && tokens.output >= 1, "{tokens:?}");
     end_processes_with_home(&launch.home);
 }
 

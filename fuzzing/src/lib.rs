@@ -5,6 +5,7 @@
 //! committed input of `fuzz/corpus/TARGET/` in the ordinary test run, so a
 //! corpus input that panics fails CI without an instrumented build.
 
+pub mod app_server_message;
 pub mod frame_decoder;
 pub mod git_diff;
 pub mod handover;
@@ -40,4 +41,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("handover", handover::run),
     ("tmux_args", tmux_args::run),
     ("push_subscription", push_subscription::run),
+    ("app_server_message", app_server_message::run),
 ];

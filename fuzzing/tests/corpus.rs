@@ -98,3 +98,8 @@ fn tmux_args() {
 fn push_subscription() {
     replay("push_subscription");
 }
+
+#[test]
+fn app_server_message() {
+    replay("app_server_message");
+}

@@ -5,6 +5,7 @@
 //! command does that.
 
 pub mod agents;
+pub mod codex_schema;
 pub mod containers;
 pub mod events;
 pub mod files;

@@ -20,6 +20,8 @@ use std::time::Duration;
 
 type Mcp = RunningService<RoleClient, ()>;
 
+#[path = "agents/app_server.rs"]
+mod app_server;
 #[path = "agents/limits.rs"]
 mod limits;
 
@@ -360,12 +362,12 @@ async fn approve_then_deny(cli: Cli) {
     assert_eq!(pushed_waiting, 2, "{}: {states:?}", cli.name());
     // Claude Code gets fugue's hooks from fugue itself (--settings), Gemini CLI
     // from its settings file (tests/src/agents.rs): both must have reported.
-    // Codex has no hooks here; its program status (OSC 7501) says when its turn
-    // ends, which its screen says only after 1.5 s of quiet.
+    // Codex runs as a client of its own app-server, whose events fugued reads
+    // first (tests/tests/agents/app_server.rs).
     // Qwen Code's hooks come from its settings file like Gemini CLI's; opencode
     // and aider offer none fugue can use: their screens decide.
     let expected = match cli {
-        Cli::Codex => "terminal: [\"program status: not working\"]",
+        Cli::Codex => "app_server: [\"$ ",
         Cli::Claude | Cli::Gemini | Cli::Qwen => "hook",
         Cli::OpenCode | Cli::Aider => "screen",
     };
@@ -873,11 +875,10 @@ async fn wait_agent_state(client: &fugue_client::Client, id: &str, state: fugue_
         ..WaitUntil::default()
     };
     let done = client.wait_for(id, until, Duration::from_secs(90)).await.expect("wait");
-    assert_eq!(
-        done.condition,
-        WaitCondition::AgentState,
-        "{state:?} never came: {done:?}"
-    );
+    if done.condition != WaitCondition::AgentState {
+        let now = client.agent_status(id).await;
+        panic!("{state:?} never came: {done:?}\nthe agent now: {now:?}");
+    }
 }
 
 /// Session `agents` made, and the agent `spec` starts in a pane of it.

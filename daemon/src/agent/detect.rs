@@ -180,43 +180,66 @@ pub fn is_sandboxed(command: &[String]) -> bool {
 /// fugue can see.
 pub fn started_with_prompt(kind: AgentKind, command: &[String]) -> bool {
     let Some(m) = markers(kind) else { return false };
-    // The sandbox wrapper's own words (`--pass-env CLAUDE_...`) are not the agent's.
-    let command = unsandboxed(command);
     if m.prompt_flags.is_empty() {
         // It takes no first prompt on its command line (aider's arguments are files).
         return false;
     }
+    let Some(args) = agent_args(m, command) else {
+        return false;
+    };
+    if m.prompt_flags.iter().any(|f| f != "positional") {
+        return args
+            .iter()
+            .any(|a| m.prompt_flags.iter().any(|f| a == f || a.starts_with(&format!("{f}="))));
+    }
+    // The first word that is no flag: a prompt, unless it names a subcommand
+    // (`codex resume ID`).
+    match first_word(m, args) {
+        Some("--") => true,
+        Some(word) => !m.subcommands.iter().any(|s| s == word),
+        None => false,
+    }
+}
+
+/// Whether the command runs one of the agent's subcommands (`codex exec`,
+/// `codex resume ID`), not its interactive interface.
+pub fn has_subcommand(kind: AgentKind, command: &[String]) -> bool {
+    let Some(m) = markers(kind) else { return false };
+    let word = agent_args(m, command).and_then(|args| first_word(m, args));
+    word.is_some_and(|word| m.subcommands.iter().any(|s| s == word))
+}
+
+/// The arguments after the agent's own program, wherever a wrapper put it
+/// (the sandbox wrapper's own words are not the agent's).
+fn agent_args<'a>(m: &Markers, command: &'a [String]) -> Option<&'a [String]> {
+    let command = unsandboxed(command);
     let names_agent = |word: &String| {
         let program = word.split_whitespace().next().unwrap_or(word);
         let name = program.rsplit('/').next().unwrap_or(program).to_ascii_lowercase();
         m.programs.iter().any(|p| name.contains(p.as_str()))
     };
-    let Some(at) = command.iter().position(names_agent) else {
-        return false;
-    };
-    let args = command.iter().skip(at + 1);
-    if m.prompt_flags.iter().any(|f| f != "positional") {
-        return args
-            .clone()
-            .any(|a| m.prompt_flags.iter().any(|f| a == f || a.starts_with(&format!("{f}="))));
-    }
+    let at = command.iter().position(names_agent)?;
+    Some(&command[at + 1..])
+}
+
+/// The first argument that is no flag and no flag's value (`--` itself ends
+/// the flags).
+fn first_word<'a>(m: &Markers, args: &'a [String]) -> Option<&'a str> {
     let mut after_value_flag = false;
     for arg in args {
         if std::mem::take(&mut after_value_flag) {
             continue;
         }
         if arg == "--" {
-            return true;
+            return Some("--");
         }
         if arg.starts_with('-') {
             after_value_flag = !arg.contains('=') && m.value_flags.iter().any(|f| f == arg);
             continue;
         }
-        // The first word that is no flag: a prompt, unless it names a subcommand
-        // (`codex resume ID`).
-        return !m.subcommands.iter().any(|s| s == arg);
+        return Some(arg);
     }
-    false
+    None
 }
 
 /// The command line that resumes `kind`'s session `id`: the program and the

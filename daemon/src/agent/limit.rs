@@ -3,7 +3,7 @@
 //! and when the limit resets, from the CLI's words.
 
 use super::detect::{dialog_digest, is_frame, limit_markers, shows};
-use fugue_protocol::AgentKind;
+use fugue_protocol::{AgentKind, AgentState, StateSource, TurnState};
 
 /// How many non-blank lines (frames are blank) at the bottom of the screen a
 /// limit's line must be among: the CLI's error sits right above its input box; one further up
@@ -141,6 +141,49 @@ fn next_at<Z: chrono::TimeZone>(now: chrono::DateTime<Z>, time: chrono::NaiveTim
         false => at,
     };
     u64::try_from(at.timestamp_millis()).ok()
+}
+
+/// The state with the limit the screen shows: an agent whose screen is at
+/// rest (`idle`, a quiet `unknown`, or `starting` once recognised: a first
+/// turn that ended on a limit never showed running) with the CLI's limit
+/// line near its bottom is `limited`, with those lines and the reset time.
+/// Gemini CLI keeps its turn open under its quota dialog (its hooks and
+/// title say busy): the screen's limit decides. A turn the screen shows
+/// running makes those lines history: the same lines never count again.
+/// Waiting for a person outranks a limit.
+pub fn with_limit(
+    memory: &mut super::detect::AgentMemory,
+    (state, source, evidence): (AgentState, StateSource, Vec<String>),
+    screen: &super::detect::ScreenVerdict,
+    limit: Option<LimitSeen>,
+) -> (AgentState, StateSource, Vec<String>, Option<u64>) {
+    if screen.sure && screen.state.turn() == TurnState::Running {
+        memory.limit_spent = limit
+            .as_ref()
+            .map(|l| l.digest)
+            .or(memory.limit_shown)
+            .or(memory.limit_spent);
+        memory.limit_shown = None;
+        return (state, source, evidence, None);
+    }
+    let screen_at_rest = match screen.state {
+        AgentState::Idle | AgentState::Unknown => true,
+        AgentState::Starting => memory.recognised,
+        _ => false,
+    };
+    let needs_a_person = matches!(state, AgentState::WaitingForPermission | AgentState::WaitingForAnswer);
+    match limit {
+        Some(limit) if screen_at_rest && !needs_a_person && memory.limit_spent != Some(limit.digest) => {
+            memory.limit_shown = Some(limit.digest);
+            (
+                AgentState::Limited,
+                StateSource::Screen,
+                limit.lines,
+                limit.resets_at_ms,
+            )
+        }
+        _ => (state, source, evidence, None),
+    }
 }
 
 #[cfg(test)]

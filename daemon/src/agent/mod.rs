@@ -15,12 +15,18 @@
 //! - `transcript`: the tokens a session used, read from its CLI's transcript.
 //! - `limit`: a turn that ended on a usage or rate limit, and when it resets,
 //!   from the screen.
+//! - `app_server`: Codex through its app-server (one per pane, started
+//!   beside the TUI): its events as the first source of the agent's state,
+//!   approvals answered in its protocol; `codex_protocol` its types,
+//!   generated from Codex's schema.
 //! - `background`: agent sessions outside any pane (`claude --bg`), read from
 //!   the status files their CLI keeps, followed only while someone looks.
 //!
 //! It reads the terminal's parts (`crate::terminal`); they know nothing of it.
 
+pub mod app_server;
 pub(crate) mod background;
+pub mod codex_protocol;
 pub(crate) mod detect;
 pub(crate) mod file_watch;
 pub(crate) mod hook_socket;

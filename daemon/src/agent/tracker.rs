@@ -99,6 +99,9 @@ struct AgentSide {
     status_file: Option<PathBuf>,
     /// Codex's transcript, once found.
     rollout: Option<PathBuf>,
+    /// Since when the app-server and the screen disagree, and whether that
+    /// was logged.
+    disagree: Option<(Instant, bool)>,
 }
 
 impl AgentSide {
@@ -121,6 +124,7 @@ impl AgentSide {
             signal_since: [(None, 0); 5],
             status_file: None,
             rollout: None,
+            disagree: None,
         }
     }
 
@@ -231,49 +235,6 @@ fn source_slot(source: StateSource) -> usize {
     }
 }
 
-/// The state with the limit the screen shows: an agent whose screen is at
-/// rest (`idle`, a quiet `unknown`, or `starting` once recognised: a first
-/// turn that ended on a limit never showed running) with the CLI's limit
-/// line near its bottom is `limited`, with those lines and the reset time.
-/// Gemini CLI keeps its turn open under its quota dialog (its hooks and
-/// title say busy): the screen's limit decides. A turn the screen shows
-/// running makes those lines history: the same lines never count again.
-/// Waiting for a person outranks a limit.
-fn with_limit(
-    memory: &mut detect::AgentMemory,
-    (state, source, evidence): (AgentState, StateSource, Vec<String>),
-    screen: &detect::ScreenVerdict,
-    limit: Option<super::limit::LimitSeen>,
-) -> (AgentState, StateSource, Vec<String>, Option<u64>) {
-    if screen.sure && screen.state.turn() == TurnState::Running {
-        memory.limit_spent = limit
-            .as_ref()
-            .map(|l| l.digest)
-            .or(memory.limit_shown)
-            .or(memory.limit_spent);
-        memory.limit_shown = None;
-        return (state, source, evidence, None);
-    }
-    let screen_at_rest = match screen.state {
-        AgentState::Idle | AgentState::Unknown => true,
-        AgentState::Starting => memory.recognised,
-        _ => false,
-    };
-    let needs_a_person = matches!(state, AgentState::WaitingForPermission | AgentState::WaitingForAnswer);
-    match limit {
-        Some(limit) if screen_at_rest && !needs_a_person && memory.limit_spent != Some(limit.digest) => {
-            memory.limit_shown = Some(limit.digest);
-            (
-                AgentState::Limited,
-                StateSource::Screen,
-                limit.lines,
-                limit.resets_at_ms,
-            )
-        }
-        _ => (state, source, evidence, None),
-    }
-}
-
 /// A permission prompt's id: a digest of the agent's process, when it began
 /// waiting and the dialog's marker lines, so it stays the same while the prompt
 /// waits, whatever else on the screen animates.
@@ -320,6 +281,8 @@ pub struct Tracker {
     typed_at: Mutex<Option<Instant>>,
     /// What its transcript said of the tokens used so far.
     token_count: Mutex<super::transcript::TokenCount>,
+    /// A Codex pane's app-server connection: the first source when it speaks.
+    app_server: std::sync::OnceLock<Arc<super::app_server::AppServer>>,
 }
 
 impl Default for Tracker {
@@ -337,6 +300,7 @@ impl Default for Tracker {
             hibernating: AtomicBool::new(false),
             typed_at: Mutex::new(None),
             token_count: Mutex::new(Default::default()),
+            app_server: std::sync::OnceLock::new(),
         }
     }
 }
@@ -519,8 +483,23 @@ impl Tracker {
         // Output flowing with no marker is a guess of busy (an agent drawing
         // itself at start-up, say), no turn: one that ends is no finished turn.
         let guessed = source == StateSource::Screen && evidence.is_empty();
-        let (state, source, evidence, resets_at_ms) =
-            with_limit(&mut side.memory, (state, source, evidence), &verdict, limit);
+        let app = self.app_server().and_then(|server| server.reading());
+        let screen_said = state;
+        let screen = super::limit::with_limit(&mut side.memory, (state, source, evidence), &verdict, limit);
+        let (state, source, evidence, resets_at_ms) = match &app {
+            // The app-server's own account comes first; the screen's stays
+            // the cross-check.
+            Some(said) => {
+                super::app_server::cross_check(&mut side.disagree, said.state, screen_said);
+                readings.push((
+                    StateSource::AppServer,
+                    format!("thread {}", said.state.as_str()),
+                    Some(said.state),
+                ));
+                super::app_server::weigh(said, screen, verdict.prompt_settled())
+            }
+            None => screen,
+        };
         if state.turn() == TurnState::Running && !guessed {
             side.memory.turn_seen = true;
         }
@@ -558,9 +537,12 @@ impl Tracker {
             version: file.and_then(|f| f.version).or(version),
             session_id,
             since_ms,
-            prompt_id: dialog
-                .filter(|_| waiting)
-                .map(|(markers, _)| prompt_id(proc.pid, since_ms, markers)),
+            prompt_id: match &app {
+                Some(said) => said.prompt_id.clone().filter(|_| waiting),
+                None => dialog
+                    .filter(|_| waiting)
+                    .map(|(markers, _)| prompt_id(proc.pid, since_ms, markers)),
+            },
             evidence,
             signals,
             // A dialog's choices sit where a draft would ("❯ 1. Yes").
@@ -569,7 +551,7 @@ impl Tracker {
                 _ => detect::draft(kind, &inputs.screen, inputs.cursor),
             },
             resets_at_ms,
-            tokens,
+            tokens: app.as_ref().and_then(|said| said.tokens).or(tokens),
         };
         // Whoever saw a change first (the watcher, a wait, a status request),
         // the watcher reports it: a waiting state that lasts 200 ms between two of
@@ -825,6 +807,22 @@ impl Tracker {
             });
         }
         drop(side);
+        self.wake.notify_one();
+        self.news.send_modify(|n| *n += 1);
+    }
+
+    /// Reads the agent from a Codex app-server first.
+    pub fn set_app_server(&self, server: Arc<super::app_server::AppServer>) {
+        let _ = self.app_server.set(server);
+    }
+
+    /// The app-server connection, if the agent has one.
+    pub fn app_server(&self) -> Option<&Arc<super::app_server::AppServer>> {
+        self.app_server.get()
+    }
+
+    /// The app-server said something new: the watcher looks again.
+    pub fn app_server_changed(&self) {
         self.wake.notify_one();
         self.news.send_modify(|n| *n += 1);
     }

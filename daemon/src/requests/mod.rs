@@ -301,6 +301,16 @@ impl Handler {
             });
         }
         pane.agent.looked_at();
+        // Read from Codex's app-server: answered in its protocol, that
+        // request, once; no keystroke.
+        if shown.source == fugue_protocol::StateSource::AppServer {
+            let server = pane
+                .agent
+                .app_server()
+                .ok_or_else(|| ErrorReply::internal("the agent was read from an app-server this pane no longer has"))?;
+            server.answer(&prompt_id, answer)?;
+            return Ok(PermissionAnswered { answer, already: false });
+        }
         let keys = crate::agent::answer_keys(shown.agent, answer);
         pane.input.send_keys(&keys).await?;
         Ok(PermissionAnswered { answer, already: false })

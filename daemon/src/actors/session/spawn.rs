@@ -188,6 +188,7 @@ starting; Codex and Gemini CLI through their hooks)"
         launch.size = size;
         if let Some(dir) = config.socket.parent() {
             hooks::wire(&mut launch, dir);
+            crate::agent::app_server::wire(&mut launch, dir, id);
         }
         let hook_socket = self.sandbox_hook_socket(&mut launch, id);
         let spawned = pty::spawn(launch, extra_env).await?;
@@ -288,6 +289,20 @@ starting; Codex and Gemini CLI through their hooks)"
                 ErrorReply::internal(format!("cannot start pane actor: {e}"))
             })?;
         let agent = Arc::new(Tracker::default());
+        // A Codex TUI's app-server (started beside it, or kept across a live
+        // upgrade): its events read the agent first.
+        let runtime = self.args.config.socket.parent();
+        if let Some(runtime) = runtime.filter(|_| pid != 0 && crate::agent::app_server::is_codex_tui(command)) {
+            let server = Arc::new(crate::agent::app_server::AppServer::default());
+            agent.set_app_server(server.clone());
+            let tracker = agent.clone();
+            crate::agent::app_server::follow(
+                crate::agent::app_server::socket_of(runtime, id),
+                server,
+                Arc::new(move || tracker.app_server_changed()),
+                exit_rx.clone(),
+            );
+        }
         if pid != 0 {
             let watched = agent_watch::Watched {
                 pane: id,

@@ -18,9 +18,6 @@ use tokio::sync::broadcast;
 /// many they missed.
 const EVENT_BUFFER: usize = 1024;
 
-/// How often [`EventBus::until_unsubscribed`] looks.
-const UNSUBSCRIBED_CHECK: std::time::Duration = std::time::Duration::from_secs(30);
-
 /// One event, encoded as a frame, with the charge for its bytes.
 pub struct EncodedEvent {
     pub frame: Bytes,
@@ -79,14 +76,6 @@ impl EventBus {
     /// Returns when the next client subscribes.
     pub async fn next_subscription(&self) {
         self.subscribed.notified().await;
-    }
-
-    /// Returns once nobody is subscribed any more: a dropped receiver says
-    /// nothing, so this looks every [`UNSUBSCRIBED_CHECK`], while someone is.
-    pub async fn until_unsubscribed(&self) {
-        while self.has_subscribers() {
-            tokio::time::sleep(UNSUBSCRIBED_CHECK).await;
-        }
     }
 
     /// Encodes `event` once and queues it for every subscriber.

@@ -6,6 +6,8 @@
 //! hibernate_after = "30m"   # an idle Claude Code is put to rest after 30 minutes
 //! resume_after_limit = true # stopped by a usage limit: "continue" once it resets
 //! resume_prompt = "continue"
+//! [agents.codex]
+//! app_server = false        # read Codex from its screen, not its app-server
 //! [agents."*"]
 //! hibernate_after = "2h"    # any other resumable agent
 //! ```
@@ -35,6 +37,7 @@ struct AgentPolicy {
     hibernate_after: Option<String>,
     resume_after_limit: Option<bool>,
     resume_prompt: Option<String>,
+    app_server: Option<bool>,
 }
 
 /// The prompt `resume_after_limit` sends unless `resume_prompt` names another.
@@ -48,6 +51,7 @@ struct Policy {
     hibernate_after: Option<Duration>,
     resume_after_limit: Option<bool>,
     resume_prompt: Option<String>,
+    app_server: Option<bool>,
 }
 
 /// What each kind of agent is policed by: how long it may sit idle (or
@@ -69,6 +73,13 @@ impl HibernateAfter {
         self.policy(kind)
             .and_then(|p| p.hibernate_after)
             .or(self.any.hibernate_after)
+    }
+
+    /// Whether an agent of `kind` runs as a client of its own app-server
+    /// (Codex), read through it: yes unless `app_server = false`.
+    pub fn app_server(&self, kind: AgentKind) -> bool {
+        let own = self.policy(kind).and_then(|p| p.app_server);
+        own.or(self.any.app_server).unwrap_or(true)
     }
 
     /// The prompt sent once a limit that stopped an agent of `kind` resets,
@@ -138,6 +149,7 @@ fn parse_one(name: &str, table: &toml::Value) -> Result<(Option<AgentKind>, Poli
             hibernate_after: after,
             resume_after_limit: policy.resume_after_limit,
             resume_prompt: policy.resume_prompt,
+            app_server: policy.app_server,
         },
     ))
 }
@@ -205,5 +217,8 @@ mod tests {
         // An empty prompt is a mistake: that kind's policy is skipped.
         assert_eq!(policy.resume_after_limit(AgentKind::Gemini), None);
         assert_eq!(policy.resume_after_limit(AgentKind::Qwen), None);
+        assert!(policy.app_server(AgentKind::Codex));
+        std::fs::write(&path, "[agents.codex]\napp_server = false\n").unwrap();
+        assert!(!HibernateAfter::read(&path).app_server(AgentKind::Codex));
     }
 }

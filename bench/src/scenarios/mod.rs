@@ -13,6 +13,7 @@ use std::time::Instant;
 mod agent_tui;
 mod browser;
 mod churn;
+mod codex_source;
 mod durable;
 mod fleet;
 mod idle;
@@ -130,79 +131,83 @@ pub async fn run_all(quick: bool, only: Option<Vec<u32>>) -> Result<Vec<Row>, Er
     let wanted = |n: u32| only.as_ref().is_none_or(|only| only.contains(&n));
     let mut rows = Vec::new();
     if wanted(1) || wanted(2) {
-        eprintln!("[1/19] throughput");
+        eprintln!("[1/20] throughput");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(throughput::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(3) {
-        eprintln!("[3/19] request latency");
+        eprintln!("[3/20] request latency");
         rows.extend(latency::run(dir.path(), &sizes).await?);
     }
     if wanted(4) {
-        eprintln!("[4/19] memory");
+        eprintln!("[4/20] memory");
         rows.extend(memory::run(dir.path(), &sizes).await?);
     }
     if wanted(5) {
-        eprintln!("[5/19] reaction");
+        eprintln!("[5/20] reaction");
         rows.extend(reaction::run(dir.path(), &sizes).await?);
     }
     if wanted(6) {
-        eprintln!("[6/19] idle");
+        eprintln!("[6/20] idle");
         rows.extend(idle::run(dir.path(), &sizes).await?);
     }
     if wanted(7) {
-        eprintln!("[7/19] scale");
+        eprintln!("[7/20] scale");
         rows.extend(scale::run(dir.path(), &sizes).await?);
     }
     if wanted(8) {
-        eprintln!("[8/19] latency under churn");
+        eprintln!("[8/20] latency under churn");
         rows.extend(churn::run(dir.path(), &sizes).await?);
     }
     if wanted(9) {
-        eprintln!("[9/19] agent TUI");
+        eprintln!("[9/20] agent TUI");
         rows.extend(agent_tui::run(dir.path(), &sizes).await?);
     }
     if wanted(10) {
-        eprintln!("[10/19] records and live upgrade");
+        eprintln!("[10/20] records and live upgrade");
         rows.extend(durable::run(dir.path(), &sizes).await?);
     }
     if wanted(11) {
-        eprintln!("[11/19] a browser tab");
+        eprintln!("[11/20] a browser tab");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(browser::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(12) {
-        eprintln!("[12/19] another machine over ssh");
+        eprintln!("[12/20] another machine over ssh");
         let file = base64_file(dir.path(), sizes.file_mb)?;
         rows.extend(remote::run(dir.path(), &file, &sizes).await?);
     }
     if wanted(13) {
-        eprintln!("[13/19] fugue top with many panes");
+        eprintln!("[13/20] fugue top with many panes");
         rows.extend(overview::run(dir.path(), &sizes).await?);
     }
     if wanted(14) {
-        eprintln!("[14/19] an MCP subscriber");
+        eprintln!("[14/20] an MCP subscriber");
         rows.extend(subscription::run(dir.path(), &sizes).await?);
     }
     if wanted(15) {
-        eprintln!("[15/19] CPU per byte of output");
+        eprintln!("[15/20] CPU per byte of output");
         rows.extend(crate::cpu::cpu_per_byte(dir.path(), &sizes).await?);
     }
     if wanted(16) {
-        eprintln!("[16/19] worktrees and diffs against git");
+        eprintln!("[16/20] worktrees and diffs against git");
         rows.extend(worktrees::run(dir.path(), &sizes).await?);
     }
     if wanted(17) {
-        eprintln!("[17/19] agents at rest");
+        eprintln!("[17/20] agents at rest");
         rows.extend(rest::run(dir.path(), &sizes).await?);
     }
     if wanted(18) {
-        eprintln!("[18/19] real agents at rest");
+        eprintln!("[18/20] real agents at rest");
         rows.extend(real_rest::run(dir.path(), &sizes).await?);
     }
     if wanted(19) {
-        eprintln!("[19/19] an overview of many daemons");
+        eprintln!("[19/20] an overview of many daemons");
         rows.extend(fleet::run(dir.path(), &sizes).await?);
+    }
+    if wanted(20) {
+        eprintln!("[20/20] Codex read through its app-server");
+        rows.extend(codex_source::run(dir.path(), &sizes).await?);
     }
     Ok(rows)
 }

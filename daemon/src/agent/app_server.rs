@@ -583,10 +583,14 @@ pub fn follow<T: Send + Sync + 'static>(
             tracing::info!(socket = %socket.display(), "Codex's app-server refused the WebSocket; the screen reads Codex");
             return;
         };
-        run(ws, &server, &changed, &mut exit).await;
+        let server_gone = run(ws, &server, &changed, &mut exit).await;
         server.connected(None);
         changed();
-        tracing::info!(socket = %socket.display(), "Codex app-server connection ended; the screen reads Codex");
+        // The pane's end (or a live upgrade's hand-over) ends it too: said
+        // only when the server went.
+        if server_gone {
+            tracing::info!(socket = %socket.display(), "Codex app-server connection ended; the screen reads Codex");
+        }
     });
 }
 
@@ -595,7 +599,8 @@ async fn run<S, T>(
     server: &AppServer,
     changed: &Arc<dyn Fn() + Send + Sync>,
     exit: &mut tokio::sync::watch::Receiver<Option<T>>,
-) where
+) -> bool
+where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     use futures::{SinkExt as _, StreamExt as _};
@@ -617,15 +622,15 @@ async fn run<S, T>(
                         changed();
                     }
                 }
-                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return true,
                 Some(Ok(_)) => {}
             },
             Some(text) = outgoing.recv() => {
                 if sink.send(Message::text(text)).await.is_err() {
-                    return;
+                    return true;
                 }
             }
-            _ = ended(exit) => return,
+            _ = ended(exit) => return false,
         }
     }
 }

@@ -8,9 +8,10 @@
 //! (or lies below it) is a row of origin `claude_background`.
 //!
 //! Reading costs nothing while nobody looks: the list is read when a client
-//! asks for it, and the directory is followed with inotify (no timer) only
-//! while some client is subscribed to events (a sink or a push subscription
-//! counts: they subscribe).
+//! asks for it, and the directory is followed with inotify (no timer) once
+//! some client is subscribed to events (fugued's notification sinks, Web
+//! Push among them, subscribe); a change seen when nobody is subscribed any
+//! more ends the following until the next subscription.
 
 use super::detect::MAX_SESSION_FILE;
 use super::file_watch;
@@ -228,11 +229,10 @@ pub fn spawn_watch(events: EventBus, served: Served) {
                 }
                 shown = rows;
                 tokio::time::sleep(READ_GAP).await;
+                // Woken by the directory only (no timer): nobody subscribed
+                // any more when it changes, it stops following.
                 let Some((_, subscription)) = &followed else { break };
-                tokio::select! {
-                    _ = subscription.changed() => {}
-                    _ = events.until_unsubscribed() => {}
-                }
+                subscription.changed().await;
             }
             shown.clear();
         }

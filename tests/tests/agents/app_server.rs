@@ -136,6 +136,13 @@ async fn codex_is_read_and_approved_through_its_app_server() {
     );
 
     // The app-server dies: the screen reads Codex again, with no state made up.
+    // Its end is one more logged than before.
+    let log = daemon.dir.path().join("fugued.stderr");
+    let ends = |log: &Path| {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        text.matches("Codex app-server connection ended").count()
+    };
+    let before = ends(&log);
     let server = fugue_tests::procfs::children(pane.pid)
         .into_iter()
         .find(|pid| {
@@ -153,7 +160,14 @@ async fn codex_is_read_and_approved_through_its_app_server() {
     for pid in doomed.into_iter().rev() {
         fugue_tests::send_signal(pid, libc::SIGKILL);
     }
-    daemon.until_logged_async("Codex app-server connection ended").await;
+    let watched = log.clone();
+    fugue_tests::files::until_changed_async(
+        &watched,
+        "the connection's end logged",
+        fugue_tests::DEADLINE,
+        move || (ends(&log) > before).then_some(()),
+    )
+    .await;
     // A look under way when it ended may still have read it: the next one.
     client.agent_status(&id).await.expect("status");
     let after = client.agent_status(&id).await.expect("status");

@@ -188,7 +188,9 @@ starting; Codex and Gemini CLI through their hooks)"
         launch.size = size;
         if let Some(dir) = config.socket.parent() {
             hooks::wire(&mut launch, dir);
-            crate::agent::app_server::wire(&mut launch, dir, id);
+            if config.hibernate_after.app_server(fugue_protocol::AgentKind::Codex) {
+                crate::agent::app_server::wire(&mut launch, dir, id);
+            }
         }
         let hook_socket = self.sandbox_hook_socket(&mut launch, id);
         let spawned = pty::spawn(launch, extra_env).await?;

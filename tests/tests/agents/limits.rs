@@ -141,6 +141,64 @@ async fn codex_resumes_after_its_limit() {
     end_processes_with_home(&launch.home);
 }
 
+/// A person typing into the pane holds `resume_after_limit` back: keys
+/// typed (and taken back, so no draft is left) 3 s before the reset put the
+/// "continue" 10 s after them, and still only one.
+async fn codex_resume_waits_for_a_person_typing() {
+    let config = tempfile::tempdir().expect("config dir");
+    let fugue_dir = config.path().join("fugue");
+    std::fs::create_dir_all(&fugue_dir).expect("fugue config dir");
+    std::fs::write(
+        fugue_dir.join("config.toml"),
+        "[agents.codex]\nresume_after_limit = true\n",
+    )
+    .expect("config.toml");
+    let daemon = Daemon::start_offline_with_env(&[("XDG_CONFIG_HOME", config.path().to_str().expect("utf-8"))]);
+    let stub = ModelStub::start(&daemon);
+    let launch = prepare(
+        Cli::Codex,
+        &stub,
+        daemon.dir.path(),
+        "LIMIT=8 Create a file. FILE=typed.txt",
+    );
+    let client = daemon.client().await;
+    let pane = start_in_session(&client, launch.spec("agents")).await;
+    let id = pane.id.to_string();
+    wait_agent_state(&client, &id, AgentState::Limited).await;
+    let resets = client
+        .agent_status(&id)
+        .await
+        .expect("status")
+        .resets_at_ms
+        .expect("a reset time");
+    let typing_at = resets.saturating_sub(3000);
+    let wait = typing_at.saturating_sub(fugue_client::protocol::now_ms());
+    // Paced: a person types 3 s before the limit resets.
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+    let typed_at = fugue_client::protocol::now_ms();
+    client.write_input(&id, b"x").await.expect("a key");
+    client
+        .send_keys(&id, &["Backspace".to_string()])
+        .await
+        .expect("taken back");
+    wait_agent_state(&client, &id, AgentState::WaitingForPermission).await;
+    let resumed = stub
+        .events()
+        .into_iter()
+        .filter(|e| e["event"] == "turn_started")
+        .filter_map(|e| e["at"].as_u64())
+        .next_back()
+        .expect("the resumed turn reached the stub");
+    assert!(
+        resumed >= typed_at + 9_500,
+        "resumed {} ms after the person typed, not 10 s",
+        resumed.saturating_sub(typed_at)
+    );
+    let log = std::fs::read_to_string(daemon.dir.path().join("fugued.stderr")).unwrap_or_default();
+    assert_eq!(log.matches("resumed after its limit").count(), 1, "one continue");
+    end_processes_with_home(&launch.home);
+}
+
 /// The CLI's `--json` output, parsed.
 fn fugue_cli(daemon: &Daemon, args: &[&str]) -> Value {
     serde_json::from_str(&daemon.cli(args).ok()).expect("JSON")
@@ -307,6 +365,10 @@ offline!(claude_code_is_limited_by_a_429, is_limited_by_a_429(Cli::Claude));
 offline!(codex_is_limited_by_a_429, is_limited_by_a_429(Cli::Codex));
 offline!(gemini_cli_is_limited_by_a_429, is_limited_by_a_429(Cli::Gemini));
 offline!(codex_resumes_after_its_limit_resets, codex_resumes_after_its_limit());
+offline!(
+    codex_resume_after_a_limit_waits_for_a_person_typing,
+    codex_resume_waits_for_a_person_typing()
+);
 offline!(
     claude_background_session_in_every_view,
     background_session_in_every_view()

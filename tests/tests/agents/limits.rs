@@ -94,33 +94,61 @@ async fn is_limited_by_a_429(cli: Cli) {
     end_processes_with_home(&launch.home);
 }
 
+/// A Codex under `config_toml` (fugued's config.toml), whose first prompt
+/// the stub refuses with a usage limit resetting `seconds` ahead, read
+/// `limited`: its daemon (and config directory), stub, launch, client, pane
+/// and when the limit resets.
+struct Limited {
+    _config: tempfile::TempDir,
+    daemon: Daemon,
+    stub: ModelStub,
+    launch: fugue_tests::agents::Launch,
+    client: fugue_client::Client,
+    id: String,
+    resets: u64,
+}
+
+async fn codex_limited(config_toml: &str, seconds: u64, file: &str) -> Limited {
+    let config = tempfile::tempdir().expect("config dir");
+    let fugue_dir = config.path().join("fugue");
+    std::fs::create_dir_all(&fugue_dir).expect("fugue config dir");
+    std::fs::write(fugue_dir.join("config.toml"), config_toml).expect("config.toml");
+    let daemon = Daemon::start_offline_with_env(&[("XDG_CONFIG_HOME", config.path().to_str().expect("utf-8"))]);
+    let stub = ModelStub::start(&daemon);
+    let prompt = format!("LIMIT={seconds} Create a file. FILE={file}");
+    let launch = prepare(Cli::Codex, &stub, daemon.dir.path(), &prompt);
+    let client = daemon.client().await;
+    let pane = start_in_session(&client, launch.spec("agents")).await;
+    let id = pane.id.to_string();
+    wait_agent_state(&client, &id, AgentState::Limited).await;
+    let status = client.agent_status(&id).await.expect("status");
+    let resets = status.resets_at_ms.expect("Codex says when it resets");
+    Limited {
+        _config: config,
+        daemon,
+        stub,
+        launch,
+        client,
+        id,
+        resets,
+    }
+}
+
 /// Codex stopped by a usage limit that resets a few seconds ahead, with
 /// `resume_after_limit` on: fugue sends one "continue" when it resets (the
 /// end of the minute Codex shows), the turn runs, and the prompt's receipt
 /// is kept under its key. Nobody typed, so nothing holds it back.
 async fn codex_resumes_after_its_limit() {
-    let config = tempfile::tempdir().expect("config dir");
-    let fugue_dir = config.path().join("fugue");
-    std::fs::create_dir_all(&fugue_dir).expect("fugue config dir");
-    std::fs::write(
-        fugue_dir.join("config.toml"),
-        "[agents.codex]\nresume_after_limit = true\nresume_prompt = \"continue\"\n",
-    )
-    .expect("config.toml");
-    let daemon = Daemon::start_offline_with_env(&[("XDG_CONFIG_HOME", config.path().to_str().expect("utf-8"))]);
-    let stub = ModelStub::start(&daemon);
-    let launch = prepare(
-        Cli::Codex,
-        &stub,
-        daemon.dir.path(),
-        "LIMIT=3 Create a file. FILE=resumed.txt",
-    );
-    let client = daemon.client().await;
-    let pane = start_in_session(&client, launch.spec("agents")).await;
-    let id = pane.id.to_string();
-    wait_agent_state(&client, &id, AgentState::Limited).await;
-    let limited = client.agent_status(&id).await.expect("status");
-    let resets = limited.resets_at_ms.expect("Codex says when it resets");
+    let config = "[agents.codex]\nresume_after_limit = true\nresume_prompt = \"continue\"\n";
+    let Limited {
+        daemon,
+        stub,
+        launch,
+        client,
+        id,
+        resets,
+        ..
+    } = codex_limited(config, 3, "resumed.txt").await;
     // The turn `continue` starts asks to make the file.
     wait_agent_state(&client, &id, AgentState::WaitingForPermission).await;
     let started = stub
@@ -145,32 +173,15 @@ async fn codex_resumes_after_its_limit() {
 /// typed (and taken back, so no draft is left) 3 s before the reset put the
 /// "continue" 10 s after them, and still only one.
 async fn codex_resume_waits_for_a_person_typing() {
-    let config = tempfile::tempdir().expect("config dir");
-    let fugue_dir = config.path().join("fugue");
-    std::fs::create_dir_all(&fugue_dir).expect("fugue config dir");
-    std::fs::write(
-        fugue_dir.join("config.toml"),
-        "[agents.codex]\nresume_after_limit = true\n",
-    )
-    .expect("config.toml");
-    let daemon = Daemon::start_offline_with_env(&[("XDG_CONFIG_HOME", config.path().to_str().expect("utf-8"))]);
-    let stub = ModelStub::start(&daemon);
-    let launch = prepare(
-        Cli::Codex,
-        &stub,
-        daemon.dir.path(),
-        "LIMIT=8 Create a file. FILE=typed.txt",
-    );
-    let client = daemon.client().await;
-    let pane = start_in_session(&client, launch.spec("agents")).await;
-    let id = pane.id.to_string();
-    wait_agent_state(&client, &id, AgentState::Limited).await;
-    let resets = client
-        .agent_status(&id)
-        .await
-        .expect("status")
-        .resets_at_ms
-        .expect("a reset time");
+    let Limited {
+        daemon,
+        stub,
+        launch,
+        client,
+        id,
+        resets,
+        ..
+    } = codex_limited("[agents.codex]\nresume_after_limit = true\n", 8, "typed.txt").await;
     let typing_at = resets.saturating_sub(3000);
     let wait = typing_at.saturating_sub(fugue_client::protocol::now_ms());
     // Paced: a person types 3 s before the limit resets.

@@ -130,6 +130,9 @@ async fn a_qr_code_pairs_once_and_only_when_its_terminal_says_yes() {
     let asked = tokio::task::block_in_place(|| daemon.wait_screen(&pane, "Pair it? [y/N]"));
     assert!(asked.contains("\"Pixel 8\" (from 127.0.0.1)"), "{asked}");
     daemon.cli(&["send-keys", &pane, "y", "Enter"]).ok();
+    // The answer is taken once fugue-web says so (asked at once, the claim
+    // could still read "waiting": CI, 2026-11-29).
+    tokio::task::block_in_place(|| daemon.wait_screen(&pane, "fugue-web: paired"));
     let paired = pair("/pair/status", json!({"claim": claim})).await;
     assert_eq!(paired.status(), StatusCode::OK);
     let cookie = paired
